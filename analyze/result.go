@@ -1,0 +1,285 @@
+// Package analyze finds where each device of a trace sat idle, works out
+// what the host was doing meanwhile, and reaches a verdict for the run.
+package analyze
+
+// Verdict is the one-word label of a run or a step.
+type Verdict string
+
+// The verdicts; see DESIGN.md and the README.
+const (
+	Parallel   Verdict = "parallel"
+	Sequential Verdict = "sequential"
+	DataBound  Verdict = "data-bound"
+	HostBound  Verdict = "host-bound"
+	NoDevice   Verdict = "no-device"
+)
+
+// Confidence qualifies a verdict.
+type Confidence string
+
+// Confidence levels.
+const (
+	High   Confidence = "high"
+	Medium Confidence = "medium"
+	Low    Confidence = "low"
+)
+
+// Cause is what the waited-for host thread was doing during an instant of a
+// gap.
+type Cause uint8
+
+// Causes, in the order their rules are tried.
+const (
+	InSync Cause = iota
+	AfterSync
+	Input
+	Host
+	Untraced
+	NumCauses
+)
+
+var causeNames = [NumCauses]string{"in-sync", "after-sync", "input", "host", "untraced"}
+
+func (c Cause) String() string {
+	if c < NumCauses {
+		return causeNames[c]
+	}
+	return "unknown"
+}
+
+// Breakdown splits idle time by cause, in nanoseconds.
+type Breakdown struct {
+	InSync      int64
+	AfterSync   int64
+	Input       int64
+	Host        int64
+	Untraced    int64
+	BelowMinGap int64 // idle in gaps shorter than Options.MinGap
+}
+
+// Of returns the time attributed to c.
+func (b *Breakdown) Of(c Cause) int64 {
+	switch c {
+	case InSync:
+		return b.InSync
+	case AfterSync:
+		return b.AfterSync
+	case Input:
+		return b.Input
+	case Host:
+		return b.Host
+	case Untraced:
+		return b.Untraced
+	}
+	return 0
+}
+
+// Add adds d to cause c.
+func (b *Breakdown) Add(c Cause, d int64) {
+	switch c {
+	case InSync:
+		b.InSync += d
+	case AfterSync:
+		b.AfterSync += d
+	case Input:
+		b.Input += d
+	case Host:
+		b.Host += d
+	case Untraced:
+		b.Untraced += d
+	}
+}
+
+// Sync is in-sync plus after-sync time.
+func (b *Breakdown) Sync() int64 { return b.InSync + b.AfterSync }
+
+// Attributed is the idle time in gaps of at least MinGap.
+func (b *Breakdown) Attributed() int64 {
+	return b.InSync + b.AfterSync + b.Input + b.Host + b.Untraced
+}
+
+// Options hold every threshold and pattern of the analysis. The zero value is
+// not useful: start from DefaultOptions.
+type Options struct {
+	// MinGap is the shortest idle interval attributed on its own (ns).
+	MinGap int64
+	// SyncSlack is how soon after its launch call device work must start
+	// for the device to count as waiting on the host launch by launch (ns).
+	SyncSlack int64
+	// SyncThreshold, InputThreshold and HostThreshold are the shares of
+	// the window's wall time above which a cause decides the verdict.
+	SyncThreshold  float64
+	InputThreshold float64
+	HostThreshold  float64
+	// StepRegex, when set, names the host events that mark steps.
+	StepRegex string
+	// SyncPatterns and InputPatterns extend the built-in name tables
+	// (regular expressions matched against event names).
+	SyncPatterns  []string
+	InputPatterns []string
+	// TopGaps is how many of the longest gaps Result.TopGaps keeps.
+	TopGaps int
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options {
+	return Options{
+		MinGap:         20_000,
+		SyncSlack:      50_000,
+		SyncThreshold:  0.05,
+		InputThreshold: 0.05,
+		HostThreshold:  0.15,
+		TopGaps:        10,
+	}
+}
+
+// Result is everything the analysis found in one trace. Reports render it.
+type Result struct {
+	Source     Source
+	Verdict    Verdict
+	Confidence Confidence
+	// Reasons explain a confidence below high, and the deciding numbers.
+	Reasons []string
+	// Secondary lists the other causes over their thresholds, as the
+	// verdicts they would have given.
+	Secondary []Verdict
+	// Options are the thresholds and patterns used.
+	Options Options
+	Window  Window
+	// Devices are sorted by id.
+	Devices []Device
+	// Idle is the window's idle time by cause, averaged over devices.
+	Idle Breakdown
+	// Steps are the steady-state steps in time order (warm-up excluded).
+	Steps []Step
+	// Gaps are every gap of at least MinGap inside the window, on every
+	// device, in time order.
+	Gaps []Gap
+	// TopGaps indexes the longest Gaps, longest first.
+	TopGaps []int
+	// Findings are the conclusions with their fixes, most severe first.
+	Findings []Finding
+}
+
+// Source describes the input.
+type Source struct {
+	Path     string
+	Format   string
+	Bytes    int64
+	Events   int
+	Tracks   int
+	Warnings []string
+	// Truncated is set when the trace was cut short and partly read.
+	Truncated bool
+}
+
+// Window is the stretch of time the verdict is about.
+type Window struct {
+	Start, End int64 // ns, relative to the trace's start
+	// Steps counts the steps in the window; 0 when no steps were found
+	// and the window is the devices' span.
+	Steps int
+	// WarmupDropped is set when a first step was left out as warm-up.
+	WarmupDropped bool
+	// StepSource says how steps were found ("ProfilerStep", "XPlane
+	// Steps", "step_num", "regex", ...); empty when none were.
+	StepSource string
+}
+
+// Dur returns the window's length.
+func (w Window) Dur() int64 { return w.End - w.Start }
+
+// Device holds one device's figures.
+type Device struct {
+	ID string
+	// Start and End are the device's first and last work; Busy and Idle
+	// cover that whole span (Busy + Idle == End - Start).
+	Start, End int64
+	Busy, Idle int64
+	// Utilization is Busy / (End - Start).
+	Utilization float64
+	// Gaps counts the gaps of at least MinGap over the device's span.
+	Gaps int
+	// WindowBusy is the busy time inside the window; WindowIdle is the
+	// window's idle time on this device split by cause.
+	WindowBusy int64
+	WindowIdle Breakdown
+	// Intervals are the merged busy intervals over the device's span, in
+	// time order, for timelines.
+	Intervals []Interval
+}
+
+// Interval is a half-open time interval [Start, End) in ns.
+type Interval struct{ Start, End int64 }
+
+// Step holds one step's figures. Times are ns.
+type Step struct {
+	Name  string
+	Num   int64
+	Start int64
+	// Dur runs from the step's start to the end of the device work its
+	// launches produced (or the next step's start, whichever is later).
+	Dur int64
+	// DeviceBusy is busy time inside the step, averaged over devices.
+	DeviceBusy int64
+	// Input is the input-pipeline time on the launching thread(s).
+	Input int64
+	// Sync is the time inside blocking calls on the launching thread(s).
+	Sync    int64
+	Idle    Breakdown
+	Verdict Verdict
+}
+
+// Gap is one idle interval on one device.
+type Gap struct {
+	Device     string
+	Start, Dur int64
+	// Cause is the cause with the largest share of the gap.
+	Cause Cause
+	Split Breakdown
+	// Thread is the display name of the waited-for host thread; Track
+	// is its index in the trace (-1 when unknown).
+	Thread string
+	Track  int32
+	// Segments split the gap by what the thread was doing, in time order.
+	Segments []Segment
+	// Step is the index in Result.Steps of the step holding the gap, -1
+	// if none.
+	Step int
+}
+
+// HostStack returns the stack of the gap's longest segment, outermost
+// first: what the host was mostly doing during the gap.
+func (g *Gap) HostStack() []string {
+	var best *Segment
+	for i := range g.Segments {
+		if best == nil || g.Segments[i].Dur > best.Dur {
+			best = &g.Segments[i]
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.Stack
+}
+
+// Segment is a stretch of a gap during which the waited-for thread was in
+// the same stack of host events.
+type Segment struct {
+	Start, Dur int64
+	Cause      Cause
+	// Stack names the host events enclosing the segment on the
+	// waited-for thread, outermost first; empty when untraced.
+	Stack []string
+}
+
+// Finding is one conclusion and what to do about it.
+type Finding struct {
+	// ID is stable across versions, for scripts: "forced-sync",
+	// "slow-input", "dispatch-overhead", "untraced-thread", ...
+	ID string
+	// Severity is "high", "medium" or "info".
+	Severity string
+	Message  string
+	Fix      string
+}

@@ -1,0 +1,168 @@
+package trace
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Builder accumulates tracks and events while a reader walks its input, and
+// produces a sorted, relative-time Trace with Finish. Readers give absolute
+// times in nanoseconds; Finish rebases them on the earliest event.
+type Builder struct {
+	strings []string
+	index   map[string]StrID
+	tracks  []Track
+	keys    map[string]int32
+	events  []Event
+	minTime int64
+	warn    []string
+	// dropped counts events dropped, by reason, so that one warning per
+	// reason is kept however many events it hits.
+	dropped map[string]int
+	order   []string
+
+	// Meta is copied into the trace by Finish.
+	Meta map[string]string
+	// Truncated is copied into the trace by Finish.
+	Truncated bool
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder {
+	return &Builder{
+		strings: []string{""},
+		index:   map[string]StrID{"": 0},
+		keys:    map[string]int32{},
+		minTime: math.MaxInt64,
+		dropped: map[string]int{},
+		Meta:    map[string]string{},
+	}
+}
+
+// Intern returns the StrID of s, adding it to the table on first use.
+func (b *Builder) Intern(s string) StrID {
+	if id, ok := b.index[s]; ok {
+		return id
+	}
+	id := StrID(len(b.strings))
+	s = cloneString(s)
+	b.strings = append(b.strings, s)
+	b.index[s] = id
+	return id
+}
+
+// InternBytes is Intern for a byte slice; it allocates only for a string
+// not seen before.
+func (b *Builder) InternBytes(s []byte) StrID {
+	if id, ok := b.index[string(s)]; ok { // no allocation: map lookup of string(bytes)
+		return id
+	}
+	return b.Intern(string(s))
+}
+
+func cloneString(s string) string { return string([]byte(s)) }
+
+// Str returns the string for id.
+func (b *Builder) Str(id StrID) string { return b.strings[id] }
+
+// Track returns the index of the track with the given key, creating it from
+// t on first use. The key is the reader's own identity for the track (for
+// example "pid/tid"); t's Lo and Hi are ignored.
+func (b *Builder) Track(key string, t Track) int32 {
+	if i, ok := b.keys[key]; ok {
+		return i
+	}
+	i := int32(len(b.tracks))
+	b.tracks = append(b.tracks, t)
+	b.keys[key] = i
+	return i
+}
+
+// LookupTrack returns the index of the track with the given key.
+func (b *Builder) LookupTrack(key string) (int32, bool) {
+	i, ok := b.keys[key]
+	return i, ok
+}
+
+// TrackAt gives access to a track already created, so that a reader can
+// name it when metadata arrives after its events.
+func (b *Builder) TrackAt(i int32) *Track { return &b.tracks[i] }
+
+// NumTracks returns the number of tracks so far.
+func (b *Builder) NumTracks() int { return len(b.tracks) }
+
+// NumEvents returns the number of events added so far.
+func (b *Builder) NumEvents() int { return len(b.events) }
+
+// Add appends an event whose Start is an absolute time in nanoseconds.
+func (b *Builder) Add(e Event) {
+	if e.Start < b.minTime {
+		b.minTime = e.Start
+	}
+	b.events = append(b.events, e)
+}
+
+// Warn records a warning.
+func (b *Builder) Warn(format string, args ...any) {
+	b.warn = append(b.warn, fmt.Sprintf(format, args...))
+}
+
+// Drop counts an event dropped for reason; Finish turns the counts into one
+// warning per reason.
+func (b *Builder) Drop(reason string) {
+	if b.dropped[reason] == 0 {
+		b.order = append(b.order, reason)
+	}
+	b.dropped[reason]++
+}
+
+// Dropped returns how many events were dropped for reason.
+func (b *Builder) Dropped(reason string) int { return b.dropped[reason] }
+
+// Finish sorts the events by track and start, rebases times on the earliest
+// event and returns the trace. The Builder must not be used afterwards.
+func (b *Builder) Finish() *Trace {
+	t := &Trace{
+		Strings:   b.strings,
+		Tracks:    b.tracks,
+		Events:    b.events,
+		Meta:      b.Meta,
+		Warnings:  b.warn,
+		Truncated: b.Truncated,
+	}
+	for _, r := range b.order {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("dropped %d events: %s", b.dropped[r], r))
+	}
+	if len(t.Events) == 0 {
+		return t
+	}
+	t.StartNs = b.minTime
+	for i := range t.Events {
+		t.Events[i].Start -= b.minTime
+	}
+	slices.SortStableFunc(t.Events, func(x, y Event) int {
+		if c := cmp.Compare(x.Track, y.Track); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Start, y.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.Dur, x.Dur)
+	})
+	for i := range t.Tracks {
+		t.Tracks[i].Lo, t.Tracks[i].Hi = 0, 0
+	}
+	for lo := 0; lo < len(t.Events); {
+		tr := t.Events[lo].Track
+		hi := lo
+		for hi < len(t.Events) && t.Events[hi].Track == tr {
+			hi++
+		}
+		t.Tracks[tr].Lo, t.Tracks[tr].Hi = lo, hi
+		lo = hi
+	}
+	b.events, b.strings, b.tracks = nil, nil, nil
+	return t
+}

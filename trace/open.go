@@ -1,0 +1,264 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Format describes a trace format that a reader can read.
+type Format struct {
+	// Name is the format's short name ("chrome", "xplane").
+	Name string
+	// Sniff reports whether head, the first bytes of the (decompressed)
+	// input, look like this format. It must not rely on more than 512 bytes.
+	Sniff func(head []byte) bool
+	// Read reads a whole trace from r.
+	Read func(r io.Reader, opt Options) (*Trace, error)
+}
+
+var (
+	formatsMu sync.Mutex
+	formats   []Format
+)
+
+// Register makes a format known to Open. Readers call it from init.
+func Register(f Format) {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	formats = append(formats, f)
+}
+
+// Formats returns the names of the registered formats.
+func Formats() []string {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// Options bound what a reader may consume and let a caller watch progress.
+type Options struct {
+	// MaxBytes caps the decompressed input size; 0 means DefaultMaxBytes.
+	MaxBytes int64
+	// MaxRatio caps the ratio of decompressed to compressed size for
+	// gzip input once more than 64 MiB have been expanded; 0 means
+	// DefaultMaxRatio. Real traces compress 5-30x.
+	MaxRatio int64
+	// MaxEvents caps the number of events kept; 0 means DefaultMaxEvents.
+	MaxEvents int
+	// Progress, when set, is called now and then with the compressed
+	// bytes read so far and the file's size (0 if unknown).
+	Progress func(read, total int64)
+	// Format forces a format by name instead of sniffing.
+	Format string
+}
+
+// Default limits: generous for real traces, bounded against hostile input.
+const (
+	DefaultMaxBytes  = 64 << 30
+	DefaultMaxRatio  = 200
+	DefaultMaxEvents = 500_000_000
+)
+
+// ErrLimit is wrapped by errors that stop reading because a limit in
+// Options was reached.
+var ErrLimit = errors.New("limit exceeded")
+
+// Open reads the trace file at path, sniffing its format (gzip is detected by
+// its magic bytes and decompressed on the fly).
+func Open(path string, opt Options) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		if st.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory, expected a trace file", path)
+		}
+		size = st.Size()
+	}
+	t, err := Read(f, size, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t.Path = path
+	return t, nil
+}
+
+// Read reads a trace from r, whose compressed size is size (0 if unknown).
+// Errors do not name a file; Open adds the path.
+func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
+	}
+	if opt.MaxRatio <= 0 {
+		opt.MaxRatio = DefaultMaxRatio
+	}
+	if opt.MaxEvents <= 0 {
+		opt.MaxEvents = DefaultMaxEvents
+	}
+	raw := &countReader{r: r, size: size, progress: opt.Progress}
+	br := bufio.NewReaderSize(raw, 1<<20)
+	head, _ := br.Peek(2)
+	var in io.Reader = br
+	compressed := len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b
+	if compressed {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("reading gzip header: %w", err)
+		}
+		zr.Multistream(true)
+		in = zr
+	}
+	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, ratio: opt.MaxRatio, compressed: compressed}
+	dr := bufio.NewReaderSize(lim, 1<<20)
+	format, err := sniff(dr, opt.Format)
+	if err != nil {
+		return nil, err
+	}
+	t, err := format.Read(dr, opt)
+	if err != nil {
+		if lim.err != nil {
+			return nil, lim.err
+		}
+		return nil, err
+	}
+	if lim.err != nil { // a reader that stopped quietly at the cap
+		return nil, lim.err
+	}
+	t.Format = format.Name
+	t.Bytes = lim.n
+	if opt.Progress != nil {
+		opt.Progress(raw.n, size)
+	}
+	return t, nil
+}
+
+func sniff(r *bufio.Reader, name string) (Format, error) {
+	formatsMu.Lock()
+	fs := append([]Format(nil), formats...)
+	formatsMu.Unlock()
+	if name != "" {
+		for _, f := range fs {
+			if f.Name == name {
+				return f, nil
+			}
+		}
+		return Format{}, fmt.Errorf("unknown format %q (known: %v)", name, Formats())
+	}
+	head, err := r.Peek(512)
+	if len(head) == 0 {
+		if err != nil && err != io.EOF {
+			return Format{}, fmt.Errorf("reading: %w", err)
+		}
+		return Format{}, errors.New("empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)")
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		var le *limitError
+		if errors.As(err, &le) {
+			return Format{}, err
+		}
+		if len(head) < 16 {
+			return Format{}, fmt.Errorf("reading: %w", err)
+		}
+	}
+	for _, f := range fs {
+		if f.Sniff(head) {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("unrecognised format: starts with %s, expected Chrome trace-event JSON or an XPlane protobuf", describeHead(head))
+}
+
+// describeHead shows the first bytes of an unrecognised input, quoted when
+// they are text, in hex when they are not.
+func describeHead(head []byte) string {
+	h := head
+	if len(h) > 16 {
+		h = h[:16]
+	}
+	h = bytes.TrimRight(h, "\x00")
+	printable := true
+	for _, c := range h {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c >= 0x7f {
+			printable = false
+			break
+		}
+	}
+	if printable {
+		return fmt.Sprintf("%q", h)
+	}
+	return fmt.Sprintf("bytes % x", h)
+}
+
+// countReader counts the compressed bytes read and reports progress.
+type countReader struct {
+	r        io.Reader
+	n, last  int64
+	size     int64
+	progress func(read, total int64)
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.progress != nil && c.n-c.last >= 4<<20 {
+		c.last = c.n
+		c.progress(c.n, c.size)
+	}
+	return n, err
+}
+
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+func (e *limitError) Unwrap() error { return ErrLimit }
+
+// limitReader stops decompressed input at a size cap and, for gzip, at a
+// compression ratio no real trace reaches, so that a gzip bomb is refused
+// after a bounded amount of work.
+type limitReader struct {
+	r          io.Reader
+	n, max     int64
+	raw        *countReader
+	ratio      int64
+	compressed bool
+	err        error
+}
+
+const ratioGrace = 64 << 20
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.n > l.max {
+		l.err = &limitError{fmt.Sprintf("input larger than %d bytes after decompression (raise --max-bytes if the trace is genuine)", l.max)}
+		return n, l.err
+	}
+	if l.compressed && l.n > ratioGrace && l.raw.n > 0 && l.n/l.raw.n > l.ratio {
+		l.err = &limitError{fmt.Sprintf("gzip expands more than %dx (%d bytes from %d): not a real trace, likely a decompression bomb", l.ratio, l.n, l.raw.n)}
+		return n, l.err
+	}
+	if err != nil && err != io.EOF {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("gzip stream truncated after %d decompressed bytes: %w", l.n, err)
+		} else if !errors.Is(err, ErrLimit) {
+			err = fmt.Errorf("decompressing at byte %d: %w", l.n, err)
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,232 @@
+// Package trace holds the in-memory model of a profiler trace: tracks (a
+// device stream or line, a host thread) and compact, pointer-free events.
+//
+// Readers for concrete formats live in sub-packages (trace/chrome,
+// trace/xplane) and register themselves with Register, as image/png does with
+// image; Open sniffs a file's format and dispatches to the registered reader.
+//
+// Events are many (tens of millions for a gigabyte trace), so an Event holds
+// no pointers and no strings: names and categories are indexes into the
+// trace's string table, times are int64 nanoseconds from the trace's start.
+// The garbage collector never scans the event slice.
+package trace
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// StrID indexes Trace.Strings. StrID 0 is always the empty string.
+type StrID uint32
+
+// Kind says what an event is to the analysis.
+type Kind uint8
+
+const (
+	// KindHost is host activity: an operator, a runtime or driver call,
+	// Python, a user annotation.
+	KindHost Kind = iota
+	// KindWork is device work: a kernel, a copy, a memset, an XLA op.
+	KindWork
+	// KindOverlay sits on a device track but is not work: the device mirror
+	// of a step annotation, a sync marker, an event on a derived XPlane line.
+	KindOverlay
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindHost:
+		return "host"
+	case KindWork:
+		return "work"
+	case KindOverlay:
+		return "overlay"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Flag carries the few per-event facts the analysis needs beyond the name.
+type Flag uint8
+
+const (
+	// FlagInstant marks an instant event (phase i/I), which has no duration.
+	FlagInstant Flag = 1 << iota
+	// FlagMemcpy marks device copy work (on a device track) or, on a host
+	// track, a runtime call that issues a copy.
+	FlagMemcpy
+	// FlagMemset marks device memset work.
+	FlagMemset
+	// FlagPageable marks a copy from or to pageable host memory, which
+	// blocks the calling host thread even when issued asynchronously.
+	FlagPageable
+	// FlagDtoH marks a device-to-host copy, which blocks the host until
+	// the data is there.
+	FlagDtoH
+	// FlagStep marks a training-step marker: ProfilerStep#N, an event on
+	// an XPlane "Steps" line, a step_num annotation.
+	FlagStep
+)
+
+// Event is one interval (or instant) on one track. Start and Dur are in
+// nanoseconds; Start is relative to Trace.StartNs.
+type Event struct {
+	Start int64
+	Dur   int64
+	// Corr links a host launch call to the device work it produced
+	// (Kineto "correlation", XPlane "correlation_id"); 0 when absent.
+	Corr  uint64
+	Name  StrID
+	Cat   StrID
+	Track int32
+	Kind  Kind
+	Flags Flag
+}
+
+// End returns the event's end time.
+func (e *Event) End() int64 { return e.Start + e.Dur }
+
+// Has reports whether all of f are set.
+func (e *Event) Has(f Flag) bool { return e.Flags&f == f }
+
+// TrackKind says whether a track is on the host or on a device.
+type TrackKind uint8
+
+const (
+	// TrackHost is a host thread.
+	TrackHost TrackKind = iota
+	// TrackDevice is a device stream (CUDA/HIP) or line (XPlane).
+	TrackDevice
+	// TrackOther is anything else kept as context: profiler spans,
+	// metadata planes, derived views.
+	TrackOther
+)
+
+func (k TrackKind) String() string {
+	switch k {
+	case TrackHost:
+		return "host"
+	case TrackDevice:
+		return "device"
+	case TrackOther:
+		return "other"
+	}
+	return "trackkind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Track is one timeline: a host thread, a device stream or an XPlane line.
+type Track struct {
+	Kind TrackKind
+	// Device is the device a device track belongs to, as "GPU:0" or
+	// "TPU:3"; empty on host tracks.
+	Device string
+	// Process and Thread identify the track in its source format: the
+	// Chrome pid and tid, the XPlane plane and line names.
+	Process string
+	Thread  string
+	// Name is a display name: "GPU:0 stream 7", "thread 1234 (python)".
+	Name string
+	// Derived marks a view computed from other tracks (XPlane "Steps",
+	// "XLA Modules", ...): its events are overlays, never work.
+	Derived bool
+	// Lo and Hi delimit the track's events in Trace.Events: the track's
+	// events are Events[Lo:Hi], sorted by start.
+	Lo, Hi int
+}
+
+// Trace is a whole profile in memory.
+type Trace struct {
+	// Path is the file the trace was read from (may be empty).
+	Path string
+	// Format names the reader that produced the trace ("chrome", "xplane").
+	Format string
+	// Bytes is the size of the input after decompression.
+	Bytes int64
+	// StartNs is the absolute time, in the source's clock, that event
+	// times are relative to.
+	StartNs int64
+
+	// Strings is the string table; StrID indexes it.
+	Strings []string
+	Tracks  []Track
+	// Events are grouped by track (see Track.Lo and Track.Hi) and sorted
+	// by start within a track; among events with equal start the longer
+	// comes first, so a parent precedes its children.
+	Events []Event
+
+	// Meta holds top-level facts that the source carries:
+	// "rank", "world_size", "trace_name", "base_time_ns", device names.
+	Meta map[string]string
+	// Warnings say what was dropped or repaired while reading.
+	Warnings []string
+	// Truncated is set when the input ended early and only the part
+	// before the cut was kept.
+	Truncated bool
+}
+
+// Str returns the string for id.
+func (t *Trace) Str(id StrID) string {
+	if int(id) < len(t.Strings) {
+		return t.Strings[id]
+	}
+	return ""
+}
+
+// TrackEvents returns the events of track i, sorted by start.
+func (t *Trace) TrackEvents(i int) []Event {
+	tr := &t.Tracks[i]
+	return t.Events[tr.Lo:tr.Hi]
+}
+
+// Devices returns the distinct device ids that have at least one work
+// event, sorted ("GPU:0" < "GPU:1" < "GPU:10" < "TPU:0").
+func (t *Trace) Devices() []string {
+	seen := map[string]bool{}
+	for i := range t.Tracks {
+		tr := &t.Tracks[i]
+		if tr.Kind != TrackDevice || seen[tr.Device] {
+			continue
+		}
+		for _, e := range t.Events[tr.Lo:tr.Hi] {
+			if e.Kind == KindWork {
+				seen[tr.Device] = true
+				break
+			}
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, CompareDevice)
+	return ids
+}
+
+// CompareDevice orders device ids by kind and then by number, so that
+// "GPU:2" sorts before "GPU:10".
+func CompareDevice(a, b string) int {
+	ak, an := splitDevice(a)
+	bk, bn := splitDevice(b)
+	if c := strings.Compare(ak, bk); c != 0 {
+		return c
+	}
+	if an != bn {
+		if an < bn {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func splitDevice(id string) (string, int) {
+	i := strings.LastIndexByte(id, ':')
+	if i < 0 {
+		return id, -1
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil {
+		return id, -1
+	}
+	return id[:i], n
+}

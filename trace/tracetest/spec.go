@@ -1,0 +1,67 @@
+// Package tracetest writes synthetic traces whose ground truth is known, in
+// Chrome trace-event JSON (Kineto style) and XPlane, for tests and benchmarks.
+//
+// A Spec is format-neutral: host threads, device streams and the events on
+// them, in absolute nanoseconds. Writers map it to each format; scenario
+// builders produce Specs for the situations the analysis must recognise.
+package tracetest
+
+// Role says what a synthetic event stands for; each writer maps it to its
+// format's categories, planes and lines.
+type Role uint8
+
+const (
+	// CPUOp is a host operator (Kineto cpu_op, an XPlane host event).
+	CPUOp Role = iota
+	// Runtime is a host runtime call: a launch (cudaLaunchKernel), a copy
+	// (cudaMemcpyAsync) or a sync (cudaStreamSynchronize); Corr links a
+	// launch to its device work.
+	Runtime
+	// Annotation is a host user annotation; a step when named
+	// "ProfilerStep#N".
+	Annotation
+	// Python is a Python function frame on the host.
+	Python
+	// Kernel is device compute.
+	Kernel
+	// Memcpy is a device copy; name it like Kineto does
+	// ("Memcpy HtoD (Pageable -> Device)").
+	Memcpy
+	// Memset is a device memset.
+	Memset
+	// DeviceAnnotation is the device mirror of a host annotation: an
+	// overlay, not work.
+	DeviceAnnotation
+)
+
+// Device reports whether events of this role sit on a device.
+func (r Role) Device() bool { return r >= Kernel }
+
+// Thread is a host thread.
+type Thread struct {
+	TID  int64
+	Name string
+}
+
+// Event is one synthetic event.
+type Event struct {
+	Role Role
+	Name string
+	// Thread is the host thread's TID for host roles.
+	Thread int64
+	// Device and Stream place device roles: GPU index and stream number.
+	Device int
+	Stream int
+	// Start and Dur are absolute nanoseconds.
+	Start, Dur int64
+	// Corr links a Runtime launch to the device work it produced (0: none).
+	Corr uint64
+}
+
+// Spec is a whole synthetic trace.
+type Spec struct {
+	// PID is the host process id (default 1000 when 0).
+	PID     int64
+	Threads []Thread
+	Events  []Event
+}
