@@ -221,6 +221,10 @@ type Step struct {
 	// launches produced (or the next step's start, whichever is later).
 	Dur int64
 	// DeviceBusy is busy time inside the step, averaged over devices.
+	// Steps overlap where a step's work outlasts the next step's start;
+	// DeviceBusy, Input and Sync count the time from the step's start to
+	// the next step's start (the last step: to its end), so that they add
+	// up over the steps to the window's figures.
 	DeviceBusy int64
 	// Input is the input-pipeline time on the launching thread(s).
 	Input int64
@@ -271,6 +275,10 @@ type Segment struct {
 	// Stack names the host events enclosing the segment on the
 	// waited-for thread, outermost first; empty when untraced.
 	Stack []string
+	// Sync names, for an after-sync segment, the blocking call whose
+	// return the device has been waiting on the host since; empty when
+	// unknown or for other causes.
+	Sync string
 }
 
 // Finding is one conclusion and what to do about it.

@@ -1,0 +1,131 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// Validate reports the first option that cannot be used, with its value.
+func (o Options) Validate() error {
+	if o.MinGap < 0 {
+		return fmt.Errorf("min gap %d ns: expected a duration of 0 or more", o.MinGap)
+	}
+	if o.SyncSlack < 0 {
+		return fmt.Errorf("sync slack %d ns: expected a duration of 0 or more", o.SyncSlack)
+	}
+	for _, th := range []struct {
+		name string
+		v    float64
+	}{{"sync", o.SyncThreshold}, {"input", o.InputThreshold}, {"host", o.HostThreshold}} {
+		if math.IsNaN(th.v) || th.v < 0 || th.v > 1 {
+			return fmt.Errorf("%s threshold %v: expected a fraction from 0 to 1", th.name, th.v)
+		}
+	}
+	if o.TopGaps < 0 {
+		return fmt.Errorf("top gaps %d: expected 0 or more", o.TopGaps)
+	}
+	if o.StepRegex != "" {
+		if _, err := regexp.Compile(o.StepRegex); err != nil {
+			return fmt.Errorf("bad step pattern %q: %w", o.StepRegex, err)
+		}
+	}
+	for _, p := range append(append([]string(nil), o.SyncPatterns...), o.InputPatterns...) {
+		if _, err := regexp.Compile(p); err != nil {
+			return fmt.Errorf("bad name pattern %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// analyzer holds the state of one analysis.
+type analyzer struct {
+	t     *trace.Trace
+	opt   Options
+	cls   *classifier
+	links *links
+	devs  []*device
+	// threads holds per-thread facts, built on first use.
+	threads map[int32]*thread
+	steps   []rawStep // steps found, warm-up included
+	// stepHint is the step of the last launch looked up.
+	stepHint int
+	tally    tally
+	// allSyncs are the host-wide blocking stretches (see hostSyncs).
+	allSyncs []hostSync
+	// fallback is the thread waited for when no launch link says which.
+	fallback      int32
+	fallbackKnown bool
+	res           *Result
+}
+
+// Analyze finds the device gaps of t, attributes them to what the host was
+// doing and reaches a verdict. A trace without device work is not an
+// error: the result's verdict is NoDevice.
+func Analyze(t *trace.Trace, opt Options) (*Result, error) {
+	if t == nil {
+		return nil, errors.New("analyze: nil trace")
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	cls, err := newClassifier(t, &opt)
+	if err != nil {
+		return nil, err
+	}
+	a := &analyzer{t: t, opt: opt, cls: cls, threads: map[int32]*thread{}}
+	a.res = &Result{
+		Source: Source{
+			Path: t.Path, Format: t.Format, Bytes: t.Bytes, Events: len(t.Events),
+			Tracks: len(t.Tracks), Warnings: t.Warnings, Truncated: t.Truncated,
+		},
+		Options: opt,
+	}
+	if err := a.run(); err != nil {
+		return nil, err
+	}
+	return a.res, nil
+}
+
+func (a *analyzer) run() error {
+	a.devs = a.findDevices()
+	if len(a.devs) == 0 {
+		a.res.Verdict = NoDevice
+		a.res.Confidence = High
+		a.res.Reasons = []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
+		if n := a.countHost(); n > 0 {
+			a.res.Reasons[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", n)
+		}
+		return nil
+	}
+	steps, src, err := a.findSteps()
+	if err != nil {
+		return err
+	}
+	a.steps = steps
+	a.links = buildLinks(a.t)
+	for _, d := range a.devs {
+		a.scanDevice(d)
+	}
+	a.stretchSteps()
+	a.setWindow(src)
+	for _, d := range a.devs {
+		a.attributeDevice(d)
+	}
+	a.summarize()
+	a.findings()
+	return nil
+}
+
+func (a *analyzer) countHost() int {
+	n := 0
+	for i := range a.t.Tracks {
+		if a.t.Tracks[i].Kind == trace.TrackHost {
+			n += a.t.Tracks[i].Hi - a.t.Tracks[i].Lo
+		}
+	}
+	return n
+}

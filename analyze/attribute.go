@@ -1,0 +1,313 @@
+package analyze
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// attributeDevice finds d's idle time inside the window, splits the gaps of
+// at least MinGap by what the waited-for thread was doing, and sums shorter
+// idle into BelowMinGap.
+func (a *analyzer) attributeDevice(d *device) {
+	w := Interval{a.res.Window.Start, a.res.Window.End}
+	d.winBusy = d.busyIn(w)
+	i := d.firstEndingAfter(w.Start)
+	prevEnd := int64(math.MinInt64) // end of the busy interval before idle
+	if i > 0 {
+		prevEnd = d.busy[i-1].End
+	}
+	for ; ; i++ {
+		next := int64(math.MaxInt64)
+		if i < len(d.busy) {
+			next = d.busy[i].Start
+		}
+		full := Interval{prevEnd, next}
+		if idle := (Interval{max(full.Start, w.Start), min(full.End, w.End)}); idle.End > idle.Start {
+			a.idle(d, idle, full)
+		}
+		if i >= len(d.busy) || next >= w.End {
+			break
+		}
+		prevEnd = d.busy[i].End
+	}
+}
+
+// idle accounts for one idle stretch of d inside the window; full is the
+// whole idle interval it is part of (unbounded at the device's ends).
+func (a *analyzer) idle(d *device, idle, full Interval) {
+	dur := idle.End - idle.Start
+	step := a.stepIndex(idle.Start)
+	if dur < a.opt.MinGap {
+		d.split.BelowMinGap += dur
+		if step >= 0 {
+			a.res.Steps[step].Idle.BelowMinGap += dur
+		}
+		return
+	}
+	track, linked := a.waitedFor(d, full)
+	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: step}
+	if g.Track >= 0 {
+		g.Thread = a.t.Tracks[g.Track].Name
+		a.segments(d, &g, full, linked)
+	} else {
+		g.Segments = []Segment{{Start: g.Start, Dur: g.Dur, Cause: Untraced}}
+		g.Split.Untraced = g.Dur
+		a.tally.add(Untraced, 0, -1, g.Dur)
+	}
+	g.Cause = largestCause(&g.Split)
+	for c := InSync; c < NumCauses; c++ {
+		d.split.Add(c, g.Split.Of(c))
+		if step >= 0 {
+			a.res.Steps[step].Idle.Add(c, g.Split.Of(c))
+		}
+	}
+	d.gaps = append(d.gaps, g)
+}
+
+// stepIndex returns the index in Result.Steps of the last step starting at
+// or before t, or -1.
+func (a *analyzer) stepIndex(t int64) int {
+	st := a.res.Steps
+	if i := a.stepHint; i >= 0 && i < len(st) && st[i].Start <= t && (i+1 == len(st) || t < st[i+1].Start) {
+		return i
+	}
+	i, _ := slices.BinarySearchFunc(a.res.Steps, t, func(s Step, t int64) int {
+		if s.Start <= t {
+			return -1
+		}
+		return 1
+	})
+	a.stepHint = i - 1
+	return i - 1
+}
+
+func largestCause(b *Breakdown) Cause {
+	best := InSync
+	for c := InSync + 1; c < NumCauses; c++ {
+		if b.Of(c) > b.Of(best) {
+			best = c
+		}
+	}
+	return best
+}
+
+// waitedFor returns the host track the device waited for in the idle
+// interval full: the thread that launched the work ending it, or else the
+// thread with the most launches, or else the host thread with the most
+// events; -1 when the trace has no host thread.
+//
+// When the launch had returned before the device went idle, the work was
+// already queued and the device waited on a dependency (an event on another
+// stream, a step inside a CUDA graph), not on the launching thread; the
+// thread with the most launches is then the better guess. linked says
+// whether the thread was found through a launch link.
+func (a *analyzer) waitedFor(d *device, full Interval) (track int32, linked bool) {
+	if full.End != math.MaxInt64 {
+		if w := a.workStartingAt(d, full.End); w >= 0 {
+			if h := a.links.host(a.t.Events[w].Corr); h >= 0 && a.t.Events[h].End() > full.Start {
+				return a.t.Events[h].Track, true
+			}
+		}
+	}
+	return a.fallbackThread(), false
+}
+
+func (a *analyzer) fallbackThread() int32 {
+	if !a.fallbackKnown {
+		a.fallback, a.fallbackKnown = a.findFallback(), true
+	}
+	return a.fallback
+}
+
+func (a *analyzer) findFallback() int32 {
+	if tr := a.links.mostLaunches(); tr >= 0 {
+		return tr
+	}
+	best, n := int32(-1), 0
+	for i := range a.t.Tracks {
+		tr := &a.t.Tracks[i]
+		if tr.Kind == trace.TrackHost && tr.Hi-tr.Lo > n {
+			best, n = int32(i), tr.Hi-tr.Lo
+		}
+	}
+	return best
+}
+
+// segments splits gap g by the stack of host events on the waited-for
+// thread, one segment per change of stack, and classifies each.
+func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
+	th := a.thread(g.Track)
+	end := g.Start + g.Dur
+	stack, next := th.stackAt(g.Start, nil)
+	var lastIDs []trace.StrID
+	for cur := g.Start; cur < end; {
+		nb := end
+		if next < len(th.evs) && th.evs[next].Start < nb {
+			nb = th.evs[next].Start
+		}
+		for _, s := range stack {
+			nb = min(nb, th.evs[s].End())
+		}
+		if len(stack) == 0 && linked {
+			// The thread shows nothing: the rest of the host may enter or
+			// leave a blocking call meanwhile (see cause).
+			_, _, next := syncAround(a.hostSyncs(), cur)
+			nb = min(nb, next)
+		}
+		if nb > cur {
+			lastIDs = a.emit(d, th, g, full, Interval{cur, nb}, stack, lastIDs, linked)
+		}
+		cur = nb
+		stack = slices.DeleteFunc(stack, func(s int32) bool { return th.evs[s].End() <= cur })
+		for ; next < len(th.evs) && th.evs[next].Start <= cur; next++ {
+			if th.inside(next, cur) {
+				stack = append(stack, int32(next))
+			}
+		}
+	}
+}
+
+// emit classifies the stretch iv with the thread inside stack and appends
+// it to g, merged with the previous segment when cause and stack are the
+// same. It returns the stack's names for the next comparison.
+func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, lastIDs []trace.StrID, linked bool) []trace.StrID {
+	c, via := a.cause(d, th, full, iv.Start, stack, linked)
+	g.Split.Add(c, iv.End-iv.Start)
+	switch {
+	case via != nil:
+		a.tally.add(c, via.name, via.track, iv.End-iv.Start)
+	case c == AfterSync:
+		// Name the call whose return the gap continues.
+		r, _ := th.lastSyncEnd(iv.Start)
+		i, _ := slices.BinarySearchFunc(th.syncs, r, func(s Interval, r int64) int { return cmp.Compare(s.End, r) })
+		a.tally.add(c, th.syncName(a, th.syncs[i]), th.track, iv.End-iv.Start)
+	default:
+		a.tally.add(c, a.culprit(c, th, stack), th.track, iv.End-iv.Start)
+	}
+	if n := len(g.Segments); n > 0 && g.Segments[n-1].Cause == c && sameNames(th, stack, lastIDs) {
+		g.Segments[n-1].Dur += iv.End - iv.Start
+		return lastIDs
+	}
+	ids := make([]trace.StrID, len(stack))
+	names := make([]string, len(stack))
+	for i, s := range stack {
+		ids[i] = th.evs[s].Name
+		names[i] = a.t.Str(ids[i])
+	}
+	g.Segments = append(g.Segments, Segment{Start: iv.Start, Dur: iv.End - iv.Start, Cause: c, Stack: names})
+	return ids
+}
+
+func sameNames(th *thread, stack []int32, ids []trace.StrID) bool {
+	if len(stack) != len(ids) {
+		return false
+	}
+	for i, s := range stack {
+		if th.evs[s].Name != ids[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// cause applies the rules in order: in-sync, after-sync, input, host,
+// untraced. When the thread shows no event, what the rest of the host does
+// decides: a launching thread that idles while another thread blocks on
+// the device (JAX's Python thread in block_until_ready while its runtime
+// threads launch) has nothing to launch because of that block. The host
+// sync that decided is returned then. This holds only when a launch link
+// named the thread (linked): when the thread is a guess, so is the rest.
+func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []int32, linked bool) (Cause, *hostSync) {
+	input := false
+	for _, s := range stack {
+		switch a.cls.of(th.evs[s].Name) {
+		case classSync:
+			return InSync, nil
+		case classAsyncCopy:
+			if a.links.isBlocking(int32(th.lo) + s) {
+				return InSync, nil
+			}
+		case classInput:
+			input = true
+		}
+	}
+	if r, ok := th.lastSyncEnd(x); ok && a.serialized(d, r, full) {
+		return AfterSync, nil
+	}
+	switch {
+	case input:
+		return Input, nil
+	case len(stack) > 0:
+		return Host, nil
+	case !linked:
+		return Untraced, nil
+	}
+	in, last, _ := syncAround(a.hostSyncs(), x)
+	switch {
+	case in != nil:
+		return InSync, in
+	case last != nil && a.serialized(d, last.End, full):
+		return AfterSync, last
+	}
+	return Untraced, nil
+}
+
+// serialized reports whether, since a blocking call returned at r, the
+// device has waited on the host launch by launch up to the idle interval
+// full: the call did not return while queued work kept the device busy for
+// longer than the slack, every piece of work since started within the slack
+// of its launch, and no other gap of at least MinGap came between. That
+// last condition keeps one sync from explaining every later gap of a run
+// whose host never gets ahead of the device anyway (a host-bound run).
+func (a *analyzer) serialized(d *device, r int64, full Interval) bool {
+	if r >= full.Start {
+		return true
+	}
+	if a.queuedPast(d, r) {
+		return false
+	}
+	if i := prevIdle(d.bigIdle, full.Start); i >= 0 && d.bigIdle[i].End > r {
+		return false
+	}
+	k, _ := slices.BinarySearch(d.queued, r)
+	return k >= len(d.queued) || d.queued[k] >= full.Start
+}
+
+// prevIdle returns the index of the last idle interval starting before t,
+// or -1.
+func prevIdle(ivs []Interval, t int64) int {
+	i, _ := slices.BinarySearchFunc(ivs, t, func(iv Interval, t int64) int {
+		if iv.Start < t {
+			return -1
+		}
+		return 1
+	})
+	return i - 1
+}
+
+// queuedPast reports whether work that started before t on d was still
+// running more than the slack after t. A stream runs its work in order, so
+// on each stream only the last work started before t can be running.
+func (a *analyzer) queuedPast(d *device, t int64) bool {
+	for _, tr := range d.tracks {
+		evs := a.t.TrackEvents(int(tr))
+		i, _ := slices.BinarySearchFunc(evs, t, func(e trace.Event, t int64) int {
+			if e.Start < t {
+				return -1
+			}
+			return 1
+		})
+		for i--; i >= 0; i-- {
+			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur > 0 {
+				if e.End() > t+a.opt.SyncSlack {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,211 @@
+package analyze
+
+import (
+	"slices"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// device is one device's timeline: the union of its work over all its
+// streams or lines.
+type device struct {
+	id     string
+	tracks []int32
+	// busy are the merged work intervals in time order.
+	busy []Interval
+	// bigIdle are the idle intervals between busy ones of at least MinGap.
+	bigIdle []Interval
+	// queued holds, in time order, the start of every piece of work that
+	// did not start within SyncSlack of the end of its launch call (or
+	// has no launch): there the host was ahead of the device.
+	queued []int64
+
+	// Filled by attributeDevice.
+	winBusy int64
+	split   Breakdown
+	gaps    []Gap
+}
+
+// findDevices returns the devices with work, sorted by id. Derived tracks
+// are views and never hold work.
+func (a *analyzer) findDevices() []*device {
+	byID := map[string]*device{}
+	var ids []string
+	for i := range a.t.Tracks {
+		tr := &a.t.Tracks[i]
+		if tr.Kind != trace.TrackDevice || tr.Derived || !hasWork(a.t.Events[tr.Lo:tr.Hi]) {
+			continue
+		}
+		d := byID[tr.Device]
+		if d == nil {
+			d = &device{id: tr.Device}
+			byID[tr.Device] = d
+			ids = append(ids, tr.Device)
+		}
+		d.tracks = append(d.tracks, int32(i))
+	}
+	slices.SortFunc(ids, trace.CompareDevice)
+	devs := make([]*device, len(ids))
+	for i, id := range ids {
+		devs[i] = byID[id]
+	}
+	return devs
+}
+
+func hasWork(evs []trace.Event) bool {
+	for i := range evs {
+		if evs[i].Kind == trace.KindWork && evs[i].Dur > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// workMerger walks the work events of several tracks in start order.
+type workMerger struct {
+	t   *trace.Trace
+	pos []int // next event per track
+	end []int
+}
+
+func newWorkMerger(t *trace.Trace, tracks []int32) *workMerger {
+	m := &workMerger{t: t}
+	for _, tr := range tracks {
+		m.pos = append(m.pos, t.Tracks[tr].Lo)
+		m.end = append(m.end, t.Tracks[tr].Hi)
+	}
+	return m
+}
+
+// next returns the index in Trace.Events of the next work event by start,
+// or -1 when none is left. Devices have few streams, so a linear scan over
+// the tracks beats a heap.
+func (m *workMerger) next() int {
+	best := -1
+	for k := range m.pos {
+		for m.pos[k] < m.end[k] {
+			e := &m.t.Events[m.pos[k]]
+			if e.Kind == trace.KindWork && e.Dur > 0 {
+				break
+			}
+			m.pos[k]++
+		}
+		if m.pos[k] < m.end[k] && (best < 0 || m.t.Events[m.pos[k]].Start < m.t.Events[m.pos[best]].Start) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return -1
+	}
+	i := m.pos[best]
+	m.pos[best]++
+	return i
+}
+
+// scanDevice merges d's work into busy intervals and follows each piece of
+// work to its launch: to see whether the device waited on the launch, to
+// count launches per thread, to find blocking copies and to stretch steps
+// to the end of the work they launched.
+func (a *analyzer) scanDevice(d *device) {
+	t, l := a.t, a.links
+	m := newWorkMerger(t, d.tracks)
+	cur := Interval{Start: -1, End: -1}
+	for i := m.next(); i >= 0; i = m.next() {
+		e := &t.Events[i]
+		if e.Start > cur.End || cur.End < 0 {
+			if cur.End >= 0 {
+				d.busy = append(d.busy, cur)
+			}
+			cur = Interval{e.Start, e.End()}
+		} else if e.End() > cur.End {
+			cur.End = e.End()
+		}
+		l.work++
+		h := l.host(e.Corr)
+		if h < 0 {
+			d.queued = append(d.queued, e.Start)
+			continue
+		}
+		l.linked++
+		he := &t.Events[h]
+		l.launches[he.Track]++
+		if e.Start-he.End() > a.opt.SyncSlack {
+			d.queued = append(d.queued, e.Start)
+		}
+		if e.Has(trace.FlagMemcpy) && (e.Has(trace.FlagPageable) || e.Has(trace.FlagDtoH)) {
+			l.blocking = append(l.blocking, h)
+		}
+		a.stepLaunched(he.Start, e.End())
+	}
+	d.busy = append(d.busy, cur)
+	for k := 1; k < len(d.busy); k++ {
+		if idle := (Interval{d.busy[k-1].End, d.busy[k].Start}); idle.End-idle.Start >= a.opt.MinGap {
+			d.bigIdle = append(d.bigIdle, idle)
+		}
+	}
+	slices.Sort(l.blocking)
+	l.blocking = slices.Compact(l.blocking)
+}
+
+// span returns the device's first work start and last work end.
+func (d *device) span() Interval {
+	return Interval{d.busy[0].Start, d.busy[len(d.busy)-1].End}
+}
+
+// busyIn returns the busy time of d inside w.
+func (d *device) busyIn(w Interval) int64 {
+	var sum int64
+	i := d.firstEndingAfter(w.Start)
+	for ; i < len(d.busy) && d.busy[i].Start < w.End; i++ {
+		sum += overlap(d.busy[i], w)
+	}
+	return sum
+}
+
+// firstEndingAfter returns the index of the first busy interval that ends
+// after t.
+func (d *device) firstEndingAfter(t int64) int {
+	i, _ := slices.BinarySearchFunc(d.busy, t, func(b Interval, t int64) int {
+		if b.End <= t {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+func overlap(a, b Interval) int64 {
+	s, e := max(a.Start, b.Start), min(a.End, b.End)
+	if e > s {
+		return e - s
+	}
+	return 0
+}
+
+// workStartingAt returns a work event of d starting exactly at ts, one
+// with a launch link when there is one, or -1.
+func (a *analyzer) workStartingAt(d *device, ts int64) int {
+	found := -1
+	for _, tr := range d.tracks {
+		evs := a.t.TrackEvents(int(tr))
+		lo := a.t.Tracks[tr].Lo
+		i, _ := slices.BinarySearchFunc(evs, ts, func(e trace.Event, ts int64) int {
+			if e.Start < ts {
+				return -1
+			}
+			return 1
+		})
+		for ; i < len(evs) && evs[i].Start == ts; i++ {
+			if evs[i].Kind != trace.KindWork || evs[i].Dur <= 0 {
+				continue
+			}
+			if a.links.host(evs[i].Corr) >= 0 {
+				return lo + i
+			}
+			if found < 0 {
+				found = lo + i
+			}
+		}
+	}
+	return found
+}

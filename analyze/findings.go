@@ -1,0 +1,277 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// tally sums gap time by cause: per event name (the blocking call, the
+// input event, the host op the waited-for thread was in) and per thread.
+// Its maps are keyed by distinct names and threads, never by event.
+type tally struct {
+	names   [NumCauses]map[trace.StrID]int64
+	threads [NumCauses]map[int32]int64
+}
+
+func (t *tally) add(c Cause, name trace.StrID, track int32, d int64) {
+	if t.names[c] == nil {
+		t.names[c] = map[trace.StrID]int64{}
+		t.threads[c] = map[int32]int64{}
+	}
+	if name != 0 {
+		t.names[c][name] += d
+	}
+	t.threads[c][track] += d
+}
+
+// culprit returns the name in stack that explains cause c: the blocking
+// call for in-sync, the outermost input event for input, and for host work
+// the outermost framework op (aten::linear rather than the Python frames
+// around it or the launch calls inside it), else the innermost event.
+func (a *analyzer) culprit(c Cause, th *thread, stack []int32) trace.StrID {
+	for _, s := range stack {
+		name := th.evs[s].Name
+		switch k := a.cls.of(name); {
+		case c == InSync && (k == classSync || k == classAsyncCopy):
+			return name
+		case c == Input && k == classInput:
+			return name
+		case c == Host && strings.Contains(a.t.Str(name), "::") && !th.evs[s].Has(trace.FlagStep):
+			return name
+		}
+	}
+	if c == Host && len(stack) > 0 {
+		return th.evs[stack[len(stack)-1]].Name
+	}
+	return 0
+}
+
+// top returns the names of m with the most time, most first, at most k.
+func (a *analyzer) top(m map[trace.StrID]int64, k int) []string {
+	ids := make([]trace.StrID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(x, y trace.StrID) int {
+		if c := cmp.Compare(m[y], m[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.t.Str(x), a.t.Str(y))
+	})
+	names := make([]string, 0, k)
+	for _, id := range ids[:min(k, len(ids))] {
+		names = append(names, a.t.Str(id))
+	}
+	return names
+}
+
+func topThread(m map[int32]int64) int32 {
+	best, bt := int32(-1), int64(-1)
+	for tr, v := range m {
+		if v > bt || (v == bt && tr < best) {
+			best, bt = tr, v
+		}
+	}
+	return best
+}
+
+// findings writes the conclusions with their fixes, most severe first.
+func (a *analyzer) findings() {
+	r := a.res
+	if r.Verdict == NoDevice {
+		return
+	}
+	steps := int64(max(r.Window.Steps, 1))
+	busy := a.avgWindowBusy()
+	wd := float64(max(r.Window.Dur(), 1))
+	var fs []Finding
+	if v := float64(r.Idle.Sync()) / wd; v > a.opt.SyncThreshold {
+		fs = append(fs, a.forcedSync(steps, v))
+	}
+	input, _ := a.hostTime(a.launchingThreads(), Interval{r.Window.Start, r.Window.End})
+	if v := float64(r.Idle.Input) / wd; v > a.opt.InputThreshold || r.Verdict == DataBound {
+		fs = append(fs, a.slowInput(input/steps, busy/steps, v))
+	}
+	if v := float64(r.Idle.Host) / wd; v > a.opt.HostThreshold {
+		fs = append(fs, a.dispatch(v))
+	}
+	if v := float64(r.Idle.Untraced) / wd; v > a.opt.InputThreshold {
+		fs = append(fs, a.untracedThread(v))
+	}
+	for i := range fs {
+		fs[i].Severity = "medium"
+		if verdictOf(fs[i].ID) == r.Verdict {
+			fs[i].Severity = "high"
+		}
+	}
+	slices.SortStableFunc(fs, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
+	r.Findings = fs
+}
+
+func verdictOf(id string) Verdict {
+	switch id {
+	case "forced-sync":
+		return Sequential
+	case "slow-input":
+		return DataBound
+	case "dispatch-overhead":
+		return HostBound
+	}
+	return ""
+}
+
+func severityRank(s string) int {
+	switch s {
+	case "high":
+		return 0
+	case "medium":
+		return 1
+	}
+	return 2
+}
+
+func (a *analyzer) avgWindowBusy() int64 {
+	var b int64
+	for _, d := range a.devs {
+		b += d.winBusy
+	}
+	return b / int64(len(a.devs))
+}
+
+func (a *analyzer) threadName(tr int32) string {
+	if tr < 0 || int(tr) >= len(a.t.Tracks) {
+		return "an unknown thread"
+	}
+	return a.t.Tracks[tr].Name
+}
+
+func (a *analyzer) forcedSync(steps int64, share float64) Finding {
+	r := a.res
+	names := a.top(mergeNames(a.tally.names[InSync], a.tally.names[AfterSync]), 3)
+	calls := "blocking calls"
+	if len(names) > 0 {
+		calls = strings.Join(names, ", ")
+	}
+	thr := topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
+	n := 0
+	if thr >= 0 {
+		n = countIn(a.thread(thr).syncs, Interval{r.Window.Start, r.Window.End})
+	}
+	often := fmt.Sprintf("about %.1f blocking calls per step", float64(n)/float64(steps))
+	if r.Window.Steps == 0 {
+		often = fmt.Sprintf("%d blocking calls in the window", n)
+	}
+	return Finding{
+		ID: "forced-sync",
+		Message: fmt.Sprintf("The device waits on the host blocking on it: %s in %s and the host work right after them account for %s of device idle (%s of the window); %s makes %s.",
+			calls, a.threadName(thr), formatDuration(r.Idle.Sync()), pct(share), a.threadName(thr), often),
+		Fix: "Move the sync off the step: log the previous step's loss instead of this one's, drop .item()/print(loss)/block_until_ready from the step, and pin memory (pin_memory=True, non_blocking=True) for host-device copies.",
+	}
+}
+
+func mergeThreads(x, y map[int32]int64) map[int32]int64 {
+	m := map[int32]int64{}
+	for k, v := range x {
+		m[k] += v
+	}
+	for k, v := range y {
+		m[k] += v
+	}
+	return m
+}
+
+// countIn returns how many of ivs start inside w.
+func countIn(ivs []Interval, w Interval) int {
+	n := 0
+	for _, iv := range ivs {
+		if iv.Start >= w.Start && iv.Start < w.End {
+			n++
+		}
+	}
+	return n
+}
+
+// slowInput explains input-bound idle; load and compute are per step.
+func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
+	names := a.top(a.tally.names[Input], 1)
+	loader, kind := "the input pipeline", "input pipeline"
+	if len(names) > 0 {
+		kind = describeLoader(names[0])
+		loader = fmt.Sprintf("%s (%s)", kind, names[0])
+	}
+	msg := fmt.Sprintf("%s takes %s per step against %s of device busy per step; input-caused device idle is %s of the window.",
+		capitalize(loader), formatDuration(load), formatDuration(compute), pct(share))
+	return Finding{ID: "slow-input", Message: msg, Fix: workerAdvice(kind, load, compute)}
+}
+
+// workerAdvice estimates the loader workers that would hide input of load
+// per step behind compute per step.
+func workerAdvice(kind string, load, compute int64) string {
+	const confirm = " This is an estimate from one trace; confirm it with a run."
+	if compute <= 0 {
+		return "Add loader workers and prefetching, or preprocess the data offline." + confirm
+	}
+	c := float64(compute)
+	switch kind {
+	case "single-process DataLoader":
+		n := int(math.Ceil(float64(load)/c)) + 1
+		return fmt.Sprintf("Load in background workers: DataLoader(num_workers=%d, pin_memory=True, prefetch_factor=2 or more). Derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1: %d workers loading side by side keep up with compute, plus one spare.%s",
+			n, formatDuration(load), formatDuration(compute), n-1, confirm)
+	case "multi-process DataLoader":
+		return fmt.Sprintf("Add DataLoader workers. The trace does not show how many there are now; with k workers, about ceil(k * (compute + wait) / compute) = ceil(k * (%s + %s) / %s) workers would keep up (k = 4 gives %d), and raise prefetch_factor.%s",
+			formatDuration(compute), formatDuration(load), formatDuration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
+	case "grain loader":
+		return "Raise grain_worker_count (and worker_buffer_size), or preprocess the data offline." + confirm
+	case "tf.data pipeline":
+		return "Parallelise the tf.data pipeline: map(num_parallel_calls=tf.data.AUTOTUNE), prefetch(tf.data.AUTOTUNE), cache or preprocess offline." + confirm
+	}
+	return "Overlap input with compute: more loader workers, prefetching, or offline preprocessing." + confirm
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func (a *analyzer) dispatch(share float64) Finding {
+	ops := a.top(a.tally.names[Host], 3)
+	what := "host work"
+	if len(ops) > 0 {
+		what = strings.Join(ops, ", ")
+	}
+	thr := topThread(a.tally.threads[Host])
+	return Finding{
+		ID: "dispatch-overhead",
+		Message: fmt.Sprintf("The device waits on host work other than input and syncs: %s of the window, mostly in %s on %s.",
+			pct(share), what, a.threadName(thr)),
+		Fix: "Cut per-op host overhead: capture the step in CUDA graphs, compile it (torch.compile, jax.jit), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step.",
+	}
+}
+
+func (a *analyzer) untracedThread(share float64) Finding {
+	thr := topThread(a.tally.threads[Untraced])
+	return Finding{
+		ID: "untraced-thread",
+		Message: fmt.Sprintf("For %s of the window the device waits on %s while it shows no traced event, so the cause cannot be told.",
+			pct(share), a.threadName(thr)),
+		Fix: "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does.",
+	}
+}
+
+func mergeNames(x, y map[trace.StrID]int64) map[trace.StrID]int64 {
+	m := map[trace.StrID]int64{}
+	for k, v := range x {
+		m[k] += v
+	}
+	for k, v := range y {
+		m[k] += v
+	}
+	return m
+}

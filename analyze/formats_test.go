@@ -1,0 +1,82 @@
+package analyze
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"testing"
+
+	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
+)
+
+// writers are the formats the scenarios round-trip through: the generator
+// writes the Spec, the registered reader reads it back.
+var writers = []struct {
+	name  string
+	write func(io.Writer, *tracetest.Spec) error
+}{
+	{"xplane", tracetest.WriteXPlane},
+}
+
+func readBack(t *testing.T, write func(io.Writer, *tracetest.Spec) error, s *tracetest.Spec) *Result {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := write(&buf, s); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	tr, err := trace.Read(&buf, int64(buf.Len()), trace.Options{})
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	res, err := Analyze(tr, DefaultOptions())
+	if err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	return res
+}
+
+// TestScenarioFormats runs the scenarios through every format's writer and
+// reader: same verdicts and splits as the direct build.
+func TestScenarioFormats(t *testing.T) {
+	for _, w := range writers {
+		for _, sc := range scenarios {
+			t.Run(w.name+"/"+sc.name, func(t *testing.T) {
+				checkScenario(t, sc, readBack(t, w.write, sc.loop.Spec()))
+			})
+		}
+	}
+}
+
+// comparable strips from r what legitimately differs between formats: the
+// source, and thread names and indexes (each format names threads its
+// own way), which findings' messages quote.
+func comparable(r *Result) *Result {
+	c := *r
+	c.Source = Source{}
+	c.Gaps = append([]Gap(nil), r.Gaps...)
+	for i := range c.Gaps {
+		c.Gaps[i].Thread, c.Gaps[i].Track = "", 0
+	}
+	c.Findings = nil
+	for _, f := range r.Findings {
+		c.Findings = append(c.Findings, Finding{ID: f.ID, Severity: f.Severity})
+	}
+	return &c
+}
+
+// TestFormatsAgree checks that a scenario gives the same Result, gap by gap
+// and segment by segment, built directly and read back from each format.
+func TestFormatsAgree(t *testing.T) {
+	for _, w := range writers {
+		for _, sc := range scenarios {
+			t.Run(w.name+"/"+sc.name, func(t *testing.T) {
+				want := comparable(analyzeSpec(t, sc.loop.Spec()))
+				got := comparable(readBack(t, w.write, sc.loop.Spec()))
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("results differ:\n got %+v\nwant %+v", got, want)
+				}
+			})
+		}
+	}
+}

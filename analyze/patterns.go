@@ -1,0 +1,162 @@
+package analyze
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// class is what a host event's name says about the thread inside it.
+type class uint8
+
+const (
+	classNone class = iota // ordinary host work
+	// classSync is a call that blocks the host until the device is done.
+	classSync
+	// classAsyncCopy is an asynchronous copy call: it blocks only when its
+	// device copy is from or to pageable memory, or device to host.
+	classAsyncCopy
+	// classInput is the input pipeline.
+	classInput
+)
+
+// The built-in name tables. Every pattern is a regular expression matched
+// against the whole event name (unanchored, so a pattern can match a part
+// of a long Python frame name). They are the one place where the analysis
+// knows event names; Options.SyncPatterns and Options.InputPatterns extend
+// them.
+var (
+	syncPatterns = []string{
+		// CUDA and HIP runtime, and the CUDA driver API.
+		`^(cuda|hip)(Device|Stream|Event|Ctx)Synchronize$`,
+		`^cu(Ctx|Stream|Event)Synchronize$`,
+		// Synchronous copies: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToSymbol,
+		// hipMemcpyDtoH, hipMemcpyWithStream, cuMemcpyDtoH_v2, ...
+		`^(cuda|hip)Memcpy(2D|3D)?(ToSymbol|FromSymbol|DtoH|HtoD|DtoD|WithStream)?$`,
+		`^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$`,
+		// PyTorch ops that read a device scalar back.
+		`^aten::(item|_local_scalar_dense)$`,
+		// JAX, PJRT, StreamExecutor and TPU runtime.
+		`block_until_ready`,
+		`BlockHostUntil(Ready|Done)`,
+		`ToLiteral`,
+		`TransferFromDevice`,
+		`TransferLiteralFromDevice`,
+		`TransferFromOutfeed`,
+	}
+	asyncCopyPatterns = []string{
+		`^(cuda|hip)Memcpy(Peer)?(2D|3D)?(HtoD|DtoH|DtoD)?Async$`,
+		`^cuMemcpy(DtoH|HtoD|DtoD)?Async(_v2)?$`,
+	}
+	inputPatterns = []string{
+		// PyTorch: the profiler's DataLoader and DataPipe records, and the
+		// loader's Python frames (python_function events).
+		`^enumerate\((DataLoader|DataPipe)\)#`,
+		`DataLoaderIter`,
+		`dataloader\.py\(\d+\): __next__`,
+		// tf.data and grain.
+		`IteratorGetNext`,
+		`^Iterator::`,
+		`grain.*__next__`,
+		// Annotations a training loop puts around input: "## data_load ##",
+		// TorchRec's "## load_batch ##", "## wait_for_batch ##" and
+		// "## sparse_data_dist ##" (the pipeline's distribution of a
+		// batch's sparse features, input work on the critical path).
+		`^##\s*(data_?load\w*|load_batch|wait_for_batch|sparse_data_dist|input\w*|get_batch|next_batch)\s*##$`,
+	}
+)
+
+// classifier classifies host event names, each distinct name once: names
+// are interned, so the verdict for a StrID is cached.
+type classifier struct {
+	sync, asyncCopy, input []*regexp.Regexp
+	strings                []string
+	cache                  []uint8 // class+1 per StrID; 0 means not yet classified
+}
+
+func compileAll(what string, builtin, extra []string) ([]*regexp.Regexp, error) {
+	var res []*regexp.Regexp
+	for _, p := range append(append([]string(nil), builtin...), extra...) {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("bad %s pattern %q: %w", what, p, err)
+		}
+		res = append(res, re)
+	}
+	return res, nil
+}
+
+func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
+	c := &classifier{strings: t.Strings, cache: make([]uint8, len(t.Strings))}
+	var err error
+	if c.sync, err = compileAll("sync", syncPatterns, opt.SyncPatterns); err != nil {
+		return nil, err
+	}
+	if c.asyncCopy, err = compileAll("copy", asyncCopyPatterns, nil); err != nil {
+		return nil, err
+	}
+	if c.input, err = compileAll("input", inputPatterns, opt.InputPatterns); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// of returns the class of the name id.
+func (c *classifier) of(id trace.StrID) class {
+	if int(id) >= len(c.cache) {
+		return classNone
+	}
+	if v := c.cache[id]; v != 0 {
+		return class(v - 1)
+	}
+	k := c.classify(c.strings[id])
+	c.cache[id] = uint8(k) + 1
+	return k
+}
+
+func (c *classifier) classify(name string) class {
+	switch {
+	case name == "":
+		return classNone
+	case matchAny(c.sync, name):
+		return classSync
+	case matchAny(c.asyncCopy, name):
+		return classAsyncCopy
+	case matchAny(c.input, name):
+		return classInput
+	}
+	return classNone
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultStepPattern names the host events that mark steps when a trace has
+// no ProfilerStep or XPlane step markers: train, train_step,
+// training_step_12, step#3, ...
+const defaultStepPattern = `(?i)^(train(ing)?([_ ]?step)?|step)([#_ ]?\d+)?$`
+
+// describeLoader names the kind of DataLoader a name shows, for findings.
+func describeLoader(name string) string {
+	switch {
+	case strings.Contains(name, "_SingleProcessDataLoaderIter"):
+		return "single-process DataLoader"
+	case strings.Contains(name, "_MultiProcessingDataLoaderIter"):
+		return "multi-process DataLoader"
+	case strings.Contains(name, "DataPipe"):
+		return "DataPipe"
+	case strings.Contains(name, "IteratorGetNext"), strings.HasPrefix(name, "Iterator::"):
+		return "tf.data pipeline"
+	case strings.Contains(name, "grain"):
+		return "grain loader"
+	}
+	return "input pipeline"
+}

@@ -1,0 +1,222 @@
+package analyze
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// rawStep is a step as its marker shows it, before the window is set.
+type rawStep struct {
+	name       string
+	num        int64
+	start, end int64
+	// workEnd is the end of the last device work launched from inside
+	// the step (-1 when none is known).
+	workEnd int64
+}
+
+// findSteps returns the steps of the trace in time order and says how they
+// were found. Explicit markers win: a user regex, then events flagged as
+// steps (host ones first, device mirrors and XPlane Steps lines when no host
+// marker exists), then train-like step names.
+func (a *analyzer) findSteps() ([]rawStep, string, error) {
+	if a.opt.StepRegex != "" {
+		re, err := regexp.Compile(a.opt.StepRegex)
+		if err != nil {
+			return nil, "", err
+		}
+		return a.stepsMatching(re), "regex", nil
+	}
+	if s := a.flaggedSteps(true); len(s) > 0 {
+		if strings.HasPrefix(s[0].name, "ProfilerStep") {
+			return s, "ProfilerStep", nil
+		}
+		return s, "step markers", nil
+	}
+	if s := a.flaggedSteps(false); len(s) > 0 {
+		return s, "device step markers", nil
+	}
+	return a.stepsMatching(regexp.MustCompile(defaultStepPattern)), "step names", nil
+}
+
+// flaggedSteps collects events with FlagStep, on host tracks only or on
+// any other track.
+func (a *analyzer) flaggedSteps(host bool) []rawStep {
+	var steps []rawStep
+	for i := range a.t.Tracks {
+		tr := &a.t.Tracks[i]
+		if (tr.Kind == trace.TrackHost) != host {
+			continue
+		}
+		for j := tr.Lo; j < tr.Hi; j++ {
+			if e := &a.t.Events[j]; e.Has(trace.FlagStep) && e.Dur > 0 {
+				steps = append(steps, a.rawStep(e))
+			}
+		}
+	}
+	return dedupeSteps(steps)
+}
+
+// stepsMatching collects host events whose name re matches.
+func (a *analyzer) stepsMatching(re *regexp.Regexp) []rawStep {
+	match := make([]int8, len(a.t.Strings)) // per StrID: 0 unknown, 1 yes, -1 no
+	var steps []rawStep
+	for i := range a.t.Tracks {
+		tr := &a.t.Tracks[i]
+		if tr.Kind != trace.TrackHost {
+			continue
+		}
+		for j := tr.Lo; j < tr.Hi; j++ {
+			e := &a.t.Events[j]
+			if e.Dur <= 0 || int(e.Name) >= len(match) {
+				continue
+			}
+			if match[e.Name] == 0 {
+				match[e.Name] = -1
+				if re.MatchString(a.t.Strings[e.Name]) {
+					match[e.Name] = 1
+				}
+			}
+			if match[e.Name] == 1 {
+				steps = append(steps, a.rawStep(e))
+			}
+		}
+	}
+	return dedupeSteps(steps)
+}
+
+func (a *analyzer) rawStep(e *trace.Event) rawStep {
+	name := a.t.Str(e.Name)
+	return rawStep{name: name, num: trailingNumber(name), start: e.Start, end: e.End(), workEnd: -1}
+}
+
+// trailingNumber returns the number a name ends with, or -1.
+func trailingNumber(s string) int64 {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	n, err := strconv.ParseInt(s[i:], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// dedupeSteps merges markers of the same numbered step (an XPlane Steps line
+// per device, a host annotation and its mirror), drops markers that enclose
+// other markers (a "train" loop around "train_step"s) and numbers unnumbered
+// steps by position.
+func dedupeSteps(steps []rawStep) []rawStep {
+	if len(steps) == 0 {
+		return nil
+	}
+	slices.SortFunc(steps, func(x, y rawStep) int {
+		if c := cmp.Compare(x.num, y.num); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.end, x.end)
+	})
+	out := steps[:0]
+	for _, s := range steps {
+		if n := len(out); n > 0 && s.num >= 0 && out[n-1].num == s.num {
+			out[n-1].start = min(out[n-1].start, s.start)
+			out[n-1].end = max(out[n-1].end, s.end)
+			continue
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(x, y rawStep) int {
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.end, x.end)
+	})
+	kept := out[:0]
+	for i, s := range out {
+		if i+1 < len(out) && out[i+1].start < s.end && out[i+1].end <= s.end {
+			continue // s encloses the next marker: keep the inner ones
+		}
+		kept = append(kept, s)
+	}
+	for i := range kept {
+		if kept[i].num < 0 {
+			kept[i].num = int64(i)
+		}
+	}
+	return kept
+}
+
+// stepLaunched records that work ending at end was launched at host time
+// launch, stretching the step that holds the launch.
+func (a *analyzer) stepLaunched(launch, end int64) {
+	i := a.stepHint
+	if i < 0 || i >= len(a.steps) || launch < a.steps[i].start || (i+1 < len(a.steps) && launch >= a.steps[i+1].start) {
+		i = a.stepAt(launch)
+		a.stepHint = i
+	}
+	if i >= 0 && launch < a.steps[i].end && end > a.steps[i].workEnd {
+		a.steps[i].workEnd = end
+	}
+}
+
+// stepAt returns the index of the last raw step starting at or before t, or
+// -1.
+func (a *analyzer) stepAt(t int64) int {
+	i, _ := slices.BinarySearchFunc(a.steps, t, func(s rawStep, t int64) int {
+		if s.start <= t {
+			return -1
+		}
+		return 1
+	})
+	return i - 1
+}
+
+// stretchSteps makes each step run to the end of the device work its
+// launches produced or to the next step's start, whichever is later.
+func (a *analyzer) stretchSteps() {
+	for i := range a.steps {
+		s := &a.steps[i]
+		s.end = max(s.end, s.workEnd)
+		if i+1 < len(a.steps) {
+			s.end = max(s.end, a.steps[i+1].start)
+		}
+	}
+}
+
+// setWindow sets the window to the steady-state steps (the first dropped as
+// warm-up when more than 3 exist) or, without steps, to the devices' span.
+func (a *analyzer) setWindow(src string) {
+	w := &a.res.Window
+	if len(a.steps) == 0 {
+		sp := a.devs[0].span()
+		for _, d := range a.devs[1:] {
+			ds := d.span()
+			sp.Start, sp.End = min(sp.Start, ds.Start), max(sp.End, ds.End)
+		}
+		w.Start, w.End = sp.Start, sp.End
+		return
+	}
+	if len(a.steps) > 3 {
+		a.steps = a.steps[1:]
+		w.WarmupDropped = true
+	}
+	w.StepSource = src
+	w.Steps = len(a.steps)
+	w.Start, w.End = a.steps[0].start, a.steps[0].end
+	for _, s := range a.steps[1:] {
+		w.End = max(w.End, s.end)
+	}
+	a.res.Steps = make([]Step, len(a.steps))
+	for i, s := range a.steps {
+		a.res.Steps[i] = Step{Name: s.name, Num: s.num, Start: s.start, Dur: s.end - s.start}
+	}
+}

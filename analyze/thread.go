@@ -1,0 +1,212 @@
+package analyze
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// thread holds what the attribution needs about one host thread, built on
+// first use: only the threads that launched work or were waited for are
+// ever looked at.
+type thread struct {
+	track int32
+	lo    int // index in Trace.Events of evs[0]
+	evs   []trace.Event
+	// parent is the index in evs of each event's enclosing event, or -1;
+	// built on first use.
+	parent []int32
+	// syncs and inputs are the merged intervals during which the thread
+	// was inside a blocking call or inside the input pipeline.
+	syncs, inputs []Interval
+}
+
+func (a *analyzer) thread(track int32) *thread {
+	if th := a.threads[track]; th != nil {
+		return th
+	}
+	tr := &a.t.Tracks[track]
+	th := &thread{track: track, lo: tr.Lo, evs: a.t.Events[tr.Lo:tr.Hi]}
+	for i := range th.evs {
+		e := &th.evs[i]
+		if e.Dur <= 0 {
+			continue
+		}
+		switch a.cls.of(e.Name) {
+		case classSync:
+			th.syncs = addInterval(th.syncs, e)
+		case classAsyncCopy:
+			if a.links.isBlocking(int32(th.lo + i)) {
+				th.syncs = addInterval(th.syncs, e)
+			}
+		case classInput:
+			th.inputs = addInterval(th.inputs, e)
+		}
+	}
+	a.threads[track] = th
+	return th
+}
+
+// addInterval adds e to merged intervals built in start order.
+func addInterval(ivs []Interval, e *trace.Event) []Interval {
+	if n := len(ivs); n > 0 && e.Start <= ivs[n-1].End {
+		ivs[n-1].End = max(ivs[n-1].End, e.End())
+		return ivs
+	}
+	return append(ivs, Interval{e.Start, e.End()})
+}
+
+// inside reports whether event i covers instant x.
+func (th *thread) inside(i int, x int64) bool {
+	e := &th.evs[i]
+	return e.Dur > 0 && e.Start <= x && x < e.End()
+}
+
+// parents builds the enclosing-event index with one pass and a stack.
+func (th *thread) parents() []int32 {
+	if th.parent != nil {
+		return th.parent
+	}
+	th.parent = make([]int32, len(th.evs))
+	var stack []int32
+	for i := range th.evs {
+		e := &th.evs[i]
+		for len(stack) > 0 && th.evs[stack[len(stack)-1]].End() <= e.Start {
+			stack = stack[:len(stack)-1]
+		}
+		th.parent[i] = -1
+		if len(stack) > 0 {
+			th.parent[i] = stack[len(stack)-1]
+		}
+		if e.Dur > 0 {
+			stack = append(stack, int32(i))
+		}
+	}
+	return th.parent
+}
+
+// stackAt returns the events covering x, outermost first, and the index of
+// the first event starting after x.
+func (th *thread) stackAt(x int64, buf []int32) ([]int32, int) {
+	next, _ := slices.BinarySearchFunc(th.evs, x, func(e trace.Event, x int64) int {
+		if e.Start <= x {
+			return -1
+		}
+		return 1
+	})
+	par := th.parents()
+	stack := buf[:0]
+	// Every event covering x encloses the last event starting at or before
+	// x (events nest), so x's stack is on that event's parent chain.
+	for i := int32(next - 1); i >= 0; i = par[i] {
+		if th.inside(int(i), x) {
+			stack = append(stack, i)
+		}
+	}
+	slices.Reverse(stack)
+	return stack, next
+}
+
+// lastSyncEnd returns the end of the thread's last blocking call that ended
+// at or before x, and whether there is one.
+func (th *thread) lastSyncEnd(x int64) (int64, bool) {
+	i, _ := slices.BinarySearchFunc(th.syncs, x, func(iv Interval, x int64) int {
+		if iv.End <= x {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return 0, false
+	}
+	return th.syncs[i-1].End, true
+}
+
+// timeIn returns the time in ivs that falls inside w.
+func timeIn(ivs []Interval, w Interval) int64 {
+	i, _ := slices.BinarySearchFunc(ivs, w.Start, func(iv Interval, t int64) int {
+		if iv.End <= t {
+			return -1
+		}
+		return 1
+	})
+	var sum int64
+	for ; i < len(ivs) && ivs[i].Start < w.End; i++ {
+		sum += overlap(ivs[i], w)
+	}
+	return sum
+}
+
+// hostSync is a stretch of time during which some host thread was inside
+// a blocking call; name is the call's.
+type hostSync struct {
+	Interval
+	name  trace.StrID
+	track int32
+}
+
+// hostSyncs returns, merged and in time order, the stretches during which
+// any host thread was inside a blocking call, built on first use.
+func (a *analyzer) hostSyncs() []hostSync {
+	if a.allSyncs != nil {
+		return a.allSyncs
+	}
+	all := []hostSync{}
+	for i := range a.t.Tracks {
+		if a.t.Tracks[i].Kind != trace.TrackHost {
+			continue
+		}
+		th := a.thread(int32(i))
+		for _, iv := range th.syncs {
+			all = append(all, hostSync{iv, th.syncName(a, iv), int32(i)})
+		}
+	}
+	slices.SortFunc(all, func(x, y hostSync) int { return cmp.Compare(x.Start, y.Start) })
+	merged := all[:0]
+	for _, s := range all {
+		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
+			merged[n-1].End = max(merged[n-1].End, s.End)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	a.allSyncs = merged
+	return merged
+}
+
+// syncName returns the name of the outermost blocking call starting the
+// merged interval iv.
+func (th *thread) syncName(a *analyzer, iv Interval) trace.StrID {
+	i, _ := slices.BinarySearchFunc(th.evs, iv.Start, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
+	for ; i < len(th.evs) && th.evs[i].Start == iv.Start; i++ {
+		if k := a.cls.of(th.evs[i].Name); k == classSync || k == classAsyncCopy {
+			return th.evs[i].Name
+		}
+	}
+	return 0
+}
+
+// syncAround returns the host-wide blocking stretch covering x, else the
+// last one before x, and the time the state next changes (the covering
+// stretch's end or the next stretch's start; MaxInt64 when never).
+func syncAround(ss []hostSync, x int64) (in, last *hostSync, next int64) {
+	i, _ := slices.BinarySearchFunc(ss, x, func(s hostSync, x int64) int {
+		if s.Start <= x {
+			return -1
+		}
+		return 1
+	})
+	next = math.MaxInt64
+	if i < len(ss) {
+		next = ss[i].Start
+	}
+	if i == 0 {
+		return nil, nil, next
+	}
+	if p := &ss[i-1]; x < p.End {
+		return p, nil, p.End
+	}
+	return nil, &ss[i-1], next
+}

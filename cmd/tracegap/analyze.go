@@ -1,0 +1,248 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/trace"
+)
+
+func init() {
+	commands["analyze"] = command{
+		summary: "verdict, idle breakdown, longest gaps, steps and findings (the default)",
+		run:     runAnalyze,
+	}
+}
+
+const analyzeUsage = `Usage: tracegap analyze [flags] FILE|DIR...
+
+Reads each profiler trace (PyTorch/Kineto JSON, XPlane .xplane.pb, gzipped or
+not; a directory is searched for traces), finds where each device sat idle and
+what the host was doing meanwhile, and says how the run behaved: parallel,
+sequential, data-bound or host-bound, with the evidence and the fix.
+
+Examples:
+  tracegap analyze run.pt.trace.json.gz
+  tracegap analyze --format json -o report.json run.xplane.pb
+  tracegap analyze --format html -o report.html run.pt.trace.json.gz
+  tracegap analyze --format markdown logs/plugins/profile/ >> "$GITHUB_STEP_SUMMARY"
+  tracegap analyze --quiet traces/*.json.gz
+  tracegap analyze --min-gap 50us --input-pattern 'my_loader' run.json.gz
+
+Several inputs are analysed concurrently and reported in input order; as JSON
+they make an array of reports, one object per input (one input: the object).
+An input that cannot be read prints one line on stderr and makes the exit
+status 2; the others are still reported.
+
+Exit status: 0 success, 2 unusable input or usage.
+
+Flags:
+`
+
+// analyzeFlags are the flags of the analyze command.
+type analyzeFlags struct {
+	analysis *analysisFlags
+	format   string
+	out      string
+	quiet    bool
+	color    string
+	jobs     int
+	maxSteps int
+}
+
+func runAnalyze(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &analyzeFlags{analysis: addAnalysisFlags(fs)}
+	fs.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html")
+	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
+	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "how many inputs to analyse at once")
+	fs.IntVar(&f.maxSteps, "steps", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
+	fs.Usage = func() { fmt.Fprintf(stderr, "%s%s", analyzeUsage, fs.FlagUsages()) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "%s%s", analyzeUsage, fs.FlagUsages())
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		return exitUsage
+	}
+	format, err := f.check(fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		return exitUsage
+	}
+	inputs := analyzeInputs(fs.Args(), f.analysis, f.jobs)
+	var results []*analyze.Result
+	status := exitOK
+	for _, in := range inputs {
+		if in.err != nil {
+			fmt.Fprintf(stderr, "tracegap: %s\n", inputError(in.path, in.err))
+			status = exitUsage
+			continue
+		}
+		results = append(results, in.res)
+	}
+	if len(results) == 0 {
+		return status
+	}
+	if err := f.write(results, format, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		return exitUsage
+	}
+	return status
+}
+
+// check validates the flags and returns the report format.
+func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
+	format, err := report.ParseFormat(f.format)
+	if err != nil {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		return "", errors.New("no trace given: expected FILE or DIR arguments (see tracegap analyze --help)")
+	}
+	switch f.color {
+	case "auto", "always", "never":
+	default:
+		return "", fmt.Errorf("invalid --color %q: expected auto, always or never", f.color)
+	}
+	if f.jobs < 1 {
+		return "", fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
+	}
+	if f.maxSteps < 0 {
+		return "", fmt.Errorf("invalid --steps %d: expected 0 (the default) or more", f.maxSteps)
+	}
+	return format, f.analysis.options().Validate()
+}
+
+// write renders the results to stdout or, with -o, to a file.
+func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, stdout, stderr io.Writer) error {
+	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps}
+	if f.quiet {
+		// One line per input, for a shell loop or a log.
+		w := stdout
+		for _, r := range results {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Source.Path, report.Summary(r)); err != nil {
+				return err
+			}
+		}
+		if f.out == "" {
+			return nil
+		}
+	}
+	if f.out == "" {
+		opt.Color = format == report.Text && useColor(f.color, stdout)
+		return report.WriteAll(stdout, results, format, opt)
+	}
+	err := report.WriteFile(f.out, func(w io.Writer) error {
+		return report.WriteAll(w, results, format, opt)
+	})
+	if err == nil && !f.quiet {
+		fmt.Fprintf(stderr, "tracegap: wrote %s report to %s\n", format, f.out)
+	}
+	return err
+}
+
+// useColor decides whether text output gets ANSI colours: "always" and
+// "never" say so; "auto" colours a terminal unless NO_COLOR is set to
+// anything non-empty (https://no-color.org).
+func useColor(mode string, w io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	return isTerminal(w)
+}
+
+// isTerminal reports whether w is a character device such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// analyzeInput is one input file and what analysing it gave.
+type analyzeInput struct {
+	path string
+	res  *analyze.Result
+	err  error
+}
+
+// analyzeInputs expands directories and analyses every input, at most jobs
+// at a time, returning them in input order. An argument that cannot be
+// expanded becomes an input with an error, so that the others still run.
+func analyzeInputs(args []string, af *analysisFlags, jobs int) []analyzeInput {
+	var inputs []analyzeInput
+	for _, a := range args {
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			inputs = append(inputs, analyzeInput{path: a})
+			continue
+		}
+		paths, err := trace.Expand([]string{a})
+		if err == nil && len(paths) == 0 {
+			err = errors.New("no trace files in this directory (expected *.pt.trace.json[.gz], *.trace.json[.gz], *.xplane.pb)")
+		}
+		if err != nil {
+			inputs = append(inputs, analyzeInput{path: a, err: err})
+			continue
+		}
+		for _, p := range paths {
+			inputs = append(inputs, analyzeInput{path: p})
+		}
+	}
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for i := range inputs {
+		if inputs[i].err != nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(in *analyzeInput) {
+			defer func() { <-sem; wg.Done() }()
+			in.res, in.err = analyzeOne(af, in.path)
+		}(&inputs[i])
+	}
+	wg.Wait()
+	return inputs
+}
+
+// analyzeOne analyses one file; a panic in a reader or the analysis
+// becomes that input's error instead of taking the other inputs down.
+func analyzeOne(af *analysisFlags, path string) (res *analyze.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("internal error while analysing: %v", p)
+		}
+	}()
+	return af.analyzeFile(path)
+}
+
+// inputError writes an input's error once prefixed with its path.
+func inputError(path string, err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, path+":") {
+		return msg
+	}
+	return path + ": " + msg
+}

@@ -1,0 +1,454 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/trace"
+)
+
+func init() {
+	commands["check"] = command{
+		summary: "gate CI on captured traces: exit 1 when a rule fails (--junit for CI)",
+		run:     runCheck,
+	}
+}
+
+// defaultFailOn are the verdicts that fail a check unless --fail-on says
+// otherwise: the two the mission is about. host-bound is left out because
+// a small model legitimately spends its idle in dispatch.
+var defaultFailOn = []analyze.Verdict{analyze.Sequential, analyze.DataBound}
+
+// verdictList is a pflag.Value holding verdicts, written as
+// "sequential,data-bound" (repeatable) or "none".
+type verdictList struct {
+	v       []analyze.Verdict
+	changed bool
+}
+
+func (l *verdictList) String() string {
+	s := make([]string, len(l.v))
+	for i, v := range l.v {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ",")
+}
+
+// Type names the flag's value in --help.
+func (l *verdictList) Type() string { return "verdicts" }
+
+// Set parses a comma-separated list; the first use replaces the default.
+func (l *verdictList) Set(s string) error {
+	if !l.changed {
+		l.v, l.changed = nil, true
+	}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" || f == "none" {
+			continue
+		}
+		if err := l.Append(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var allVerdicts = []analyze.Verdict{analyze.Parallel, analyze.Sequential, analyze.DataBound, analyze.HostBound, analyze.NoDevice}
+
+// Append adds one verdict (pflag.SliceValue).
+func (l *verdictList) Append(s string) error {
+	v := analyze.Verdict(strings.ToLower(strings.TrimSpace(s)))
+	if !slices.Contains(allVerdicts, v) {
+		return fmt.Errorf("unknown verdict %q: expected sequential, data-bound, host-bound, parallel, no-device or none", s)
+	}
+	if !slices.Contains(l.v, v) {
+		l.v = append(l.v, v)
+	}
+	return nil
+}
+
+// Replace sets the whole list (pflag.SliceValue).
+func (l *verdictList) Replace(s []string) error {
+	l.v, l.changed = nil, true
+	for _, v := range s {
+		if err := l.Append(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetSlice returns the list (pflag.SliceValue).
+func (l *verdictList) GetSlice() []string {
+	if l.String() == "" {
+		return nil
+	}
+	return strings.Split(l.String(), ",")
+}
+
+// limitFlag is a percentage rule that is off until set.
+type limitFlag struct {
+	v   float64
+	set bool
+}
+
+func (l *limitFlag) String() string {
+	if !l.set {
+		return ""
+	}
+	return strconv.FormatFloat(l.v*100, 'g', -1, 64) + "%"
+}
+
+// Type names the flag's value in --help.
+func (l *limitFlag) Type() string { return "percent" }
+
+// Set parses a percentage.
+func (l *limitFlag) Set(s string) error {
+	v, err := parsePercent(s)
+	if err != nil {
+		return err
+	}
+	l.v, l.set = v, true
+	return nil
+}
+
+// checkRules are the rules a check holds each trace against.
+type checkRules struct {
+	failOn                             verdictList
+	maxIdle, maxSyncIdle, maxInputIdle limitFlag
+	minUtil                            limitFlag
+	minSteps                           int
+}
+
+// addRuleFlags defines the rule flags on fs.
+func addRuleFlags(fs *pflag.FlagSet, r *checkRules) {
+	r.failOn.v = slices.Clone(defaultFailOn)
+	fs.Var(&r.failOn, "fail-on", "verdicts that fail the check (comma-separated, or none)")
+	fs.Var(&r.maxIdle, "max-idle", "fail when attributed device idle exceeds this share of the window")
+	fs.Var(&r.maxSyncIdle, "max-sync-idle", "fail when sync-caused idle (in-sync + after-sync) exceeds this share of the window")
+	fs.Var(&r.maxInputIdle, "max-input-idle", "fail when input-caused idle exceeds this share of the window")
+	fs.Var(&r.minUtil, "min-utilization", "fail when any device is busy less than this share of the window")
+	fs.IntVar(&r.minSteps, "min-steps", 0, "fail a capture with fewer steady steps than this (too short to judge)")
+}
+
+// checkKeys are the flags a [check] config section may set.
+var checkKeys = flagNames(func(fs *pflag.FlagSet) { addRuleFlags(fs, &checkRules{}) })
+
+// outcome is one rule held against one trace.
+type outcome struct {
+	rule            string
+	measured, limit string
+	failed          bool
+}
+
+func (o outcome) message() string {
+	return fmt.Sprintf("%s: measured %s, limit %s", o.rule, o.measured, o.limit)
+}
+
+// evaluate holds res against every rule that is set, in a fixed order.
+func (r *checkRules) evaluate(res *analyze.Result) []outcome {
+	var out []outcome
+	if len(r.failOn.v) > 0 {
+		out = append(out, outcome{
+			rule:     "verdict",
+			measured: fmt.Sprintf("%s (%s confidence)", res.Verdict, res.Confidence),
+			limit:    "not " + r.failOn.String(),
+			failed:   slices.Contains(r.failOn.v, res.Verdict),
+		})
+	}
+	win := res.Window.Dur()
+	shares := []struct {
+		rule  string
+		limit *limitFlag
+		idle  int64
+	}{
+		{"max-idle", &r.maxIdle, res.Idle.Attributed()},
+		{"max-sync-idle", &r.maxSyncIdle, res.Idle.Sync()},
+		{"max-input-idle", &r.maxInputIdle, res.Idle.Input},
+	}
+	for _, s := range shares {
+		if !s.limit.set {
+			continue
+		}
+		v := fraction(s.idle, win)
+		out = append(out, outcome{rule: s.rule, measured: pct(v), limit: pct(s.limit.v), failed: v > s.limit.v})
+	}
+	if r.minUtil.set {
+		out = append(out, r.utilization(res))
+	}
+	if r.minSteps > 0 {
+		out = append(out, outcome{
+			rule:     "min-steps",
+			measured: fmt.Sprintf("%d steps", res.Window.Steps),
+			limit:    fmt.Sprintf("%d steps", r.minSteps),
+			failed:   res.Window.Steps < r.minSteps,
+		})
+	}
+	return out
+}
+
+// utilization checks each device's busy share of the window (the steady
+// state, warm-up left out) and reports the least busy device.
+func (r *checkRules) utilization(res *analyze.Result) outcome {
+	o := outcome{rule: "min-utilization", limit: pct(r.minUtil.v)}
+	if len(res.Devices) == 0 || res.Window.Dur() <= 0 {
+		o.measured, o.failed = "no device activity", true
+		return o
+	}
+	low, dev := 2.0, ""
+	for _, d := range res.Devices {
+		if u := fraction(d.WindowBusy, res.Window.Dur()); u < low {
+			low, dev = u, d.ID
+		}
+	}
+	o.measured = fmt.Sprintf("%s (%s)", pct(low), dev)
+	o.failed = low < r.minUtil.v
+	return o
+}
+
+func fraction(part, whole int64) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+
+// checkResult is what checking one input gave.
+type checkResult struct {
+	path     string
+	res      *analyze.Result
+	err      error
+	outcomes []outcome
+	seconds  float64
+}
+
+func (c *checkResult) failed() bool {
+	return slices.ContainsFunc(c.outcomes, func(o outcome) bool { return o.failed })
+}
+
+type checkFlags struct {
+	rules    checkRules
+	analysis *analysisFlags
+	junit    string
+	format   string
+	jobs     int
+	config   string
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &checkFlags{}
+	addRuleFlags(fs, &f.rules)
+	f.analysis = addAnalysisFlags(fs)
+	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
+	fs.StringVar(&f.format, "format", "text", "output: text, or github for workflow annotations")
+	fs.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "how many files to check at once")
+	fs.StringVar(&f.config, "config", "", "read rules and thresholds from this file (flags win)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: tracegap check [flags] FILE|DIR...\n\nExit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tracegap check: %v\n", err)
+		return exitUsage
+	}
+	if err := f.finish(fs); err != nil {
+		fmt.Fprintf(stderr, "tracegap check: %v\n", err)
+		return exitUsage
+	}
+	results := f.checkAll(fs.Args())
+	status := f.print(results, stdout, stderr)
+	if f.junit != "" {
+		err := report.WriteFile(f.junit, func(w io.Writer) error {
+			return report.WriteJUnit(w, "tracegap check", junitCases(results))
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "tracegap check: %v\n", err)
+			return exitUsage
+		}
+	}
+	return status
+}
+
+// finish applies the config file and checks the flags.
+func (f *checkFlags) finish(fs *pflag.FlagSet) error {
+	if f.config != "" {
+		c, err := loadConfig(f.config)
+		if err != nil {
+			return err
+		}
+		if err := c.apply(fs, map[string][]string{"check": checkKeys, "analysis": analysisKeys}); err != nil {
+			return err
+		}
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("no trace given: expected FILE or DIR arguments")
+	}
+	if f.format != "text" && f.format != "github" {
+		return fmt.Errorf("unknown --format %q: expected text or github", f.format)
+	}
+	if f.jobs < 1 {
+		return fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
+	}
+	if f.rules.minSteps < 0 {
+		return fmt.Errorf("invalid --min-steps %d: expected 0 (off) or more", f.rules.minSteps)
+	}
+	return f.analysis.options().Validate()
+}
+
+// expand turns the arguments into the files to check, in order; an
+// argument that cannot be expanded becomes an errored entry, so that the
+// other inputs are still checked.
+func expand(args []string) []checkResult {
+	var out []checkResult
+	for _, a := range args {
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			out = append(out, checkResult{path: a})
+			continue
+		}
+		paths, err := trace.Expand([]string{a})
+		if err != nil {
+			out = append(out, checkResult{path: a, err: err})
+			continue
+		}
+		for _, p := range paths {
+			out = append(out, checkResult{path: p})
+		}
+	}
+	return out
+}
+
+// checkAll checks every input, at most f.jobs at a time, and returns the
+// results in input order.
+func (f *checkFlags) checkAll(args []string) []checkResult {
+	results := expand(args)
+	sem := make(chan struct{}, f.jobs)
+	var wg sync.WaitGroup
+	for i := range results {
+		if results[i].err != nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r *checkResult) {
+			defer func() { <-sem; wg.Done() }()
+			f.checkOne(r)
+		}(&results[i])
+	}
+	wg.Wait()
+	return results
+}
+
+func (f *checkFlags) checkOne(r *checkResult) {
+	start := time.Now()
+	defer func() {
+		r.seconds = time.Since(start).Seconds()
+		// One bad input must not take the others' results down with it.
+		if p := recover(); p != nil {
+			r.res, r.outcomes = nil, nil
+			r.err = fmt.Errorf("%s: internal error while analysing: %v", r.path, p)
+		}
+	}()
+	r.res, r.err = f.analysis.analyzeFile(r.path)
+	if r.err == nil {
+		r.outcomes = f.rules.evaluate(r.res)
+	}
+}
+
+// print reports every result in order and returns the exit status: 2 when
+// an input was unusable, else 1 when a rule failed, else 0.
+func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int {
+	status := exitOK
+	for i := range results {
+		r := &results[i]
+		switch {
+		case r.err != nil:
+			status = exitUsage
+			msg := errorText(r)
+			if f.format == "github" {
+				fmt.Fprintf(stdout, "::error file=%s,title=tracegap input::%s\n", ghProperty(r.path), ghData(msg))
+			}
+			fmt.Fprintf(stderr, "ERROR %s\n", msg)
+		case r.failed():
+			if status == exitOK {
+				status = exitCheck
+			}
+			for _, o := range r.outcomes {
+				if !o.failed {
+					continue
+				}
+				if f.format == "github" {
+					fmt.Fprintf(stdout, "::error file=%s,title=tracegap %s::%s\n", ghProperty(r.path), ghProperty(o.rule), ghData(r.path+": "+o.message()))
+				} else {
+					fmt.Fprintf(stdout, "FAIL %s: %s\n", r.path, o.message())
+				}
+			}
+		default:
+			rules := "rules"
+			if len(r.outcomes) == 1 {
+				rules = "rule"
+			}
+			fmt.Fprintf(stdout, "ok   %s: %s (%s confidence), %d %s passed\n", r.path, r.res.Verdict, r.res.Confidence, len(r.outcomes), rules)
+		}
+	}
+	return status
+}
+
+// errorText is the input error, naming the file once.
+func errorText(r *checkResult) string {
+	msg := r.err.Error()
+	if strings.HasPrefix(msg, r.path) {
+		return msg
+	}
+	return r.path + ": " + msg
+}
+
+// GitHub workflow commands escape their message and, more strictly, their
+// properties.
+var (
+	ghDataEscaper     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	ghPropertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
+func ghData(s string) string     { return ghDataEscaper.Replace(s) }
+func ghProperty(s string) string { return ghPropertyEscaper.Replace(s) }
+
+// junitCases turns the results into one test case per file and rule, and
+// one error case per unusable input.
+func junitCases(results []checkResult) []report.JUnitCase {
+	var cases []report.JUnitCase
+	for i := range results {
+		r := &results[i]
+		if r.err != nil {
+			cases = append(cases, report.JUnitCase{Class: r.path, Name: "input", Error: errorText(r), Seconds: r.seconds})
+			continue
+		}
+		for _, o := range r.outcomes {
+			c := report.JUnitCase{Class: r.path, Name: o.rule, Seconds: r.seconds}
+			if o.failed {
+				c.Failure = o.message()
+				c.Detail = fmt.Sprintf("%s: verdict %s (%s confidence)\n%s", r.path, r.res.Verdict, r.res.Confidence, strings.Join(r.res.Reasons, "\n"))
+			}
+			cases = append(cases, c)
+		}
+	}
+	return cases
+}

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/trace/tracetest"
+)
+
+const ms = 1_000_000
+
+// Generated loops whose figures follow from their fields (see
+// tracetest.Loop); the first of six steps is dropped as warm-up.
+var (
+	// Each step reads input for 30 ms, dispatches for 1 ms and runs a
+	// 20 ms kernel that overlaps the next step's input: a step every
+	// 31 ms, the device idle 10 ms in input and 1 ms in dispatch. The
+	// window runs from step 2 to the end of step 6's kernel (5*31+20 =
+	// 175 ms) and holds six kernels (120 ms): input idle 50/175 = 28.6%,
+	// all idle 55/175 = 31.4%, utilization 68.6%.
+	dataBoundLoop = tracetest.Loop{Steps: 6, Input: 30 * ms, Dispatch: 1 * ms, Compute: 20 * ms}
+	// Each step dispatches for 4 ms, runs a 16 ms kernel and waits for
+	// it: the device idles 4 ms of every 20 right after the sync, 20%.
+	sequentialLoop = tracetest.Loop{Steps: 6, Dispatch: 4 * ms, Compute: 16 * ms, Sync: true}
+	// The same on two devices, GPU:1's kernels 4 ms shorter: GPU:1 is
+	// busy 12 ms of every 20, 60%.
+	twoDeviceLoop = tracetest.Loop{Steps: 6, Dispatch: 4 * ms, Compute: 16 * ms, Sync: true, Devices: 2, Skew: 4 * ms}
+	// Three steps (none dropped) where the host runs ahead of 20 ms
+	// kernels: parallel.
+	shortLoop = tracetest.Loop{Steps: 3, Input: 1 * ms, Dispatch: 1 * ms, Compute: 20 * ms}
+)
+
+func analyzeLoop(t *testing.T, l tracetest.Loop) *analyze.Result {
+	t.Helper()
+	res, err := analyze.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// parseRules parses check flags into rules.
+func parseRules(t *testing.T, args ...string) *checkRules {
+	t.Helper()
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	r := &checkRules{}
+	addRuleFlags(fs, r)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("parsing %q: %v", args, err)
+	}
+	return r
+}
+
+func TestCheckRules(t *testing.T) {
+	results := map[string]*analyze.Result{}
+	for name, l := range map[string]tracetest.Loop{"data-bound": dataBoundLoop, "sequential": sequentialLoop, "two devices": twoDeviceLoop, "short": shortLoop} {
+		results[name] = analyzeLoop(t, l)
+	}
+	tests := []struct {
+		run  string
+		args []string
+		// fail lists the failed rules' messages; pass the rules that
+		// passed.
+		fail []string
+		pass []string
+	}{
+		{"data-bound", nil, []string{"verdict: measured data-bound (high confidence), limit not sequential,data-bound"}, nil},
+		{"data-bound", []string{"--fail-on", "sequential"}, nil, []string{"verdict"}},
+		{"data-bound", []string{"--fail-on", "none"}, nil, nil},
+		{"sequential", nil, []string{"verdict: measured sequential (high confidence), limit not sequential,data-bound"}, nil},
+		{"sequential", []string{"--fail-on", "data-bound,host-bound"}, nil, []string{"verdict"}},
+		{"short", nil, nil, []string{"verdict"}},
+		{"data-bound", []string{"--fail-on=none", "--max-idle", "30%"}, []string{"max-idle: measured 31.4%, limit 30.0%"}, nil},
+		{"data-bound", []string{"--fail-on=none", "--max-idle", "32%"}, nil, []string{"max-idle"}},
+		{"data-bound", []string{"--fail-on=none", "--max-input-idle", "0.25"}, []string{"max-input-idle: measured 28.6%, limit 25.0%"}, nil},
+		{"data-bound", []string{"--fail-on=none", "--max-input-idle", "30%", "--max-sync-idle", "0%"}, nil, []string{"max-sync-idle", "max-input-idle"}},
+		{"sequential", []string{"--fail-on=none", "--max-sync-idle", "10%"}, []string{"max-sync-idle: measured 20.0%, limit 10.0%"}, nil},
+		{"sequential", []string{"--fail-on=none", "--max-sync-idle", "21%", "--max-input-idle", "1%"}, nil, []string{"max-sync-idle", "max-input-idle"}},
+		{"data-bound", []string{"--fail-on=none", "--min-utilization", "70%"}, []string{"min-utilization: measured 68.6% (GPU:0), limit 70.0%"}, nil},
+		{"sequential", []string{"--fail-on=none", "--min-utilization", "80%"}, nil, []string{"min-utilization"}},
+		{"two devices", []string{"--fail-on=none", "--min-utilization", "70%"}, []string{"min-utilization: measured 60.0% (GPU:1), limit 70.0%"}, nil},
+		{"two devices", []string{"--fail-on=none", "--min-utilization", "60%"}, nil, []string{"min-utilization"}},
+		{"short", []string{"--min-steps", "4"}, []string{"min-steps: measured 3 steps, limit 4 steps"}, []string{"verdict"}},
+		{"short", []string{"--min-steps", "3"}, nil, []string{"verdict", "min-steps"}},
+		{"data-bound", []string{"--min-steps", "5", "--max-idle", "10%"},
+			[]string{"verdict: measured data-bound (high confidence), limit not sequential,data-bound", "max-idle: measured 31.4%, limit 10.0%"},
+			[]string{"min-steps"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.run+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+			var fail, pass []string
+			for _, o := range parseRules(t, tt.args...).evaluate(results[tt.run]) {
+				if o.failed {
+					fail = append(fail, o.message())
+				} else {
+					pass = append(pass, o.rule)
+				}
+			}
+			if !slices.Equal(fail, tt.fail) || !slices.Equal(pass, tt.pass) {
+				t.Errorf("failed %q passed %q\nwant failed %q passed %q", fail, pass, tt.fail, tt.pass)
+			}
+		})
+	}
+}
+
+func TestCheckNoDevice(t *testing.T) {
+	res := &analyze.Result{Verdict: analyze.NoDevice, Confidence: analyze.High}
+	var fail []string
+	for _, o := range parseRules(t, "--max-idle", "10%", "--min-utilization", "50%").evaluate(res) {
+		if o.failed {
+			fail = append(fail, o.message())
+		}
+	}
+	want := []string{"min-utilization: measured no device activity, limit 50.0%"}
+	if !slices.Equal(fail, want) {
+		t.Errorf("failed %q, want %q", fail, want)
+	}
+}
+
+func TestCheckBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check"}, "no trace given"},
+		{[]string{"check", "--fail-on", "slow", "x.json"}, `unknown verdict "slow"`},
+		{[]string{"check", "--max-idle", "200%", "x.json"}, `invalid percentage "200%"`},
+		{[]string{"check", "--format", "xml", "x.json"}, `unknown --format "xml": expected text or github`},
+		{[]string{"check", "-j", "0", "x.json"}, "invalid --jobs 0"},
+		{[]string{"check", "--config", "/nonexistent/tracegap.toml", "x.json"}, "/nonexistent/tracegap.toml"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		if code := run(tt.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}
+
+// sharedTraces returns ../shared/traces beside the module root, skipping
+// the test where it is missing.
+func sharedTraces(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	traces := filepath.Join(dir, "..", "shared", "traces")
+	if _, err := os.Stat(traces); err != nil {
+		t.Skipf("real traces not available: %v", err)
+	}
+	return traces
+}
+
+// junitReport is what CI systems read of a JUnit file.
+type junitReport struct {
+	Tests    int `xml:"tests,attr"`
+	Failures int `xml:"failures,attr"`
+	Errors   int `xml:"errors,attr"`
+	Suites   []struct {
+		Name  string `xml:"name,attr"`
+		Cases []struct {
+			Class   string `xml:"classname,attr"`
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func readJUnit(t *testing.T, path string) junitReport {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r junitReport
+	if err := xml.Unmarshal(data, &r); err != nil {
+		t.Fatalf("%s is not JUnit XML: %v\n%s", path, err, data)
+	}
+	return r
+}
+
+func TestCheckRealTraces(t *testing.T) {
+	dir := sharedTraces(t)
+	w0 := filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz")
+	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
+	bad := filepath.Join(dir, "xprof-tpu-inference-corrupted-upstream.xplane.pb")
+	junit := filepath.Join(t.TempDir(), "out", "..", "check.xml")
+	os.MkdirAll(filepath.Dir(junit), 0o755)
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string // lines, in order
+		stderr string
+	}{
+		{"workers4 passes the defaults", []string{w4}, exitOK,
+			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed"}, ""},
+		{"workers0 is data-bound", []string{w0, w4}, exitCheck,
+			[]string{"FAIL " + w0 + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound",
+				"ok   " + w4 + ": parallel (high confidence), 1 rule passed"}, ""},
+		{"input idle rule", []string{"--fail-on=none", "--max-input-idle", "10%", w4, w0}, exitCheck,
+			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
+				"FAIL " + w0 + ": max-input-idle: measured 22.7%, limit 10.0%"}, ""},
+		{"unusable input is reported, the rest still checked", []string{"-j", "2", bad, w4, w0}, exitUsage,
+			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
+				"FAIL " + w0 + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound"},
+			"ERROR " + bad},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"check", "--junit", junit}, tt.args...), &stdout, &stderr)
+			lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if code != tt.code || !slices.Equal(lines, tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr: %s", code, tt.code, stdout.String(), strings.Join(tt.stdout, "\n"), stderr.String())
+			}
+			if tt.stderr != "" && strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("want one error line, got:\n%s", stderr.String())
+			}
+		})
+	}
+
+	// The last run's JUnit report: one error case, then a case per file
+	// and rule in input order.
+	r := readJUnit(t, junit)
+	if r.Tests != 3 || r.Failures != 1 || r.Errors != 1 || len(r.Suites) != 1 || r.Suites[0].Name != "tracegap check" {
+		t.Fatalf("JUnit tests=%d failures=%d errors=%d suites=%d", r.Tests, r.Failures, r.Errors, len(r.Suites))
+	}
+	cs := r.Suites[0].Cases
+	if cs[0].Class != bad || cs[0].Name != "input" || cs[0].Error == nil || !strings.Contains(cs[0].Error.Message, bad) {
+		t.Errorf("case 0 = %+v, want an input error for %s", cs[0], bad)
+	}
+	if cs[1].Class != w4 || cs[1].Name != "verdict" || cs[1].Failure != nil || cs[1].Error != nil {
+		t.Errorf("case 1 = %+v, want a passing verdict for %s", cs[1], w4)
+	}
+	if cs[2].Class != w0 || cs[2].Failure == nil || cs[2].Failure.Message != "verdict: measured data-bound (high confidence), limit not sequential,data-bound" {
+		t.Errorf("case 2 = %+v, want the failed verdict of %s", cs[2], w0)
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(junit), ".check.xml.tmp*")); len(m) != 0 {
+		t.Errorf("temporary files left behind: %q", m)
+	}
+}
+
+func TestCheckGitHubFormat(t *testing.T) {
+	dir := sharedTraces(t)
+	w0 := filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"check", "--format", "github", "--max-idle", "10%", w0}, &stdout, &stderr)
+	prop := strings.NewReplacer(":", "%3A", ",", "%2C").Replace(w0)
+	want := "::error file=" + prop + ",title=tracegap verdict::" + w0 + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound\n" +
+		"::error file=" + prop + ",title=tracegap max-idle::" + w0 + ": max-idle: measured 30.7%25, limit 10.0%25\n"
+	if code != exitCheck || stdout.String() != want {
+		t.Errorf("exit %d, stdout:\n%s\nwant exit 1 and:\n%s", code, stdout.String(), want)
+	}
+}
+
+func TestCheckConfigFile(t *testing.T) {
+	dir := sharedTraces(t)
+	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
+	cfg := filepath.Join(t.TempDir(), "tracegap.toml")
+	text := "[check]\nfail_on = [\"host-bound\"]\nmin_utilization = \"90%\"\n\n[analysis]\nmin_gap = \"20us\"\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		// workers4 keeps its GPU 86.1% busy over the steps.
+		{[]string{"--config", cfg, w4}, exitCheck, "FAIL " + w4 + ": min-utilization: measured 86.1% (GPU:0), limit 90.0%\n"},
+		{[]string{"--config", cfg, "--min-utilization", "85%", w4}, exitOK, "ok   " + w4 + ": parallel (high confidence), 2 rules passed\n"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"check"}, tt.args...), &stdout, &stderr)
+		if code != tt.code || stdout.String() != tt.out {
+			t.Errorf("%q: exit %d stdout %q stderr %q; want %d %q", tt.args, code, stdout.String(), stderr.String(), tt.code, tt.out)
+		}
+	}
+	if err := os.WriteFile(cfg, []byte("[check]\nmax_idle = \"ten\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"check", "--config", cfg, w4}, &stdout, &stderr)
+	if want := cfg + `:2: max_idle: invalid percentage "ten"`; code != exitUsage || !strings.Contains(stderr.String(), want) {
+		t.Errorf("bad config: exit %d stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+}
+
+func TestCheckGeneratedFiles(t *testing.T) {
+	dir := t.TempDir()
+	seq := writeLoop(t, dir, "a-sequential.xplane.pb", sequentialLoop)
+	data := writeLoop(t, dir, "b-data-bound.xplane.pb", dataBoundLoop)
+	short := writeLoop(t, dir, "c-short.xplane.pb", shortLoop)
+	missing := filepath.Join(dir, "missing.xplane.pb")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"defaults on a directory", []string{dir}, exitCheck,
+			"FAIL " + seq + ": verdict: measured sequential (high confidence), limit not sequential,data-bound\n" +
+				"FAIL " + data + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound\n" +
+				"ok   " + short + ": parallel (high confidence), 1 rule passed\n", ""},
+		{"every rule passes", []string{"--fail-on", "host-bound", "--max-idle", "35%", "--max-sync-idle", "20%", "--max-input-idle", "30%",
+			"--min-utilization", "60%", "--min-steps", "3", "-j", "1", seq, data, short}, exitOK,
+			"ok   " + seq + ": sequential (high confidence), 6 rules passed\n" +
+				"ok   " + data + ": data-bound (high confidence), 6 rules passed\n" +
+				"ok   " + short + ": parallel (high confidence), 6 rules passed\n", ""},
+		{"every rule fails somewhere", []string{"--fail-on", "none", "--max-idle", "30%", "--max-sync-idle", "19%", "--max-input-idle", "28%",
+			"--min-utilization", "70%", "--min-steps", "4", "-j", "3", seq, data, short}, exitCheck,
+			"FAIL " + seq + ": max-sync-idle: measured 20.0%, limit 19.0%\n" +
+				"FAIL " + data + ": max-idle: measured 31.4%, limit 30.0%\n" +
+				"FAIL " + data + ": max-input-idle: measured 28.6%, limit 28.0%\n" +
+				"FAIL " + data + ": min-utilization: measured 68.6% (GPU:0), limit 70.0%\n" +
+				"FAIL " + short + ": min-steps: measured 3 steps, limit 4 steps\n", ""},
+		{"a missing file", []string{missing, short}, exitUsage,
+			"ok   " + short + ": parallel (high confidence), 1 rule passed\n", "ERROR " + missing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCmd(append([]string{"check"}, tt.args...)...)
+			if code != tt.code || out != tt.stdout || !strings.Contains(errs, tt.stderr) || (tt.stderr == "") != (errs == "") {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr: %q, want %q", code, tt.code, out, tt.stdout, errs, tt.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/report"
+)
+
+func init() {
+	commands["compare"] = command{
+		summary: "what changed between two runs; the synthetic-data test",
+		run:     runCompare,
+	}
+}
+
+type compareFlags struct {
+	analysis   *analysisFlags
+	regression limitFlag
+	synthetic  bool
+	format     string
+	out        string
+	config     string
+}
+
+// compareKeys are the flags a [compare] config section may set.
+var compareKeys = []string{"fail-on-regression", "synthetic-base", "format"}
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &compareFlags{analysis: addAnalysisFlags(fs)}
+	fs.Var(&f.regression, "fail-on-regression", "exit 1 when the step time grew by more than this, or the attributed idle share by more than this many points")
+	fs.BoolVar(&f.synthetic, "synthetic-base", false, "read BASE as a run fed with synthetic data even if it shows input time")
+	fs.StringVar(&f.format, "format", "text", "output format: text, json or markdown")
+	fs.StringVarP(&f.out, "output", "o", "", "write the comparison to this file instead of standard output")
+	fs.StringVar(&f.config, "config", "", "read thresholds from this file's [analysis] and [compare] sections (flags win)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: tracegap compare [flags] BASE NEW\n\nExit status: 0 no regression, 1 a regression past --fail-on-regression, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tracegap compare: %v\n", err)
+		return exitUsage
+	}
+	format, err := f.finish(fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap compare: %v\n", err)
+		return exitUsage
+	}
+	base, next, ok := f.analyzeBoth(fs.Arg(0), fs.Arg(1), stderr)
+	if !ok {
+		return exitUsage
+	}
+	c := analyze.CompareWith(base, next, analyze.CompareOptions{SyntheticBase: f.synthetic})
+	var regressions []analyze.Regression
+	if f.regression.set {
+		regressions = c.Check(f.regression.v)
+	}
+	write := func(w io.Writer) error { return report.WriteComparison(w, c, format) }
+	if f.out != "" {
+		err = report.WriteFile(f.out, write)
+	} else {
+		err = write(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap compare: %v\n", err)
+		return exitUsage
+	}
+	for _, r := range regressions {
+		fmt.Fprintf(stderr, "REGRESSION %s\n", r.Message)
+	}
+	if len(regressions) > 0 {
+		return exitCheck
+	}
+	return exitOK
+}
+
+// finish applies the config file and checks the flags and arguments.
+func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
+	if f.config != "" {
+		c, err := loadConfig(f.config)
+		if err != nil {
+			return "", err
+		}
+		if err := c.apply(fs, map[string][]string{"compare": compareKeys, "analysis": analysisKeys}); err != nil {
+			return "", err
+		}
+	}
+	if fs.NArg() != 2 {
+		return "", fmt.Errorf("expected two traces, BASE and NEW, got %d arguments", fs.NArg())
+	}
+	format, err := report.ParseFormat(f.format)
+	if err == nil && format == report.HTML {
+		err = fmt.Errorf("a comparison cannot be written as html: expected text, json or markdown")
+	}
+	if err != nil {
+		return "", err
+	}
+	return format, f.analysis.options().Validate()
+}
+
+// analyzeBoth analyses the two traces at once and reports each one that is
+// unusable.
+func (f *compareFlags) analyzeBoth(basePath, newPath string, stderr io.Writer) (base, next *analyze.Result, ok bool) {
+	var errs [2]error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); base, errs[0] = f.analysis.analyzeFile(basePath) }()
+	go func() { defer wg.Done(); next, errs[1] = f.analysis.analyzeFile(newPath) }()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			fmt.Fprintf(stderr, "tracegap compare: %s: %v\n", []string{"BASE", "NEW"}[i], err)
+		}
+	}
+	return base, next, errs[0] == nil && errs[1] == nil
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/trace"
+)
+
+// durationFlag is a pflag.Value holding nanoseconds, written as "20us",
+// "1.5ms", "2s", "500ns" or "20µs"; a bare number is microseconds, the unit
+// of Chrome traces.
+type durationFlag int64
+
+func (d *durationFlag) String() string { return formatFlagDuration(int64(*d)) }
+
+// Type names the flag's value in --help.
+func (d *durationFlag) Type() string { return "duration" }
+
+// Set parses s.
+func (d *durationFlag) Set(s string) error {
+	ns, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationFlag(ns)
+	return nil
+}
+
+var durationUnits = []struct {
+	suffix string
+	ns     float64
+}{
+	{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9},
+}
+
+func parseDuration(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1e3 // bare numbers are microseconds
+	for _, u := range durationUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			// "ms" also ends in "s": take the longest suffix that fits.
+			if u.suffix == "s" && (strings.HasSuffix(t, "ms") || strings.HasSuffix(t, "us") || strings.HasSuffix(t, "ns") || strings.HasSuffix(t, "µs")) {
+				continue
+			}
+			t, mult = strings.TrimSuffix(t, u.suffix), u.ns
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("invalid duration %q: expected a non-negative number with a unit (ns, us, ms, s), like 20us", s)
+	}
+	return int64(math.Round(v * mult)), nil
+}
+
+func formatFlagDuration(ns int64) string {
+	switch {
+	case ns == 0:
+		return "0"
+	case ns%1e9 == 0:
+		return strconv.FormatInt(ns/1e9, 10) + "s"
+	case ns%1e6 == 0:
+		return strconv.FormatInt(ns/1e6, 10) + "ms"
+	case ns%1e3 == 0:
+		return strconv.FormatInt(ns/1e3, 10) + "us"
+	}
+	return strconv.FormatInt(ns, 10) + "ns"
+}
+
+// percentFlag is a pflag.Value holding a fraction, written as "5%" or as a
+// fraction "0.05".
+type percentFlag float64
+
+func (p *percentFlag) String() string {
+	return strconv.FormatFloat(float64(*p)*100, 'g', -1, 64) + "%"
+}
+
+// Type names the flag's value in --help.
+func (p *percentFlag) Type() string { return "percent" }
+
+// Set parses s.
+func (p *percentFlag) Set(s string) error {
+	v, err := parsePercent(s)
+	if err != nil {
+		return err
+	}
+	*p = percentFlag(v)
+	return nil
+}
+
+func parsePercent(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err == nil && (pct || v > 1) {
+		v /= 100
+	}
+	if err != nil || v < 0 || v > 1 || math.IsNaN(v) {
+		return 0, fmt.Errorf("invalid percentage %q: expected a value from 0%% to 100%%, like 5%%", s)
+	}
+	return v, nil
+}
+
+// analysisFlags are the flags every command that analyses traces shares:
+// the thresholds and patterns of analyze.Options and the reading limits.
+type analysisFlags struct {
+	minGap, syncSlack           durationFlag
+	syncThr, inputThr, hostThr  percentFlag
+	stepRegex                   string
+	syncPatterns, inputPatterns []string
+	top                         int
+	maxBytes                    int64
+	inFormat                    string
+}
+
+// addAnalysisFlags defines the shared analysis flags on fs, with the
+// documented defaults.
+func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
+	d := analyze.DefaultOptions()
+	f := &analysisFlags{
+		minGap:    durationFlag(d.MinGap),
+		syncSlack: durationFlag(d.SyncSlack),
+		syncThr:   percentFlag(d.SyncThreshold),
+		inputThr:  percentFlag(d.InputThreshold),
+		hostThr:   percentFlag(d.HostThreshold),
+	}
+	fs.Var(&f.minGap, "min-gap", "shortest device idle attributed on its own")
+	fs.Var(&f.syncSlack, "sync-slack", "device work starting this soon after its launch counts as waiting on the host")
+	fs.Var(&f.syncThr, "sync-threshold", "share of the window in sync-caused idle that makes a run sequential")
+	fs.Var(&f.inputThr, "input-threshold", "share of the window in input-caused idle that makes a run data-bound")
+	fs.Var(&f.hostThr, "host-threshold", "share of the window in other host-caused idle that makes a run host-bound")
+	fs.StringVar(&f.stepRegex, "step-regex", "", "regular expression naming the host events that mark steps")
+	fs.StringArrayVar(&f.syncPatterns, "sync-pattern", nil, "extra regular expression for blocking calls (repeatable)")
+	fs.StringArrayVar(&f.inputPatterns, "input-pattern", nil, "extra regular expression for input-pipeline events (repeatable)")
+	fs.IntVar(&f.top, "top", d.TopGaps, "how many of the longest gaps to show")
+	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
+	fs.StringVar(&f.inFormat, "input-format", "", "force the input format (chrome, xplane) instead of sniffing it")
+	return f
+}
+
+// options returns the analysis options the flags describe.
+func (f *analysisFlags) options() analyze.Options {
+	o := analyze.DefaultOptions()
+	o.MinGap = int64(f.minGap)
+	o.SyncSlack = int64(f.syncSlack)
+	o.SyncThreshold = float64(f.syncThr)
+	o.InputThreshold = float64(f.inputThr)
+	o.HostThreshold = float64(f.hostThr)
+	o.StepRegex = f.stepRegex
+	o.SyncPatterns = f.syncPatterns
+	o.InputPatterns = f.inputPatterns
+	o.TopGaps = f.top
+	return o
+}
+
+// readOptions returns the reading limits the flags describe.
+func (f *analysisFlags) readOptions() trace.Options {
+	return trace.Options{MaxBytes: f.maxBytes, Format: f.inFormat}
+}
+
+// analyzeFile reads and analyses one trace file.
+func (f *analysisFlags) analyzeFile(path string) (*analyze.Result, error) {
+	t, err := trace.Open(path, f.readOptions())
+	if err != nil {
+		return nil, err
+	}
+	res, err := analyze.Analyze(t, f.options())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}

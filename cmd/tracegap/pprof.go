@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/report"
+)
+
+func init() {
+	commands["pprof"] = command{
+		summary: "write device idle as a pprof profile of host stacks (flame graph)",
+		run:     runPprof,
+	}
+}
+
+const pprofUsage = `Usage: tracegap pprof [flags] FILE -o idle.pb.gz
+
+Writes a pprof profile whose samples are device-idle nanoseconds (and gap
+counts) and whose stacks are the host events the waited-for thread was inside
+during each gap, with the cause (in-sync, after-sync, input, host, untraced)
+as the leaf frame. Samples carry device, cause and thread labels.
+
+Examples:
+  tracegap pprof run.pt.trace.json.gz -o idle.pb.gz
+  go tool pprof -http=: idle.pb.gz              # flame graph in a browser
+  go tool pprof -top -tagfocus=cause=input idle.pb.gz
+  go tool pprof -sample_index=gaps -top idle.pb.gz
+
+Exit status: 0 success, 2 unusable input or usage.
+
+Flags:
+`
+
+func runPprof(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("pprof", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	af := addAnalysisFlags(fs)
+	var out string
+	fs.StringVarP(&out, "output", "o", "", `write the profile to this file (required; "-" for stdout)`)
+	fs.Usage = func() { fmt.Fprintf(stderr, "%s%s", pprofUsage, fs.FlagUsages()) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "%s%s", pprofUsage, fs.FlagUsages())
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tracegap pprof: %v\n", err)
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "tracegap pprof: expected one FILE, got %d arguments (see tracegap pprof --help)\n", fs.NArg())
+		return exitUsage
+	}
+	if out == "" {
+		fmt.Fprintln(stderr, `tracegap pprof: no output given: expected -o FILE (or -o - for stdout)`)
+		return exitUsage
+	}
+	if err := af.options().Validate(); err != nil {
+		fmt.Fprintf(stderr, "tracegap pprof: %v\n", err)
+		return exitUsage
+	}
+	path := fs.Arg(0)
+	res, err := analyzeOne(af, path)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
+		return exitUsage
+	}
+	p, err := report.Profile(res)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap pprof: %s: %v\n", path, err)
+		return exitUsage
+	}
+	if out == "-" {
+		err = p.Write(stdout)
+	} else {
+		err = report.WriteFile(out, p.Write)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap pprof: %v\n", err)
+		return exitUsage
+	}
+	if out != "-" {
+		var idle int64
+		for _, g := range res.Gaps {
+			idle += g.Dur
+		}
+		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %d gaps; view it with: go tool pprof -http=: %s\n",
+			out, report.Duration(idle), len(res.Gaps), out)
+	}
+	return exitOK
+}

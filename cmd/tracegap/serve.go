@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/serve"
+)
+
+func init() {
+	commands["serve"] = command{
+		summary: "run the upload service: analyse uploaded traces, keep and serve the reports",
+		run:     runServe,
+	}
+}
+
+// sizeFlag is a pflag.Value holding a byte count, written as "2GiB",
+// "500MB" or a bare number of bytes.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return serve.FormatSize(int64(*s)) }
+
+// Type names the flag's value in --help.
+func (s *sizeFlag) Type() string { return "size" }
+
+// Set parses v.
+func (s *sizeFlag) Set(v string) error {
+	n, err := serve.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// serveDefaultMaxBytes caps decompressed uploads lower than the command
+// line does: a service holds several analyses in memory at once.
+const serveDefaultMaxBytes = 16 << 30
+
+type serveFlags struct {
+	addr, dataDir, token string
+	maxUpload            sizeFlag
+	maxAnalyses          int
+	readHeader, read     time.Duration
+	write, idle, grace   time.Duration
+	analysis             *analysisFlags
+}
+
+func addServeFlags(fs *pflag.FlagSet) *serveFlags {
+	f := &serveFlags{maxUpload: serve.DefaultMaxUpload}
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
+	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database")
+	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
+	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads received and analysed at once (503 with Retry-After above)")
+	fs.StringVar(&f.token, "token", "", "bearer token required for uploads and deletes (default $TRACEGAP_TOKEN)")
+	fs.DurationVar(&f.readHeader, "read-header-timeout", serve.DefaultReadHeaderTimeout, "time allowed to read a request's headers")
+	fs.DurationVar(&f.read, "read-timeout", serve.DefaultReadTimeout, "time allowed to read a whole request, upload included")
+	fs.DurationVar(&f.write, "write-timeout", serve.DefaultWriteTimeout, "time allowed from a request's headers to the end of its answer, analysis included")
+	fs.DurationVar(&f.idle, "idle-timeout", serve.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
+	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Minute, "on SIGTERM/SIGINT, how long running uploads and analyses may take to finish")
+	f.analysis = addAnalysisFlags(fs)
+	f.analysis.maxBytes = serveDefaultMaxBytes
+	fs.Lookup("max-bytes").DefValue = fmt.Sprint(serveDefaultMaxBytes)
+	return f
+}
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := addServeFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: tracegap serve [flags]\n\nServes the upload API (/api/v1/...), the upload and report pages, /healthz and /metrics.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tracegap serve: %v\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tracegap serve: unexpected arguments %q: serve takes only flags\n", fs.Args())
+		return exitUsage
+	}
+	if err := f.run(stderr); err != nil {
+		fmt.Fprintf(stderr, "tracegap serve: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+func (f *serveFlags) config(logw io.Writer) (serve.Config, error) {
+	opt := f.analysis.options()
+	if err := opt.Validate(); err != nil {
+		return serve.Config{}, err
+	}
+	if f.token == "" {
+		f.token = os.Getenv("TRACEGAP_TOKEN")
+	}
+	read := f.analysis.readOptions()
+	return serve.Config{
+		DataDir:           f.dataDir,
+		Analyze:           serve.NewAnalyzer(opt, read, report.Options{Top: opt.TopGaps}),
+		MaxUpload:         int64(f.maxUpload),
+		MaxAnalyses:       f.maxAnalyses,
+		Token:             f.token,
+		ReadHeaderTimeout: f.readHeader,
+		ReadTimeout:       f.read,
+		WriteTimeout:      f.write,
+		IdleTimeout:       f.idle,
+		Log:               log.New(logw, "tracegap serve: ", log.LstdFlags),
+	}, nil
+}
+
+// run serves until SIGINT or SIGTERM, then stops accepting connections and
+// waits up to --shutdown-timeout for running requests to finish.
+func (f *serveFlags) run(stderr io.Writer) error {
+	cfg, err := f.config(stderr)
+	if err != nil {
+		return err
+	}
+	s, err := serve.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	hs := s.HTTPServer(f.addr)
+	auth := "no token: anyone who can reach it may upload and delete"
+	if cfg.Token != "" {
+		auth = "uploads and deletes need the bearer token"
+	}
+	fmt.Fprintf(stderr, "tracegap serve: listening on http://%s (data in %s; %s)\n", ln.Addr(), f.dataDir, auth)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills at once
+	fmt.Fprintf(stderr, "tracegap serve: shutting down, finishing running requests (up to %v)\n", f.grace)
+	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

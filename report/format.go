@@ -1,0 +1,173 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// Duration formats ns nanoseconds for people, with three significant digits
+// and the largest unit that keeps the number at 1 or more: "850 ns",
+// "12.4 us", "48.2 ms", "2.31 s". Minutes are written as seconds.
+func Duration(ns int64) string {
+	if ns == 0 {
+		return "0"
+	}
+	if ns < 0 {
+		if ns == math.MinInt64 {
+			ns++
+		}
+		return "-" + Duration(-ns)
+	}
+	units := []struct {
+		name string
+		ns   float64
+	}{{"s", 1e9}, {"ms", 1e6}, {"us", 1e3}}
+	for _, u := range units {
+		if float64(ns) >= u.ns {
+			return sig3(float64(ns)/u.ns) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(ns, 10) + " ns"
+}
+
+// sig3 writes v (>= 1) with three significant digits, more for v >= 1000.
+func sig3(v float64) string {
+	prec := 0
+	switch {
+	case v < 9.995:
+		prec = 2
+	case v < 99.95:
+		prec = 1
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// shortDuration is Duration without trailing zeros, for settings: "20 us"
+// rather than "20.0 us".
+func shortDuration(ns int64) string {
+	s := Duration(ns)
+	num, unit, ok := strings.Cut(s, " ")
+	if !ok || !strings.Contains(num, ".") {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimRight(num, "0"), ".") + " " + unit
+}
+
+// shortPercent formats a fraction as a percentage without trailing zeros,
+// for settings: "5%", "2.5%".
+func shortPercent(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(math.Round(f*1e4)/100, 'f', -1, 64) + "%"
+}
+
+// percent formats a fraction as a percentage with one decimal: "31.2%".
+func percent(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+}
+
+// share returns part/whole, 0 when whole is not positive.
+func share(part, whole int64) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+// byteSize formats a byte count: "812 B", "12.3 MB", "1.05 GB".
+func byteSize(n int64) string {
+	units := []struct {
+		name string
+		n    float64
+	}{{"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}}
+	for _, u := range units {
+		if float64(n) >= u.n {
+			return sig3(float64(n)/u.n) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
+
+// count formats an integer with thousands separators: "1,234,567".
+func count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// stackString joins a host stack outermost first: "a > b > c".
+func stackString(stack []string) string {
+	if len(stack) == 0 {
+		return "(nothing traced)"
+	}
+	return strings.Join(stack, " > ")
+}
+
+// shortStack keeps the innermost max names of a stack, marking the cut, so
+// that a table cell says what the thread was doing right then.
+func shortStack(stack []string, max int) string {
+	if len(stack) <= max {
+		return stackString(stack)
+	}
+	return "... > " + strings.Join(stack[len(stack)-max:], " > ")
+}
+
+// clip shortens s to at most n runes, ending it with "...".
+func clip(s string, n int) string {
+	if n <= 3 {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-3]) + "..."
+}
+
+// describeStack says in a few frames what the waited-for thread did during
+// a gap: the frames its stretches of the gap's cause all share (the call it
+// sat in, such as the DataLoader's __next__) and the innermost frame of its
+// longest stretch.
+// A gap inside an input pipeline passes through thousands of short ops, and
+// only the shared frames name the pipeline.
+func describeStack(g *analyze.Gap, frames int) string {
+	longest := g.HostStack()
+	var common []string
+	first := true
+	for _, s := range g.Segments {
+		if len(s.Stack) == 0 || s.Cause != g.Cause {
+			continue
+		}
+		if first {
+			common, first = s.Stack, false
+			continue
+		}
+		n := 0
+		for n < len(common) && n < len(s.Stack) && common[n] == s.Stack[n] {
+			n++
+		}
+		common = common[:n]
+	}
+	if len(common) == 0 || len(longest)-len(common) <= 1 {
+		return shortStack(longest, frames)
+	}
+	return shortStack(common, frames-1) + " > ... > " + longest[len(longest)-1]
+}

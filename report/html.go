@@ -1,0 +1,136 @@
+package report
+
+import (
+	_ "embed"
+	"html/template"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// The page is one file with no network access: CSS and script are inline.
+//
+//go:embed report.html.tmpl
+var htmlSource string
+
+var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+
+// htmlPage is what the template renders.
+type htmlPage struct {
+	Title string
+	Runs  []htmlRun
+	// Legend lists the colours of busy time and of each cause.
+	Legend []htmlLegend
+}
+
+type htmlLegend struct{ Name, Color string }
+
+// htmlRun is one result on the page.
+type htmlRun struct {
+	ID         string
+	Name, Path string
+	Verdict    string
+	Confidence string
+	Summary    string
+	Secondary  string
+	Reasons    []string
+	Facts      string
+	Window     string
+	Thresholds string
+	Check      string
+	// T0 and Unit convert SVG units back to trace time for the axis.
+	T0   int64
+	Unit float64
+	// WinA and WinB are the window in SVG units.
+	WinA, WinB string
+	Steps      []htmlStep
+	StepsSVG   template.HTML
+	Devices    []htmlDevice
+	Breakdown  *table
+	DeviceRows *table
+	Gaps       *table
+	StepRows   *table
+	Findings   []analyze.Finding
+	Warnings   []string
+}
+
+type htmlStep struct{ Name, A, B string }
+
+type htmlDevice struct {
+	ID, Facts string
+	SVG       template.HTML
+}
+
+func writeHTML(w io.Writer, results []*analyze.Result, opt Options) error {
+	page := htmlPage{}
+	for c := analyze.Cause(0); c < analyze.NumCauses; c++ {
+		page.Legend = append(page.Legend, htmlLegend{c.String(), causeColor[c]})
+	}
+	var titles []string
+	for i, res := range results {
+		run := newHTMLRun(res, i, opt)
+		page.Runs = append(page.Runs, run)
+		titles = append(titles, run.Name+": "+run.Verdict)
+	}
+	page.Title = "tracegap: " + strings.Join(titles, ", ")
+	return htmlTemplate.Execute(w, page)
+}
+
+func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
+	s := &res.Source
+	r := htmlRun{
+		ID: "run" + strconv.Itoa(i), Name: filepath.Base(s.Path), Path: s.Path,
+		Verdict: string(res.Verdict), Confidence: string(res.Confidence),
+		Summary: Summary(res), Reasons: res.Reasons, Facts: sourceFacts(s),
+		Thresholds: thresholdsLine(&res.Options), Findings: res.Findings, Warnings: s.Warnings,
+	}
+	if s.Path == "" {
+		r.Name = "(stdin)"
+	}
+	// The verdict is the page's badge; the sentence goes on from the
+	// confidence: "high confidence: the GPU waited ...".
+	if sum, ok := strings.CutPrefix(r.Summary, r.Verdict+" ("); ok {
+		r.Summary = strings.Replace(sum, "):", ":", 1)
+	} else if sum, ok := strings.CutPrefix(r.Summary, r.Verdict+": "); ok {
+		r.Summary = sum
+	}
+	var sec []string
+	for _, v := range res.Secondary {
+		sec = append(sec, string(v))
+	}
+	r.Secondary = strings.Join(sec, ", ")
+	if res.Verdict == analyze.NoDevice || len(res.Devices) == 0 {
+		return r
+	}
+	a := newAxis(res)
+	r.T0, r.Unit = a.t0, a.unit
+	r.WinA, r.WinB = a.x(res.Window.Start), a.x(res.Window.End)
+	r.Window = windowLine(res.Window)
+	r.Check = thresholdCheck(res)
+	for j, st := range res.Steps {
+		r.Steps = append(r.Steps, htmlStep{stepName(res, j), a.x(st.Start), a.x(st.Start + st.Dur)})
+	}
+	if len(res.Steps) > 0 {
+		r.StepsSVG = template.HTML(stepsSVG(res, a))
+	}
+	for j := range res.Devices {
+		d := &res.Devices[j]
+		r.Devices = append(r.Devices, htmlDevice{
+			ID:    d.ID,
+			Facts: percent(d.Utilization) + " busy over " + Duration(d.End-d.Start),
+			SVG:   template.HTML(deviceSVG(res, d, a)),
+		})
+	}
+	r.Breakdown = breakdownTable(res)
+	r.DeviceRows = devicesTable(res)
+	if gs := topGaps(res, opt.Top); len(gs) > 0 {
+		r.Gaps = gapsTable(res, gs, 60, 200)
+	}
+	if len(res.Steps) > 0 {
+		r.StepRows, _ = stepsTable(res, len(res.Steps))
+	}
+	return r
+}

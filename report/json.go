@@ -1,0 +1,302 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// Schema identifies the JSON report's version. Fields are only ever added
+// within a version; a change of meaning or a removal makes a new version.
+const Schema = "tracegap/report/v1"
+
+// Report is the JSON report, schema tracegap/report/v1, documented field by
+// field in docs/report-v1.md. Times are integer nanoseconds relative to the
+// trace's start; shares are fractions from 0 to 1 rounded to 4 decimals.
+// Lists are never null.
+type Report struct {
+	Schema     string   `json:"schema"`
+	Source     Source   `json:"source"`
+	Verdict    string   `json:"verdict"`
+	Confidence string   `json:"confidence"`
+	Summary    string   `json:"summary"`
+	Reasons    []string `json:"reasons"`
+	// Secondary lists the verdicts of the other causes over their
+	// thresholds.
+	Secondary     []string   `json:"secondary"`
+	Thresholds    Thresholds `json:"thresholds"`
+	Window        Window     `json:"window"`
+	Devices       []Device   `json:"devices"`
+	IdleBreakdown Breakdown  `json:"idle_breakdown"`
+	Steps         []Step     `json:"steps"`
+	TopGaps       []Gap      `json:"top_gaps"`
+	Findings      []Finding  `json:"findings"`
+}
+
+// Source describes the input file.
+type Source struct {
+	Path      string   `json:"path"`
+	Format    string   `json:"format"`
+	Bytes     int64    `json:"bytes"`
+	Events    int      `json:"events"`
+	Tracks    int      `json:"tracks"`
+	Warnings  []string `json:"warnings"`
+	Truncated bool     `json:"truncated"`
+}
+
+// Thresholds are the options the analysis ran with.
+type Thresholds struct {
+	MinGapNs      int64    `json:"min_gap_ns"`
+	SyncSlackNs   int64    `json:"sync_slack_ns"`
+	Sync          float64  `json:"sync"`
+	Input         float64  `json:"input"`
+	Host          float64  `json:"host"`
+	StepRegex     string   `json:"step_regex"`
+	SyncPatterns  []string `json:"sync_patterns"`
+	InputPatterns []string `json:"input_patterns"`
+	TopGaps       int      `json:"top_gaps"`
+}
+
+// Window is the steady-state stretch the verdict is about.
+type Window struct {
+	StartNs       int64  `json:"start_ns"`
+	EndNs         int64  `json:"end_ns"`
+	DurNs         int64  `json:"dur_ns"`
+	Steps         int    `json:"steps"`
+	StepSource    string `json:"step_source"`
+	WarmupDropped bool   `json:"warmup_dropped"`
+}
+
+// Device holds one device's figures over its whole span (first to last
+// work), plus its busy and idle time inside the window.
+type Device struct {
+	ID           string    `json:"id"`
+	StartNs      int64     `json:"start_ns"`
+	EndNs        int64     `json:"end_ns"`
+	SpanNs       int64     `json:"span_ns"`
+	BusyNs       int64     `json:"busy_ns"`
+	IdleNs       int64     `json:"idle_ns"`
+	Utilization  float64   `json:"utilization"`
+	Gaps         int       `json:"gaps"`
+	WindowBusyNs int64     `json:"window_busy_ns"`
+	WindowIdle   Breakdown `json:"window_idle"`
+}
+
+// Breakdown splits idle time by cause, in ns and as shares of a reference
+// duration (the window for the run and devices, the step for steps).
+type Breakdown struct {
+	InSyncNs         int64   `json:"in_sync_ns"`
+	AfterSyncNs      int64   `json:"after_sync_ns"`
+	InputNs          int64   `json:"input_ns"`
+	HostNs           int64   `json:"host_ns"`
+	UntracedNs       int64   `json:"untraced_ns"`
+	BelowMinGapNs    int64   `json:"below_min_gap_ns"`
+	IdleNs           int64   `json:"idle_ns"`
+	InSyncShare      float64 `json:"in_sync_share"`
+	AfterSyncShare   float64 `json:"after_sync_share"`
+	SyncShare        float64 `json:"sync_share"`
+	InputShare       float64 `json:"input_share"`
+	HostShare        float64 `json:"host_share"`
+	UntracedShare    float64 `json:"untraced_share"`
+	BelowMinGapShare float64 `json:"below_min_gap_share"`
+	IdleShare        float64 `json:"idle_share"`
+}
+
+// Step holds one steady-state step's figures.
+type Step struct {
+	Name         string    `json:"name"`
+	Num          int64     `json:"num"`
+	StartNs      int64     `json:"start_ns"`
+	DurNs        int64     `json:"dur_ns"`
+	DeviceBusyNs int64     `json:"device_busy_ns"`
+	InputNs      int64     `json:"input_ns"`
+	SyncNs       int64     `json:"sync_ns"`
+	Idle         Breakdown `json:"idle"`
+	Verdict      string    `json:"verdict"`
+}
+
+// Gap is one of the longest idle intervals.
+type Gap struct {
+	Device  string `json:"device"`
+	StartNs int64  `json:"start_ns"`
+	DurNs   int64  `json:"dur_ns"`
+	Cause   string `json:"cause"`
+	// Step indexes Report.Steps; -1 when the gap is in no step.
+	Step   int    `json:"step"`
+	Thread string `json:"thread"`
+	// HostStack is the stack of the gap's longest stretch, outermost
+	// first.
+	HostStack []string `json:"host_stack"`
+	// Split is the gap's time by cause, as a share of the gap.
+	Split Breakdown `json:"split"`
+	// Stacks are the host stacks that took the most of the gap, longest
+	// first, at most maxGapStacks of them.
+	Stacks []StackTime `json:"stacks"`
+}
+
+// StackTime is the time a gap spent with one host stack.
+type StackTime struct {
+	Stack []string `json:"stack"`
+	Cause string   `json:"cause"`
+	DurNs int64    `json:"dur_ns"`
+	// Segments counts the stretches of the gap with this stack.
+	Segments int `json:"segments"`
+}
+
+// maxGapStacks caps Gap.Stacks: a gap in a Python input pipeline passes
+// through thousands of short host ops.
+const maxGapStacks = 5
+
+// Finding is one conclusion and its fix.
+type Finding struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix"`
+}
+
+// JSONReport builds the v1 document for res.
+func JSONReport(res *analyze.Result) *Report {
+	o := &res.Options
+	r := &Report{
+		Schema:     Schema,
+		Source:     jsonSource(&res.Source),
+		Verdict:    string(res.Verdict),
+		Confidence: string(res.Confidence),
+		Summary:    Summary(res),
+		Reasons:    nonNil(res.Reasons),
+		Secondary:  []string{},
+		Thresholds: Thresholds{
+			MinGapNs: o.MinGap, SyncSlackNs: o.SyncSlack,
+			Sync: o.SyncThreshold, Input: o.InputThreshold, Host: o.HostThreshold,
+			StepRegex: o.StepRegex, SyncPatterns: nonNil(o.SyncPatterns),
+			InputPatterns: nonNil(o.InputPatterns), TopGaps: o.TopGaps,
+		},
+		Window: Window{
+			StartNs: res.Window.Start, EndNs: res.Window.End, DurNs: res.Window.Dur(),
+			Steps: res.Window.Steps, StepSource: res.Window.StepSource,
+			WarmupDropped: res.Window.WarmupDropped,
+		},
+		Devices:       []Device{},
+		IdleBreakdown: jsonBreakdown(&res.Idle, res.Window.Dur()),
+		Steps:         []Step{},
+		TopGaps:       []Gap{},
+		Findings:      []Finding{},
+	}
+	for _, v := range res.Secondary {
+		r.Secondary = append(r.Secondary, string(v))
+	}
+	for i := range res.Devices {
+		r.Devices = append(r.Devices, jsonDevice(&res.Devices[i], res.Window.Dur()))
+	}
+	for i := range res.Steps {
+		r.Steps = append(r.Steps, jsonStep(&res.Steps[i]))
+	}
+	for _, g := range topGaps(res, 0) {
+		r.TopGaps = append(r.TopGaps, JSONGap(g))
+	}
+	for _, f := range res.Findings {
+		r.Findings = append(r.Findings, Finding{ID: f.ID, Severity: f.Severity, Message: f.Message, Fix: f.Fix})
+	}
+	return r
+}
+
+func jsonSource(s *analyze.Source) Source {
+	return Source{
+		Path: s.Path, Format: s.Format, Bytes: s.Bytes, Events: s.Events,
+		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated,
+	}
+}
+
+func jsonDevice(d *analyze.Device, win int64) Device {
+	return Device{
+		ID: d.ID, StartNs: d.Start, EndNs: d.End, SpanNs: d.End - d.Start,
+		BusyNs: d.Busy, IdleNs: d.Idle, Utilization: round4(d.Utilization),
+		Gaps: d.Gaps, WindowBusyNs: d.WindowBusy, WindowIdle: jsonBreakdown(&d.WindowIdle, win),
+	}
+}
+
+func jsonStep(s *analyze.Step) Step {
+	return Step{
+		Name: s.Name, Num: s.Num, StartNs: s.Start, DurNs: s.Dur,
+		DeviceBusyNs: s.DeviceBusy, InputNs: s.Input, SyncNs: s.Sync,
+		Idle: jsonBreakdown(&s.Idle, s.Dur), Verdict: string(s.Verdict),
+	}
+}
+
+// JSONGap returns the v1 JSON form of one gap (as in Report.TopGaps).
+func JSONGap(g *analyze.Gap) Gap {
+	return Gap{
+		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, Cause: g.Cause.String(),
+		Step: g.Step, Thread: g.Thread, HostStack: nonNil(g.HostStack()),
+		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(g, maxGapStacks),
+	}
+}
+
+// gapStacks sums a gap's segments by cause and stack and returns the n
+// that took longest (ties in time order).
+func gapStacks(g *analyze.Gap, n int) []StackTime {
+	out := []StackTime{}
+	at := map[string]int{}
+	for _, s := range g.Segments {
+		key := s.Cause.String() + "\x00" + strings.Join(s.Stack, "\x00")
+		i, ok := at[key]
+		if !ok {
+			i = len(out)
+			at[key] = i
+			out = append(out, StackTime{Stack: nonNil(s.Stack), Cause: s.Cause.String()})
+		}
+		out[i].DurNs += s.Dur
+		out[i].Segments++
+	}
+	slices.SortStableFunc(out, func(a, b StackTime) int { return cmp.Compare(b.DurNs, a.DurNs) })
+	return out[:min(n, len(out))]
+}
+
+func jsonBreakdown(b *analyze.Breakdown, of int64) Breakdown {
+	idle := b.Attributed() + b.BelowMinGap
+	sh := func(ns int64) float64 { return round4(share(ns, of)) }
+	return Breakdown{
+		InSyncNs: b.InSync, AfterSyncNs: b.AfterSync, InputNs: b.Input, HostNs: b.Host,
+		UntracedNs: b.Untraced, BelowMinGapNs: b.BelowMinGap, IdleNs: idle,
+		InSyncShare: sh(b.InSync), AfterSyncShare: sh(b.AfterSync), SyncShare: sh(b.Sync()),
+		InputShare: sh(b.Input), HostShare: sh(b.Host), UntracedShare: sh(b.Untraced),
+		BelowMinGapShare: sh(b.BelowMinGap), IdleShare: sh(idle),
+	}
+}
+
+// round4 rounds a share to 4 decimals (0.01 percentage points), so that
+// reports do not carry float noise; NaN and infinities become 0.
+func round4(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return math.Round(f*1e4) / 1e4
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, results []*analyze.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// Event names hold <, > and & (templates, "a > b"); keep them readable.
+	enc.SetEscapeHTML(false)
+	if len(results) == 1 {
+		return enc.Encode(JSONReport(results[0]))
+	}
+	all := make([]*Report, len(results))
+	for i, r := range results {
+		all[i] = JSONReport(r)
+	}
+	return enc.Encode(all)
+}

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+)
+
+// JUnitCase is one test case of a JUnit report: one rule held against one
+// trace file, or the reading of a file that turned out unusable.
+type JUnitCase struct {
+	// Class is the file checked; Name is the rule ("verdict",
+	// "max-idle", ...).
+	Class, Name string
+	// Failure, when set, says why the rule failed; Error, when set, why
+	// the input could not be checked. Detail is the longer text of
+	// either.
+	Failure string
+	Error   string
+	Detail  string
+	// Seconds is the time spent on the file, shared by its cases.
+	Seconds float64
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Class   string        `xml:"classname,attr"`
+	Name    string        `xml:"name,attr"`
+	Time    string        `xml:"time,attr"`
+	Failure *junitProblem `xml:"failure,omitempty"`
+	Error   *junitProblem `xml:"error,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes cases as a JUnit XML report with one test suite named
+// suite, the form Jenkins, GitLab and the GitHub test-report actions read.
+func WriteJUnit(w io.Writer, suite string, cases []JUnitCase) error {
+	s := junitSuite{Name: suite, Tests: len(cases)}
+	for _, c := range cases {
+		jc := junitCase{Class: c.Class, Name: c.Name, Time: fmt.Sprintf("%.3f", c.Seconds)}
+		switch {
+		case c.Error != "":
+			s.Errors++
+			jc.Error = &junitProblem{Message: c.Error, Type: "unusable input", Text: c.Detail}
+		case c.Failure != "":
+			s.Failures++
+			jc.Failure = &junitProblem{Message: c.Failure, Type: "rule failed", Text: c.Detail}
+		}
+		s.Cases = append(s.Cases, jc)
+	}
+	doc := junitSuites{Name: suite, Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Suites: []junitSuite{s}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("writing JUnit XML: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

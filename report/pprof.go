@@ -1,0 +1,122 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// Profile builds a pprof profile of device-idle time. Its sample types are
+// idle/nanoseconds and gaps/count; each sample is the idle time spent with
+// one host stack on the waited-for thread, labelled with the device, the
+// cause and the thread. A sample's stack is the host events enclosing the
+// gap segment, outermost at the root, with the cause as the leaf frame, so
+// that a flame graph splits by cause under each host call. A gap counts
+// once, on its longest segment.
+func Profile(res *analyze.Result) (*profile.Profile, error) {
+	if res.Window.Dur() < 0 {
+		return nil, fmt.Errorf("report: window ends before it starts (%d..%d ns)", res.Window.Start, res.Window.End)
+	}
+	b := &profileBuilder{
+		p: &profile.Profile{
+			SampleType: []*profile.ValueType{
+				{Type: "idle", Unit: "nanoseconds"},
+				{Type: "gaps", Unit: "count"},
+			},
+			PeriodType:    &profile.ValueType{Type: "idle", Unit: "nanoseconds"},
+			Period:        1,
+			DurationNanos: res.Window.Dur(),
+			Comments: []string{
+				"tracegap: device idle by host stack on the waited-for thread",
+				"source: " + res.Source.Path,
+				"verdict: " + string(res.Verdict) + " (" + string(res.Confidence) + " confidence)",
+			},
+		},
+		funcs:   map[string]*profile.Function{},
+		locs:    map[string]*profile.Location{},
+		samples: map[string]*profile.Sample{},
+	}
+	for i := range res.Gaps {
+		b.gap(&res.Gaps[i])
+	}
+	if err := b.p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("report: building the idle profile: %w", err)
+	}
+	return b.p, nil
+}
+
+type profileBuilder struct {
+	p       *profile.Profile
+	funcs   map[string]*profile.Function
+	locs    map[string]*profile.Location
+	samples map[string]*profile.Sample
+}
+
+func (b *profileBuilder) gap(g *analyze.Gap) {
+	longest := -1
+	for i := range g.Segments {
+		if longest < 0 || g.Segments[i].Dur > g.Segments[longest].Dur {
+			longest = i
+		}
+	}
+	if longest < 0 {
+		// A gap the analysis did not split: all of it under its cause.
+		b.add(g, g.Cause, nil, g.Dur, 1)
+		return
+	}
+	for i, s := range g.Segments {
+		n := int64(0)
+		if i == longest {
+			n = 1
+		}
+		b.add(g, s.Cause, s.Stack, s.Dur, n)
+	}
+}
+
+// add adds idle ns and n gaps to the sample for (device, cause, thread,
+// stack), creating it the first time.
+func (b *profileBuilder) add(g *analyze.Gap, c analyze.Cause, stack []string, ns, n int64) {
+	key := strings.Join(append([]string{g.Device, c.String(), g.Thread}, stack...), "\x00")
+	if s := b.samples[key]; s != nil {
+		s.Value[0] += ns
+		s.Value[1] += n
+		return
+	}
+	// pprof wants the leaf first: the cause, then the stack innermost
+	// first.
+	locs := []*profile.Location{b.location("[" + c.String() + "]")}
+	for _, name := range slices.Backward(stack) {
+		locs = append(locs, b.location(name))
+	}
+	s := &profile.Sample{
+		Location: locs,
+		Value:    []int64{ns, n},
+		Label: map[string][]string{
+			"device": {g.Device},
+			"cause":  {c.String()},
+			"thread": {g.Thread},
+		},
+	}
+	b.samples[key] = s
+	b.p.Sample = append(b.p.Sample, s)
+}
+
+func (b *profileBuilder) location(name string) *profile.Location {
+	if l := b.locs[name]; l != nil {
+		return l
+	}
+	f := b.funcs[name]
+	if f == nil {
+		f = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name}
+		b.funcs[name] = f
+		b.p.Function = append(b.p.Function, f)
+	}
+	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: f}}}
+	b.locs[name] = l
+	b.p.Location = append(b.p.Location, l)
+	return l
+}

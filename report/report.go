@@ -1,0 +1,152 @@
+// Package report renders an analyze.Result: as text for a terminal, as the
+// versioned JSON document (schema tracegap/report/v1), as GitHub-flavoured
+// Markdown for a pull-request comment, as one self-contained HTML page with an
+// SVG timeline per device, and as a pprof profile of device-idle time.
+//
+// Report renders results and nothing else: it neither reads traces nor
+// analyses them.
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// Format names an output format.
+type Format string
+
+// The output formats.
+const (
+	Text     Format = "text"
+	JSON     Format = "json"
+	Markdown Format = "markdown"
+	HTML     Format = "html"
+)
+
+// Formats lists the output formats in the order --help shows them.
+var Formats = []Format{Text, JSON, Markdown, HTML}
+
+// ParseFormat returns the format named s ("text", "json", "markdown" or "md",
+// "html"), ignoring case.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "text", "txt":
+		return Text, nil
+	case "json":
+		return JSON, nil
+	case "markdown", "md":
+		return Markdown, nil
+	case "html":
+		return HTML, nil
+	}
+	return "", fmt.Errorf("unknown report format %q: expected text, json, markdown or html", s)
+}
+
+// Options tune how a report is rendered. The zero value is usable.
+type Options struct {
+	// Color adds ANSI colours to text output. The caller decides: only
+	// for a terminal, never when NO_COLOR is set.
+	Color bool
+	// Top caps the number of top gaps shown; 0 shows every gap in
+	// Result.TopGaps.
+	Top int
+	// MaxSteps caps the step rows of text and Markdown reports (the
+	// others list every step); 0 means 40 for text and 12 for Markdown.
+	MaxSteps int
+}
+
+// Default row caps where Options leave them at zero.
+const (
+	textMaxSteps     = 40
+	markdownMaxSteps = 12
+	markdownMaxGaps  = 5
+)
+
+// Write renders one result in format f.
+func Write(w io.Writer, res *analyze.Result, f Format, opt Options) error {
+	return WriteAll(w, []*analyze.Result{res}, f, opt)
+}
+
+// WriteAll renders several results, in order. Text and Markdown put one
+// report after another; JSON writes the v1 object for a single result and a
+// JSON array of v1 objects for several; HTML writes one page with a section
+// per result.
+func WriteAll(w io.Writer, results []*analyze.Result, f Format, opt Options) error {
+	for i, r := range results {
+		if r == nil {
+			return fmt.Errorf("report: result %d is nil", i)
+		}
+	}
+	bw := bufio.NewWriter(w)
+	var err error
+	switch f {
+	case Text:
+		err = writeText(bw, results, opt)
+	case JSON:
+		err = writeJSON(bw, results)
+	case Markdown:
+		err = writeMarkdown(bw, results, opt)
+	case HTML:
+		err = writeHTML(bw, results, opt)
+	default:
+		return fmt.Errorf("report: unknown format %q: expected text, json, markdown or html", f)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteFile writes a file atomically: write fills a temporary file in the
+// same directory, which then replaces path. On error path is left as it was.
+func WriteFile(path string, write func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	// CreateTemp makes the file 0600; a report is no secret.
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// topGaps returns the gaps Result.TopGaps points at, at most n of them (all
+// when n <= 0), skipping indexes out of range.
+func topGaps(res *analyze.Result, n int) []*analyze.Gap {
+	var out []*analyze.Gap
+	for _, i := range res.TopGaps {
+		if n > 0 && len(out) == n {
+			break
+		}
+		if i >= 0 && i < len(res.Gaps) {
+			out = append(out, &res.Gaps[i])
+		}
+	}
+	return out
+}

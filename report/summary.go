@@ -1,0 +1,117 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// Summary returns the verdict as one sentence a person can repeat, led by
+// the verdict and its confidence, e.g. "data-bound (high confidence): the
+// GPU waited on the input pipeline for 31.0% of the 9 steady-state steps;
+// the input pipeline takes 48.2 ms per step against 71.3 ms of GPU work".
+func Summary(res *analyze.Result) string {
+	head := fmt.Sprintf("%s (%s confidence): ", res.Verdict, res.Confidence)
+	if res.Verdict == analyze.NoDevice || len(res.Devices) == 0 {
+		why := "the trace holds no device activity; there is nothing to attribute"
+		if len(res.Reasons) > 0 {
+			why = res.Reasons[0]
+		}
+		return string(analyze.NoDevice) + ": " + why
+	}
+	dev, kind, was := deviceNoun(res.Devices)
+	where := windowNoun(res.Window)
+	win := res.Window.Dur()
+	idle := &res.Idle
+	var b strings.Builder
+	b.WriteString(head)
+	switch res.Verdict {
+	case analyze.Parallel:
+		fmt.Fprintf(&b, "%s %s busy %s of %s; no cause of idle is over its threshold (sync %s, input %s, other host work %s)",
+			dev, was, percent(windowBusy(res)), where,
+			percent(share(idle.Sync(), win)), percent(share(idle.Input, win)), percent(share(idle.Host, win)))
+	case analyze.Sequential:
+		fmt.Fprintf(&b, "%s waited on the host's blocking calls for %s of %s (inside a sync %s, right after one %s)",
+			dev, percent(share(idle.Sync(), win)), where,
+			percent(share(idle.InSync, win)), percent(share(idle.AfterSync, win)))
+	case analyze.DataBound:
+		if idle.Input >= idle.Sync() {
+			fmt.Fprintf(&b, "%s waited on the input pipeline for %s of %s", dev, percent(share(idle.Input, win)), where)
+		} else {
+			fmt.Fprintf(&b, "%s waited on blocking calls that exposed the input pipeline for %s of %s",
+				dev, percent(share(idle.Sync(), win)), where)
+		}
+		if in, busy, ok := perStep(res); ok {
+			fmt.Fprintf(&b, "; the input pipeline takes %s per step against %s of %s work", Duration(in), Duration(busy), kind)
+		}
+	case analyze.HostBound:
+		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops) for %s of %s",
+			dev, percent(share(idle.Host, win)), where)
+	default:
+		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(windowBusy(res)), where)
+	}
+	return b.String()
+}
+
+// deviceNoun names the devices for a sentence ("the GPU", "the 8 GPUs",
+// "the 2 devices") and their kind for "of GPU work"; was is the verb that
+// agrees with the noun.
+func deviceNoun(devs []analyze.Device) (noun, kind, was string) {
+	kind = ""
+	for _, d := range devs {
+		k, _, _ := strings.Cut(d.ID, ":")
+		if kind != "" && k != kind {
+			kind = "device"
+			break
+		}
+		kind = k
+	}
+	if kind == "" {
+		kind = "device"
+	}
+	if len(devs) == 1 {
+		return "the " + kind, kind, "was"
+	}
+	return fmt.Sprintf("the %d %ss", len(devs), kind), kind, "were"
+}
+
+// windowNoun names the window for a sentence.
+func windowNoun(w analyze.Window) string {
+	switch {
+	case w.Steps == 1:
+		return "the only step"
+	case w.Steps > 1 && w.WarmupDropped:
+		return fmt.Sprintf("the %d steady-state steps", w.Steps)
+	case w.Steps > 1:
+		return fmt.Sprintf("the %d steps", w.Steps)
+	}
+	return "the traced span (no steps found)"
+}
+
+// windowBusy is the share of the window the devices were busy, averaged
+// over devices.
+func windowBusy(res *analyze.Result) float64 {
+	if len(res.Devices) == 0 {
+		return 0
+	}
+	var sum int64
+	for _, d := range res.Devices {
+		sum += d.WindowBusy
+	}
+	return share(sum, res.Window.Dur()*int64(len(res.Devices)))
+}
+
+// perStep returns the mean input time and the mean device busy time per
+// step; ok is false without steps.
+func perStep(res *analyze.Result) (input, busy int64, ok bool) {
+	n := int64(len(res.Steps))
+	if n == 0 {
+		return 0, 0, false
+	}
+	for _, s := range res.Steps {
+		input += s.Input
+		busy += s.DeviceBusy
+	}
+	return input / n, busy / n, true
+}

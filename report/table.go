@@ -1,0 +1,127 @@
+package report
+
+import (
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// table collects rows for one tablewriter table. The column alignment is
+// given as a string, one letter per column: 'l' left, 'r' right.
+type table struct {
+	header []string
+	align  string
+	rows   [][]string
+}
+
+func newTable(align string, header ...string) *table {
+	return &table{header: header, align: align}
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) aligns() []tw.Align {
+	a := make([]tw.Align, len(t.header))
+	for i := range a {
+		a[i] = tw.AlignLeft
+		if i < len(t.align) && t.align[i] == 'r' {
+			a[i] = tw.AlignRight
+		}
+	}
+	return a
+}
+
+// renderText writes the table for a terminal: no outer border, a rule under
+// the header, two spaces of indentation.
+func (t *table) renderText(w io.Writer) error {
+	var buf strings.Builder
+	tb := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.On},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: t.aligns()}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: t.aligns()}),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithTrimSpace(tw.Off),
+	)
+	if err := t.fill(tb); err != nil {
+		return err
+	}
+	// Indent the table under its heading and drop the padding tablewriter
+	// leaves at line ends, which golden files and editors dislike.
+	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+		line = " " + strings.TrimRight(line, " ")
+		if strings.Trim(line, " -") == "" && len(line) > 3 {
+			line = "  " + line[3:] // the rule under the header, flush with the cells
+		}
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renderMarkdown writes the table as a GitHub-flavoured Markdown table.
+func (t *table) renderMarkdown(w io.Writer) error {
+	esc := &table{header: mdCells(t.header), align: t.align}
+	for _, r := range t.rows {
+		esc.rows = append(esc.rows, mdCells(r))
+	}
+	tb := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: t.aligns()}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: t.aligns()}),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+	return esc.fill(tb)
+}
+
+func (t *table) fill(tb *tablewriter.Table) error {
+	tb.Header(t.header)
+	for _, r := range t.rows {
+		if err := tb.Append(r); err != nil {
+			return err
+		}
+	}
+	return tb.Render()
+}
+
+// mdCells escapes what would break a Markdown table cell or render as
+// markup: pipes, backslashes, HTML and emphasis characters.
+func mdCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = mdEscape(c)
+	}
+	return out
+}
+
+var mdReplacer = strings.NewReplacer(
+	`\`, `\\`, `|`, `\|`, `<`, `&lt;`, `>`, `&gt;`, `*`, `\*`, `_`, `\_`, "`", "\\`", "\n", " ",
+)
+
+func mdEscape(s string) string { return mdReplacer.Replace(s) }
+
+// Head returns the header cells, for templates.
+func (t *table) Head() []string { return t.header }
+
+// Body returns the rows, for templates.
+func (t *table) Body() [][]string { return t.rows }
+
+// Align returns "r" for a right-aligned column i, "l" otherwise.
+func (t *table) Align(i int) string {
+	if i < len(t.align) && t.align[i] == 'r' {
+		return "r"
+	}
+	return "l"
+}

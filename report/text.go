@@ -1,0 +1,353 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// ANSI styles for text output with Options.Color.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+)
+
+// textWriter renders one result as text; it remembers the first write
+// error so that the sections read straight.
+type textWriter struct {
+	w   io.Writer
+	opt Options
+	err error
+}
+
+func (t *textWriter) printf(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, format, args...)
+	}
+}
+
+func (t *textWriter) style(s, code string) string {
+	if !t.opt.Color || code == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func (t *textWriter) heading(s string) { t.printf("\n%s\n", t.style(s, ansiBold)) }
+
+func (t *textWriter) table(tb *table) {
+	if t.err == nil {
+		t.err = tb.renderText(t.w)
+	}
+}
+
+func writeText(w io.Writer, results []*analyze.Result, opt Options) error {
+	for i, res := range results {
+		t := &textWriter{w: w, opt: opt}
+		if i > 0 {
+			t.printf("\n%s\n\n", strings.Repeat("=", 72))
+		}
+		t.result(res)
+		if t.err != nil {
+			return t.err
+		}
+	}
+	return nil
+}
+
+func (t *textWriter) result(res *analyze.Result) {
+	t.source(&res.Source)
+	t.verdict(res)
+	if res.Verdict != analyze.NoDevice && len(res.Devices) > 0 {
+		t.devices(res)
+		t.breakdown(res)
+		t.gaps(res)
+		t.steps(res)
+	}
+	t.findings(res.Findings)
+	t.thresholds(&res.Options)
+	t.warnings(&res.Source)
+}
+
+func (t *textWriter) source(s *analyze.Source) {
+	path := s.Path
+	if path == "" {
+		path = "(stdin)"
+	}
+	t.printf("%s  %s\n", t.style(path, ansiBold), sourceFacts(s))
+}
+
+// sourceFacts describes the input in a few words: "(chrome, 12.3 MB,
+// 210,345 events, truncated)".
+func sourceFacts(s *analyze.Source) string {
+	facts := []string{}
+	if s.Format != "" {
+		facts = append(facts, s.Format)
+	}
+	if s.Bytes > 0 {
+		facts = append(facts, byteSize(s.Bytes))
+	}
+	facts = append(facts, count(s.Events)+" events")
+	if s.Truncated {
+		facts = append(facts, "truncated: only the part before the cut was read")
+	}
+	return "(" + strings.Join(facts, ", ") + ")"
+}
+
+func verdictColor(v analyze.Verdict) string {
+	switch v {
+	case analyze.Parallel:
+		return ansiGreen
+	case analyze.NoDevice:
+		return ansiCyan
+	}
+	return ansiRed
+}
+
+func (t *textWriter) verdict(res *analyze.Result) {
+	sum := Summary(res)
+	v := string(res.Verdict)
+	if strings.HasPrefix(sum, v) {
+		sum = t.style(v, ansiBold+verdictColor(res.Verdict)) + sum[len(v):]
+	}
+	t.printf("\n%s\n", sum)
+	if len(res.Secondary) > 0 {
+		s := make([]string, len(res.Secondary))
+		for i, v := range res.Secondary {
+			s[i] = string(v)
+		}
+		t.printf("  also over its threshold: %s\n", strings.Join(s, ", "))
+	}
+	for _, r := range res.Reasons {
+		t.printf("  - %s\n", r)
+	}
+}
+
+func (t *textWriter) devices(res *analyze.Result) {
+	t.heading("Devices (each over its span, first to last work)")
+	t.table(devicesTable(res))
+}
+
+func devicesTable(res *analyze.Result) *table {
+	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "utilization", "gaps", "busy in window")
+	for _, d := range res.Devices {
+		tb.add(d.ID, Duration(d.End-d.Start), Duration(d.Busy), Duration(d.Idle),
+			percent(d.Utilization), count(d.Gaps), percent(share(d.WindowBusy, res.Window.Dur())))
+	}
+	return tb
+}
+
+// windowLine describes the window: "9 steps (ProfilerStep), 1.21 s,
+// warm-up step dropped".
+func windowLine(w analyze.Window) string {
+	var parts []string
+	switch {
+	case w.Steps == 1:
+		parts = append(parts, "1 step")
+	case w.Steps > 1:
+		parts = append(parts, strconv.Itoa(w.Steps)+" steps")
+	default:
+		parts = append(parts, "no steps found, the devices' span")
+	}
+	if w.StepSource != "" {
+		parts[0] += " (" + w.StepSource + ")"
+	}
+	parts = append(parts, Duration(w.Dur()))
+	if w.WarmupDropped {
+		parts = append(parts, "warm-up step dropped")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (t *textWriter) breakdown(res *analyze.Result) {
+	t.heading("Idle in the window: " + windowLine(res.Window))
+	t.table(breakdownTable(res))
+	t.printf("  %s\n", thresholdCheck(res))
+}
+
+func breakdownTable(res *analyze.Result) *table {
+	b, win := &res.Idle, res.Window.Dur()
+	tb := newTable("lrrl", "cause", "idle", "share", "the host thread the device waited for was")
+	rows := []struct {
+		name string
+		ns   int64
+		what string
+	}{
+		{"in-sync", b.InSync, "inside a blocking call"},
+		{"after-sync", b.AfterSync, "just back from a blocking call, launching work one piece at a time"},
+		{"input", b.Input, "in the input pipeline"},
+		{"host", b.Host, "in other host work: dispatch, launches, Python, CPU ops"},
+		{"untraced", b.Untraced, "in nothing the trace shows"},
+		{"below min-gap", b.BelowMinGap, "(gaps shorter than " + shortDuration(res.Options.MinGap) + ", not attributed)"},
+	}
+	total := int64(0)
+	for _, r := range rows {
+		total += r.ns
+		tb.add(r.name, Duration(r.ns), percent(share(r.ns, win)), r.what)
+	}
+	tb.add("total", Duration(total), percent(share(total, win)), "")
+	return tb
+}
+
+// thresholdCheck holds each deciding share against its threshold: "sync
+// 3.2% of 5% max, input 31.0% of 5% max (over), host 2.1% of 15% max".
+func thresholdCheck(res *analyze.Result) string {
+	b, o, win := &res.Idle, &res.Options, res.Window.Dur()
+	item := func(name string, ns int64, thr float64) string {
+		s := share(ns, win)
+		out := fmt.Sprintf("%s %s (threshold %s)", name, percent(s), shortPercent(thr))
+		if s > thr {
+			out += " OVER"
+		}
+		return out
+	}
+	return "against the thresholds: " + strings.Join([]string{
+		item("sync", b.Sync(), o.SyncThreshold),
+		item("input", b.Input, o.InputThreshold),
+		item("host", b.Host, o.HostThreshold),
+	}, ", ")
+}
+
+func (t *textWriter) gaps(res *analyze.Result) {
+	gs := topGaps(res, t.opt.Top)
+	if len(gs) == 0 {
+		t.heading(fmt.Sprintf("No gaps of %s or more in the window", shortDuration(res.Options.MinGap)))
+		return
+	}
+	t.heading(fmt.Sprintf("Longest gaps (%d of %s)", len(gs), count(len(res.Gaps))))
+	t.table(gapsTable(res, gs, 40, 70))
+}
+
+func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth int) *table {
+	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)")
+	for i, g := range gs {
+		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), Duration(g.Dur), g.Cause.String(),
+			stepName(res, g.Step), clip(g.Thread, threadWidth), clip(describeStack(g, 3), stackWidth))
+	}
+	return tb
+}
+
+// msTime writes a time since the trace's start in milliseconds with
+// microsecond precision: "1234.567 ms".
+func msTime(ns int64) string {
+	return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) + " ms"
+}
+
+func stepName(res *analyze.Result, i int) string {
+	if i < 0 || i >= len(res.Steps) {
+		return "-"
+	}
+	if s := res.Steps[i]; s.Name != "" {
+		return s.Name
+	}
+	return "#" + strconv.Itoa(i)
+}
+
+func (t *textWriter) steps(res *analyze.Result) {
+	if len(res.Steps) == 0 {
+		return
+	}
+	limit := t.opt.MaxSteps
+	if limit <= 0 {
+		limit = textMaxSteps
+	}
+	t.heading("Steps")
+	tb, more := stepsTable(res, limit)
+	t.table(tb)
+	if more > 0 {
+		t.printf("  ... %d more steps (all of them are in --format json)\n", more)
+	}
+}
+
+// stepsTable lists the first limit steps and a mean row; more is how many
+// steps were left out.
+func stepsTable(res *analyze.Result, limit int) (tb *table, more int) {
+	tb = newTable("lrrrrrrl", "step", "start", "duration", "device busy", "input", "sync", "idle", "verdict")
+	var mean analyze.Step
+	var idle int64
+	for i, s := range res.Steps {
+		mean.Dur += s.Dur
+		mean.DeviceBusy += s.DeviceBusy
+		mean.Input += s.Input
+		mean.Sync += s.Sync
+		idle += s.Idle.Attributed() + s.Idle.BelowMinGap
+		if i < limit {
+			tb.add(stepName(res, i), msTime(s.Start), Duration(s.Dur), Duration(s.DeviceBusy),
+				Duration(s.Input), Duration(s.Sync), Duration(s.Idle.Attributed()+s.Idle.BelowMinGap), string(s.Verdict))
+		}
+	}
+	if n := int64(len(res.Steps)); n > 1 {
+		tb.add("mean", "", Duration(mean.Dur/n), Duration(mean.DeviceBusy/n), Duration(mean.Input/n),
+			Duration(mean.Sync/n), Duration(idle/n), "")
+	}
+	return tb, max(0, len(res.Steps)-limit)
+}
+
+func severityColor(s string) string {
+	switch s {
+	case "high":
+		return ansiRed
+	case "medium":
+		return ansiYellow
+	}
+	return ansiDim
+}
+
+func (t *textWriter) findings(fs []analyze.Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	t.heading("Findings")
+	for _, f := range fs {
+		t.printf("  %s %s: %s\n", t.style("["+f.Severity+"]", severityColor(f.Severity)), f.ID, f.Message)
+		if f.Fix != "" {
+			t.printf("    fix: %s\n", f.Fix)
+		}
+	}
+}
+
+// thresholdsLine lists the options the analysis ran with.
+func thresholdsLine(o *analyze.Options) string {
+	s := fmt.Sprintf("min-gap %s, sync-slack %s, sync %s, input %s, host %s",
+		shortDuration(o.MinGap), shortDuration(o.SyncSlack),
+		shortPercent(o.SyncThreshold), shortPercent(o.InputThreshold), shortPercent(o.HostThreshold))
+	if o.StepRegex != "" {
+		s += fmt.Sprintf(", step regex %q", o.StepRegex)
+	}
+	for _, p := range o.SyncPatterns {
+		s += fmt.Sprintf(", sync pattern %q", p)
+	}
+	for _, p := range o.InputPatterns {
+		s += fmt.Sprintf(", input pattern %q", p)
+	}
+	return s
+}
+
+func (t *textWriter) thresholds(o *analyze.Options) {
+	t.printf("\nThresholds: %s\n", thresholdsLine(o))
+}
+
+// maxWarnings caps the warnings a text or Markdown report lists.
+const maxWarnings = 10
+
+func (t *textWriter) warnings(s *analyze.Source) {
+	if len(s.Warnings) == 0 {
+		return
+	}
+	t.printf("%s\n", t.style(fmt.Sprintf("Warnings (%d):", len(s.Warnings)), ansiYellow))
+	for i, w := range s.Warnings {
+		if i == maxWarnings {
+			t.printf("  ... %d more\n", len(s.Warnings)-maxWarnings)
+			break
+		}
+		t.printf("  - %s\n", w)
+	}
+}

@@ -1,0 +1,345 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// uploadResult is one upload's entry in a POST /api/v1/traces answer.
+type uploadResult struct {
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Duplicate bool            `json:"duplicate"`
+	Report    json.RawMessage `json:"report,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Status    int             `json:"status,omitempty"`
+}
+
+func resultOf(st stored) uploadResult {
+	return uploadResult{ID: st.rec.ID, Name: st.rec.Name, Duplicate: st.duplicate, Report: st.report}
+}
+
+// handleUpload is POST /api/v1/traces: a raw body is one trace, a multipart
+// form is one trace per file part.
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	if isMultipart(r) {
+		results, code := s.uploadMultipart(w, r)
+		if len(results) == 0 {
+			s.reject(w, r, &httpError{status: code, msg: "multipart upload has no file part"})
+			return
+		}
+		writeJSON(w, code, results)
+		return
+	}
+	st, err := s.uploadRaw(w, r)
+	if err != nil {
+		s.reject(w, r, err)
+		return
+	}
+	code := http.StatusCreated
+	if st.duplicate {
+		code = http.StatusOK
+	}
+	w.Header().Set("Location", "/api/v1/traces/"+st.rec.ID)
+	writeJSON(w, code, resultOf(st))
+}
+
+// reject answers a refused upload.
+func (s *Server) reject(w http.ResponseWriter, r *http.Request, err error) {
+	s.metrics.rejected.Add(1)
+	s.fail(w, r, err)
+}
+
+func isMultipart(r *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return mt == "multipart/form-data"
+}
+
+// admit checks the request's size, and takes an upload slot.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), err error) {
+	if r.ContentLength > s.cfg.MaxUpload {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "upload of %d bytes is larger than %d bytes (the server's --max-upload)", r.ContentLength, s.cfg.MaxUpload)
+	}
+	release, err = s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
+	return release, nil
+}
+
+func (s *Server) uploadRaw(w http.ResponseWriter, r *http.Request) (stored, error) {
+	if err := s.authorize(r, ""); err != nil {
+		return stored{}, err
+	}
+	format, err := formatParam(r)
+	if err != nil {
+		return stored{}, err
+	}
+	release, err := s.admit(w, r)
+	if err != nil {
+		return stored{}, err
+	}
+	defer release()
+	name := cleanName(r.URL.Query().Get("name"), "upload")
+	return s.ingest(r.Context(), r.Body, name, format)
+}
+
+// uploadMultipart stores every file part of a multipart form. A "token" field
+// placed before the files authorizes a browser form, which cannot send an
+// Authorization header. The status is the first failure's, else 201 when
+// something new was stored, else 200.
+func (s *Server) uploadMultipart(w http.ResponseWriter, r *http.Request) ([]uploadResult, int) {
+	fail := func(err error) ([]uploadResult, int) {
+		return []uploadResult{{Error: err.Error(), Status: statusOf(err)}}, statusOf(err)
+	}
+	format, err := formatParam(r)
+	if err != nil {
+		return fail(err)
+	}
+	release, err := s.admit(w, r)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return fail(errorf(http.StatusBadRequest, "reading multipart form: %v", err))
+	}
+	var results []uploadResult
+	code, token := 0, ""
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			res, c := fail(s.receiveError(err, "multipart form", 0))
+			return append(results, res...), firstCode(code, c)
+		}
+		if p.FileName() == "" {
+			if p.FormName() == "token" {
+				token = readField(p)
+			}
+			p.Close()
+			continue
+		}
+		res, c := s.uploadPart(r, p, token, format)
+		results, code = append(results, res), firstCode(code, c)
+		p.Close()
+		if c == http.StatusUnauthorized || c == http.StatusRequestEntityTooLarge {
+			break // the rest of the body would be refused the same way
+		}
+	}
+	if code == 0 {
+		code = http.StatusBadRequest
+	}
+	return results, code
+}
+
+func (s *Server) uploadPart(r *http.Request, p *multipart.Part, token, format string) (uploadResult, int) {
+	name := cleanName(path.Base(strings.ReplaceAll(p.FileName(), `\`, "/")), "upload")
+	err := s.authorize(r, token)
+	var st stored
+	if err == nil {
+		st, err = s.ingest(r.Context(), p, name, format)
+	}
+	if err != nil {
+		s.metrics.rejected.Add(1)
+		return uploadResult{Name: name, Error: err.Error(), Status: statusOf(err)}, statusOf(err)
+	}
+	if st.duplicate {
+		return resultOf(st), http.StatusOK
+	}
+	return resultOf(st), http.StatusCreated
+}
+
+// firstCode keeps the first error status; among successes 201 beats 200.
+func firstCode(cur, next int) int {
+	switch {
+	case cur >= 400:
+		return cur
+	case next >= 400 || cur == 0:
+		return next
+	case next == http.StatusCreated:
+		return next
+	}
+	return cur
+}
+
+func readField(p *multipart.Part) string {
+	b, _ := io.ReadAll(io.LimitReader(p, 4096))
+	return strings.TrimSpace(string(b))
+}
+
+// listAnswer is the GET /api/v1/traces answer.
+type listAnswer struct {
+	Traces     []Record `json:"traces"`
+	Total      int      `json:"total"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+	Page       int      `json:"page,omitempty"`
+}
+
+const (
+	defaultPageSize = 20
+	maxPageSize     = 200
+)
+
+// listQuery reads ?limit=, ?cursor= and ?page=.
+func listQuery(r *http.Request) (ListQuery, int, error) {
+	q := ListQuery{Limit: defaultPageSize}
+	v := r.URL.Query()
+	num := func(key string, min int) (int, error) {
+		n, err := strconv.Atoi(v.Get(key))
+		if err != nil || n < min {
+			return 0, errorf(http.StatusBadRequest, "invalid %s %q: expected an integer of at least %d", key, v.Get(key), min)
+		}
+		return n, nil
+	}
+	var err error
+	if v.Has("limit") {
+		if q.Limit, err = num("limit", 1); err != nil {
+			return q, 0, err
+		}
+		q.Limit = min(q.Limit, maxPageSize)
+	}
+	page := 0
+	switch {
+	case v.Has("cursor") && v.Has("page"):
+		return q, 0, errorf(http.StatusBadRequest, "give either cursor or page, not both")
+	case v.Has("cursor"):
+		n, err := num("cursor", 1)
+		if err != nil {
+			return q, 0, err
+		}
+		q.Before = int64(n)
+	case v.Has("page"):
+		if page, err = num("page", 1); err != nil {
+			return q, 0, err
+		}
+		q.Offset = (page - 1) * q.Limit
+	}
+	return q, page, nil
+}
+
+func (s *Server) list(r *http.Request) (listAnswer, ListQuery, error) {
+	q, page, err := listQuery(r)
+	if err != nil {
+		return listAnswer{}, q, err
+	}
+	// One more than a page tells whether another page follows.
+	recs, total, err := s.store.List(r.Context(), ListQuery{Limit: q.Limit + 1, Before: q.Before, Offset: q.Offset})
+	if err != nil {
+		return listAnswer{}, q, err
+	}
+	a := listAnswer{Traces: recs, Total: total, Page: page}
+	if len(recs) > q.Limit {
+		a.Traces = recs[:q.Limit]
+		a.NextCursor = strconv.FormatInt(a.Traces[q.Limit-1].Seq, 10)
+	}
+	if a.Traces == nil {
+		a.Traces = []Record{}
+	}
+	return a, q, nil
+}
+
+// handleList is GET /api/v1/traces: newest first, a page at a time.
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	a, _, err := s.list(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// handleReport is GET /api/v1/traces/{id}: the v1 JSON report.
+func (s *Server) handleReport(w http.ResponseWriter, r *http.Request) {
+	b, err := s.store.JSON(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, notFound(err, r.PathValue("id")))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func notFound(err error, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return errorf(http.StatusNotFound, "no trace with id %q", id)
+	}
+	return err
+}
+
+// handleRaw is GET /api/v1/traces/{id}/raw: the file as uploaded.
+func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rec, err := s.store.Get(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, notFound(err, id))
+		return
+	}
+	f, err := s.blobs.open(rec.SHA256)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("trace %s: opening stored file: %w", id, err))
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": rec.Name}))
+	w.Header().Set("ETag", `"`+rec.SHA256+`"`)
+	http.ServeContent(w, r, "", rec.Created, f)
+}
+
+// handleDelete is DELETE /api/v1/traces/{id}.
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	if err := s.authorize(r, ""); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id := r.PathValue("id")
+	rec, err := s.store.Delete(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, notFound(err, id))
+		return
+	}
+	if err := s.blobs.remove(rec.SHA256); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleCompare is GET /api/v1/compare?base=ID&new=ID.
+func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+	c, err := s.compare(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// handleHealth is GET /healthz: 200 when the store answers.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if err := s.store.Ping(r.Context()); err != nil {
+		s.fail(w, r, errorf(http.StatusServiceUnavailable, "store: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, "ok\n")
+}
+
+// handleMetrics is GET /metrics in the Prometheus text format.
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	s.metrics.write(w)
+}

@@ -1,0 +1,203 @@
+package serve
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// pageCSP keeps pages self-contained: inline styles (and the report's inline
+// script), data: images, nothing fetched from elsewhere.
+const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'"
+
+const pageStyle = `
+body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:70rem;padding:0 1rem;color:#1d2330}
+a{color:#1958b7}h1{font-size:1.5rem}h1 a{color:inherit;text-decoration:none}
+table{border-collapse:collapse;width:100%;margin:1rem 0}
+th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #dde2ea}
+th{background:#f3f5f9}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.v{font-weight:600;padding:.1rem .45rem;border-radius:.3rem;background:#eef1f6}
+.v-parallel{background:#dff3e4}.v-sequential{background:#fde3e1}.v-data-bound{background:#fdf0d5}.v-host-bound{background:#e8e3fb}
+form.up{border:1px dashed #aab4c4;padding:1rem;border-radius:.5rem;background:#fafbfd}
+.err{background:#fde3e1;padding:.6rem 1rem;border-radius:.4rem}
+nav a{margin-right:1rem}
+`
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"size":  humanSize,
+	"when":  func(t time.Time) string { return t.Format("2006-01-02 15:04:05Z") },
+	"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
+	"value": deltaValue,
+	"diff":  deltaDiff,
+}).Parse(`
+{{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{{.}} · tracegap</title><style>` + pageStyle + `</style></head><body>
+<h1><a href="/">tracegap</a></h1><nav><a href="/">Upload</a><a href="/traces">Traces</a></nav>{{end}}
+{{define "foot"}}</body></html>{{end}}
+
+{{define "rows"}}<table><tr><th>base</th><th>new</th><th>trace</th><th>verdict</th><th>format</th><th class="n">size</th><th>uploaded</th></tr>
+{{range .}}<tr><td><input type="radio" name="base" value="{{.ID}}"></td><td><input type="radio" name="new" value="{{.ID}}"></td>
+<td><a href="/traces/{{.ID}}">{{.Name}}</a><br><small>{{.ID}}</small></td>
+<td><span class="v v-{{.Verdict}}">{{.Verdict}}</span> <small>{{.Confidence}}</small></td>
+<td>{{.Format}}</td><td class="n">{{size .Size}}</td><td>{{when .Created}}</td></tr>
+{{else}}<tr><td colspan="7">No traces yet.</td></tr>{{end}}</table>{{end}}
+
+{{define "index"}}{{template "head" "Upload"}}
+<p>Upload a profiler trace (PyTorch/Kineto <code>.pt.trace.json.gz</code>, XPlane <code>.xplane.pb</code>)
+to learn whether the accelerator waited on the host, and why.</p>
+<form class="up" method="post" action="/upload" enctype="multipart/form-data">
+{{if .TokenRequired}}<p><label>Token <input type="password" name="token" autocomplete="off"></label></p>{{end}}
+<p><input type="file" name="file" multiple required></p>
+<p><button type="submit">Analyse</button> <small>up to {{size .MaxUpload}} per request</small></p></form>
+<h2>Recent</h2><form method="get" action="/compare">{{template "rows" .Traces}}
+<button type="submit">Compare selected</button> <a href="/traces">all traces</a></form>
+{{template "foot"}}{{end}}
+
+{{define "list"}}{{template "head" "Traces"}}
+<p>{{.Total}} traces, newest first.</p>
+<form method="get" action="/compare">{{template "rows" .Traces}}<button type="submit">Compare selected</button></form>
+<p>{{if .Next}}<a href="{{.Next}}">Older traces →</a>{{end}}</p>
+{{template "foot"}}{{end}}
+
+{{define "compare"}}{{template "head" "Compare"}}
+<table><tr><th></th><th>base</th><th>new</th></tr>
+<tr><td>trace</td><td><a href="/traces/{{.Base.Record.ID}}">{{.Base.Record.Name}}</a></td><td><a href="/traces/{{.New.Record.ID}}">{{.New.Record.Name}}</a></td></tr>
+<tr><td>verdict</td><td><span class="v v-{{.Base.Figures.Verdict}}">{{.Base.Figures.Verdict}}</span> <small>{{.Base.Figures.Confidence}}</small></td>
+<td><span class="v v-{{.New.Figures.Verdict}}">{{.New.Figures.Verdict}}</span> <small>{{.New.Figures.Confidence}}</small></td></tr>
+<tr><td>steps</td><td class="n">{{.Base.Figures.Steps}}</td><td class="n">{{.New.Figures.Steps}}</td></tr></table>
+<table><tr><th>figure</th><th class="n">base</th><th class="n">new</th><th class="n">change</th></tr>
+{{range .Deltas}}<tr><td>{{.Metric}}</td><td class="n">{{value .Unit .Base}}</td><td class="n">{{value .Unit .New}}</td><td class="n">{{diff .}}</td></tr>{{end}}</table>
+<p><small>Times are means per step ({{if or .Base.Figures.PerWindow .New.Figures.PerWindow}}a run without steps counts its window as one step{{else}}steady steps only{{end}}); shares are of the window's wall time.</small></p>
+{{template "foot"}}{{end}}
+
+{{define "error"}}{{template "head" "Error"}}<p class="err">{{.}}</p>{{template "foot"}}{{end}}
+`))
+
+func (s *Server) render(w http.ResponseWriter, code int, name string, data any) {
+	var b strings.Builder
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		code, b = http.StatusInternalServerError, strings.Builder{}
+		pages.ExecuteTemplate(&b, "error", "rendering page: "+err.Error())
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.WriteHeader(code)
+	w.Write([]byte(b.String()))
+}
+
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
+	if s.cfg.Log != nil {
+		s.cfg.Log.Printf("%s %s: %d %v", r.Method, r.URL.Path, statusOf(err), err)
+	}
+	s.render(w, statusOf(err), "error", err.Error())
+}
+
+// pageIndex is GET /: the upload form and the latest traces.
+func (s *Server) pageIndex(w http.ResponseWriter, r *http.Request) {
+	recs, _, err := s.store.List(r.Context(), ListQuery{Limit: 10})
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, http.StatusOK, "index", map[string]any{
+		"TokenRequired": s.cfg.Token != "", "MaxUpload": s.cfg.MaxUpload, "Traces": recs,
+	})
+}
+
+// pageUpload is POST /upload from the form: on success it redirects to the
+// report (one file) or the list (several).
+func (s *Server) pageUpload(w http.ResponseWriter, r *http.Request) {
+	if !isMultipart(r) {
+		s.pageError(w, r, errorf(http.StatusBadRequest, "expected a multipart form upload"))
+		return
+	}
+	results, code := s.uploadMultipart(w, r)
+	if code >= 400 || len(results) == 0 {
+		var msgs []string
+		for _, res := range results {
+			if res.Error != "" {
+				msgs = append(msgs, res.Error)
+			}
+		}
+		if len(msgs) == 0 {
+			msgs = append(msgs, "no file in the upload")
+		}
+		s.render(w, max(code, 400), "error", strings.Join(msgs, "; "))
+		return
+	}
+	to := "/traces"
+	if len(results) == 1 {
+		to = "/traces/" + results[0].ID
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// pageList is GET /traces.
+func (s *Server) pageList(w http.ResponseWriter, r *http.Request) {
+	a, q, err := s.list(r)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	next := ""
+	if a.NextCursor != "" {
+		next = fmt.Sprintf("/traces?limit=%d&cursor=%s", q.Limit, a.NextCursor)
+	}
+	s.render(w, http.StatusOK, "list", map[string]any{"Traces": a.Traces, "Total": a.Total, "Next": next})
+}
+
+// pageReport is GET /traces/{id}: the stored HTML report.
+func (s *Server) pageReport(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	b, err := s.store.HTML(r.Context(), id)
+	if err != nil {
+		s.pageError(w, r, notFound(err, id))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.Write(b)
+}
+
+// pageCompare is GET /compare?base=&new=.
+func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
+	c, err := s.compare(r)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, http.StatusOK, "compare", c)
+}
+
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func deltaValue(unit string, v float64) string {
+	if unit == "share" {
+		return fmt.Sprintf("%.1f%%", v*100)
+	}
+	return time.Duration(int64(v)).Round(time.Microsecond).String()
+}
+
+func deltaDiff(d Delta) string {
+	if d.Unit == "share" {
+		return fmt.Sprintf("%+.1f pt", d.Diff*100)
+	}
+	if d.Ratio == nil {
+		return "+" + deltaValue(d.Unit, d.Diff)
+	}
+	return fmt.Sprintf("%+.1f%%", (*d.Ratio-1)*100)
+}

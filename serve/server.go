@@ -1,0 +1,277 @@
+// Package serve is the tracegap upload service: an HTTP API and a few pages
+// to upload profiler traces, analyse them once, and fetch, list, compare and
+// delete the reports later.
+//
+// Uploaded files are kept on disk, named by the SHA-256 of their bytes, so the
+// same file uploaded twice is stored and analysed once. Reports and metadata
+// live in an embedded SQLite database (WAL mode) next to them, behind the Store
+// interface. The analysis itself is an Analyzer, a function the caller
+// supplies (NewAnalyzer wires the real readers, analysis and reports; tests
+// supply fakes).
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Upload is what an Analyzer is asked to analyse.
+type Upload struct {
+	// Path is the complete uploaded file on disk (plain or gzip).
+	Path string
+	// Name is the display name, used in error messages and reports.
+	Name string
+	// Format forces a reader ("chrome", "xplane"); empty means sniff.
+	Format string
+}
+
+// Analyzer reads and analyses one uploaded file and renders its reports.
+// Errors must be one line that names the upload (as the command line does);
+// errors wrapping trace.ErrLimit are answered with 413, others with 422.
+type Analyzer func(ctx context.Context, u Upload) (Reports, error)
+
+// Config configures a Server. DataDir and Analyze are required.
+type Config struct {
+	// DataDir holds blobs/, tmp/ and the database tracegap.db.
+	DataDir string
+	// Analyze analyses uploads.
+	Analyze Analyzer
+	// Store overrides the SQLite store in DataDir (tests, other databases).
+	Store Store
+	// MaxUpload caps an upload request's body (default DefaultMaxUpload).
+	MaxUpload int64
+	// MaxAnalyses caps the uploads received and analysed at once; more
+	// are answered 503 with Retry-After (default runtime.NumCPU()).
+	MaxAnalyses int
+	// Token, when set, is the bearer token POST and DELETE require.
+	Token string
+	// Timeouts of the http.Server that HTTPServer builds; zero values
+	// take the defaults below.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxHeaderBytes caps request headers (default 64 KiB).
+	MaxHeaderBytes int
+	// Log receives one line per failed request; nil discards.
+	Log *log.Logger
+}
+
+// Defaults for the Config fields left at zero.
+const (
+	DefaultMaxUpload         = 2 << 30
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// The read and write timeouts bound a whole request, upload and
+	// analysis included: 2 GiB at 10 MB/s is under 4 minutes.
+	DefaultReadTimeout    = 10 * time.Minute
+	DefaultWriteTimeout   = 15 * time.Minute
+	DefaultIdleTimeout    = 2 * time.Minute
+	DefaultMaxHeaderBytes = 64 << 10
+)
+
+// Server is the upload service.
+type Server struct {
+	cfg     Config
+	store   Store
+	blobs   *blobs
+	metrics *metrics
+	slots   chan struct{}
+	mux     *http.ServeMux
+
+	shaMu   sync.Mutex
+	shaBusy map[string]chan struct{} // uploads of one content, one at a time
+}
+
+// New opens the data directory (creating it, applying database migrations)
+// and returns a Server ready to serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.Analyze == nil {
+		return nil, errors.New("serve: Config.Analyze is required")
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("serve: Config.DataDir is required")
+	}
+	cfg.setDefaults()
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	b, err := openBlobs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	st := cfg.Store
+	if st == nil {
+		if st, err = OpenSQLite(filepath.Join(cfg.DataDir, "tracegap.db")); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{
+		cfg:     cfg,
+		store:   st,
+		blobs:   b,
+		metrics: newMetrics(),
+		slots:   make(chan struct{}, cfg.MaxAnalyses),
+		shaBusy: map[string]chan struct{}{},
+	}
+	s.routes()
+	return s, nil
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&c.ReadTimeout, DefaultReadTimeout)
+	def(&c.WriteTimeout, DefaultWriteTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	if c.MaxUpload <= 0 {
+		c.MaxUpload = DefaultMaxUpload
+	}
+	if c.MaxAnalyses <= 0 {
+		c.MaxAnalyses = runtime.NumCPU()
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+}
+
+// Store returns the server's store.
+func (s *Server) Store() Store { return s.store }
+
+// Close closes the store. Call it after the http.Server has shut down.
+func (s *Server) Close() error { return s.store.Close() }
+
+// Handler returns the service's routes.
+func (s *Server) Handler() http.Handler { return s.instrument(s.mux) }
+
+// HTTPServer returns an http.Server for addr with the configured timeouts and
+// header cap. Stop it with Shutdown: running uploads and analyses finish.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+	}
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /api/v1/traces", s.handleUpload)
+	m.HandleFunc("GET /api/v1/traces", s.handleList)
+	m.HandleFunc("GET /api/v1/traces/{id}", s.handleReport)
+	m.HandleFunc("GET /api/v1/traces/{id}/raw", s.handleRaw)
+	m.HandleFunc("DELETE /api/v1/traces/{id}", s.handleDelete)
+	m.HandleFunc("GET /api/v1/compare", s.handleCompare)
+	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, errorf(http.StatusNotFound, "no API route %s %s", r.Method, r.URL.Path))
+	})
+	m.HandleFunc("GET /healthz", s.handleHealth)
+	m.HandleFunc("GET /metrics", s.handleMetrics)
+	m.HandleFunc("GET /{$}", s.pageIndex)
+	m.HandleFunc("POST /upload", s.pageUpload)
+	m.HandleFunc("GET /traces", s.pageList)
+	m.HandleFunc("GET /traces/{id}", s.pageReport)
+	m.HandleFunc("GET /compare", s.pageCompare)
+	s.mux = m
+}
+
+// statusWriter remembers the status code for the metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (s *Server) instrument(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(sw, r)
+		if sw.code == 0 {
+			sw.code = http.StatusOK
+		}
+		s.metrics.status(sw.code)
+	})
+}
+
+// httpError is an error with the status code it is answered with.
+type httpError struct {
+	status int
+	msg    string
+	// retryAfter, in seconds, is sent as Retry-After when set.
+	retryAfter int
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func errorf(status int, format string, args ...any) *httpError {
+	return &httpError{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// statusOf returns the status code an error is answered with.
+func statusOf(err error) int {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status
+	}
+	if errors.Is(err, ErrNotFound) {
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers an API request with {"error": "..."} and the error's status.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := statusOf(err)
+	var he *httpError
+	if errors.As(err, &he) && he.retryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(he.retryAfter))
+	}
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tracegap"`)
+	}
+	if s.cfg.Log != nil && code != http.StatusServiceUnavailable { // 503s are counted in /metrics, not logged
+		s.cfg.Log.Printf("%s %s: %d %v", r.Method, r.URL.Path, code, err)
+	}
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(b)
+	w.Write([]byte("\n"))
+}

@@ -1,0 +1,256 @@
+package serve
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// migrations build the schema one version at a time: migrations[i] takes the
+// database from version i to i+1. Never edit a released migration; append.
+var migrations = []string{
+	`CREATE TABLE traces (
+		seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+		id         TEXT NOT NULL UNIQUE,
+		sha256     TEXT NOT NULL UNIQUE,
+		name       TEXT NOT NULL,
+		size       INTEGER NOT NULL,
+		format     TEXT NOT NULL,
+		verdict    TEXT NOT NULL,
+		confidence TEXT NOT NULL,
+		created_ns INTEGER NOT NULL
+	);
+	CREATE TABLE reports (
+		id   TEXT PRIMARY KEY REFERENCES traces(id) ON DELETE CASCADE,
+		json BLOB NOT NULL,
+		html BLOB NOT NULL
+	);`,
+}
+
+// SchemaVersion is the schema version this build writes.
+var SchemaVersion = len(migrations)
+
+// SQLiteStore is a Store in one SQLite database file, in WAL mode so that
+// readers never wait for the writer.
+type SQLiteStore struct {
+	db *sql.DB
+}
+
+var _ Store = (*SQLiteStore)(nil)
+
+// OpenSQLite opens (creating if needed) the database at path and brings its
+// schema up to SchemaVersion.
+func OpenSQLite(path string) (*SQLiteStore, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("database path %q: %w", path, err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate") // take the write lock at BEGIN: no upgrade deadlocks
+	db, err := sql.Open("sqlite", "file:"+abs+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", abs, err)
+	}
+	s := &SQLiteStore{db: db}
+	if err := s.migrate(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// migrate applies the migrations the database has not seen, each in its own
+// transaction with the version bump, so a crash leaves a consistent version.
+func (s *SQLiteStore) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("creating schema_version: %w", err)
+	}
+	v, err := s.version(ctx)
+	if err != nil {
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this tracegap knows (%d): upgrade tracegap", v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		if err := s.apply(ctx, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *SQLiteStore) version(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("reading schema version: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+func (s *SQLiteStore) apply(ctx context.Context, v int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+		return fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, v+1); err != nil {
+		return fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	return nil
+}
+
+// Version returns the database's schema version.
+func (s *SQLiteStore) Version(ctx context.Context) (int, error) { return s.version(ctx) }
+
+const recordColumns = `seq, id, sha256, name, size, format, verdict, confidence, created_ns`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRecord(sc scanner) (Record, error) {
+	var r Record
+	var created int64
+	err := sc.Scan(&r.Seq, &r.ID, &r.SHA256, &r.Name, &r.Size, &r.Format, &r.Verdict, &r.Confidence, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, ErrNotFound
+	}
+	r.Created = time.Unix(0, created).UTC()
+	return r, err
+}
+
+// Put implements Store.
+func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
+	}
+	defer tx.Rollback()
+	old, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE sha256 = ?`, rec.SHA256))
+	switch {
+	case err == nil:
+		return old, ErrExists
+	case !errors.Is(err, ErrNotFound):
+		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
+	}
+	if _, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE id = ?`, rec.ID)); err == nil {
+		return Record{}, fmt.Errorf("storing %s: id already used by different content (SHA-256 %s)", rec.ID, rec.SHA256)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		rec.ID, rec.SHA256, rec.Name, rec.Size, rec.Format, rec.Verdict, rec.Confidence, rec.Created.UnixNano())
+	if err != nil {
+		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
+	}
+	if rec.Seq, err = res.LastInsertId(); err != nil {
+		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html) VALUES (?, ?, ?)`, rec.ID, rep.JSON, rep.HTML); err != nil {
+		return Record{}, fmt.Errorf("storing reports of %s: %w", rec.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
+	}
+	return rec, nil
+}
+
+// Get implements Store.
+func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
+	return scanRecord(s.db.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE id = ?`, id))
+}
+
+// BySHA implements Store.
+func (s *SQLiteStore) BySHA(ctx context.Context, sha string) (Record, error) {
+	return scanRecord(s.db.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE sha256 = ?`, sha))
+}
+
+// JSON implements Store.
+func (s *SQLiteStore) JSON(ctx context.Context, id string) ([]byte, error) {
+	return s.report(ctx, id, "json")
+}
+
+// HTML implements Store.
+func (s *SQLiteStore) HTML(ctx context.Context, id string) ([]byte, error) {
+	return s.report(ctx, id, "html")
+}
+
+func (s *SQLiteStore) report(ctx context.Context, id, column string) ([]byte, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, `SELECT `+column+` FROM reports WHERE id = ?`, id).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return b, err
+}
+
+// List implements Store.
+func (s *SQLiteStore) List(ctx context.Context, q ListQuery) ([]Record, int, error) {
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM traces`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting traces: %w", err)
+	}
+	limit := max(q.Limit, 1)
+	var rows *sql.Rows
+	var err error
+	if q.Before > 0 {
+		rows, err = s.db.QueryContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE seq < ? ORDER BY seq DESC LIMIT ?`, q.Before, limit)
+	} else {
+		rows, err = s.db.QueryContext(ctx, `SELECT `+recordColumns+` FROM traces ORDER BY seq DESC LIMIT ? OFFSET ?`, limit, max(q.Offset, 0))
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing traces: %w", err)
+	}
+	defer rows.Close()
+	var recs []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("listing traces: %w", err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("listing traces: %w", err)
+	}
+	return recs, total, nil
+}
+
+// Delete implements Store.
+func (s *SQLiteStore) Delete(ctx context.Context, id string) (Record, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Record{}, fmt.Errorf("deleting %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	rec, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE id = ?`, id))
+	if err != nil {
+		return Record{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM traces WHERE id = ?`, id); err != nil {
+		return Record{}, fmt.Errorf("deleting %s: %w", id, err)
+	}
+	return rec, tx.Commit()
+}
+
+// Ping implements Store.
+func (s *SQLiteStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Close implements Store.
+func (s *SQLiteStore) Close() error { return s.db.Close() }

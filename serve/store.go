@@ -1,0 +1,81 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by a Store for an id it does not hold.
+var ErrNotFound = errors.New("no such trace")
+
+// ErrExists is returned by Store.Put when a trace with the same content
+// (SHA-256) is already stored; the existing record is returned with it.
+var ErrExists = errors.New("trace already stored")
+
+// Record describes one stored upload. Its raw bytes live in the blob
+// directory under SHA256; its reports live in the Store.
+type Record struct {
+	// ID is the upload's public id: the first IDLen hex digits of SHA256.
+	ID string `json:"id"`
+	// SHA256 is the hex SHA-256 of the bytes as uploaded.
+	SHA256 string `json:"sha256"`
+	// Name is the display name (?name= or the multipart file name).
+	Name string `json:"name"`
+	// Size is the upload's size in bytes, as uploaded (compressed or not).
+	Size int64 `json:"size"`
+	// Format is the reader that read it ("chrome", "xplane").
+	Format string `json:"format"`
+	// Verdict and Confidence repeat the report's, for listing.
+	Verdict    string    `json:"verdict"`
+	Confidence string    `json:"confidence"`
+	Created    time.Time `json:"created"`
+	// Seq orders records by insertion; it is the list cursor.
+	Seq int64 `json:"-"`
+}
+
+// Reports are the renderings of one analysis that the Store keeps.
+type Reports struct {
+	// JSON is the tracegap/report/v1 document.
+	JSON []byte
+	// HTML is the self-contained HTML report page.
+	HTML []byte
+}
+
+// ListQuery selects a page of records, newest first.
+type ListQuery struct {
+	// Limit is the page size (at least 1).
+	Limit int
+	// Before, when non-zero, keeps records with Seq < Before (cursor
+	// paging); otherwise Offset records are skipped (page numbers).
+	Before int64
+	Offset int
+}
+
+// Store keeps records and reports. The SQLite implementation is the only one
+// today; the interface leaves room for a shared database (PostgreSQL) when
+// several servers front one store.
+type Store interface {
+	// Put adds rec with its reports. If a record with rec.SHA256 exists it
+	// returns that record and ErrExists.
+	Put(ctx context.Context, rec Record, rep Reports) (Record, error)
+	// Get returns the record with the given id.
+	Get(ctx context.Context, id string) (Record, error)
+	// BySHA returns the record whose content has the given SHA-256.
+	BySHA(ctx context.Context, sha string) (Record, error)
+	// JSON and HTML return a record's reports.
+	JSON(ctx context.Context, id string) ([]byte, error)
+	HTML(ctx context.Context, id string) ([]byte, error)
+	// List returns a page of records, newest first, and the total count.
+	List(ctx context.Context, q ListQuery) ([]Record, int, error)
+	// Delete removes a record and its reports, returning what it removed.
+	Delete(ctx context.Context, id string) (Record, error)
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// IDLen is the length of a record id: 16 hex digits (64 bits) of the
+// content's SHA-256, short enough for a URL, long enough that two different
+// traces never meet in practice (a clash is refused, not merged).
+const IDLen = 16

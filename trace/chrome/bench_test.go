@@ -1,0 +1,57 @@
+package chrome
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// benchInput returns the JSON to read: $TRACEGAP_BENCH_JSON when set (for
+// example a 190 MB tile made by ../shared/bench/tile-trace), else the
+// decompressed ResNet50 workers4 trace (24 MB).
+func benchInput(b *testing.B) []byte {
+	b.Helper()
+	if path := os.Getenv("TRACEGAP_BENCH_JSON"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return data
+	}
+	f, err := os.Open(filepath.Join(sharedTraces(b), "kineto-resnet50-workers4.pt.trace.json.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkRead reads uncompressed Kineto JSON through trace.Read, as the
+// command does; MB/s is of the JSON text.
+func BenchmarkRead(b *testing.B) {
+	data := benchInput(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tr, err := trace.Read(bytes.NewReader(data), int64(len(data)), trace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(tr.Events) == 0 {
+			b.Fatal("no events")
+		}
+	}
+}

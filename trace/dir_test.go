@@ -1,0 +1,119 @@
+package trace
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// makeTree creates the files (paths relative to root; a trailing slash
+// makes an empty directory).
+func makeTree(t *testing.T, root string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	root := t.TempDir()
+	makeTree(t, root,
+		// A TensorBoard log directory with three runs.
+		"logs/plugins/profile/2024_01_02_03_04_05/host.xplane.pb",
+		"logs/plugins/profile/2024_01_02_03_04_05/host.trace.json.gz", // the XPlane's twin
+		"logs/plugins/profile/2024_01_02_03_04_05/host.memory_profile.json.gz",
+		"logs/plugins/profile/2024_01_02_03_04_05/host.overview_page.pb",
+		"logs/plugins/profile/2024_03_01_00_00_00/worker1.xplane.pb.gz",
+		"logs/plugins/profile/2024_03_01_00_00_00/worker0.xplane.pb",
+		"logs/plugins/profile/2023_12_31_23_59_59/old.trace.json.gz", // no XPlane twin: kept
+		"logs/plugins/profile/2024_02_01_00_00_00/",                  // an empty run
+		"logs/events.out.tfevents.1700000000.host",
+		// A TensorFlow log directory with the profile one level down.
+		"tf/train/plugins/profile/2024_05_05_05_05_05/h.xplane.pb",
+		"tf/validation/events.out.tfevents.1",
+		// A plain directory of traces.
+		"plain/worker1.pt.trace.json.gz",
+		"plain/worker0.pt.trace.json",
+		"plain/notes.txt",
+		"plain/.hidden.json",
+		"plain/b.json",
+		"plain/sub/ignored.json",
+		// Nothing to read.
+		"empty/readme.md",
+		"single.xplane.pb",
+		"notatrace.bin",
+	)
+	logRuns := []string{
+		"logs/plugins/profile/2024_03_01_00_00_00/worker0.xplane.pb",
+		"logs/plugins/profile/2024_03_01_00_00_00/worker1.xplane.pb.gz",
+		"logs/plugins/profile/2024_01_02_03_04_05/host.xplane.pb",
+		"logs/plugins/profile/2023_12_31_23_59_59/old.trace.json.gz",
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"log dir", []string{"logs"}, logRuns},
+		{"profile dir", []string{"logs/plugins/profile"}, logRuns},
+		{"run dir", []string{"logs/plugins/profile/2024_01_02_03_04_05"}, logRuns[2:3]},
+		{"profile one level down", []string{"tf"}, []string{"tf/train/plugins/profile/2024_05_05_05_05_05/h.xplane.pb"}},
+		{"plain dir", []string{"plain"}, []string{"plain/b.json", "plain/worker0.pt.trace.json", "plain/worker1.pt.trace.json.gz"}},
+		{"files stay, in order", []string{"notatrace.bin", "single.xplane.pb", "-"}, []string{"notatrace.bin", "single.xplane.pb", "-"}},
+		{"mixed", []string{"single.xplane.pb", "plain/sub"}, []string{"single.xplane.pb", "plain/sub/ignored.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args, want []string
+			for _, a := range tt.args {
+				args = append(args, join(root, a))
+			}
+			for _, w := range tt.want {
+				want = append(want, join(root, w))
+			}
+			got, err := Expand(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("Expand(%q) =\n %q\nwant\n %q", tt.args, got, want)
+			}
+		})
+	}
+}
+
+func join(root, p string) string {
+	if p == "-" {
+		return p
+	}
+	return filepath.Join(root, filepath.FromSlash(p))
+}
+
+func TestExpandErrors(t *testing.T) {
+	root := t.TempDir()
+	makeTree(t, root, "empty/readme.md", "runs/2024_01_01_00_00_00/")
+	for _, tt := range []struct{ arg, msg string }{
+		{"empty", "empty: no trace files in this directory, expected *.xplane.pb"},
+		{"runs", "runs: no trace files in this directory"},
+		{"missing", "no such file or directory"},
+	} {
+		_, err := Expand([]string{filepath.Join(root, tt.arg)})
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("Expand(%s) = %v, want an error containing %q", tt.arg, err, tt.msg)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package tracetest
+
+import "fmt"
+
+// Timing constants of generated loops, in nanoseconds.
+const (
+	// LaunchDur is the length of every launch call; a launch sits at the
+	// end of the op that issues it.
+	LaunchDur = 10_000
+	// SyncMin is the shortest blocking call: a sync whose work is already
+	// done still takes this long.
+	SyncMin = 5_000
+)
+
+// Thread ids of generated loops.
+const (
+	MainTID     = 1
+	BackwardTID = 2
+)
+
+// SingleProcessLoader and MultiProcessLoader are the PyTorch profiler's names
+// for a DataLoader's __next__ without and with worker processes.
+const (
+	SingleProcessLoader = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	MultiProcessLoader  = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+)
+
+// Loop is a training loop on one host process, simulated exactly, so that
+// every device gap and what the host did in it follow from the fields.
+//
+// Each step, on the main thread: the input (a DataLoader __next__
+// annotation of Input ns), then Kernels ops "aten::linear" of Dispatch ns,
+// each ending in one launch call (LaunchDur) per device; each kernel starts
+// when both its launch has returned and its device is free, and runs
+// Compute ns (Compute - d*Skew on device d). With Sync the step ends in
+// aten::item > cudaStreamSynchronize (cudaDeviceSynchronize on several
+// devices), blocking until every device is done (or, with SyncPrevious,
+// until the work queued before this step's launches is done). Every step is
+// a ProfilerStep#N annotation, mirrored on each device.
+type Loop struct {
+	Steps int
+	// NoStepMarkers leaves out the ProfilerStep annotations.
+	NoStepMarkers bool
+	Input         int64
+	// InputName names the input annotation (default SingleProcessLoader).
+	InputName string
+	// UntracedInput spends the input time on the main thread without any
+	// event: the loader was not traced.
+	UntracedInput bool
+	Dispatch      int64
+	Kernels       int // per step; default 1
+	Compute       int64
+	Devices       int // default 1
+	Skew          int64
+	Sync          bool
+	SyncPrevious  bool
+	// Backward launches the kernels after the first of each step from a
+	// backward thread while the main thread waits in autograd::backward.
+	Backward bool
+}
+
+// loopSim holds the simulation's clocks.
+type loopSim struct {
+	l    Loop
+	s    *Spec
+	h    int64   // host time
+	free []int64 // when each device is next free
+	corr uint64
+}
+
+// Spec simulates the loop and returns its trace.
+func (l Loop) Spec() *Spec {
+	if l.Kernels == 0 {
+		l.Kernels = 1
+	}
+	if l.Devices == 0 {
+		l.Devices = 1
+	}
+	if l.InputName == "" {
+		l.InputName = SingleProcessLoader
+	}
+	sim := &loopSim{l: l, s: &Spec{Threads: []Thread{{MainTID, "python"}}}, free: make([]int64, l.Devices)}
+	if l.Backward {
+		sim.s.Threads = append(sim.s.Threads, Thread{BackwardTID, "autograd"})
+	}
+	for k := 1; k <= l.Steps; k++ {
+		sim.step(k)
+	}
+	return sim.s
+}
+
+func (sim *loopSim) add(e Event) { sim.s.Events = append(sim.s.Events, e) }
+
+func (sim *loopSim) step(k int) {
+	l := sim.l
+	start := sim.h
+	if l.Input > 0 && !l.UntracedInput {
+		sim.add(Event{Role: Annotation, Name: l.InputName, Thread: MainTID, Start: sim.h, Dur: l.Input})
+	}
+	sim.h += l.Input
+	queued := maxOf(sim.free)
+	first := make([]int64, l.Devices)
+	var bwStart int64
+	for j := 0; j < l.Kernels; j++ {
+		tid := int64(MainTID)
+		if l.Backward && j > 0 {
+			tid = BackwardTID
+			if j == 1 {
+				bwStart = sim.h
+			}
+		}
+		starts := sim.op(tid)
+		if j == 0 {
+			first = starts
+		}
+	}
+	if l.Backward && l.Kernels > 1 {
+		sim.add(Event{Role: CPUOp, Name: "autograd::backward", Thread: MainTID, Start: bwStart, Dur: sim.h - bwStart})
+	}
+	if l.Sync {
+		target := maxOf(sim.free)
+		if l.SyncPrevious {
+			target = queued
+		}
+		end := max(target, sim.h+SyncMin)
+		name := "cudaStreamSynchronize"
+		if l.Devices > 1 {
+			name = "cudaDeviceSynchronize"
+		}
+		sim.add(Event{Role: CPUOp, Name: "aten::item", Thread: MainTID, Start: sim.h, Dur: end - sim.h})
+		sim.add(Event{Role: Runtime, Name: name, Thread: MainTID, Start: sim.h, Dur: end - sim.h})
+		sim.h = end
+	}
+	if l.NoStepMarkers {
+		return
+	}
+	name := fmt.Sprintf("ProfilerStep#%d", k)
+	sim.add(Event{Role: Annotation, Name: name, Thread: MainTID, Start: start, Dur: sim.h - start})
+	for d := range sim.free {
+		sim.add(Event{Role: DeviceAnnotation, Name: name, Device: d, Stream: 7, Start: first[d], Dur: sim.free[d] - first[d]})
+	}
+}
+
+// op simulates one aten::linear on thread tid launching a kernel on every
+// device, and returns the kernels' starts.
+func (sim *loopSim) op(tid int64) []int64 {
+	l := sim.l
+	sim.add(Event{Role: CPUOp, Name: "aten::linear", Thread: tid, Start: sim.h, Dur: l.Dispatch})
+	end := sim.h + l.Dispatch
+	starts := make([]int64, l.Devices)
+	for d := range sim.free {
+		sim.corr++
+		ls := end - int64(l.Devices-d)*LaunchDur
+		sim.add(Event{Role: Runtime, Name: "cudaLaunchKernel", Thread: tid, Start: ls, Dur: LaunchDur, Corr: sim.corr})
+		ks := max(ls+LaunchDur, sim.free[d])
+		dur := l.Compute - int64(d)*l.Skew
+		sim.add(Event{Role: Kernel, Name: "volta_sgemm_128x64_nn", Device: d, Stream: 7, Start: ks, Dur: dur, Corr: sim.corr})
+		sim.free[d] = ks + dur
+		starts[d] = ks
+	}
+	sim.h = end
+	return starts
+}
+
+func maxOf(v []int64) int64 {
+	m := v[0]
+	for _, x := range v[1:] {
+		m = max(m, x)
+	}
+	return m
+}

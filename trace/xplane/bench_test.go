@@ -1,0 +1,93 @@
+package xplane
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
+	pb "github.com/tracegap/tracegap/trace/xplane/xplanepb"
+)
+
+// Large inputs are made once per test binary and never written to disk.
+var (
+	synthOnce, tiledOnce sync.Once
+	synthBuf, tiledBuf   []byte
+)
+
+// synthetic is a ~150 MB XSpace from the test-trace writer: a training
+// loop on two GPUs, with host ops, launches carrying correlation ids,
+// kernels, syncs and step annotations.
+func synthetic(b *testing.B) []byte {
+	synthOnce.Do(func() {
+		s := tracetest.Loop{Steps: 2000, Input: 500_000, Dispatch: 20_000, Kernels: 400, Compute: 30_000, Devices: 2, Sync: true}.Spec()
+		var buf bytes.Buffer
+		if err := tracetest.WriteXPlane(&buf, s); err != nil {
+			b.Fatal(err)
+		}
+		synthBuf = buf.Bytes()
+	})
+	return synthBuf
+}
+
+// tiled repeats every line's events of the real TPU trace 200 times, each
+// copy after the last, for the stats mix of a real XProf capture (~170 MB).
+func tiled(b *testing.B) []byte {
+	tiledOnce.Do(func() {
+		raw, err := os.ReadFile(filepath.Join(sharedTraces(b), "xprof-tpu-inference.xplane.pb"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var space pb.XSpace
+		if err := proto.Unmarshal(raw, &space); err != nil {
+			b.Fatal(err)
+		}
+		const copies = 200
+		for _, p := range space.Planes {
+			for _, l := range p.Lines {
+				var end int64
+				for _, e := range l.Events {
+					end = max(end, e.GetOffsetPs()+e.DurationPs)
+				}
+				orig := l.Events
+				for k := int64(1); k < copies; k++ {
+					for _, e := range orig {
+						c := proto.Clone(e).(*pb.XEvent)
+						c.Data = &pb.XEvent_OffsetPs{OffsetPs: e.GetOffsetPs() + k*end}
+						l.Events = append(l.Events, c)
+					}
+				}
+			}
+		}
+		if tiledBuf, err = proto.Marshal(&space); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return tiledBuf
+}
+
+func benchRead(b *testing.B, buf []byte) {
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	var events int
+	for b.Loop() {
+		tr, err := Read(bytes.NewReader(buf), trace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = len(tr.Events)
+	}
+	b.ReportMetric(float64(events), "events")
+}
+
+// BenchmarkRead reads a large synthetic XSpace through Read, which copies
+// the input into memory first, as reading a file does.
+func BenchmarkRead(b *testing.B) { benchRead(b, synthetic(b)) }
+
+// BenchmarkReadTiledTPU reads the real TPU trace tiled to a large size.
+func BenchmarkReadTiledTPU(b *testing.B) { benchRead(b, tiled(b)) }

@@ -1,0 +1,63 @@
+package xplane
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// FuzzRead feeds arbitrary bytes to the reader. Whatever the input, Read
+// must return a trace that keeps the model's invariants or a *FormatError
+// inside the input; it must never panic or hang. The seed corpus in
+// testdata/fuzz/FuzzRead holds small XSpaces from tracetest.WriteXPlane,
+// the heads of the real traces and malformed cases.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0x0a, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		Sniff(b[:min(len(b), 512)])
+		tr, err := Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16})
+		if err != nil {
+			var fe *FormatError
+			switch {
+			case errors.As(err, &fe):
+				if fe.Offset < 0 || fe.Offset > len(b) {
+					t.Fatalf("error offset %d outside the %d-byte input: %v", fe.Offset, len(b), err)
+				}
+			case !errors.Is(err, trace.ErrLimit):
+				t.Fatalf("error of an unexpected kind: %v", err)
+			}
+			return
+		}
+		checkInvariants(t, tr)
+	})
+}
+
+// checkInvariants checks what every consumer of a trace relies on.
+func checkInvariants(t *testing.T, tr *trace.Trace) {
+	t.Helper()
+	covered := 0
+	for i, tk := range tr.Tracks {
+		if tk.Lo < 0 || tk.Hi < tk.Lo || tk.Hi > len(tr.Events) {
+			t.Fatalf("track %d spans events [%d, %d) of %d", i, tk.Lo, tk.Hi, len(tr.Events))
+		}
+		covered += tk.Hi - tk.Lo
+		evs := tr.TrackEvents(i)
+		for j, e := range evs {
+			if int(e.Track) != i || e.Start < 0 || e.Dur < 0 || e.End() < e.Start || int(e.Name) >= len(tr.Strings) {
+				t.Fatalf("track %d event %d: %+v", i, j, e)
+			}
+			if j > 0 && evs[j-1].Start > e.Start {
+				t.Fatalf("track %d: events %d and %d out of order", i, j-1, j)
+			}
+			if tk.Kind == trace.TrackHost && e.Kind != trace.KindHost || tk.Kind != trace.TrackDevice && e.Kind == trace.KindWork {
+				t.Fatalf("track %d (%v): event of kind %v", i, tk.Kind, e.Kind)
+			}
+		}
+	}
+	if covered != len(tr.Events) {
+		t.Fatalf("tracks cover %d of %d events", covered, len(tr.Events))
+	}
+}

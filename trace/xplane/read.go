@@ -1,0 +1,175 @@
+package xplane
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+func init() {
+	trace.Register(trace.Format{Name: "xplane", Sniff: Sniff, Read: Read})
+}
+
+// Read reads a whole XSpace from r. An XSpace is one message whose planes
+// can come in any order, so the input is held in memory while it is
+// decoded; the trace keeps none of it.
+func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
+	buf, err := readAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading XSpace: %w", err)
+	}
+	return Decode(buf, opt)
+}
+
+// Decode decodes the XSpace held in buf. Structural damage (a truncated
+// file, a length past the end, a wrong wire type) fails with a
+// *FormatError naming the byte offset; events that decode but make no sense
+// (negative times, aggregated events without a start) are dropped and
+// counted in the trace's warnings.
+func Decode(buf []byte, opt trace.Options) (*trace.Trace, error) {
+	if opt.MaxEvents <= 0 {
+		opt.MaxEvents = trace.DefaultMaxEvents
+	}
+	d := &decoder{
+		wire:      wire{buf: buf, plane: -1, line: -1, event: -1},
+		b:         trace.NewBuilder(),
+		maxEvents: opt.MaxEvents,
+	}
+	if err := d.space(); err != nil {
+		return nil, err
+	}
+	t := d.b.Finish()
+	t.Bytes = int64(len(buf))
+	return t, nil
+}
+
+// readAll reads r to the end in growing chunks and joins them once, which
+// copies each byte one time instead of the several times that growing a
+// single slice would.
+func readAll(r io.Reader) ([]byte, error) {
+	var chunks [][]byte
+	total := 0
+	size := 64 << 10
+	for {
+		c := make([]byte, size)
+		n, err := io.ReadFull(r, c)
+		chunks = append(chunks, c[:n])
+		total += n
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if size < 64<<20 {
+			size *= 2
+		}
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	buf := make([]byte, 0, total)
+	for _, c := range chunks {
+		buf = append(buf, c...)
+	}
+	return buf, nil
+}
+
+// decoder turns the wire walk into the trace model.
+type decoder struct {
+	wire
+	b         *trace.Builder
+	maxEvents int
+
+	// Per-plane tables, reused from plane to plane.
+	stats  idTable[statMeta]
+	events idTable[eventMeta]
+	pl     planeScan
+
+	hostnames []string
+	warned    int
+}
+
+// maxProfilerWarnings bounds how many of the XSpace's own errors and
+// warnings are copied into the trace.
+const maxProfilerWarnings = 10
+
+// space decodes the top-level XSpace: its planes, the profiler's own errors
+// and warnings, and the host names.
+func (d *decoder) space() error {
+	var planes []span
+	end := len(d.buf)
+	for off := 0; off < end; {
+		num, typ, next, err := d.tag(off, end)
+		if err != nil {
+			return err
+		}
+		name, known := spaceFields[num]
+		if !known {
+			if off, err = d.skip(num, typ, next, end); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := d.want(off, name, typ, bytesType); err != nil {
+			return err
+		}
+		lo, hi, err := d.bytes(next, end, name)
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			planes = append(planes, span{lo, hi})
+		case 2, 3:
+			d.profilerWarning(name, string(d.buf[lo:hi]))
+		case 4:
+			d.hostnames = append(d.hostnames, string(d.buf[lo:hi]))
+		}
+		off = hi
+	}
+	if len(planes) == 0 {
+		return &FormatError{Offset: end, Msg: "no planes (field 1): expected an XSpace holding at least one plane"}
+	}
+	if len(d.hostnames) > 0 {
+		d.b.Meta["hostname"] = strings.Join(d.hostnames, ",")
+	}
+	lines := 0
+	for i, p := range planes {
+		d.plane = i
+		if err := d.readPlane(p); err != nil {
+			return err
+		}
+		lines += len(d.pl.lines)
+	}
+	d.plane = -1
+	d.b.Meta["planes"] = strconv.Itoa(len(planes))
+	d.b.Meta["lines"] = strconv.Itoa(lines)
+	return nil
+}
+
+var spaceFields = map[protowire.Number]string{
+	1: "planes (1)",
+	2: "errors (2)",
+	3: "warnings (3)",
+	4: "hostnames (4)",
+}
+
+func (d *decoder) profilerWarning(kind, msg string) {
+	if d.warned == maxProfilerWarnings {
+		d.b.Warn("more profiler errors and warnings not shown")
+	}
+	d.warned++
+	if d.warned <= maxProfilerWarnings {
+		d.b.Warn("profiler %s: %s", strings.Fields(kind)[0], msg)
+	}
+}
+
+// span is a byte range [lo, hi) of the input.
+type span struct{ lo, hi int }

@@ -1,0 +1,210 @@
+package xplane
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Wire types, spelled out as protowire has them.
+const (
+	varintType = protowire.VarintType
+	fixed32    = protowire.Fixed32Type
+	fixed64    = protowire.Fixed64Type
+	bytesType  = protowire.BytesType
+)
+
+// A FormatError says where the input stops being a valid XSpace and what
+// was expected there.
+type FormatError struct {
+	// Offset is the byte offset in the (decompressed) input.
+	Offset int
+	// Path names the message being decoded: "planes[2].lines[0].events[17]".
+	Path string
+	// Msg says what was wrong and what was expected.
+	Msg string
+}
+
+func (e *FormatError) Error() string {
+	where := "at byte " + strconv.Itoa(e.Offset)
+	if e.Path != "" {
+		where += " (" + e.Path + ")"
+	}
+	return "not a valid XSpace (likely corrupted): " + where + ": " + e.Msg
+}
+
+// wire walks the whole input by absolute offsets, so that every error can
+// name the byte where decoding failed. The indexes say which message is
+// being decoded, for the error's path; -1 means "not inside one".
+type wire struct {
+	buf                []byte
+	plane, line, event int
+	part               string // a sub-message of the innermost index: "stats[3]", "event_metadata"
+}
+
+func (w *wire) errorf(off int, format string, args ...any) error {
+	return &FormatError{Offset: off, Path: w.path(), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (w *wire) path() string {
+	var b strings.Builder
+	if w.plane >= 0 {
+		fmt.Fprintf(&b, "planes[%d]", w.plane)
+	}
+	if w.line >= 0 {
+		fmt.Fprintf(&b, ".lines[%d]", w.line)
+	}
+	if w.event >= 0 {
+		fmt.Fprintf(&b, ".events[%d]", w.event)
+	}
+	if w.part != "" {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(w.part)
+	}
+	return b.String()
+}
+
+// uvarint decodes the varint at b[i:end]. It returns the value and the
+// offset after it, or a negative offset: -1 when the input ends inside the
+// varint, -2 when it is longer than ten bytes.
+func uvarint(b []byte, i, end int) (uint64, int) {
+	if i < end && b[i] < 0x80 { // the common one-byte case, kept inlinable
+		return uint64(b[i]), i + 1
+	}
+	return uvarintSlow(b, i, end)
+}
+
+func uvarintSlow(b []byte, i, end int) (uint64, int) {
+	var v uint64
+	for shift := uint(0); shift < 70; shift += 7 {
+		if i >= end {
+			return 0, -1
+		}
+		c := b[i]
+		i++
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v, i
+		}
+	}
+	return 0, -2
+}
+
+// varint reads a varint at off or fails saying what it was reading.
+func (w *wire) varint(off, end int, what string) (uint64, int, error) {
+	v, n := uvarint(w.buf, off, end)
+	if n < 0 {
+		return 0, 0, w.varintError(off, end, n, what)
+	}
+	return v, n, nil
+}
+
+func (w *wire) varintError(off, end, code int, what string) error {
+	if code == -1 {
+		return w.errorf(off, "%s: input ends inside a varint (message ends at byte %d)", what, end)
+	}
+	return w.errorf(off, "%s: varint longer than 10 bytes", what)
+}
+
+// tag reads a field header at off.
+func (w *wire) tag(off, end int) (protowire.Number, protowire.Type, int, error) {
+	if off < end && w.buf[off] < 0x80 { // field numbers below 16
+		c := w.buf[off]
+		if c>>3 == 0 {
+			return 0, 0, 0, w.errorf(off, "field number 0 (byte 0x%02x), expected a field tag", c)
+		}
+		return protowire.Number(c >> 3), protowire.Type(c & 7), off + 1, nil
+	}
+	v, n, err := w.varint(off, end, "field tag")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	num, typ := protowire.DecodeTag(v)
+	if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
+		return 0, 0, 0, w.errorf(off, "field number %d out of range, expected a field tag", v>>3)
+	}
+	return num, typ, n, nil
+}
+
+// bytes reads the length of a length-delimited field at off and returns
+// its contents' bounds.
+func (w *wire) bytes(off, end int, what string) (int, int, error) {
+	n, lo, err := w.varint(off, end, what+" length")
+	if err != nil {
+		return 0, 0, err
+	}
+	if n > uint64(end-lo) {
+		if end == len(w.buf) {
+			return 0, 0, w.errorf(off, "%s is %d bytes long, but only %d bytes remain in the %d-byte input", what, n, end-lo, len(w.buf))
+		}
+		return 0, 0, w.errorf(off, "%s is %d bytes long, but only %d bytes remain in the enclosing message (ends at byte %d)", what, n, end-lo, end)
+	}
+	return lo, lo + int(n), nil
+}
+
+// skip steps over a field whose contents this reader does not need.
+func (w *wire) skip(num protowire.Number, typ protowire.Type, off, end int) (int, error) {
+	switch typ {
+	case varintType:
+		_, n, err := w.varint(off, end, "field "+strconv.Itoa(int(num)))
+		return n, err
+	case fixed64, fixed32:
+		size := 8
+		if typ == fixed32 {
+			size = 4
+		}
+		if end-off < size {
+			return 0, w.errorf(off, "field %d: %d-byte value runs past the end of its message (byte %d)", num, size, end)
+		}
+		return off + size, nil
+	case bytesType:
+		_, hi, err := w.bytes(off, end, "field "+strconv.Itoa(int(num)))
+		return hi, err
+	}
+	return 0, w.errorf(off, "field %d has wire type %d (%s), which XSpace never uses", num, typ, typeName(typ))
+}
+
+// want checks a known field's wire type.
+func (w *wire) want(off int, name string, got, want protowire.Type) error {
+	if got == want {
+		return nil
+	}
+	return w.errorf(off, "field %s has wire type %s, expected %s", name, typeName(got), typeName(want))
+}
+
+func typeName(t protowire.Type) string {
+	switch t {
+	case varintType:
+		return "varint"
+	case fixed64:
+		return "fixed64"
+	case bytesType:
+		return "length-delimited"
+	case protowire.StartGroupType:
+		return "start-group"
+	case protowire.EndGroupType:
+		return "end-group"
+	case fixed32:
+		return "fixed32"
+	}
+	return "invalid(" + strconv.Itoa(int(t)) + ")"
+}
+
+// fixed64At reads a little-endian 8-byte value.
+func (w *wire) fixed64At(off, end int, what string) (uint64, int, error) {
+	if end-off < 8 {
+		return 0, 0, w.errorf(off, "%s: 8-byte value runs past the end of its message (byte %d)", what, end)
+	}
+	b := w.buf[off : off+8]
+	v := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	return v, off + 8, nil
+}
+
+// float64From turns fixed64 bits into the double they hold.
+func float64From(bits uint64) float64 { return math.Float64frombits(bits) }
