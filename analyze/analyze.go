@@ -66,6 +66,16 @@ type analyzer struct {
 // doing and reaches a verdict. A trace without device work is not an
 // error: the result's verdict is NoDevice.
 func Analyze(t *trace.Trace, opt Options) (*Result, error) {
+	a, err := analyzeTrace(t, opt)
+	if err != nil {
+		return nil, err
+	}
+	return a.res, nil
+}
+
+// analyzeTrace runs the analysis of t and returns the analyzer, whose
+// devices, threads and links the job analysis reads further.
+func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 	if t == nil {
 		return nil, errors.New("analyze: nil trace")
 	}
@@ -87,7 +97,7 @@ func Analyze(t *trace.Trace, opt Options) (*Result, error) {
 	if err := a.run(); err != nil {
 		return nil, err
 	}
-	return a.res, nil
+	return a, nil
 }
 
 func (a *analyzer) run() error {

@@ -39,16 +39,13 @@ func (a *analyzer) attributeDevice(d *device) {
 // whole idle interval it is part of (unbounded at the device's ends).
 func (a *analyzer) idle(d *device, idle, full Interval) {
 	dur := idle.End - idle.Start
-	step := a.stepIndex(idle.Start)
 	if dur < a.opt.MinGap {
 		d.split.BelowMinGap += dur
-		if step >= 0 {
-			a.res.Steps[step].Idle.BelowMinGap += dur
-		}
+		a.stepIdle(idle, NumCauses)
 		return
 	}
 	track, linked := a.waitedFor(d, full)
-	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: step}
+	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: a.stepIndex(idle.Start)}
 	if g.Track >= 0 {
 		g.Thread = a.t.Tracks[g.Track].Name
 		a.segments(d, &g, full, linked)
@@ -60,11 +57,37 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	g.Cause = largestCause(&g.Split)
 	for c := InSync; c < NumCauses; c++ {
 		d.split.Add(c, g.Split.Of(c))
-		if step >= 0 {
-			a.res.Steps[step].Idle.Add(c, g.Split.Of(c))
-		}
+	}
+	for _, s := range g.Segments {
+		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
 	}
 	d.gaps = append(d.gaps, g)
+}
+
+// stepIdle adds the idle stretch iv of cause c (NumCauses: idle below
+// MinGap) to the steps it overlaps. Each step owns the time from its start
+// to the next step's start, the last step the time up to the window's end,
+// as for the other per-step figures (see Step).
+func (a *analyzer) stepIdle(iv Interval, c Cause) {
+	st := a.res.Steps
+	for i := max(a.stepIndex(iv.Start), 0); i < len(st) && st[i].Start < iv.End; i++ {
+		d := overlap(iv, a.stepSpan(i))
+		if c == NumCauses {
+			st[i].Idle.BelowMinGap += d
+		} else {
+			st[i].Idle.Add(c, d)
+		}
+	}
+}
+
+// stepSpan returns the time step i owns in the per-step figures: from its
+// start to the next step's start, for the last step to the window's end.
+func (a *analyzer) stepSpan(i int) Interval {
+	st := a.res.Steps
+	if i+1 < len(st) {
+		return Interval{st[i].Start, st[i+1].Start}
+	}
+	return Interval{st[i].Start, a.res.Window.End}
 }
 
 // stepIndex returns the index in Result.Steps of the last step starting at
@@ -122,15 +145,33 @@ func (a *analyzer) fallbackThread() int32 {
 	return a.fallback
 }
 
+// findFallback returns the host thread with the most launches, else the
+// one with the most events. Ties go to the thread whose first event comes
+// first: track order differs between formats, event times do not.
 func (a *analyzer) findFallback() int32 {
-	if tr := a.links.mostLaunches(); tr >= 0 {
-		return tr
-	}
 	best, n := int32(-1), 0
+	better := func(tr int32, c int) bool {
+		if c != n {
+			return c > n
+		}
+		if best < 0 {
+			return true
+		}
+		x, y := a.t.Events[a.t.Tracks[tr].Lo].Start, a.t.Events[a.t.Tracks[best].Lo].Start
+		return x < y || x == y && tr < best
+	}
+	for tr, c := range a.links.launches {
+		if c > 0 && better(int32(tr), c) {
+			best, n = int32(tr), c
+		}
+	}
+	if best >= 0 {
+		return best
+	}
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
-		if tr.Kind == trace.TrackHost && tr.Hi-tr.Lo > n {
-			best, n = int32(i), tr.Hi-tr.Lo
+		if c := tr.Hi - tr.Lo; tr.Kind == trace.TrackHost && c > 0 && better(int32(i), c) {
+			best, n = int32(i), c
 		}
 	}
 	return best
@@ -176,18 +217,27 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, lastIDs []trace.StrID, linked bool) []trace.StrID {
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
 	g.Split.Add(c, iv.End-iv.Start)
+	// The blocking call of a sync segment: the one the thread is inside,
+	// the one whose return the gap continues, or another thread's.
+	var sync trace.StrID
 	switch {
 	case via != nil:
+		sync = via.name
 		a.tally.add(c, via.name, via.track, iv.End-iv.Start)
 	case c == AfterSync:
-		// Name the call whose return the gap continues.
 		r, _ := th.lastSyncEnd(iv.Start)
 		i, _ := slices.BinarySearchFunc(th.syncs, r, func(s Interval, r int64) int { return cmp.Compare(s.End, r) })
-		a.tally.add(c, th.syncName(a, th.syncs[i]), th.track, iv.End-iv.Start)
+		sync = th.syncName(a, th.syncs[i])
+		a.tally.add(c, sync, th.track, iv.End-iv.Start)
 	default:
-		a.tally.add(c, a.culprit(c, th, stack), th.track, iv.End-iv.Start)
+		name := a.culprit(c, th, stack)
+		if c == InSync {
+			sync = name
+		}
+		a.tally.add(c, name, th.track, iv.End-iv.Start)
 	}
-	if n := len(g.Segments); n > 0 && g.Segments[n-1].Cause == c && sameNames(th, stack, lastIDs) {
+	syncName := a.t.Str(sync)
+	if n := len(g.Segments); n > 0 && g.Segments[n-1].Cause == c && g.Segments[n-1].Sync == syncName && sameNames(th, stack, lastIDs) {
 		g.Segments[n-1].Dur += iv.End - iv.Start
 		return lastIDs
 	}
@@ -197,7 +247,7 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		ids[i] = th.evs[s].Name
 		names[i] = a.t.Str(ids[i])
 	}
-	g.Segments = append(g.Segments, Segment{Start: iv.Start, Dur: iv.End - iv.Start, Cause: c, Stack: names})
+	g.Segments = append(g.Segments, Segment{Start: iv.Start, Dur: iv.End - iv.Start, Cause: c, Stack: names, Sync: syncName})
 	return ids
 }
 

@@ -22,3 +22,15 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(tr.Events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkAnalyzeSmall analyses a six-step loop: the fixed cost of an
+// analysis, which dominates for the small traces a service sees.
+func BenchmarkAnalyzeSmall(b *testing.B) {
+	tr := tracetest.Build(scenarios[0].loop.Spec())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Analyze(tr, DefaultOptions()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

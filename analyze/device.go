@@ -109,6 +109,13 @@ func (m *workMerger) next() int {
 func (a *analyzer) scanDevice(d *device) {
 	t, l := a.t, a.links
 	m := newWorkMerger(t, d.tracks)
+	// Room for an interval per event: a host-bound run has nearly that
+	// many, and growing the slice step by step cost more than the merge.
+	n := 0
+	for _, tr := range d.tracks {
+		n += t.Tracks[tr].Hi - t.Tracks[tr].Lo
+	}
+	d.busy = make([]Interval, 0, n)
 	cur := Interval{Start: -1, End: -1}
 	for i := m.next(); i >= 0; i = m.next() {
 		e := &t.Events[i]
@@ -138,6 +145,9 @@ func (a *analyzer) scanDevice(d *device) {
 		a.stepLaunched(he.Start, e.End())
 	}
 	d.busy = append(d.busy, cur)
+	if len(d.busy) < cap(d.busy)/4 {
+		d.busy = slices.Clone(d.busy) // the result keeps them
+	}
 	for k := 1; k < len(d.busy); k++ {
 		if idle := (Interval{d.busy[k-1].End, d.busy[k].Start}); idle.End-idle.Start >= a.opt.MinGap {
 			d.bigIdle = append(d.bigIdle, idle)

@@ -37,7 +37,7 @@ func (a *analyzer) culprit(c Cause, th *thread, stack []int32) trace.StrID {
 	for _, s := range stack {
 		name := th.evs[s].Name
 		switch k := a.cls.of(name); {
-		case c == InSync && (k == classSync || k == classAsyncCopy):
+		case c == InSync && (k == classSync || k == classAsyncCopy && a.links.isBlocking(int32(th.lo)+s)):
 			return name
 		case c == Input && k == classInput:
 			return name
@@ -45,8 +45,11 @@ func (a *analyzer) culprit(c Cause, th *thread, stack []int32) trace.StrID {
 			return name
 		}
 	}
-	if c == Host && len(stack) > 0 {
-		return th.evs[stack[len(stack)-1]].Name
+	// Else the innermost event, unless it is the step marker: a thread
+	// inside nothing else runs Python the trace does not break down,
+	// which the dispatch finding reports on its own.
+	if n := len(stack); c == Host && n > 0 && !th.evs[stack[n-1]].Has(trace.FlagStep) {
+		return th.evs[stack[n-1]].Name
 	}
 	return 0
 }
@@ -87,15 +90,18 @@ func (a *analyzer) findings() {
 		return
 	}
 	steps := int64(max(r.Window.Steps, 1))
-	busy := a.avgWindowBusy()
 	wd := float64(max(r.Window.Dur(), 1))
 	var fs []Finding
 	if v := float64(r.Idle.Sync()) / wd; v > a.opt.SyncThreshold {
 		fs = append(fs, a.forcedSync(steps, v))
 	}
-	input, _ := a.hostTime(a.launchingThreads(), Interval{r.Window.Start, r.Window.End})
 	if v := float64(r.Idle.Input) / wd; v > a.opt.InputThreshold || r.Verdict == DataBound {
-		fs = append(fs, a.slowInput(input/steps, busy/steps, v))
+		input, busy, ok := r.PerStep()
+		if !ok {
+			input, _ = a.hostTime(a.launchingThreads(), Interval{r.Window.Start, r.Window.End})
+			busy = a.avgWindowBusy()
+		}
+		fs = append(fs, a.slowInput(input, busy, v))
 	}
 	if v := float64(r.Idle.Host) / wd; v > a.opt.HostThreshold {
 		fs = append(fs, a.dispatch(v))
@@ -162,16 +168,47 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 	if thr >= 0 {
 		n = countIn(a.thread(thr).syncs, Interval{r.Window.Start, r.Window.End})
 	}
-	often := fmt.Sprintf("about %.1f blocking calls per step", float64(n)/float64(steps))
-	if r.Window.Steps == 0 {
-		often = fmt.Sprintf("%d blocking calls in the window", n)
+	var often string
+	switch {
+	case r.Window.Steps == 0:
+		often = plural(n, "blocking call") + " in the window"
+	case int64(n)%steps == 0:
+		often = plural(int(int64(n)/steps), "blocking call") + " per step"
+	default:
+		often = fmt.Sprintf("about %.1f blocking calls per step", float64(n)/float64(steps))
 	}
+	dev := a.deviceWord()
 	return Finding{
 		ID: "forced-sync",
-		Message: fmt.Sprintf("The device waits on the host blocking on it: %s in %s and the host work right after them account for %s of device idle (%s of the window); %s makes %s.",
-			calls, a.threadName(thr), formatDuration(r.Idle.Sync()), pct(share), a.threadName(thr), often),
+		Message: fmt.Sprintf("%s blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
+			capitalize(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
 		Fix: "Move the sync off the step: log the previous step's loss instead of this one's, drop .item()/print(loss)/block_until_ready from the step, and pin memory (pin_memory=True, non_blocking=True) for host-device copies.",
 	}
+}
+
+// plural returns "1 call", "3 calls".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// deviceWord names the devices in prose: "GPU", "TPU", or "device" when
+// they are of several kinds or of an unknown kind.
+func (a *analyzer) deviceWord() string {
+	word := ""
+	for _, d := range a.devs {
+		kind, _, _ := strings.Cut(d.id, ":")
+		if word != "" && kind != word {
+			return "device"
+		}
+		word = kind
+	}
+	if word != "GPU" && word != "TPU" {
+		return "device"
+	}
+	return word
 }
 
 func mergeThreads(x, y map[int32]int64) map[int32]int64 {
@@ -202,10 +239,24 @@ func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 	loader, kind := "the input pipeline", "input pipeline"
 	if len(names) > 0 {
 		kind = describeLoader(names[0])
-		loader = fmt.Sprintf("%s (%s)", kind, names[0])
+		loader = fmt.Sprintf("the %s (%s)", kind, names[0])
 	}
-	msg := fmt.Sprintf("%s takes %s per step against %s of device busy per step; input-caused device idle is %s of the window.",
-		capitalize(loader), formatDuration(load), formatDuration(compute), pct(share))
+	dev := a.deviceWord()
+	thr := topThread(a.tally.threads[Input])
+	if thr < 0 {
+		thr = topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
+	}
+	msg := fmt.Sprintf("%s takes %s per step on %s, the thread the %s waits on, against %s of %s work per step; ",
+		capitalize(loader), formatDuration(load), a.threadName(thr), dev, formatDuration(compute), dev)
+	if share > a.opt.InputThreshold {
+		msg += fmt.Sprintf("the %s idles in it for %s of the window.", dev, pct(share))
+	} else {
+		// Data-bound through syncs: the idle is counted as the syncs'.
+		msg += fmt.Sprintf("blocking calls expose it (see forced-sync), but it would not fit inside the %s work even without them.", dev)
+	}
+	if kind == "single-process DataLoader" {
+		msg += " Without workers, loading never overlaps compute."
+	}
 	return Finding{ID: "slow-input", Message: msg, Fix: workerAdvice(kind, load, compute)}
 }
 
@@ -220,10 +271,14 @@ func workerAdvice(kind string, load, compute int64) string {
 	switch kind {
 	case "single-process DataLoader":
 		n := int(math.Ceil(float64(load)/c)) + 1
-		return fmt.Sprintf("Load in background workers: DataLoader(num_workers=%d, pin_memory=True, prefetch_factor=2 or more). Derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1: %d workers loading side by side keep up with compute, plus one spare.%s",
-			n, formatDuration(load), formatDuration(compute), n-1, confirm)
+		keep := "one worker loading in the background keeps"
+		if n > 2 {
+			keep = fmt.Sprintf("%d workers loading side by side keep", n-1)
+		}
+		return fmt.Sprintf("Load in background workers: DataLoader(num_workers=%d, pin_memory=True, persistent_workers=True). Derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1 = %d: %s up with compute, plus one spare.%s",
+			n, formatDuration(load), formatDuration(compute), n, keep, confirm)
 	case "multi-process DataLoader":
-		return fmt.Sprintf("Add DataLoader workers. The trace does not show how many there are now; with k workers, about ceil(k * (compute + wait) / compute) = ceil(k * (%s + %s) / %s) workers would keep up (k = 4 gives %d), and raise prefetch_factor.%s",
+		return fmt.Sprintf("Add DataLoader workers and raise prefetch_factor. The trace does not say how many workers there are; with k workers now, about ceil(k * (compute + wait) / compute) = ceil(k * (%s + %s) / %s) would keep up (from k = 4: %d).%s",
 			formatDuration(compute), formatDuration(load), formatDuration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
 	case "grain loader":
 		return "Raise grain_worker_count (and worker_buffer_size), or preprocess the data offline." + confirm
@@ -246,21 +301,33 @@ func (a *analyzer) dispatch(share float64) Finding {
 	if len(ops) > 0 {
 		what = strings.Join(ops, ", ")
 	}
-	thr := topThread(a.tally.threads[Host])
+	// Time with the thread in nothing but the step marker has no name
+	// in the tally.
+	var named, all int64
+	for _, v := range a.tally.names[Host] {
+		named += v
+	}
+	for _, v := range a.tally.threads[Host] {
+		all += v
+	}
+	between := ""
+	if all > 0 && float64(all-named) >= 0.1*float64(all) {
+		between = fmt.Sprintf(" (%s of it between ops, in Python the trace does not break down)", pct(float64(all-named)/float64(all)))
+	}
+	dev := a.deviceWord()
 	return Finding{
 		ID: "dispatch-overhead",
-		Message: fmt.Sprintf("The device waits on host work other than input and syncs: %s of the window, mostly in %s on %s.",
-			pct(share), what, a.threadName(thr)),
+		Message: fmt.Sprintf("The %s waits on host work other than input and syncs for %s of the window%s, mostly while %s is in %s: the host issues work more slowly than the %s runs it.",
+			dev, pct(share), between, a.threadName(topThread(a.tally.threads[Host])), what, dev),
 		Fix: "Cut per-op host overhead: capture the step in CUDA graphs, compile it (torch.compile, jax.jit), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step.",
 	}
 }
 
 func (a *analyzer) untracedThread(share float64) Finding {
-	thr := topThread(a.tally.threads[Untraced])
 	return Finding{
 		ID: "untraced-thread",
-		Message: fmt.Sprintf("For %s of the window the device waits on %s while it shows no traced event, so the cause cannot be told.",
-			pct(share), a.threadName(thr)),
+		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.",
+			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced]))),
 		Fix: "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does.",
 	}
 }

@@ -15,12 +15,14 @@ func TestFindings(t *testing.T) {
 		message  []string // substrings of the message
 		fix      []string // substrings of the fix
 	}{
-		{0, "forced-sync", "high", []string{"aten::item", "20.0 ms of device idle", "28.6% of the window", "1.0 blocking calls per step"}, []string{".item()"}},
-		// Input per step 20 ms against 12 ms busy per step (the window
-		// holds the warm-up step's kernel too): ceil(20/12) + 1 = 3.
-		{1, "slow-input", "high", []string{tracetest.SingleProcessLoader, "20.0 ms per step against 12.0 ms"}, []string{"num_workers=3", "estimate"}},
+		{0, "forced-sync", "high", []string{"Thread 1 (python) blocks on the GPU in aten::item (1 blocking call per step)", "20.0 ms of idle in all, 28.6% of the window"}, []string{".item()"}},
+		// Input per step 20 ms against a 10 ms kernel per step (the
+		// window holds the warm-up step's kernel too, which Result.PerStep
+		// leaves out): ceil(20/10) + 1 = 3.
+		{1, "slow-input", "high", []string{"The single-process DataLoader (" + tracetest.SingleProcessLoader + ")", "20.0 ms per step on thread 1 (python)", "against 10.0 ms of GPU work per step", "43.5% of the window"},
+			[]string{"num_workers=3", "ceil(20.0 ms / 10.0 ms) + 1 = 3: 2 workers loading side by side keep up", "estimate"}},
 		{3, "", "", nil, nil},
-		{4, "dispatch-overhead", "high", []string{"aten::linear", "74.6%"}, []string{"CUDA graphs"}},
+		{4, "dispatch-overhead", "high", []string{"74.6% of the window, mostly while thread 1 (python) is in aten::linear"}, []string{"CUDA graphs"}},
 		{10, "untraced-thread", "medium", []string{"43.5%", "thread 1 (python)"}, nil},
 	} {
 		sc := scenarios[tc.scenario]
@@ -47,6 +49,31 @@ func TestFindings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestWorkerAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		kind          string
+		load, compute int64
+		want          string
+	}{
+		// ResNet50 with num_workers=0: 46.8 ms of loading per 104 ms step.
+		{"single-process DataLoader", 46800 * usec, 104 * msec, "num_workers=2, pin_memory=True, persistent_workers=True). Derived as ceil(load / compute) + 1 = ceil(46.8 ms / 104 ms) + 1 = 2: one worker loading in the background keeps up with compute, plus one spare."},
+		{"single-process DataLoader", 30 * msec, 10 * msec, "= 4: 3 workers loading side by side keep up"},
+		{"multi-process DataLoader", 5 * msec, 10 * msec, "ceil(k * (10.0 ms + 5.00 ms) / 10.0 ms) would keep up (from k = 4: 6)"},
+	} {
+		if got := workerAdvice(tc.kind, tc.load, tc.compute); !strings.Contains(got, tc.want) {
+			t.Errorf("workerAdvice(%s, %d, %d) = %q, want it to hold %q", tc.kind, tc.load, tc.compute, got, tc.want)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 blocking calls", 1: "1 blocking call", 2: "2 blocking calls"} {
+		if got := plural(n, "blocking call"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
 

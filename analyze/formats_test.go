@@ -16,6 +16,7 @@ var writers = []struct {
 	name  string
 	write func(io.Writer, *tracetest.Spec) error
 }{
+	{"chrome", tracetest.WriteChrome},
 	{"xplane", tracetest.WriteXPlane},
 }
 

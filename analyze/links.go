@@ -16,8 +16,9 @@ type links struct {
 	// blocking holds, sorted, the host events whose device copy blocks the
 	// host (pageable memory or device to host); filled by scanDevice.
 	blocking []int32
-	// launches counts, per host track, the device work it launched.
-	launches map[int32]int
+	// launches counts, per track index, the device work it launched: a
+	// slice, as it is counted once per piece of work.
+	launches []int
 	// work and linked count device work events and those with a launch.
 	work, linked int
 }
@@ -28,7 +29,7 @@ type corrEntry struct {
 }
 
 func buildLinks(t *trace.Trace) *links {
-	l := &links{launches: map[int32]int{}}
+	l := &links{launches: make([]int, len(t.Tracks))}
 	n := 0
 	for i := range t.Tracks {
 		if t.Tracks[i].Kind != trace.TrackHost {
@@ -52,9 +53,16 @@ func buildLinks(t *trace.Trace) *links {
 			}
 		}
 	}
-	// Stable, so that for a correlation id shared by a runtime call and the
-	// driver call inside it the outer (earlier, longer) one is found.
-	slices.SortStableFunc(l.byCorr, func(a, b corrEntry) int { return cmp.Compare(a.corr, b.corr) })
+	// Ties in event order, so that for a correlation id shared by a
+	// runtime call and the driver call inside it the outer (earlier,
+	// longer) one is found. Cheaper than a stable sort, and launches
+	// mostly come in correlation order already, which pdqsort spots.
+	slices.SortFunc(l.byCorr, func(a, b corrEntry) int {
+		if c := cmp.Compare(a.corr, b.corr); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ev, b.ev)
+	})
 	return l
 }
 
@@ -84,16 +92,4 @@ func (l *links) host(corr uint64) int32 {
 func (l *links) isBlocking(ev int32) bool {
 	_, ok := slices.BinarySearch(l.blocking, ev)
 	return ok
-}
-
-// mostLaunches returns the host track that launched the most device work,
-// or -1.
-func (l *links) mostLaunches() int32 {
-	best, n := int32(-1), 0
-	for tr, c := range l.launches {
-		if c > n || (c == n && tr < best) {
-			best, n = tr, c
-		}
-	}
-	return best
 }

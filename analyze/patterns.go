@@ -3,7 +3,9 @@ package analyze
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -76,9 +78,10 @@ type classifier struct {
 	cache                  []uint8 // class+1 per StrID; 0 means not yet classified
 }
 
-func compileAll(what string, builtin, extra []string) ([]*regexp.Regexp, error) {
-	var res []*regexp.Regexp
-	for _, p := range append(append([]string(nil), builtin...), extra...) {
+// compileAll appends to builtin the compiled extra patterns.
+func compileAll(what string, builtin []*regexp.Regexp, extra []string) ([]*regexp.Regexp, error) {
+	res := slices.Clip(builtin)
+	for _, p := range extra {
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return nil, fmt.Errorf("bad %s pattern %q: %w", what, p, err)
@@ -88,16 +91,29 @@ func compileAll(what string, builtin, extra []string) ([]*regexp.Regexp, error) 
 	return res, nil
 }
 
+// builtin holds the built-in tables compiled, once per process: compiling
+// them took most of the time of analysing a small trace.
+var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input []*regexp.Regexp }) {
+	for _, t := range []struct {
+		dst *[]*regexp.Regexp
+		src []string
+	}{{&b.sync, syncPatterns}, {&b.asyncCopy, asyncCopyPatterns}, {&b.input, inputPatterns}} {
+		for _, p := range t.src {
+			*t.dst = append(*t.dst, regexp.MustCompile(p))
+		}
+	}
+	return b
+})
+
 func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	c := &classifier{strings: t.Strings, cache: make([]uint8, len(t.Strings))}
+	b := builtin()
+	c.asyncCopy = b.asyncCopy
 	var err error
-	if c.sync, err = compileAll("sync", syncPatterns, opt.SyncPatterns); err != nil {
+	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {
 		return nil, err
 	}
-	if c.asyncCopy, err = compileAll("copy", asyncCopyPatterns, nil); err != nil {
-		return nil, err
-	}
-	if c.input, err = compileAll("input", inputPatterns, opt.InputPatterns); err != nil {
+	if c.input, err = compileAll("input", b.input, opt.InputPatterns); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -143,6 +159,8 @@ func matchAny(res []*regexp.Regexp, s string) bool {
 // no ProfilerStep or XPlane step markers: train, train_step,
 // training_step_12, step#3, ...
 const defaultStepPattern = `(?i)^(train(ing)?([_ ]?step)?|step)([#_ ]?\d+)?$`
+
+var defaultStepRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(defaultStepPattern) })
 
 // describeLoader names the kind of DataLoader a name shows, for findings.
 func describeLoader(name string) string {

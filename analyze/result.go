@@ -161,6 +161,28 @@ type Result struct {
 	Findings []Finding
 }
 
+// PerStep returns the input time and the device busy time of a typical
+// step: their means over the steps but the last. The last step's figures
+// run to the window's end, so besides its own work they hold the tail of
+// the work launched before the window (the warm-up step's): counting it
+// would put one step's spill-over too many into the mean. With one step,
+// that step's figures; ok is false without steps.
+func (r *Result) PerStep() (input, busy int64, ok bool) {
+	st := r.Steps
+	switch len(st) {
+	case 0:
+		return 0, 0, false
+	case 1:
+	default:
+		st = st[:len(st)-1]
+	}
+	for _, s := range st {
+		input += s.Input
+		busy += s.DeviceBusy
+	}
+	return input / int64(len(st)), busy / int64(len(st)), true
+}
+
 // Source describes the input.
 type Source struct {
 	Path     string
@@ -222,9 +244,10 @@ type Step struct {
 	Dur int64
 	// DeviceBusy is busy time inside the step, averaged over devices.
 	// Steps overlap where a step's work outlasts the next step's start;
-	// DeviceBusy, Input and Sync count the time from the step's start to
-	// the next step's start (the last step: to its end), so that they add
-	// up over the steps to the window's figures.
+	// DeviceBusy, Input, Sync and Idle count the time from the step's
+	// start to the next step's start (the last step: to the window's
+	// end), so that they add up over the steps to the window's figures,
+	// and the step's verdict weighs Idle against that time.
 	DeviceBusy int64
 	// Input is the input-pipeline time on the launching thread(s).
 	Input int64
@@ -275,9 +298,14 @@ type Segment struct {
 	// Stack names the host events enclosing the segment on the
 	// waited-for thread, outermost first; empty when untraced.
 	Stack []string
-	// Sync names, for an after-sync segment, the blocking call whose
-	// return the device has been waiting on the host since; empty when
-	// unknown or for other causes.
+	// Sync names the blocking call of a sync segment: for in-sync, the
+	// outermost blocking call the thread is inside (aten::item rather
+	// than the cudaStreamSynchronize inside it); for after-sync, the
+	// blocking call whose return the device has been waiting on the host
+	// since. When the waited-for thread shows nothing while another
+	// thread blocks (JAX's runtime thread while Python is in
+	// block_until_ready), it is that thread's call. Empty for other
+	// causes.
 	Sync string
 }
 

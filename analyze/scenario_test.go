@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
@@ -21,6 +22,9 @@ type scenario struct {
 	confidence Confidence
 	window     Interval
 	idle       Breakdown
+	// sync is the blocking call every in-sync and after-sync segment
+	// names (Segment.Sync).
+	sync string
 }
 
 var scenarios = []scenario{
@@ -33,6 +37,7 @@ var scenarios = []scenario{
 		verdict: Sequential, confidence: High,
 		window: Interval{14 * msec, 84 * msec},
 		idle:   Breakdown{AfterSync: 5 * 4 * msec},
+		sync:   "aten::item",
 	},
 	{
 		// Host step = input 20 + dispatch 1; the kernel (10) runs during
@@ -52,6 +57,7 @@ var scenarios = []scenario{
 		verdict: DataBound, confidence: High,
 		window: Interval{31 * msec, 186 * msec},
 		idle:   Breakdown{AfterSync: 5 * 21 * msec},
+		sync:   "aten::item",
 	},
 	{
 		// Host step 1.5 ms against 10 ms kernels: the queue never drains.
@@ -106,6 +112,7 @@ var scenarios = []scenario{
 		verdict: Sequential, confidence: High,
 		window: Interval{13990 * usec, 6 * 13990 * usec},
 		idle:   Breakdown{InSync: (5 * 3990 * usec) / 2, AfterSync: (5*3990*usec + 5*4*msec) / 2},
+		sync:   "aten::item",
 	},
 	{
 		// The backward thread launches two of the three kernels per step,
@@ -150,6 +157,29 @@ func checkScenario(t *testing.T, sc scenario, res *Result) {
 	if res.Idle != sc.idle {
 		t.Errorf("idle\n got %+v\nwant %+v", res.Idle, sc.idle)
 	}
+	checkSegmentSyncs(t, sc.sync, res)
+}
+
+// checkSegmentSyncs checks that every in-sync and after-sync segment names
+// the blocking call sync and no other segment names one.
+func checkSegmentSyncs(t *testing.T, sync string, res *Result) {
+	t.Helper()
+	var n int64
+	for _, g := range res.Gaps {
+		for _, s := range g.Segments {
+			want := ""
+			if s.Cause == InSync || s.Cause == AfterSync {
+				want = sync
+				n += s.Dur
+			}
+			if s.Sync != want {
+				t.Errorf("%s gap at %d: %s segment at %d names sync %q, want %q", g.Device, g.Start, s.Cause, s.Start, s.Sync, want)
+			}
+		}
+	}
+	if (n > 0) != (sync != "") {
+		t.Errorf("%d ns of sync segments, want some exactly when a sync is named (%q)", n, sync)
+	}
 }
 
 func TestScenarios(t *testing.T) {
@@ -184,6 +214,32 @@ func TestScenarioSteps(t *testing.T) {
 	}
 }
 
+func TestPerStep(t *testing.T) {
+	for _, tc := range []struct {
+		scenario      int
+		input, busy   int64
+		ok            bool
+		stepsInResult int
+	}{
+		// b: each step's span holds the tail of the previous step's
+		// kernel and the head of its own, 10 ms in all; the last step's
+		// span also holds its own kernel's tail, which PerStep leaves out.
+		{1, 20 * msec, 10 * msec, true, 5},
+		// h: one step, its own figures.
+		{7, 20 * msec, 10 * msec, true, 1},
+		// g: no steps.
+		{6, 0, 0, false, 0},
+	} {
+		sc := scenarios[tc.scenario]
+		res := analyzeSpec(t, sc.loop.Spec())
+		input, busy, ok := res.PerStep()
+		if input != tc.input || busy != tc.busy || ok != tc.ok || len(res.Steps) != tc.stepsInResult {
+			t.Errorf("%s: PerStep() = %d, %d, %v over %d steps; want %d, %d, %v over %d",
+				sc.name, input, busy, ok, len(res.Steps), tc.input, tc.busy, tc.ok, tc.stepsInResult)
+		}
+	}
+}
+
 func TestNoDevice(t *testing.T) {
 	s := &tracetest.Spec{Events: []tracetest.Event{{Role: tracetest.CPUOp, Name: "aten::add", Thread: 1, Dur: 1000}}}
 	res := analyzeSpec(t, s)
@@ -209,5 +265,62 @@ func TestBadOptions(t *testing.T) {
 		if _, err := Analyze(tracetest.Build(scenarios[0].loop.Spec()), o); err == nil {
 			t.Errorf("options %+v: no error", o)
 		}
+	}
+}
+
+// TestSegmentSync checks the blocking call that sync segments name where it
+// is not the launching thread's aten::item: a pageable copy, and another
+// thread's block_until_ready while the launching thread shows nothing.
+func TestSegmentSync(t *testing.T) {
+	const main, runtime = 1, 2
+	launch := func(tid int64, start int64, corr uint64, kStart, kDur int64) []tracetest.Event {
+		return []tracetest.Event{
+			{Role: tracetest.Runtime, Name: "cudaLaunchKernel", Thread: tid, Start: start, Dur: 10 * usec, Corr: corr},
+			{Role: tracetest.Kernel, Name: "gemm", Start: kStart, Dur: kDur, Corr: corr},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []tracetest.Event
+		want   []Segment
+	}{
+		{
+			// The pageable copy returns at 5.2 ms, 100 us after the
+			// device finished it; the next kernel is launched at 6 ms.
+			name: "pageable-copy",
+			events: append(append(launch(main, 0, 1, 10*usec, 4990*usec),
+				tracetest.Event{Role: tracetest.Runtime, Name: "cudaMemcpyAsync", Thread: main, Start: 20 * usec, Dur: 5180 * usec, Corr: 2},
+				tracetest.Event{Role: tracetest.Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Start: 5 * msec, Dur: 100 * usec, Corr: 2},
+				tracetest.Event{Role: tracetest.CPUOp, Name: "aten::linear", Thread: main, Start: 5200 * usec, Dur: 800 * usec}),
+				launch(main, 5990*usec, 3, 6*msec, msec)...),
+			want: []Segment{
+				{Start: 5100 * usec, Dur: 100 * usec, Cause: InSync, Stack: []string{"cudaMemcpyAsync"}, Sync: "cudaMemcpyAsync"},
+				{Start: 5200 * usec, Dur: 790 * usec, Cause: AfterSync, Stack: []string{"aten::linear"}, Sync: "cudaMemcpyAsync"},
+				{Start: 5990 * usec, Dur: 10 * usec, Cause: AfterSync, Stack: []string{"aten::linear", "cudaLaunchKernel"}, Sync: "cudaMemcpyAsync"},
+			},
+		},
+		{
+			// JAX: Python blocks until 5.5 ms; the runtime thread that
+			// launches shows nothing until its next launch at 6 ms.
+			name: "other-thread",
+			events: append(append(launch(runtime, 0, 1, 10*usec, 4990*usec),
+				tracetest.Event{Role: tracetest.Python, Name: "block_until_ready", Thread: main, Start: 20 * usec, Dur: 5480 * usec}),
+				launch(runtime, 6*msec, 2, 6010*usec, msec)...),
+			want: []Segment{
+				{Start: 5 * msec, Dur: 500 * usec, Cause: InSync, Stack: []string{}, Sync: "block_until_ready"},
+				{Start: 5500 * usec, Dur: 500 * usec, Cause: AfterSync, Stack: []string{}, Sync: "block_until_ready"},
+				{Start: 6 * msec, Dur: 10 * usec, Cause: Host, Stack: []string{"cudaLaunchKernel"}},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := analyzeSpec(t, &tracetest.Spec{Events: tc.events})
+			if len(res.Gaps) != 1 {
+				t.Fatalf("%d gaps, want 1: %+v", len(res.Gaps), res.Gaps)
+			}
+			if got := res.Gaps[0].Segments; !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("segments\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
 	}
 }

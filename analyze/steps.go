@@ -41,7 +41,7 @@ func (a *analyzer) findSteps() ([]rawStep, string, error) {
 	if s := a.flaggedSteps(false); len(s) > 0 {
 		return s, "device step markers", nil
 	}
-	return a.stepsMatching(regexp.MustCompile(defaultStepPattern)), "step names", nil
+	return a.stepsMatching(defaultStepRegexp()), "step names", nil
 }
 
 // flaggedSteps collects events with FlagStep, on host tracks only or on

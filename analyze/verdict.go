@@ -36,17 +36,14 @@ func (a *analyzer) summarize() {
 		// Steps overlap where a step's work runs past the next step's
 		// start; the figures split the window at step starts instead, so
 		// that they add up to the window's.
-		sw := Interval{s.Start, s.Start + s.Dur}
-		if i+1 < len(r.Steps) {
-			sw.End = r.Steps[i+1].Start
-		}
+		sw := a.stepSpan(i)
 		for _, d := range a.devs {
 			s.DeviceBusy += d.busyIn(sw)
 		}
 		s.DeviceBusy /= n
 		s.Idle = divide(s.Idle, n)
 		s.Input, s.Sync = a.hostTime(launchers, sw)
-		s.Verdict, _, _ = a.decide(&s.Idle, s.Dur, s.Input, s.DeviceBusy)
+		s.Verdict, _, _ = a.decide(&s.Idle, sw.End-sw.Start, s.Input, s.DeviceBusy)
 	}
 	var deciding string
 	r.Verdict, r.Secondary, deciding = a.decide(&r.Idle, w.End-w.Start, input, busy)
@@ -88,10 +85,11 @@ func topGaps(gaps []Gap, k int) []int {
 // track order.
 func (a *analyzer) launchingThreads() []int32 {
 	var ts []int32
-	for tr := range a.links.launches {
-		ts = append(ts, tr)
+	for tr, c := range a.links.launches {
+		if c > 0 {
+			ts = append(ts, int32(tr))
+		}
 	}
-	slices.Sort(ts)
 	return ts
 }
 
@@ -150,7 +148,11 @@ func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verd
 			sec = append(sec, s.verdict)
 		}
 	}
-	why := fmt.Sprintf("%s-caused device idle is %s of the window (threshold %s)", top.name, pct(top.v), pct(top.thresh))
+	what := top.name + "-caused device idle"
+	if top.name == "host" {
+		what = "device idle caused by other host work (dispatch, launches, Python)"
+	}
+	why := fmt.Sprintf("%s is %s of the window (threshold %s)", what, pct(top.v), pct(top.thresh))
 	if top.name == "sync" && top.verdict == DataBound {
 		why += fmt.Sprintf(", and the input it exposes (%s) takes longer than the device's compute (%s), so removing the sync would not hide it",
 			formatDuration(input), formatDuration(busy))
@@ -167,7 +169,7 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	case r.Window.Steps == 0:
 		reasons = append(reasons, "no step markers found: the window is the devices' whole span, warm-up and tail included")
 	case r.Window.Steps < 3:
-		reasons = append(reasons, fmt.Sprintf("only %d step(s) in the window: too few to tell a steady state", r.Window.Steps))
+		reasons = append(reasons, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(r.Window.Steps, "step")))
 	}
 	if u := r.Idle.Untraced; u > 0 && u >= r.Idle.Sync() && u >= r.Idle.Input && u >= r.Idle.Host {
 		low = true

@@ -4,7 +4,6 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 )
 
-
 // fixtureResult is a small data-bound run with known figures: one GPU, a
 // 10 ms window of two steps, three gaps (input, in-sync, untraced) and one
 // finding whose text holds Markdown and HTML metacharacters.
@@ -49,7 +48,7 @@ func fixtureResult() *analyze.Result {
 					{Start: 6 * ms, Dur: 500_000, Cause: analyze.InSync, Stack: []string{"ProfilerStep#2", "aten::item", "cudaStreamSynchronize"}},
 				}},
 			{Device: "GPU:0", Start: 8 * ms, Dur: 100_000, Cause: analyze.Untraced, Thread: "thread 7 (python)", Track: 3, Step: 1,
-				Split: analyze.Breakdown{Untraced: 100_000},
+				Split:    analyze.Breakdown{Untraced: 100_000},
 				Segments: []analyze.Segment{{Start: 8 * ms, Dur: 100_000, Cause: analyze.Untraced}}},
 		},
 		TopGaps: []int{0, 1, 2},

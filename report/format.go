@@ -116,7 +116,7 @@ func count(n int) string {
 // stackString joins a host stack outermost first: "a > b > c".
 func stackString(stack []string) string {
 	if len(stack) == 0 {
-		return "(nothing traced)"
+		return "(no event on this thread)"
 	}
 	return strings.Join(stack, " > ")
 }
@@ -144,12 +144,12 @@ func clip(s string, n int) string {
 
 // describeStack says in a few frames what the waited-for thread did during
 // a gap: the frames its stretches of the gap's cause all share (the call it
-// sat in, such as the DataLoader's __next__) and the innermost frame of its
-// longest stretch.
+// sat in, such as the DataLoader's __next__) and the innermost frame of the
+// stack that took most of the gap (HostStack).
 // A gap inside an input pipeline passes through thousands of short ops, and
 // only the shared frames name the pipeline.
 func describeStack(g *analyze.Gap, frames int) string {
-	longest := g.HostStack()
+	main := HostStack(g)
 	var common []string
 	first := true
 	for _, s := range g.Segments {
@@ -166,8 +166,8 @@ func describeStack(g *analyze.Gap, frames int) string {
 		}
 		common = common[:n]
 	}
-	if len(common) == 0 || len(longest)-len(common) <= 1 {
-		return shortStack(longest, frames)
+	if len(common) == 0 || len(main)-len(common) <= 1 {
+		return shortStack(main, frames)
 	}
-	return shortStack(common, frames-1) + " > ... > " + longest[len(longest)-1]
+	return shortStack(common, frames-1) + " > ... > " + main[len(main)-1]
 }

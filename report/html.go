@@ -84,12 +84,13 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	r := htmlRun{
 		ID: "run" + strconv.Itoa(i), Name: filepath.Base(s.Path), Path: s.Path,
 		Verdict: string(res.Verdict), Confidence: string(res.Confidence),
-		Summary: Summary(res), Reasons: res.Reasons, Facts: sourceFacts(s),
+		Summary: Summary(res), Facts: sourceFacts(s),
 		Thresholds: thresholdsLine(&res.Options), Findings: res.Findings, Warnings: s.Warnings,
 	}
 	if s.Path == "" {
 		r.Name = "(stdin)"
 	}
+	r.Reasons = otherReasons(res, r.Summary)
 	// The verdict is the page's badge; the sentence goes on from the
 	// confidence: "high confidence: the GPU waited ...".
 	if sum, ok := strings.CutPrefix(r.Summary, r.Verdict+" ("); ok {

@@ -129,8 +129,8 @@ type Gap struct {
 	// Step indexes Report.Steps; -1 when the gap is in no step.
 	Step   int    `json:"step"`
 	Thread string `json:"thread"`
-	// HostStack is the stack of the gap's longest stretch, outermost
-	// first.
+	// HostStack is the stack that took the most of the gap (see
+	// HostStack), outermost first.
 	HostStack []string `json:"host_stack"`
 	// Split is the gap's time by cause, as a share of the gap.
 	Split Breakdown `json:"split"`
@@ -233,9 +233,22 @@ func jsonStep(s *analyze.Step) Step {
 func JSONGap(g *analyze.Gap) Gap {
 	return Gap{
 		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, Cause: g.Cause.String(),
-		Step: g.Step, Thread: g.Thread, HostStack: nonNil(g.HostStack()),
+		Step: g.Step, Thread: g.Thread, HostStack: HostStack(g),
 		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(g, maxGapStacks),
 	}
+}
+
+// HostStack returns what the waited-for thread was mostly doing during a
+// gap: the host stack (outermost first) that took the most of the gap's
+// time, summed over the gap's stretches; an empty list when the thread
+// showed no event. Unlike analyze.Gap.HostStack, which takes the single
+// longest stretch, it is not fooled by a pipeline that passes through
+// thousands of short ops under one call.
+func HostStack(g *analyze.Gap) []string {
+	if st := gapStacks(g, 1); len(st) > 0 {
+		return st[0].Stack
+	}
+	return []string{}
 }
 
 // gapStacks sums a gap's segments by cause and stack and returns the n

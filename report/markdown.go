@@ -40,7 +40,8 @@ func (t *textWriter) markdown(res *analyze.Result) {
 		name = "(stdin)"
 	}
 	t.printf("### tracegap: `%s` is **%s**\n\n", strings.ReplaceAll(name, "`", "'"), res.Verdict)
-	t.printf("%s\n\n", mdEscape(Summary(res)))
+	sum := Summary(res)
+	t.printf("%s\n\n", mdEscape(sum))
 	if len(res.Secondary) > 0 {
 		s := make([]string, len(res.Secondary))
 		for i, v := range res.Secondary {
@@ -48,10 +49,11 @@ func (t *textWriter) markdown(res *analyze.Result) {
 		}
 		t.printf("Also over its threshold: %s.\n\n", strings.Join(s, ", "))
 	}
-	for _, r := range res.Reasons {
+	reasons := otherReasons(res, sum)
+	for _, r := range reasons {
 		t.printf("- %s\n", mdEscape(r))
 	}
-	if len(res.Reasons) > 0 {
+	if len(reasons) > 0 {
 		t.printf("\n")
 	}
 	if res.Verdict != analyze.NoDevice && len(res.Devices) > 0 {
@@ -83,7 +85,7 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 	}
 	if gs := topGaps(res, top); len(gs) > 0 {
 		t.printf("\n<details><summary>Longest gaps (%d of %s)</summary>\n\n", len(gs), count(len(res.Gaps)))
-		t.mdTable(gapsTable(res, gs, 30, 60))
+		t.mdTable(gapsTable(res, gs, 30, 90))
 		t.printf("\n</details>\n")
 	}
 	if len(res.Steps) > 0 {

@@ -27,9 +27,11 @@ func Profile(res *analyze.Result) (*profile.Profile, error) {
 				{Type: "idle", Unit: "nanoseconds"},
 				{Type: "gaps", Unit: "count"},
 			},
-			PeriodType:    &profile.ValueType{Type: "idle", Unit: "nanoseconds"},
-			Period:        1,
-			DurationNanos: res.Window.Dur(),
+			// pprof shows the last sample type unless told otherwise.
+			DefaultSampleType: "idle",
+			PeriodType:        &profile.ValueType{Type: "idle", Unit: "nanoseconds"},
+			Period:            1,
+			DurationNanos:     res.Window.Dur(),
 			Comments: []string{
 				"tracegap: device idle by host stack on the waited-for thread",
 				"source: " + res.Source.Path,

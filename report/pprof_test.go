@@ -22,7 +22,7 @@ func TestProfile(t *testing.T) {
 	if err := p.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.SampleType) != 2 || p.SampleType[0].Type != "idle" || p.SampleType[0].Unit != "nanoseconds" ||
+	if p.DefaultSampleType != "idle" || len(p.SampleType) != 2 || p.SampleType[0].Type != "idle" || p.SampleType[0].Unit != "nanoseconds" ||
 		p.SampleType[1].Type != "gaps" || p.SampleType[1].Unit != "count" {
 		t.Fatalf("sample types %v %v", p.SampleType[0], p.SampleType[1])
 	}
@@ -106,7 +106,7 @@ func TestProfileGoToolPprof(t *testing.T) {
 	} else if _, err := profile.Parse(bytes.NewReader(back)); err != nil {
 		t.Fatalf("profile.Parse: %v", err)
 	}
-	out, err := exec.Command(gobin, "tool", "pprof", "-top", "-sample_index=idle", path).CombinedOutput()
+	out, err := exec.Command(gobin, "tool", "pprof", "-top", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
 	}

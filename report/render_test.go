@@ -72,12 +72,12 @@ func TestSummary(t *testing.T) {
 		want   string
 	}{
 		{"data-bound", func(*analyze.Result) {},
-			"data-bound (high confidence): the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 750 us per step against 3.70 ms of GPU work"},
+			"data-bound (high confidence): the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 1.50 ms per step against 3.00 ms of GPU work"},
 		{"data-bound exposed by a sync", func(r *analyze.Result) { r.Idle.InSync = 3 * ms },
-			"data-bound (high confidence): the GPU waited on blocking calls that exposed the input pipeline for 30.0% of the 2 steps; the input pipeline takes 750 us per step against 3.70 ms of GPU work"},
+			"data-bound (high confidence): the GPU waited on blocking calls that exposed the input pipeline for 30.0% of the 2 steps; the input pipeline takes 1.50 ms per step against 3.00 ms of GPU work"},
 		{"sequential", func(r *analyze.Result) {
 			r.Verdict, r.Confidence, r.Idle.AfterSync = analyze.Sequential, analyze.Medium, 1*ms
-		}, "sequential (medium confidence): the GPU waited on the host's blocking calls for 15.0% of the 2 steps (inside a sync 5.0%, right after one 10.0%)"},
+		}, "sequential (medium confidence): the GPU waited on the host's blocking calls for 15.0% of the 2 steps: 5.0% inside a sync, 10.0% right after one"},
 		{"host-bound, no steps", func(r *analyze.Result) {
 			r.Verdict, r.Window.Steps, r.Idle.Host = analyze.HostBound, 0, 2*ms
 		}, "host-bound (high confidence): the GPU waited on other host work (op dispatch, launches, Python, CPU ops) for 20.0% of the traced span (no steps found)"},
@@ -194,9 +194,9 @@ func TestText(t *testing.T) {
 		"total 2.65 ms 26.5%",
 		"sync 5.0% (threshold 5%), input 15.0% (threshold 5%) OVER, host 5.0% (threshold 15%)",
 		"Longest gaps (3 of 3)",
-		"1 GPU:0 2.000 ms 2.00 ms input ProfilerStep#1 thread 7 (python) ProfilerStep#1 > enumerate(DataLoader)#_SingleProcessDataLoaderIter...",
+		"1 GPU:0 2.000 ms 2.00 ms input ProfilerStep#1 thread 7 (python) ProfilerStep#1 > enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
 		"ProfilerStep#2 > aten::item > cudaStreamSynchronize",
-		"(nothing traced)",
+		"(no event on this thread)",
 		"mean 5.00 ms 3.70 ms 750 us 250 us 1.32 ms",
 		"[high] slow-input: Single-process DataLoader",
 		"    fix: DataLoader(num_workers=2, pin_memory=True)",
@@ -273,8 +273,8 @@ func TestHTML(t *testing.T) {
 		`<svg class="tl steps"`, `<svg class="tl" data-h="50"`,
 		// Every gap is drawn with its cause colour and its host stack.
 		`fill="#ff7f0e"><title>gap 2.00 ms at 2.000 ms: input`,
-		"host: ProfilerStep#2 &gt; aten::item &gt; cudaStreamSynchronize</title>",
-		`<title>untraced for 100 us: (nothing traced)</title>`,
+		"mostly in:\n  ProfilerStep#2\n  aten::item\n  cudaStreamSynchronize</title>",
+		"<title>untraced for 100 us:\n  (no event on this thread)</title>",
 		`<option value="833.3,5000">ProfilerStep#1</option>`,
 		`Single-process DataLoader takes 750 us per step | against &lt;3.70 ms&gt;`,
 	} {
@@ -404,7 +404,7 @@ func TestDescribeStack(t *testing.T) {
 		segs []analyze.Segment
 		want string
 	}{
-		{nil, "(nothing traced)"},
+		{nil, "(no event on this thread)"},
 		{[]analyze.Segment{seg("step", "a", "b", "c", "d")}, "... > b > c > d"},
 		{[]analyze.Segment{seg("step", "loader"), seg("step", "loader", "stack", "cat", "_cat"), seg("step", "loader", "x")},
 			"step > loader > ... > _cat"},
@@ -426,5 +426,62 @@ func TestDescribeStack(t *testing.T) {
 	}}
 	if got, want := describeStack(g, 3), "step > loader > ... > cat"; got != want {
 		t.Errorf("describeStack of a mixed gap = %q, want %q", got, want)
+	}
+}
+
+func TestHTMLSeveralRuns(t *testing.T) {
+	second := fixtureResult()
+	second.Source.Path = "runs/b.xplane.pb"
+	var buf bytes.Buffer
+	if err := WriteAll(&buf, []*analyze.Result{fixtureResult(), second}, HTML, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, w := range []string{`<section class="run" id="run0"`, `<section class="run" id="run1"`, "<title>tracegap: a.pt.trace.json.gz: data-bound, b.xplane.pb: data-bound</title>"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	if n := strings.Count(out, `<select class="zoom">`); n != 2 {
+		t.Errorf("%d zoom selectors, want one per run", n)
+	}
+}
+
+func TestTipStack(t *testing.T) {
+	var deep []string
+	for i := range 12 {
+		deep = append(deep, fmt.Sprintf("f%d", i))
+	}
+	deep[11] = strings.Repeat("x", 150)
+	got := tipStack(deep)
+	want := "\n  (4 outer frames)\n  f4\n  f5\n  f6\n  f7\n  f8\n  f9\n  f10\n  " + strings.Repeat("x", 97) + "..."
+	if got != want {
+		t.Errorf("tipStack = %q, want %q", got, want)
+	}
+}
+
+func TestNoDevice(t *testing.T) {
+	res := &analyze.Result{
+		Source:     analyze.Source{Path: "cpu.json", Format: "chrome", Events: 7},
+		Verdict:    analyze.NoDevice,
+		Confidence: analyze.High,
+		Reasons:    []string{"the trace holds 7 host events but no device activity", "one more thing"},
+		Options:    analyze.DefaultOptions(),
+	}
+	for _, f := range Formats {
+		var buf bytes.Buffer
+		if err := Write(&buf, res, f, Options{}); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out := buf.String()
+		if n := strings.Count(out, "the trace holds 7 host events but no device activity"); n != 1 && f != JSON {
+			t.Errorf("%s: the reason appears %d times, want once (in the summary)", f, n)
+		}
+		if !strings.Contains(out, "one more thing") {
+			t.Errorf("%s: the second reason is missing", f)
+		}
+		if f != JSON && (strings.Contains(out, "Longest gaps") || strings.Contains(out, "<svg")) {
+			t.Errorf("%s: a no-device report shows gaps or timelines", f)
+		}
 	}
 }

@@ -32,7 +32,7 @@ func Summary(res *analyze.Result) string {
 			dev, was, percent(windowBusy(res)), where,
 			percent(share(idle.Sync(), win)), percent(share(idle.Input, win)), percent(share(idle.Host, win)))
 	case analyze.Sequential:
-		fmt.Fprintf(&b, "%s waited on the host's blocking calls for %s of %s (inside a sync %s, right after one %s)",
+		fmt.Fprintf(&b, "%s waited on the host's blocking calls for %s of %s: %s inside a sync, %s right after one",
 			dev, percent(share(idle.Sync(), win)), where,
 			percent(share(idle.InSync, win)), percent(share(idle.AfterSync, win)))
 	case analyze.DataBound:
@@ -42,7 +42,7 @@ func Summary(res *analyze.Result) string {
 			fmt.Fprintf(&b, "%s waited on blocking calls that exposed the input pipeline for %s of %s",
 				dev, percent(share(idle.Sync(), win)), where)
 		}
-		if in, busy, ok := perStep(res); ok {
+		if in, busy, ok := res.PerStep(); ok {
 			fmt.Fprintf(&b, "; the input pipeline takes %s per step against %s of %s work", Duration(in), Duration(busy), kind)
 		}
 	case analyze.HostBound:
@@ -102,16 +102,14 @@ func windowBusy(res *analyze.Result) float64 {
 	return share(sum, res.Window.Dur()*int64(len(res.Devices)))
 }
 
-// perStep returns the mean input time and the mean device busy time per
-// step; ok is false without steps.
-func perStep(res *analyze.Result) (input, busy int64, ok bool) {
-	n := int64(len(res.Steps))
-	if n == 0 {
-		return 0, 0, false
+// otherReasons returns the reasons that the summary sentence does not
+// already say (a no-device summary is its first reason).
+func otherReasons(res *analyze.Result, summary string) []string {
+	var out []string
+	for _, r := range res.Reasons {
+		if !strings.HasSuffix(summary, r) {
+			out = append(out, r)
+		}
 	}
-	for _, s := range res.Steps {
-		input += s.Input
-		busy += s.DeviceBusy
-	}
-	return input / n, busy / n, true
+	return out
 }

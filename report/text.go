@@ -126,7 +126,7 @@ func (t *textWriter) verdict(res *analyze.Result) {
 		}
 		t.printf("  also over its threshold: %s\n", strings.Join(s, ", "))
 	}
-	for _, r := range res.Reasons {
+	for _, r := range otherReasons(res, sum) {
 		t.printf("  - %s\n", r)
 	}
 }
@@ -223,7 +223,7 @@ func (t *textWriter) gaps(res *analyze.Result) {
 		return
 	}
 	t.heading(fmt.Sprintf("Longest gaps (%d of %s)", len(gs), count(len(res.Gaps))))
-	t.table(gapsTable(res, gs, 40, 70))
+	t.table(gapsTable(res, gs, 40, 100))
 }
 
 func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth int) *table {

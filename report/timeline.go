@@ -163,10 +163,10 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, a axis) string {
 			continue
 		}
 		gaps = append(gaps, mark{start: g.Start, end: g.Start + g.Dur, color: causeColor[g.Cause%analyze.NumCauses], busy: g.Dur,
-			title: fmt.Sprintf("gap %s at %s: %s\nwaited for %s\nhost: %s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, stackString(g.HostStack()))})
+			title: fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(g)))})
 		for _, s := range g.Segments {
 			host = append(host, mark{start: s.Start, end: s.Start + s.Dur, color: causeColor[s.Cause%analyze.NumCauses], busy: s.Dur,
-				title: fmt.Sprintf("%s for %s: %s", s.Cause, Duration(s.Dur), stackString(s.Stack))})
+				title: fmt.Sprintf("%s for %s:%s", s.Cause, Duration(s.Dur), tipStack(s.Stack))})
 		}
 	}
 	var b strings.Builder
@@ -178,6 +178,30 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, a axis) string {
 	svgRow(&b, a, coalesce(host, q, "host stretches"), rowHost, rowHostH, "")
 	outside(&b, res, a, deviceSVGH)
 	b.WriteString("</svg>")
+	return b.String()
+}
+
+// Tooltip stacks keep the innermost tipFrames frames, each clipped: Python
+// stacks run 40 frames deep, and every segment of the timeline carries one.
+const (
+	tipFrames     = 8
+	tipFrameWidth = 100
+)
+
+// tipStack writes a stack for a tooltip, one frame per line, outermost
+// first, each line starting with a newline.
+func tipStack(stack []string) string {
+	if len(stack) == 0 {
+		return "\n  " + stackString(nil)
+	}
+	var b strings.Builder
+	if n := len(stack) - tipFrames; n > 0 {
+		fmt.Fprintf(&b, "\n  (%d outer frames)", n)
+		stack = stack[n:]
+	}
+	for _, f := range stack {
+		b.WriteString("\n  " + clip(f, tipFrameWidth))
+	}
 	return b.String()
 }
 

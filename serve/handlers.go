@@ -68,7 +68,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), 
 	if r.ContentLength > s.cfg.MaxUpload {
 		return nil, errorf(http.StatusRequestEntityTooLarge, "upload of %d bytes is larger than %d bytes (the server's --max-upload)", r.ContentLength, s.cfg.MaxUpload)
 	}
-	release, err = s.acquire()
+	release, err = s.acquire(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -306,8 +306,19 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	rec, err := s.store.Delete(r.Context(), id)
+	rec, err := s.store.Get(r.Context(), id)
 	if err != nil {
+		s.fail(w, r, notFound(err, id))
+		return
+	}
+	// Not while an upload of the same content is deciding it is a duplicate.
+	unlock, err := s.lockContent(r.Context(), rec.SHA256)
+	if err != nil {
+		s.fail(w, r, errorf(http.StatusServiceUnavailable, "deleting %s: %v", id, err))
+		return
+	}
+	defer unlock()
+	if rec, err = s.store.Delete(r.Context(), id); err != nil {
 		s.fail(w, r, notFound(err, id))
 		return
 	}

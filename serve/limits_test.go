@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,8 +72,34 @@ func TestBusyServerAnswers503(t *testing.T) {
 	}
 }
 
+func TestQueuedUploadWaitsForSlot(t *testing.T) {
+	fa := &fakeAnalyzer{gate: make(chan struct{}), started: make(chan string)}
+	ts := start(t, Config{Analyze: fa.analyze, MaxAnalyses: 1, MaxQueue: 1})
+	answers := make(chan response, 2)
+	go func() { answers <- ts.upload(t, "first", fakeReport("parallel", 1, 1e6), nil) }()
+	if name := <-fa.started; name != "first" {
+		t.Fatalf("started %q, want first", name)
+	}
+	go func() { answers <- ts.upload(t, "queued", fakeReport("parallel", 2, 1e6), nil) }()
+	for ts.metrics.queued.Load() != 1 { // until the second upload waits
+		runtime.Gosched()
+	}
+	if r := ts.upload(t, "third", fakeReport("parallel", 3, 1e6), nil); r.code != http.StatusServiceUnavailable {
+		t.Errorf("upload with the slot and the queue full = %d, want 503", r.code)
+	}
+	close(fa.gate)
+	if name := <-fa.started; name != "queued" {
+		t.Errorf("started %q, want the queued upload", name)
+	}
+	for range 2 {
+		if r := <-answers; r.code != http.StatusCreated {
+			t.Errorf("upload = %d %s, want 201", r.code, r.body)
+		}
+	}
+}
+
 func TestSlowClientTimedOut(t *testing.T) {
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, ReadTimeout: 50 * time.Millisecond})
+	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, ReadTimeout: 500 * time.Millisecond})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)

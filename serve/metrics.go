@@ -24,6 +24,7 @@ type metrics struct {
 	bytes      atomic.Int64 // bytes received in uploads
 	inFlight   atomic.Int64 // analyses running now
 	slots      atomic.Int64 // upload slots taken now
+	queued     atomic.Int64 // uploads waiting for a slot now
 
 	mu        sync.Mutex
 	byStatus  map[int]int64 // responses by status code
@@ -84,6 +85,7 @@ func (m *metrics) write(w io.Writer) {
 	counter("tracegap_upload_bytes_total", "Bytes received in uploads, as uploaded.", m.bytes.Load())
 	gauge("tracegap_analyses_in_flight", "Analyses running now.", m.inFlight.Load())
 	gauge("tracegap_upload_slots_in_use", "Upload slots taken (bounded by --max-analyses).", m.slots.Load())
+	gauge("tracegap_upload_queue_length", "Uploads waiting for a slot (bounded by --max-queue).", m.queued.Load())
 
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -49,9 +49,13 @@ type Config struct {
 	Store Store
 	// MaxUpload caps an upload request's body (default DefaultMaxUpload).
 	MaxUpload int64
-	// MaxAnalyses caps the uploads received and analysed at once; more
-	// are answered 503 with Retry-After (default runtime.NumCPU()).
+	// MaxAnalyses caps the uploads received and analysed at once
+	// (default runtime.NumCPU()).
 	MaxAnalyses int
+	// MaxQueue uploads may wait for one of those slots; more are answered
+	// 503 with Retry-After at once. Zero means no waiting: a full server
+	// answers 503 straight away.
+	MaxQueue int
 	// Token, when set, is the bearer token POST and DELETE require.
 	Token string
 	// Timeouts of the http.Server that HTTPServer builds; zero values
@@ -82,6 +86,7 @@ type Server struct {
 	blobs   *blobs
 	metrics *metrics
 	slots   chan struct{}
+	queue   chan struct{} // tickets to wait for a slot
 	mux     *http.ServeMux
 
 	shaMu   sync.Mutex
@@ -117,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 		blobs:   b,
 		metrics: newMetrics(),
 		slots:   make(chan struct{}, cfg.MaxAnalyses),
+		queue:   make(chan struct{}, max(cfg.MaxQueue, 0)),
 		shaBusy: map[string]chan struct{}{},
 	}
 	s.routes()

@@ -49,18 +49,33 @@ func (s *Server) authorize(r *http.Request, got string) error {
 	return nil
 }
 
-// acquire takes an upload slot, or fails with 503 and a Retry-After guessed
-// from the mean analysis time. A slot is taken before the body is read, so
-// a full server refuses work before receiving gigabytes it cannot analyse.
-func (s *Server) acquire() (release func(), err error) {
+// acquire takes an upload slot, waiting for one if the queue has room, or
+// fails with 503 and a Retry-After guessed from the mean analysis time. A
+// slot is taken before the body is read, so a full server refuses work
+// before receiving gigabytes it cannot analyse.
+func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+	release = func() { <-s.slots; s.metrics.slots.Add(-1) }
 	select {
 	case s.slots <- struct{}{}:
 		s.metrics.slots.Add(1)
-		return func() { <-s.slots; s.metrics.slots.Add(-1) }, nil
+		return release, nil
+	default:
+	}
+	select {
+	case s.queue <- struct{}{}:
+		s.metrics.queued.Add(1)
+		defer func() { <-s.queue; s.metrics.queued.Add(-1) }()
+		select {
+		case s.slots <- struct{}{}:
+			s.metrics.slots.Add(1)
+			return release, nil
+		case <-ctx.Done():
+			return nil, errorf(http.StatusServiceUnavailable, "gave up waiting for an analysis slot: %v", ctx.Err())
+		}
 	default:
 	}
 	secs := int(math.Ceil(s.metrics.meanAnalysis().Seconds()))
-	e := errorf(http.StatusServiceUnavailable, "server busy: %d analyses running, retry later", cap(s.slots))
+	e := errorf(http.StatusServiceUnavailable, "server busy: %d analyses running and %d waiting, retry later", cap(s.slots), cap(s.queue))
 	e.retryAfter = min(max(secs, 1), 60)
 	return nil, e
 }

@@ -104,6 +104,14 @@ func (b *Builder) Add(e Event) {
 	b.events = append(b.events, e)
 }
 
+// Grow makes room for n more events, for a reader that knows how many are
+// coming: appending one by one would copy the events several times over.
+func (b *Builder) Grow(n int) {
+	if n > 0 {
+		b.events = slices.Grow(b.events, n)
+	}
+}
+
 // Warn records a warning.
 func (b *Builder) Warn(format string, args ...any) {
 	b.warn = append(b.warn, fmt.Sprintf(format, args...))
@@ -142,7 +150,7 @@ func (b *Builder) Finish() *Trace {
 	for i := range t.Events {
 		t.Events[i].Start -= b.minTime
 	}
-	slices.SortStableFunc(t.Events, func(x, y Event) int {
+	order := func(x, y Event) int {
 		if c := cmp.Compare(x.Track, y.Track); c != 0 {
 			return c
 		}
@@ -150,7 +158,12 @@ func (b *Builder) Finish() *Trace {
 			return c
 		}
 		return cmp.Compare(y.Dur, x.Dur)
-	})
+	}
+	// Readers often add events in order already (XPlane lines are sorted);
+	// checking costs a fraction of sorting.
+	if !slices.IsSortedFunc(t.Events, order) {
+		slices.SortStableFunc(t.Events, order)
+	}
 	for i := range t.Tracks {
 		t.Tracks[i].Lo, t.Tracks[i].Hi = 0, 0
 	}

@@ -60,6 +60,11 @@ type Options struct {
 	Progress func(read, total int64)
 	// Format forces a format by name instead of sniffing.
 	Format string
+	// SizeHint is set by Read for the format reader: the input's size
+	// after decompression when it is known (uncompressed input of known
+	// size), else 0. A reader that must hold the whole input can allocate
+	// it at once.
+	SizeHint int64
 }
 
 // Default limits: generous for real traces, bounded against hostile input.
@@ -120,6 +125,10 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 		}
 		zr.Multistream(true)
 		in = zr
+	}
+	opt.SizeHint = 0
+	if !compressed && size > 0 && size <= opt.MaxBytes {
+		opt.SizeHint = size
 	}
 	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, ratio: opt.MaxRatio, compressed: compressed}
 	dr := bufio.NewReaderSize(lim, 1<<20)

@@ -63,25 +63,29 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &analyzeFlags{analysis: addAnalysisFlags(fs)}
+	jf := addJobFlags(fs)
 	fs.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html")
 	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "how many inputs to analyse at once")
 	fs.IntVar(&f.maxSteps, "steps", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
-	fs.Usage = func() { fmt.Fprintf(stderr, "%s%s", analyzeUsage, fs.FlagUsages()) }
+	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "%s%s", analyzeUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %v (see tracegap analyze --help)\n", err)
 		return exitUsage
 	}
 	format, err := f.check(fs)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
 		return exitUsage
+	}
+	if status, ok := runJob(fs.Args(), f, jf, format, stdout, stderr); ok {
+		return status
 	}
 	inputs := analyzeInputs(fs.Args(), f.analysis, f.jobs)
 	var results []*analyze.Result

@@ -48,13 +48,13 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	var format, out string
 	fs.StringVar(&format, "format", "tsv", "row format: tsv or json (JSON lines)")
 	fs.StringVarP(&out, "output", "o", "", "write the rows to this file (atomically) instead of stdout")
-	fs.Usage = func() { fmt.Fprintf(stderr, "%s%s", gapsUsage, fs.FlagUsages()) }
+	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "%s%s", gapsUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap gaps: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap gaps: %v (see tracegap gaps --help)\n", err)
 		return exitUsage
 	}
 	var write func(io.Writer, *analyze.Result) error
@@ -102,7 +102,7 @@ func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 	for i := range res.Gaps {
 		g := &res.Gaps[i]
 		stack := make([]string, 0, 8)
-		for _, s := range g.HostStack() {
+		for _, s := range report.HostStack(g) {
 			stack = append(stack, strings.ReplaceAll(tsvCell.Replace(s), ";", ","))
 		}
 		bw.WriteString(tsvCell.Replace(g.Device) + "\t" +

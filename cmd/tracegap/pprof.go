@@ -41,13 +41,13 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	af := addAnalysisFlags(fs)
 	var out string
 	fs.StringVarP(&out, "output", "o", "", `write the profile to this file (required; "-" for stdout)`)
-	fs.Usage = func() { fmt.Fprintf(stderr, "%s%s", pprofUsage, fs.FlagUsages()) }
+	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "%s%s", pprofUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap pprof: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap pprof: %v (see tracegap pprof --help)\n", err)
 		return exitUsage
 	}
 	if fs.NArg() != 1 {

@@ -54,6 +54,7 @@ type serveFlags struct {
 	addr, dataDir, token string
 	maxUpload            sizeFlag
 	maxAnalyses          int
+	maxQueue             int
 	readHeader, read     time.Duration
 	write, idle, grace   time.Duration
 	analysis             *analysisFlags
@@ -64,7 +65,8 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
 	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database")
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
-	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads received and analysed at once (503 with Retry-After above)")
+	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads received and analysed at once")
+	fs.IntVar(&f.maxQueue, "max-queue", 4*runtime.NumCPU(), "uploads that may wait for a slot; more get 503 with Retry-After (0: none wait)")
 	fs.StringVar(&f.token, "token", "", "bearer token required for uploads and deletes (default $TRACEGAP_TOKEN)")
 	fs.DurationVar(&f.readHeader, "read-header-timeout", serve.DefaultReadHeaderTimeout, "time allowed to read a request's headers")
 	fs.DurationVar(&f.read, "read-timeout", serve.DefaultReadTimeout, "time allowed to read a whole request, upload included")
@@ -116,6 +118,7 @@ func (f *serveFlags) config(logw io.Writer) (serve.Config, error) {
 		Analyze:           serve.NewAnalyzer(opt, read, report.Options{Top: opt.TopGaps}),
 		MaxUpload:         int64(f.maxUpload),
 		MaxAnalyses:       f.maxAnalyses,
+		MaxQueue:          f.maxQueue,
 		Token:             f.token,
 		ReadHeaderTimeout: f.readHeader,
 		ReadTimeout:       f.read,

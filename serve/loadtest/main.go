@@ -195,14 +195,13 @@ func summarize(w io.Writer, outs []outcome, files []file, wall time.Duration, cf
 	var lat []time.Duration
 	var sent int64
 	codes := map[int]int{}
-	retries, accepted := 0, 0
+	retries := 0
 	for _, o := range outs {
 		codes[o.code]++
 		retries += o.retries
 		sent += int64(o.sentSize)
 		if o.code == 200 || o.code == 201 {
 			lat = append(lat, o.latency)
-			accepted++
 		}
 	}
 	slices.Sort(lat)

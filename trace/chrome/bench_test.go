@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -52,6 +54,40 @@ func BenchmarkRead(b *testing.B) {
 		}
 		if len(tr.Events) == 0 {
 			b.Fatal("no events")
+		}
+	}
+}
+
+// BenchmarkDecoderOnly is the floor under BenchmarkRead: the jsontext
+// decoder reading each event as one value and nothing else.
+func BenchmarkDecoderOnly(b *testing.B) {
+	data := benchInput(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		d := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+		if _, err := d.ReadToken(); err != nil {
+			b.Fatal(err)
+		}
+		for d.PeekKind() != '}' {
+			if _, err := d.ReadValue(); err != nil {
+				b.Fatal(err)
+			}
+			if d.PeekKind() != '[' {
+				if err := d.SkipValue(); err != nil {
+					b.Fatal(err)
+				}
+				continue
+			}
+			d.ReadToken()
+			for d.PeekKind() == '{' {
+				if _, err := d.ReadValue(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := d.ReadToken(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

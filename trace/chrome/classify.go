@@ -30,7 +30,12 @@ func (p *parser) finish() (*trace.Trace, error) {
 		}
 	}
 	t := p.b.Finish()
-	c := classifier{t: t, cats: make([]catClass, len(t.Strings))}
+	c := classifier{t: t, cats: make([]catClass, len(t.Strings)), streams: map[string]bool{}}
+	for i := range p.info {
+		if strings.HasPrefix(p.info[i].threadName, "Stream #") {
+			c.streams[p.info[i].pid] = true
+		}
+	}
 	for i := range t.Tracks {
 		p.classify(&c, i, &p.info[trackSlot[i]])
 	}
@@ -55,6 +60,8 @@ const (
 type classifier struct {
 	t    *trace.Trace
 	cats []catClass
+	// streams holds the pids of XProf device processes with stream lines.
+	streams map[string]bool
 }
 
 func (c *classifier) cat(id trace.StrID) catClass {
@@ -84,7 +91,7 @@ func (p *parser) classify(c *classifier, i int, s *slot) {
 	proc := p.procNames[s.pid]
 	switch {
 	case strings.HasPrefix(proc, "/device:"):
-		classifyXProfDevice(c.t.Strings, tr, evs, s, proc)
+		classifyXProfDevice(c, tr, evs, s, proc)
 	case strings.HasPrefix(proc, "/host:"):
 		classifyHost(c, tr, evs, s)
 	case c.hasDeviceCat(evs):
@@ -214,8 +221,9 @@ var derivedLines = map[string]bool{
 
 // classifyXProfDevice handles a thread of a device process in JSON written
 // by the XProf converter, whose processes and threads are XPlane planes and
-// lines: stream and "XLA Ops" lines are work, derived lines are views.
-func classifyXProfDevice(strs []string, tr *trace.Track, evs []trace.Event, s *slot, proc string) {
+// lines: stream lines are work, and so is "XLA Ops" on a device without
+// streams (a TPU); derived lines are views.
+func classifyXProfDevice(c *classifier, tr *trace.Track, evs []trace.Event, s *slot, proc string) {
 	tr.Kind = trace.TrackDevice
 	tr.Device = xprofDevice(proc)
 	line := s.threadName
@@ -231,6 +239,9 @@ func classifyXProfDevice(strs []string, tr *trace.Track, evs []trace.Event, s *s
 		if line == "Steps" {
 			flags = trace.FlagStep
 		}
+	case line == "XLA Ops" && c.streams[s.pid]:
+		// On a GPU, XLA Ops is a view of the ops run on the streams.
+		tr.Derived = true
 	case line == "XLA Ops", strings.HasPrefix(line, "Stream #"), s.threadName == "":
 		// An unnamed line of a device is most likely a stream.
 		kind = trace.KindWork
@@ -240,7 +251,7 @@ func classifyXProfDevice(strs []string, tr *trace.Track, evs []trace.Event, s *s
 		e.Kind = kind
 		e.Flags |= flags
 		if kind == trace.KindWork {
-			e.Flags |= xprofCopyFlags(strs[e.Name], line)
+			e.Flags |= xprofCopyFlags(c.t.Strings[e.Name], line)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package chrome
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math"
 
@@ -10,6 +9,10 @@ import (
 
 	"github.com/tracegap/tracegap/trace"
 )
+
+// maxTime bounds ts and dur in nanoseconds (73 years): far beyond any real
+// trace, and small enough that rebasing and end times never overflow.
+const maxTime = 1 << 61
 
 // parser walks the token stream and feeds a trace.Builder. Everything in
 // the per-event path reuses its buffers: an event costs no allocation
@@ -40,8 +43,9 @@ type parser struct {
 	procLabels map[string]string // pid -> process_labels
 	flows      []flow
 
-	dropped   int    // events dropped so far
-	firstDrop string // the reason of the first
+	dropped      int    // events dropped so far
+	firstDrop    string // the reason of the first
+	phaseReasons [256]string
 }
 
 // slot is what the parser knows of one (pid, tid) pair.
@@ -75,11 +79,8 @@ type rawEvent struct {
 	name, cat trace.StrID
 	flowCat   bool // cat is a launch flow category (ac2g, async, ...)
 	pid, tid  []byte
-	hasPid    bool
-	hasTid    bool
 	ts, dur   int64
 	hasTs     bool
-	hasDur    bool
 	corr      uint64
 	device    int64
 	stream    int64
@@ -184,7 +185,7 @@ func (p *parser) event(v []byte) error {
 			continue
 		}
 		val := sc.value()
-		if val == nil {
+		if len(val) == 0 {
 			break
 		}
 		p.field(key, val, sc.esc)
@@ -209,13 +210,13 @@ func (p *parser) field(name, v []byte, esc bool) {
 		p.str(&e.cat, "cat", v, esc)
 		e.flowCat = isFlowCat(p.b.Str(e.cat))
 	case "ts":
-		p.micros(&e.ts, &e.hasTs, "ts", v, esc)
+		e.hasTs = p.micros(&e.ts, "ts", v, esc)
 	case "dur":
-		p.micros(&e.dur, &e.hasDur, "dur", v, esc)
+		p.micros(&e.dur, "dur", v, esc) // absent, it is 0
 	case "pid":
-		p.ident(&e.pid, &e.hasPid, "pid", v, esc)
+		p.ident(&e.pid, "pid", v, esc)
 	case "tid":
-		p.ident(&e.tid, &e.hasTid, "tid", v, esc)
+		p.ident(&e.tid, "tid", v, esc)
 	case "id":
 		e.id, e.hasID = parseID(unquote(&p.scratch, v, esc))
 	}
@@ -230,28 +231,34 @@ func (p *parser) str(dst *trace.StrID, what string, v []byte, esc bool) {
 	*dst = p.b.InternBytes(unquote(&p.scratch, v, esc))
 }
 
-// micros reads a time in microseconds, a number or a string holding one.
-func (p *parser) micros(dst *int64, has *bool, what string, v []byte, esc bool) {
+// micros reads a time in microseconds, a number or a string holding one,
+// and reports whether it did.
+func (p *parser) micros(dst *int64, what string, v []byte, esc bool) bool {
 	if k := jsontext.Value(v).Kind(); k != '0' && k != '"' {
 		p.ev.bad = what + " is a JSON " + kindName(k) + ", expected a number"
-		return
+		return false
 	}
 	ns, ok := parseMicros(unquote(&p.scratch, v, esc))
 	if !ok {
 		p.ev.bad = "invalid " + what
-		return
+		return false
 	}
-	*dst, *has = ns, true
+	// Bounded so that no difference or sum of times can overflow.
+	if ns > maxTime || ns < -maxTime {
+		p.ev.bad = what + " out of range"
+		return false
+	}
+	*dst = ns
+	return true
 }
 
 // ident reads a pid or tid, a number or a string, as its text.
-func (p *parser) ident(dst *[]byte, has *bool, what string, v []byte, esc bool) {
+func (p *parser) ident(dst *[]byte, what string, v []byte, esc bool) {
 	if k := jsontext.Value(v).Kind(); k != '0' && k != '"' {
 		p.ev.bad = what + " is a JSON " + kindName(k) + ", expected a number or string"
 		return
 	}
 	*dst = append((*dst)[:0], unquote(&p.scratch, v, esc)...)
-	*has = true
 }
 
 // args reads, in place, the members of an event's args object, keeping the
@@ -276,14 +283,14 @@ func (p *parser) args(sc *scanner) {
 		case "name", "labels":
 			which = argName
 		default:
-			if sc.value() == nil {
+			if len(sc.value()) == 0 {
 				sc.i = len(sc.b)
 				return
 			}
 			continue
 		}
 		v := sc.value()
-		if v == nil {
+		if len(v) == 0 {
 			sc.i = len(sc.b)
 			return
 		}
@@ -343,173 +350,4 @@ func isFlowCat(cat string) bool {
 		return true
 	}
 	return false
-}
-
-// keep files the event just read by its phase.
-func (p *parser) keep() error {
-	e := &p.ev
-	if e.bad != "" {
-		p.drop(e.bad)
-		return nil
-	}
-	switch e.ph {
-	case 'X':
-		return p.complete()
-	case 'B':
-		return p.begin()
-	case 'E':
-		return p.end()
-	case 'i', 'I':
-		if !e.hasTs {
-			p.drop("missing ts")
-			return nil
-		}
-		e.dur = 0
-		e.flags |= trace.FlagInstant
-		return p.add(e.ts, 0, e.name, e.cat, e.corr, e.flags)
-	case 's', 'f':
-		p.flow()
-	case 't':
-	case 'M':
-		p.metadata()
-	case 'C':
-		p.drop("counter events (ph C) are not used")
-	case 0:
-		p.drop("missing ph")
-	default:
-		p.drop(phaseReason(e.ph))
-	}
-	return nil
-}
-
-var phaseReasons [256]string
-
-func phaseReason(ph byte) string {
-	if phaseReasons[ph] == "" {
-		phaseReasons[ph] = fmt.Sprintf("unsupported phase %q", rune(ph))
-	}
-	return phaseReasons[ph]
-}
-
-func (p *parser) complete() error {
-	e := &p.ev
-	switch {
-	case !e.hasTs:
-		p.drop("missing ts")
-		return nil
-	case e.dur < 0:
-		p.drop("negative dur")
-		return nil
-	case e.ts > math.MaxInt64-e.dur:
-		p.drop("dur out of range")
-		return nil
-	}
-	return p.add(e.ts, e.dur, e.name, e.cat, e.corr, e.flags)
-}
-
-func (p *parser) begin() error {
-	e := &p.ev
-	if !e.hasTs {
-		p.drop("missing ts")
-		return nil
-	}
-	s := &p.info[p.slot()]
-	s.open = append(s.open, openSlice{name: e.name, cat: e.cat, ts: e.ts, corr: e.corr, flags: e.flags})
-	return nil
-}
-
-func (p *parser) end() error {
-	e := &p.ev
-	if !e.hasTs {
-		p.drop("missing ts")
-		return nil
-	}
-	s := &p.info[p.slot()]
-	if len(s.open) == 0 {
-		p.drop("unmatched E (no open B on its thread)")
-		return nil
-	}
-	o := s.open[len(s.open)-1]
-	s.open = s.open[:len(s.open)-1]
-	if e.ts < o.ts {
-		p.drop("E before its B")
-		return nil
-	}
-	if o.corr == 0 {
-		o.corr = e.corr
-	}
-	return p.add(o.ts, e.ts-o.ts, o.name, o.cat, o.corr, o.flags|e.flags)
-}
-
-// add appends an event on the current event's slot.
-func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags trace.Flag) error {
-	if p.b.NumEvents() >= p.opt.MaxEvents {
-		return &fatalError{fmt.Errorf("more than %d events at byte %d (raise the event limit if the trace is genuine): %w", p.opt.MaxEvents, p.offset(), trace.ErrLimit)}
-	}
-	si := p.slot()
-	s := &p.info[si]
-	if s.track < 0 {
-		s.track = p.b.Track(string(p.key), trace.Track{Process: s.pid, Thread: s.tid})
-	}
-	if s.device < 0 && p.ev.device >= 0 {
-		s.device = p.ev.device
-	}
-	if s.stream < 0 && p.ev.stream >= 0 {
-		s.stream = p.ev.stream
-	}
-	p.b.Add(trace.Event{Start: ts, Dur: dur, Corr: corr, Name: name, Cat: cat, Track: s.track, Flags: flags})
-	return nil
-}
-
-// slot returns the slot of the current event's (pid, tid), creating it.
-// Consecutive events mostly share a thread, so the last one is cached.
-func (p *parser) slot() int32 {
-	e := &p.ev
-	p.key = append(append(append(p.key[:0], e.pid...), 0), e.tid...)
-	if p.lastSlot >= 0 && bytes.Equal(p.key, p.lastKey) {
-		return p.lastSlot
-	}
-	i, ok := p.slots[string(p.key)]
-	if !ok {
-		i = int32(len(p.info))
-		p.info = append(p.info, slot{pid: string(e.pid), tid: string(e.tid), track: -1, device: -1, stream: -1})
-		p.slots[string(p.key)] = i
-	}
-	p.lastSlot = i
-	p.lastKey = append(p.lastKey[:0], p.key...)
-	return i
-}
-
-// flow records a launch flow point; Kineto's flow id is the correlation id.
-func (p *parser) flow() {
-	e := &p.ev
-	if !e.flowCat || !e.hasID || !e.hasTs || e.id == 0 {
-		return
-	}
-	p.flows = append(p.flows, flow{slot: p.slot(), ts: e.ts, id: e.id})
-}
-
-// metadata names processes and threads, whenever it arrives.
-func (p *parser) metadata() {
-	e := &p.ev
-	if !e.hasArg {
-		return
-	}
-	switch p.b.Str(e.name) {
-	case "process_name":
-		p.procNames[string(e.pid)] = string(e.argName)
-	case "process_labels":
-		p.procLabels[string(e.pid)] = string(e.argName)
-	case "thread_name":
-		p.info[p.slot()].threadName = string(e.argName)
-	}
-}
-
-// drop counts an event dropped for reason.
-func (p *parser) drop(reason string) {
-	if p.dropped == 0 {
-		p.firstDrop = reason
-	}
-	p.dropped++
-	p.b.Drop(reason)
 }

@@ -17,6 +17,8 @@ func init() {
 
 // Sniff reports whether head looks like Chrome trace-event JSON: after an
 // optional UTF-8 byte order mark and white space, an object or an array.
+// A full 512-byte head of nothing but white space is taken as JSON too: no
+// binary format starts so.
 func Sniff(head []byte) bool {
 	head = skipBOM(head)
 	for _, c := range head {
@@ -28,7 +30,7 @@ func Sniff(head []byte) bool {
 		}
 		return false
 	}
-	return false
+	return len(head) >= 509
 }
 
 var bom = []byte{0xef, 0xbb, 0xbf}
@@ -89,7 +91,12 @@ func (p *parser) document() error {
 	}
 	// Only white space may follow the top-level value.
 	if _, err := p.dec.ReadToken(); err != nil && !errors.Is(err, io.EOF) {
-		p.b.Warn("ignored trailing data at byte %d after the trace", p.offset())
+		off := p.offset()
+		var serr *jsontext.SyntacticError
+		if errors.As(err, &serr) {
+			off = p.base + serr.ByteOffset
+		}
+		p.b.Warn("ignored trailing data at byte %d after the trace", off)
 	}
 	return nil
 }
@@ -121,7 +128,10 @@ func (p *parser) cut(err error) error {
 	case serr != nil:
 		p.b.Warn("invalid JSON at byte %d (%v): kept %d events before it", off, serr.Err, n)
 	default: // a read error: a cut gzip stream, an I/O failure
-		p.b.Warn("input ended early at byte %d (%v): kept %d events", off, err, n)
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // drop the decoder's "read error" wrapping
+		}
+		p.b.Warn("truncated at byte %d (%v): kept %d events", off, err, n)
 	}
 	return nil
 }
@@ -141,7 +151,13 @@ func (p *parser) jsonError(err error) error {
 		}
 		return fmt.Errorf("invalid JSON at byte %d: %v", p.base+serr.ByteOffset, serr.Err)
 	}
-	return fmt.Errorf("reading JSON at byte %d: %w", p.offset(), err)
+	if inner := errors.Unwrap(err); inner != nil {
+		err = inner // drop the decoder's "read error" wrapping
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("truncated at byte %d before any event (%w)", p.offset(), err)
+	}
+	return fmt.Errorf("reading at byte %d: %w", p.offset(), err)
 }
 
 func (p *parser) offset() int64 { return p.base + p.dec.InputOffset() }
@@ -200,7 +216,12 @@ func (p *parser) traceEvents() error {
 			_, err := p.dec.ReadValue()
 			return err
 		}
-		return &fatalError{fmt.Errorf("traceEvents at byte %d is a JSON %s, expected an array of events", p.offset(), kindName(k))}
+		v, err := p.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		off := p.offset() - int64(len(v))
+		return &fatalError{fmt.Errorf("traceEvents at byte %d is a JSON %s, expected an array of events", off, kindName(k))}
 	}
 	if _, err := p.dec.ReadToken(); err != nil {
 		return err

@@ -63,7 +63,6 @@ func (s *scanner) name() (name []byte, ok bool) {
 		return nil, false
 	}
 	s.i++
-	s.peek()
 	return name, true
 }
 
@@ -116,38 +115,65 @@ func hasByte(x uint64, c byte) uint64 {
 // len(s.b) if there is none. It looks at eight bytes a step, which is what
 // makes long kernel names and argument strings cheap.
 func (s *scanner) quoteOrEscape(j int) int {
-	for ; j+8 <= len(s.b); j += 8 {
-		x := binary.LittleEndian.Uint64(s.b[j:])
+	for ; j < len(s.b); j += 8 {
+		x := s.word(j)
 		if m := hasByte(x, '"') | hasByte(x, '\\'); m != 0 {
-			return j + bits.TrailingZeros64(m)/8
+			return min(j+bits.TrailingZeros64(m)/8, len(s.b))
 		}
 	}
-	for ; j < len(s.b); j++ {
-		if c := s.b[j]; c == '"' || c == '\\' {
-			return j
-		}
-	}
-	return j
+	return len(s.b)
 }
 
 // structural returns the index of the first quote or bracket at or after
 // j, len(s.b) if there is none.
 func (s *scanner) structural(j int) int {
-	for ; j+8 <= len(s.b); j += 8 {
-		x := binary.LittleEndian.Uint64(s.b[j:])
+	for ; j < len(s.b); j += 8 {
+		x := s.word(j)
 		// '[' and ']' are '{' and '}' without bit 0x20: fold them.
 		y := x | ones*0x20
 		if m := hasByte(x, '"') | hasByte(y, '{') | hasByte(y, '}'); m != 0 {
-			return j + bits.TrailingZeros64(m)/8
+			return min(j+bits.TrailingZeros64(m)/8, len(s.b))
 		}
 	}
-	for ; j < len(s.b); j++ {
-		switch s.b[j] {
-		case '"', '{', '}', '[', ']':
-			return j
+	return len(s.b)
+}
+
+// numberEnd returns the index of the first byte at or after j that can
+// follow a scalar: a comma, a closing bracket or white space.
+func (s *scanner) numberEnd(j int) int {
+	for ; j < len(s.b); j += 8 {
+		x := s.word(j)
+		m := hasByte(x, ',') | hasByte(x|ones*0x20, '}') | hasLess(x, '!')
+		if m != 0 {
+			return min(j+bits.TrailingZeros64(m)/8, len(s.b))
 		}
 	}
-	return j
+	return len(s.b)
+}
+
+// word returns the eight bytes from j as a little-endian word. Near the end
+// of the buffer the missing lanes are zero, which none of the searches
+// above matches except hasLess, whose callers clamp to len(s.b).
+func (s *scanner) word(j int) uint64 {
+	if j+8 <= len(s.b) {
+		return binary.LittleEndian.Uint64(s.b[j:])
+	}
+	if len(s.b) >= 8 {
+		// Load the last eight bytes and shift out those before j: no
+		// lane below j is left to disturb the ones above.
+		return binary.LittleEndian.Uint64(s.b[len(s.b)-8:]) >> (8 * (j + 8 - len(s.b)))
+	}
+	var x uint64
+	for k := len(s.b) - 1; k >= j; k-- {
+		x = x<<8 | uint64(s.b[k])
+	}
+	return x
+}
+
+// hasLess sets the high bit of the lowest lane of x holding a byte below
+// n (n <= 128), like hasByte.
+func hasLess(x uint64, n byte) uint64 {
+	return (x - ones*uint64(n)) &^ x & highs
 }
 
 // value returns the raw value starting at the next non-space byte; nil
@@ -162,13 +188,7 @@ func (s *scanner) value() []byte {
 		return nil
 	}
 	start := s.i
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return s.b[start:s.i]
-		}
-		s.i++
-	}
+	s.i = s.numberEnd(s.i)
 	return s.b[start:s.i]
 }
 

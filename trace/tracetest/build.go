@@ -23,7 +23,8 @@ var roleCat = [...]string{
 // make: host roles become host events on a track per thread, device roles
 // work (or, for DeviceAnnotation, overlays) on a "GPU:<n>" track per stream,
 // copies get FlagMemcpy, FlagPageable and FlagDtoH from their Kineto names,
-// and "ProfilerStep#N" host annotations get FlagStep. It lets analysis tests
+// host events named "ProfilerStep#N" get FlagStep and host calls naming a
+// Memcpy FlagMemcpy. It lets analysis tests
 // skip the readers.
 func Build(s *Spec) *trace.Trace {
 	b := trace.NewBuilder()
@@ -35,28 +36,48 @@ func Build(s *Spec) *trace.Trace {
 	for _, th := range s.Threads {
 		names[th.TID] = th.Name
 	}
+	// Tracks by place, so that building a big spec formats no key per
+	// event.
+	type place struct {
+		device      bool
+		id, station int64
+	}
+	tracks := map[place]int32{}
+	b.Grow(len(s.Events))
 	for _, e := range s.Events {
 		ev := trace.Event{
 			Start: e.Start, Dur: e.Dur, Corr: e.Corr,
 			Name: b.Intern(e.Name), Cat: b.Intern(roleCat[e.Role]),
 		}
-		if e.Role.Device() {
-			ev.Track = b.Track(fmt.Sprintf("dev%d/%d", e.Device, e.Stream), trace.Track{
+		p := place{e.Role.Device(), int64(e.Device), int64(e.Stream)}
+		if !p.device {
+			p.id, p.station = pid, e.Thread
+		}
+		tr, ok := tracks[p]
+		switch {
+		case ok:
+		case p.device:
+			tr = b.Track(fmt.Sprintf("dev%d/%d", e.Device, e.Stream), trace.Track{
 				Kind: trace.TrackDevice, Device: fmt.Sprintf("GPU:%d", e.Device),
 				Process: fmt.Sprintf("GPU %d", e.Device), Thread: fmt.Sprintf("stream %d", e.Stream),
 				Name: fmt.Sprintf("GPU:%d stream %d", e.Device, e.Stream),
 			})
-		} else {
-			ev.Track = b.Track(fmt.Sprintf("%d/%d", pid, e.Thread), trace.Track{
+		default:
+			tr = b.Track(fmt.Sprintf("%d/%d", pid, e.Thread), trace.Track{
 				Kind: trace.TrackHost, Process: fmt.Sprint(pid), Thread: fmt.Sprint(e.Thread),
 				Name: threadName(e.Thread, names[e.Thread]),
 			})
 		}
+		tracks[p] = tr
+		ev.Track = tr
 		ev.Kind, ev.Flags = roleKind(e.Role, e.Name)
 		if e.Dur == 0 {
 			ev.Flags |= trace.FlagInstant
 		}
 		b.Add(ev)
+	}
+	for k, v := range s.DistributedMeta() {
+		b.Meta[k] = v
 	}
 	t := b.Finish()
 	t.Format = "tracetest"
@@ -89,14 +110,16 @@ func roleKind(r Role, name string) (trace.Kind, trace.Flag) {
 		return trace.KindWork, f
 	case DeviceAnnotation:
 		return trace.KindOverlay, 0
-	case Annotation:
-		if strings.HasPrefix(name, "ProfilerStep#") {
-			return trace.KindHost, trace.FlagStep
-		}
-	case Runtime:
-		if strings.Contains(name, "Memcpy") {
-			return trace.KindHost, trace.FlagMemcpy
-		}
 	}
-	return trace.KindHost, 0
+	// On the host, the name decides whatever the category: Kineto of 2021
+	// writes ProfilerStep#N as an "Operator", current Kineto as a
+	// "user_annotation".
+	var f trace.Flag
+	if strings.HasPrefix(name, "ProfilerStep#") {
+		f |= trace.FlagStep
+	}
+	if strings.Contains(name, "Memcpy") {
+		f |= trace.FlagMemcpy
+	}
+	return trace.KindHost, f
 }

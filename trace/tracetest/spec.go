@@ -6,6 +6,8 @@
 // builders produce Specs for the situations the analysis must recognise.
 package tracetest
 
+import "strconv"
+
 // Role says what a synthetic event stands for; each writer maps it to its
 // format's categories, planes and lines.
 type Role uint8
@@ -64,4 +66,18 @@ type Spec struct {
 	PID     int64
 	Threads []Thread
 	Events  []Event
+	// Rank and WorldSize place the trace in a distributed job, as Kineto's
+	// distributedInfo does; WorldSize 0 means the run is not distributed
+	// and Rank is ignored.
+	Rank, WorldSize int
+}
+
+// DistributedMeta returns the trace.Trace Meta entries a reader makes from
+// the spec's rank and world size ("rank", "world_size"), nil when the spec
+// is not distributed.
+func (s *Spec) DistributedMeta() map[string]string {
+	if s.WorldSize <= 0 {
+		return nil
+	}
+	return map[string]string{"rank": strconv.Itoa(s.Rank), "world_size": strconv.Itoa(s.WorldSize)}
 }

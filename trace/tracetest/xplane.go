@@ -28,7 +28,8 @@ const (
 // carry a correlation_id stat, ProfilerStep#N annotations a step_num stat,
 // copies whose name gives a direction ("Memcpy DtoH (Device -> Pageable)")
 // a memcpy_details stat, and DeviceAnnotation events sit on a derived
-// "XLA Modules" line. Each line's timestamp is its first event's start.
+// "XLA Modules" line. Each line's timestamp is its first event's start, and
+// its events are in time order.
 func WriteXPlane(w io.Writer, s *Spec) error {
 	space, err := xspace(s)
 	if err != nil {
@@ -75,6 +76,14 @@ func xspace(s *Spec) (*pb.XSpace, error) {
 			k = xlineKey{device: e.Device, id: int64(e.Stream)}
 		}
 		lines[k] = append(lines[k], i)
+	}
+	// Profilers write a line's events in time order, an enclosing event
+	// before those it encloses.
+	for _, idx := range lines {
+		slices.SortStableFunc(idx, func(a, b int) int {
+			x, y := &s.Events[a], &s.Events[b]
+			return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(y.Dur, x.Dur))
+		})
 	}
 	keys := make([]xlineKey, 0, len(lines))
 	for k := range lines {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +46,10 @@ func TestDecodeBadInput(t *testing.T) {
 			"(planes[0].lines[0]): XLine.events (4) is 5 bytes long, but only 2 bytes remain in the enclosing message (ends at byte 8)"},
 		{"event offset as fixed64", []byte{0x0a, 0x0d, 0x1a, 0x0b, 0x22, 0x09, 0x11, 1, 2, 3, 4, 5, 6, 7, 8}, 6,
 			"(planes[0].lines[0].events[0]): field XEvent.offset_ps (2) has wire type fixed64, expected varint"},
-		{"stat double cut", []byte{0x0a, 0x0c, 0x1a, 0x0a, 0x22, 0x08, 0x22, 0x06, 0x08, 0x01, 0x11, 0x00, 0x00, 0x00}, 11,
+		// The stat is a correlation_id, whose value the reader decodes (it
+		// does not look inside stats it does not interpret).
+		{"stat double cut", slices.Concat([]byte{0x0a, 0x24, 0x1a, 0x0a, 0x22, 0x08, 0x22, 0x06, 0x08, 0x01, 0x11, 0x00, 0x00, 0x00},
+			[]byte{0x2a, 0x16, 0x08, 0x01, 0x12, 0x12, 0x08, 0x01, 0x12, 0x0e}, []byte("correlation_id")), 11,
 			"XStat.double_value (2): 8-byte value runs past the end of its message"},
 		{"stat metadata entry key as bytes", []byte{0x0a, 0x04, 0x2a, 0x02, 0x0a, 0x00}, 4,
 			"(planes[0].stat_metadata): field stat_metadata key (1) has wire type length-delimited, expected varint"},

@@ -11,6 +11,7 @@ import (
 // lineHead is an XLine's header: everything but its events.
 type lineHead struct {
 	id            int64
+	count         int // events
 	ts            int64
 	name, display span
 	// events spans the line's events: the first event's tag to the end of
@@ -34,6 +35,18 @@ func (d *decoder) scanLine(l span) (lineHead, error) {
 	h := lineHead{events: span{l.hi, l.hi}}
 	first := true
 	for off := l.lo; off < l.hi; {
+		if d.buf[off] == 4<<3|2 { // an event, the common case
+			size, lo := uvarint(d.buf, off+1, l.hi)
+			if lo >= 0 && size <= uint64(l.hi-lo) {
+				if first {
+					h.events.lo, first = off, false
+				}
+				off = lo + int(size)
+				h.events.hi = off
+				h.count++
+				continue
+			}
+		}
 		num, typ, next, err := d.tag(off, l.hi)
 		if err != nil {
 			return h, err
@@ -64,6 +77,7 @@ func (d *decoder) scanLine(l span) (lineHead, error) {
 					h.events.lo, first = off, false
 				}
 				h.events.hi = hi
+				h.count++
 			}
 			off = hi
 		default:
@@ -94,15 +108,22 @@ type lineState struct {
 	track int32 // -1 until the line's first event is kept
 }
 
-func (d *decoder) readLine(l span, pk planeKind) error {
-	h, err := d.scanLine(l)
-	if err != nil {
-		return err
-	}
+func (d *decoder) readLine(h lineHead, pk planeKind) error {
 	ls := lineState{head: h, pk: pk, track: -1}
 	ls.class = classifyLine(pk, h.id, string(d.buf[h.name.lo:h.name.hi]))
 	d.event = 0
 	for off, end := h.events.lo, h.events.hi; off < end; {
+		if d.buf[off] == 4<<3|2 { // an event, the common case
+			size, lo := uvarint(d.buf, off+1, end)
+			if lo >= 0 && size <= uint64(end-lo) {
+				if err := d.readEvent(lo, lo+int(size), &ls); err != nil {
+					return err
+				}
+				d.event++
+				off = lo + int(size)
+				continue
+			}
+		}
 		num, typ, next, err := d.tag(off, end)
 		if err != nil {
 			return err
@@ -135,8 +156,81 @@ type rawEvent struct {
 	stats       eventStats
 }
 
-// readEvent decodes one XEvent and adds it to the trace: the hot loop.
+// readEvent decodes one XEvent and adds it to the trace: the hot loop. It
+// handles the encoding profilers write (one-byte tags, the expected wire
+// types, well-formed stats) and leaves anything else, errors included, to
+// readEventCarefully.
 func (d *decoder) readEvent(lo, hi int, ls *lineState) error {
+	var ev rawEvent
+	b := d.buf
+	for off := lo; off < hi; {
+		switch c := b[off]; c {
+		case 1<<3 | 0, 2<<3 | 0, 3<<3 | 0, 5<<3 | 0:
+			v, n := uvarint(b, off+1, hi)
+			if n < 0 {
+				return d.readEventCarefully(lo, hi, ls)
+			}
+			switch c >> 3 {
+			case 1:
+				ev.meta = v
+			case 2:
+				ev.off, ev.occurrences = int64(v), false
+			case 3:
+				ev.dur = int64(v)
+			case 5:
+				ev.occurrences = true
+			}
+			off = n
+		case 4<<3 | 2:
+			// Stats are short: their length fits one byte.
+			size, slo := uint64(0), -1
+			if off+1 < hi && b[off+1] < 0x80 {
+				size, slo = uint64(b[off+1]), off+2
+			} else {
+				size, slo = uvarint(b, off+1, hi)
+			}
+			if slo < 0 || size > uint64(hi-slo) {
+				return d.readEventCarefully(lo, hi, ls)
+			}
+			shi := slo + int(size)
+			if !d.boring(slo, shi) {
+				id, v, ok := d.readStatFast(slo, shi)
+				if !ok {
+					return d.readEventCarefully(lo, hi, ls)
+				}
+				d.interpret(id, v, &ev.stats)
+			}
+			off = shi
+		default:
+			return d.readEventCarefully(lo, hi, ls)
+		}
+	}
+	return d.add(&ev, ls)
+}
+
+// boring reports whether the XStat in [lo, hi) starts with the id of a
+// stat the reader does not interpret, so that its value need not be
+// decoded. Profilers write the id first; a stat that does not start with
+// it is looked at closely.
+func (d *decoder) boring(lo, hi int) bool {
+	if lo+1 >= hi || d.buf[lo] != 1<<3|0 {
+		return false
+	}
+	id := uint64(d.buf[lo+1])
+	if id >= 0x80 {
+		var n int
+		if id, n = uvarint(d.buf, lo+1, hi); n < 0 {
+			return false
+		}
+	}
+	m, _ := d.stats.get(id)
+	return m.kind == statOther
+}
+
+// readEventCarefully decodes an XEvent field by field, checking each,
+// skipping fields it does not know, and failing with the offset of the
+// first that is wrong.
+func (d *decoder) readEventCarefully(lo, hi int, ls *lineState) error {
 	var ev rawEvent
 	for off := lo; off < hi; {
 		num, typ, next, err := d.tag(off, hi)
@@ -145,12 +239,12 @@ func (d *decoder) readEvent(lo, hi int, ls *lineState) error {
 		}
 		switch num {
 		case 1, 2, 3, 5:
-			if typ != varintType {
-				return d.want(off, eventFieldNames[num], typ, varintType)
+			if err := d.want(off, eventFieldNames[num], typ, varintType); err != nil {
+				return err
 			}
-			v, n := uvarint(d.buf, next, hi)
-			if n < 0 {
-				return d.varintError(next, hi, n, eventFieldNames[num])
+			v, n, err := d.varint(next, hi, eventFieldNames[num])
+			if err != nil {
+				return err
 			}
 			switch num {
 			case 1:
@@ -164,8 +258,8 @@ func (d *decoder) readEvent(lo, hi int, ls *lineState) error {
 			}
 			off = n
 		case 4:
-			if typ != bytesType {
-				return d.want(off, eventFieldNames[num], typ, bytesType)
+			if err := d.want(off, eventFieldNames[num], typ, bytesType); err != nil {
+				return err
 			}
 			slo, shi, err := d.bytes(next, hi, eventFieldNames[num])
 			if err != nil {
@@ -175,9 +269,7 @@ func (d *decoder) readEvent(lo, hi int, ls *lineState) error {
 			if err != nil {
 				return err
 			}
-			if m, _ := d.stats.get(id); m.kind != statOther {
-				d.interpret(id, v, &ev.stats)
-			}
+			d.interpret(id, v, &ev.stats)
 			off = shi
 		default:
 			if off, err = d.skip(num, typ, next, hi); err != nil {

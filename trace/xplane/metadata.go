@@ -135,6 +135,46 @@ const (
 	statRef    = 7
 )
 
+// readStatFast decodes an XStat written the usual way: one-byte tags of
+// known fields with their proper wire types. It reports false for anything
+// else, which readStat then decodes or rejects.
+func (d *decoder) readStatFast(lo, hi int) (uint64, statValue, bool) {
+	var id uint64
+	var v statValue
+	b := d.buf
+	for off := lo; off < hi; {
+		c := b[off]
+		switch c {
+		case 1<<3 | 0, statUint<<3 | 0, statInt<<3 | 0, statRef<<3 | 0:
+			u, n := uvarint(b, off+1, hi)
+			if n < 0 {
+				return 0, v, false
+			}
+			if c == 1<<3 {
+				id = u
+			} else {
+				v = statValue{typ: c >> 3, u: u}
+			}
+			off = n
+		case statDouble<<3 | 1:
+			if hi-off < 9 {
+				return 0, v, false
+			}
+			u, _, _ := d.fixed64At(off+1, hi, "")
+			v, off = statValue{typ: statDouble, u: u}, off+9
+		case statStr<<3 | 2, statBytes<<3 | 2:
+			size, slo := uvarint(b, off+1, hi)
+			if slo < 0 || size > uint64(hi-slo) {
+				return 0, v, false
+			}
+			v, off = statValue{typ: c >> 3, lo: slo, hi: slo + int(size)}, slo+int(size)
+		default:
+			return 0, v, false
+		}
+	}
+	return id, v, true
+}
+
 // readStat decodes one XStat message.
 func (d *decoder) readStat(lo, hi int) (uint64, statValue, error) {
 	var id uint64

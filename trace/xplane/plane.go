@@ -7,18 +7,16 @@ import (
 	"github.com/tracegap/tracegap/trace"
 )
 
-// planeScan holds the byte ranges of one plane's fields. Lines come before
-// the metadata they refer to in the encoding (fields 3, then 4 and 5), so
-// the plane is scanned once for ranges and then decoded in dependency
-// order.
+// planeScan holds the byte ranges of one plane's fields and its lines'
+// headers. Lines come before the metadata they refer to in the encoding
+// (fields 3, then 4 and 5), so every plane is scanned first and decoded in
+// dependency order afterwards; the scan also counts the events, so that
+// room for all of them is made at once.
 type planeScan struct {
-	name                            string
-	lines, evMeta, statMeta, pstats []span
-}
-
-func (p *planeScan) reset() {
-	p.name = ""
-	p.lines, p.evMeta, p.statMeta, p.pstats = p.lines[:0], p.evMeta[:0], p.statMeta[:0], p.pstats[:0]
+	name                     string
+	evMeta, statMeta, pstats []span
+	lines                    []lineHead
+	events                   int
 }
 
 var planeFields = map[int]string{
@@ -29,34 +27,40 @@ var planeFields = map[int]string{
 	6: "XPlane.stats (6)",
 }
 
-func (d *decoder) scanPlane(p span) error {
-	pl := &d.pl
-	pl.reset()
+func (d *decoder) scanPlane(p span) (planeScan, error) {
+	var pl planeScan
 	for off := p.lo; off < p.hi; {
 		num, typ, next, err := d.tag(off, p.hi)
 		if err != nil {
-			return err
+			return pl, err
 		}
 		what, known := planeFields[int(num)]
 		if !known {
 			if off, err = d.skip(num, typ, next, p.hi); err != nil {
-				return err
+				return pl, err
 			}
 			continue
 		}
 		if err := d.want(off, what, typ, bytesType); err != nil {
-			return err
+			return pl, err
 		}
 		lo, hi, err := d.bytes(next, p.hi, what)
 		if err != nil {
-			return err
+			return pl, err
 		}
 		s := span{lo, hi}
 		switch num {
 		case 2:
 			pl.name = string(d.buf[lo:hi])
 		case 3:
-			pl.lines = append(pl.lines, s)
+			d.line = len(pl.lines)
+			h, err := d.scanLine(s)
+			if err != nil {
+				return pl, err
+			}
+			d.line = -1
+			pl.lines = append(pl.lines, h)
+			pl.events += h.count
 		case 4:
 			pl.evMeta = append(pl.evMeta, s)
 		case 5:
@@ -66,37 +70,34 @@ func (d *decoder) scanPlane(p span) error {
 		}
 		off = hi
 	}
-	return nil
+	return pl, nil
 }
 
-// readPlane decodes one plane: its metadata, then its lines.
-func (d *decoder) readPlane(p span) error {
-	if err := d.scanPlane(p); err != nil {
-		return err
-	}
-	d.stats.reset(len(d.pl.statMeta))
-	d.events.reset(len(d.pl.evMeta))
+// readPlane decodes one scanned plane: its metadata, then its lines.
+func (d *decoder) readPlane(pl *planeScan) error {
+	d.stats.reset(len(pl.statMeta))
+	d.events.reset(len(pl.evMeta))
 	d.part = "stat_metadata"
-	for _, s := range d.pl.statMeta {
+	for _, s := range pl.statMeta {
 		if err := d.readStatMeta(s.lo, s.hi); err != nil {
 			return err
 		}
 	}
 	d.part = "event_metadata"
-	for _, s := range d.pl.evMeta {
+	for _, s := range pl.evMeta {
 		if err := d.readEventMeta(s.lo, s.hi); err != nil {
 			return err
 		}
 	}
 	d.part = "stats"
-	if err := d.planeStats(); err != nil {
+	if err := d.planeStats(pl); err != nil {
 		return err
 	}
 	d.part = ""
-	pk := classifyPlane(d.pl.name)
-	for i, s := range d.pl.lines {
+	pk := classifyPlane(pl.name)
+	for i, h := range pl.lines {
 		d.line = i
-		if err := d.readLine(s, pk); err != nil {
+		if err := d.readLine(h, pk); err != nil {
 			return err
 		}
 	}
@@ -114,8 +115,8 @@ var planeMeta = map[string]string{
 
 // planeStats keeps the cheap facts a plane carries: the device's vendor and
 // type, the profile's start and stop time.
-func (d *decoder) planeStats() error {
-	for _, s := range d.pl.pstats {
+func (d *decoder) planeStats(pl *planeScan) error {
+	for _, s := range pl.pstats {
 		id, v, err := d.readStat(s.lo, s.hi)
 		if err != nil {
 			return err

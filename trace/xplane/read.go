@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,7 @@ func init() {
 // can come in any order, so the input is held in memory while it is
 // decoded; the trace keeps none of it.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
-	buf, err := readAll(r)
+	buf, err := readAll(r, opt.SizeHint)
 	if err != nil {
 		return nil, fmt.Errorf("reading XSpace: %w", err)
 	}
@@ -49,12 +50,28 @@ func Decode(buf []byte, opt trace.Options) (*trace.Trace, error) {
 	return t, nil
 }
 
-// readAll reads r to the end in growing chunks and joins them once, which
-// copies each byte one time instead of the several times that growing a
+// readAll reads r to the end. With a size hint it reads into one buffer of
+// that size; without, in growing chunks joined once at the end, which
+// copies each byte once more instead of the several times that growing a
 // single slice would.
-func readAll(r io.Reader) ([]byte, error) {
-	var chunks [][]byte
-	total := 0
+func readAll(r io.Reader, hint int64) ([]byte, error) {
+	if hint <= 0 || hint >= math.MaxInt {
+		return readChunks(r, nil)
+	}
+	buf := make([]byte, hint+1) // one more, to see the end where expected
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	return readChunks(r, buf) // longer than hinted
+}
+
+func readChunks(r io.Reader, first []byte) ([]byte, error) {
+	chunks := [][]byte{first}
+	total := len(first)
 	size := 64 << 10
 	for {
 		c := make([]byte, size)
@@ -71,8 +88,8 @@ func readAll(r io.Reader) ([]byte, error) {
 			size *= 2
 		}
 	}
-	if len(chunks) == 1 {
-		return chunks[0], nil
+	if len(chunks) == 2 && first == nil {
+		return chunks[1], nil
 	}
 	buf := make([]byte, 0, total)
 	for _, c := range chunks {
@@ -90,7 +107,6 @@ type decoder struct {
 	// Per-plane tables, reused from plane to plane.
 	stats  idTable[statMeta]
 	events idTable[eventMeta]
-	pl     planeScan
 
 	hostnames []string
 	warned    int
@@ -140,13 +156,23 @@ func (d *decoder) space() error {
 	if len(d.hostnames) > 0 {
 		d.b.Meta["hostname"] = strings.Join(d.hostnames, ",")
 	}
-	lines := 0
+	scans := make([]planeScan, len(planes))
+	lines, events := 0, 0
 	for i, p := range planes {
 		d.plane = i
-		if err := d.readPlane(p); err != nil {
+		var err error
+		if scans[i], err = d.scanPlane(p); err != nil {
 			return err
 		}
-		lines += len(d.pl.lines)
+		lines += len(scans[i].lines)
+		events += scans[i].events
+	}
+	d.b.Grow(min(events, d.maxEvents))
+	for i := range scans {
+		d.plane = i
+		if err := d.readPlane(&scans[i]); err != nil {
+			return err
+		}
 	}
 	d.plane = -1
 	d.b.Meta["planes"] = strconv.Itoa(len(planes))

@@ -14,7 +14,10 @@ import (
 // schema: every field must be one the schema allows with the wire type it
 // has there, and names must be UTF-8. A byte such as '\n' or '"' can start
 // both an XSpace and a text file, but text fails the walk within a few
-// bytes. Lengths that run past head are fine: head is a prefix.
+// bytes, and input that is all text is never claimed. Lengths that run past
+// head are fine: head is a prefix. A walk that fails after a plane named
+// "/device:..." or "/host:..." still claims the input: it is an XSpace,
+// damaged, and the reader then says where.
 func Sniff(head []byte) bool {
 	if len(head) < 2 {
 		return false

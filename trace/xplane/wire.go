@@ -71,28 +71,46 @@ func (w *wire) path() string {
 
 // uvarint decodes the varint at b[i:end]. It returns the value and the
 // offset after it, or a negative offset: -1 when the input ends inside the
-// varint, -2 when it is longer than ten bytes.
+// varint, -2 when it is longer than ten bytes or overflows 64 bits.
 func uvarint(b []byte, i, end int) (uint64, int) {
-	if i < end && b[i] < 0x80 { // the common one-byte case, kept inlinable
-		return uint64(b[i]), i + 1
+	if end > len(b) || i < 0 || i >= end {
+		return 0, -1
 	}
-	return uvarintSlow(b, i, end)
-}
-
-func uvarintSlow(b []byte, i, end int) (uint64, int) {
-	var v uint64
-	for shift := uint(0); shift < 70; shift += 7 {
-		if i >= end {
+	if c := b[i]; c < 0x80 { // the common one-byte case
+		return uint64(c), i + 1
+	}
+	if len(b)-i >= 10 {
+		// Ten bytes are there, in the message or after it: one bounds
+		// check for the whole varint, then one against the message's end.
+		p := b[i : i+10 : i+10]
+		var v uint64
+		for k, c := range p {
+			v |= uint64(c&0x7f) << (7 * k)
+			if c < 0x80 {
+				switch {
+				case i+k+1 > end:
+					return 0, -1
+				case k == 9 && c > 1:
+					return 0, -2 // more than 64 bits
+				}
+				return v, i + k + 1
+			}
+		}
+		if end-i < 10 {
 			return 0, -1
 		}
+		return 0, -2
+	}
+	var v uint64
+	for k := 0; i < end; k++ {
 		c := b[i]
 		i++
-		v |= uint64(c&0x7f) << shift
+		v |= uint64(c&0x7f) << (7 * k)
 		if c < 0x80 {
 			return v, i
 		}
 	}
-	return 0, -2
+	return 0, -1
 }
 
 // varint reads a varint at off or fails saying what it was reading.
@@ -134,9 +152,9 @@ func (w *wire) tag(off, end int) (protowire.Number, protowire.Type, int, error) 
 // bytes reads the length of a length-delimited field at off and returns
 // its contents' bounds.
 func (w *wire) bytes(off, end int, what string) (int, int, error) {
-	n, lo, err := w.varint(off, end, what+" length")
-	if err != nil {
-		return 0, 0, err
+	n, lo := uvarint(w.buf, off, end)
+	if lo < 0 {
+		return 0, 0, w.varintError(off, end, lo, what+" length")
 	}
 	if n > uint64(end-lo) {
 		if end == len(w.buf) {
@@ -151,8 +169,11 @@ func (w *wire) bytes(off, end int, what string) (int, int, error) {
 func (w *wire) skip(num protowire.Number, typ protowire.Type, off, end int) (int, error) {
 	switch typ {
 	case varintType:
-		_, n, err := w.varint(off, end, "field "+strconv.Itoa(int(num)))
-		return n, err
+		_, n := uvarint(w.buf, off, end)
+		if n < 0 {
+			return 0, w.varintError(off, end, n, "field "+strconv.Itoa(int(num)))
+		}
+		return n, nil
 	case fixed64, fixed32:
 		size := 8
 		if typ == fixed32 {
@@ -163,8 +184,11 @@ func (w *wire) skip(num protowire.Number, typ protowire.Type, off, end int) (int
 		}
 		return off + size, nil
 	case bytesType:
-		_, hi, err := w.bytes(off, end, "field "+strconv.Itoa(int(num)))
-		return hi, err
+		if n, lo := uvarint(w.buf, off, end); lo >= 0 && n <= uint64(end-lo) {
+			return lo + int(n), nil
+		}
+		_, _, err := w.bytes(off, end, "field "+strconv.Itoa(int(num)))
+		return 0, err
 	}
 	return 0, w.errorf(off, "field %d has wire type %d (%s), which XSpace never uses", num, typ, typeName(typ))
 }

@@ -1,0 +1,484 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// JobResult is what the analysis found in a distributed job: one trace per
+// rank, aligned on a common clock, with the time each rank spent waiting in
+// collectives for the slowest rank counted as idle caused by that rank.
+type JobResult struct {
+	// Overall is the job seen as one run, on the job's timeline (ns from
+	// the earliest rank's trace start, clocks aligned): the job's verdict,
+	// confidence, reasons and findings; every rank's devices (ids such as
+	// "rank 3 GPU:0") and gaps; idle averaged over the ranks, collective
+	// waits included; the steps common to all ranks. Reports render it as
+	// they render a single run.
+	Overall Result
+	// WorldSize is the job's size as the traces give it (the number of
+	// traces when they do not say).
+	WorldSize int
+	// Ranks are sorted by rank number.
+	Ranks []Rank
+	// Steps are the steady-state steps common to all ranks, in order.
+	Steps []JobStep
+	// Wait is the window time all ranks spent waiting in collectives,
+	// summed over the ranks, by what held the slowest rank back.
+	Wait WaitSplit
+	// Transfer is the window time all ranks' collectives spent not
+	// waiting, summed over the ranks.
+	Transfer int64
+	// Collectives counts the collectives matched across ranks in the
+	// window's steps.
+	Collectives int
+	// Clock says how the ranks' clocks were aligned.
+	Clock string
+}
+
+// Rank is one rank's figures within the job. Times are ns on the rank's
+// own timeline (as in Result); add Offset for the job's.
+type Rank struct {
+	Rank   int
+	Result *Result
+	// Offset puts the rank's times on the job's timeline.
+	Offset int64
+	// StepTime is the rank's pace: the mean time from one step to the
+	// next (a lone step's length), as Summary.StepTime.
+	StepTime int64
+	// Busy is the window's device busy time with collective waits taken
+	// out, averaged over the rank's devices.
+	Busy int64
+	// Idle is the window's idle time by cause: the rank's own idle plus
+	// its collective waits, each by what the slowest rank was doing
+	// meanwhile (Wait.Idle); averaged over devices.
+	Idle Breakdown
+	// Wait is the window time spent waiting in collectives, averaged over
+	// devices; Transfer the rest of the collectives' time.
+	Wait     WaitSplit
+	Transfer int64
+	// Input and Sync are the window's time in the input pipeline and in
+	// blocking calls on the launching threads.
+	Input, Sync int64
+	// Verdict is the rank's verdict with its collective waits counted as
+	// idle; Result.Verdict is the verdict of the rank alone.
+	Verdict Verdict
+	// Straggles counts the window's steps in which this rank held the
+	// others back.
+	Straggles int
+	// Waits are the stretches its devices waited in collectives, in time
+	// order, for timelines.
+	Waits []Interval
+}
+
+// WaitSplit splits time spent waiting in collectives by what held the
+// slowest rank (the straggler) back meanwhile.
+type WaitSplit struct {
+	// Idle is the part explained by the straggler's device sitting idle,
+	// by the cause of that idle (BelowMinGap is unused).
+	Idle Breakdown
+	// Compute is the part explained by the straggler's device having more
+	// work than the waiting rank's: load imbalance.
+	Compute int64
+	// Late is the part the straggler carried in: it finished its previous
+	// collective, or started the step, later than the waiting rank, so the
+	// cause lies before (an earlier step, or before the trace began).
+	Late int64
+}
+
+// Total returns the whole wait.
+func (w *WaitSplit) Total() int64 { return w.Idle.Attributed() + w.Compute + w.Late }
+
+// Add adds o to w.
+func (w *WaitSplit) Add(o WaitSplit) {
+	for c := InSync; c < NumCauses; c++ {
+		w.Idle.Add(c, o.Idle.Of(c))
+	}
+	w.Compute += o.Compute
+	w.Late += o.Late
+}
+
+// Doing names the largest part of the wait: what the straggler was mostly
+// doing while the others waited. It is "input", "sync", "host",
+// "untraced", "compute" or "late"; empty for no wait.
+func (w *WaitSplit) Doing() string {
+	v := toVec(*w)
+	best := -1
+	for i, x := range v.folded() {
+		if x > 0 && (best < 0 || x > v.folded()[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return doingNames[best]
+}
+
+// JobStep is one step of the job across its ranks.
+type JobStep struct {
+	Num  int64
+	Name string
+	// Start and End bound the step on the job's timeline: the earliest
+	// rank's start and the latest rank's end.
+	Start, End int64
+	// Dur holds each rank's step length, indexed as JobResult.Ranks.
+	Dur []int64
+	// Straggler indexes JobResult.Ranks: the rank whose collectives
+	// started last and made the others wait longest; -1 when the step
+	// has no collective wait.
+	Straggler int
+	// Doing is what held the straggler back (see WaitSplit.Doing).
+	Doing string
+	// Wait is the time the other ranks waited for the straggler in this
+	// step, summed over them.
+	Wait        int64
+	Collectives []Collective
+}
+
+// Collective is the k-th collective of a step on every rank.
+type Collective struct {
+	Index int
+	// Name is the straggler's kernel or op name.
+	Name string
+	// Straggler indexes JobResult.Ranks: the rank that started it last.
+	Straggler int
+	// Start is the latest start, on the job's timeline; Spread the time
+	// from the earliest start to it.
+	Start, Spread int64
+	// Waits and Transfers hold each rank's time waiting and not, summed
+	// over its devices, indexed as JobResult.Ranks.
+	Waits, Transfers []int64
+	// Split is the waits, summed over the ranks, by what held the
+	// straggler back.
+	Split WaitSplit
+}
+
+// AnalyzeJob analyses the traces of one distributed job, one per rank (a
+// rank's "rank" in Trace.Meta orders them; without it, their order does),
+// aligns the ranks by step number, splits every collective into the time
+// spent waiting for the slowest rank and the transfer, and reaches one
+// verdict for the job.
+func AnalyzeJob(ranks []*trace.Trace, opt Options) (*JobResult, error) {
+	if len(ranks) < 2 {
+		return nil, fmt.Errorf("analyze job: %d trace(s) given: expected one per rank, at least 2", len(ranks))
+	}
+	for i, t := range ranks {
+		if t == nil {
+			return nil, fmt.Errorf("analyze job: trace %d is nil", i)
+		}
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	nums, world, note, err := rankNumbers(ranks)
+	if err != nil {
+		return nil, err
+	}
+	as, err := analyzeRanks(ranks, nums, opt)
+	if err != nil {
+		return nil, err
+	}
+	j := newJob(ranks, nums, as, opt)
+	if note != "" {
+		j.reasons = append(j.reasons, note)
+	}
+	j.res.WorldSize = world
+	if world > len(ranks) {
+		j.reasons = append(j.reasons, fmt.Sprintf("%d of the job's %d ranks were given: the others' waits and stragglers are not seen", len(ranks), world))
+	}
+	j.run()
+	return j.res, nil
+}
+
+// rankNumbers reads each trace's rank and world size from Meta. When not
+// every trace names its rank, the input order numbers them and note says
+// so.
+func rankNumbers(ts []*trace.Trace) (nums []int, world int, note string, err error) {
+	nums = make([]int, len(ts))
+	seen := map[int]int{}
+	for i, t := range ts {
+		s, ok := t.Meta["rank"]
+		if !ok {
+			for k := range nums {
+				nums[k] = k
+			}
+			return nums, len(ts), "not every trace names its rank (Kineto distributedInfo): ranks are numbered in input order", nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 {
+			return nil, 0, "", fmt.Errorf("%s: rank %q: expected a number of 0 or more", traceName(t, i), s)
+		}
+		if k, dup := seen[n]; dup {
+			return nil, 0, "", fmt.Errorf("%s and %s both hold rank %d: expected one trace per rank", traceName(ts[k], k), traceName(t, i), n)
+		}
+		seen[n], nums[i] = i, n
+		if w, err := strconv.Atoi(strings.TrimSpace(t.Meta["world_size"])); err == nil {
+			if world != 0 && w != world {
+				return nil, 0, "", fmt.Errorf("%s: world size %d, but another trace says %d: expected traces of one job", traceName(t, i), w, world)
+			}
+			world = w
+		}
+	}
+	return nums, max(world, len(ts)), "", nil
+}
+
+func traceName(t *trace.Trace, i int) string {
+	if t.Path != "" {
+		return t.Path
+	}
+	return "trace " + strconv.Itoa(i)
+}
+
+// analyzeRanks analyses every rank's trace, several at a time, and returns
+// the analyzers in input order. A panic in one becomes its error.
+func analyzeRanks(ts []*trace.Trace, nums []int, opt Options) ([]*analyzer, error) {
+	as := make([]*analyzer, len(ts))
+	errs := make([]error, len(ts))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range ts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("internal error: %v", p)
+				}
+				<-sem
+				wg.Done()
+			}()
+			as[i], errs[i] = analyzeTrace(ts[i], opt)
+		}()
+	}
+	wg.Wait()
+	var all []error
+	for i, err := range errs {
+		if err != nil {
+			all = append(all, fmt.Errorf("rank %d (%s): %w", nums[i], traceName(ts[i], i), err))
+		}
+	}
+	return as, errors.Join(all...)
+}
+
+// job holds the state of one job analysis.
+type job struct {
+	opt   Options
+	ranks []*jobRank // sorted by rank number
+	// groups are the collectives matched across ranks, by step and index.
+	groups []*group
+	// window holds the step numbers common to all ranks' windows.
+	window  []int64
+	reasons []string
+	// clockFixed is set when a rank's clock needed a correction.
+	clockFixed bool
+	res        *JobResult
+}
+
+func newJob(ts []*trace.Trace, nums []int, as []*analyzer, opt Options) *job {
+	j := &job{opt: opt, res: &JobResult{}}
+	for i := range ts {
+		j.ranks = append(j.ranks, &jobRank{num: nums[i], t: ts[i], a: as[i]})
+	}
+	slices.SortFunc(j.ranks, func(x, y *jobRank) int { return x.num - y.num })
+	return j
+}
+
+func (j *job) run() {
+	for _, r := range j.ranks {
+		r.collect()
+	}
+	j.match()
+	j.align()
+	for _, g := range j.groups {
+		g.waits()
+	}
+	for _, r := range j.ranks {
+		for _, p := range r.parts {
+			p.trimBusy()
+		}
+	}
+	for _, g := range j.groups {
+		g.attribute()
+	}
+	j.rankFigures()
+	j.steps()
+	j.overall()
+	j.findings()
+}
+
+// active returns the ranks with device work.
+func (j *job) active() []*jobRank {
+	var rs []*jobRank
+	for _, r := range j.ranks {
+		if len(r.parts) > 0 {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// rankFigures fills JobResult.Ranks: each rank's window figures with its
+// collective waits taken out of busy time and counted as idle.
+func (j *job) rankFigures() {
+	for i, r := range j.ranks {
+		res := r.a.res
+		rk := Rank{Rank: r.num, Result: res, Offset: r.off}
+		if len(res.Steps) > 0 {
+			rk.StepTime = stepTime(res.Steps)
+		}
+		r.idx = i
+		if len(r.parts) > 0 {
+			r.windowFigures(&rk)
+			rk.Verdict, _, _ = r.a.decide(&rk.Idle, res.Window.Dur(), rk.Input, rk.Busy)
+		} else {
+			rk.Verdict = res.Verdict
+		}
+		j.res.Ranks = append(j.res.Ranks, rk)
+		j.res.Wait.Add(rk.Wait)
+		j.res.Transfer += rk.Transfer
+	}
+}
+
+// windowFigures computes a rank's busy, wait and transfer time inside its
+// window, averaged over its devices.
+func (r *jobRank) windowFigures(rk *Rank) {
+	res := r.a.res
+	w := Interval{res.Window.Start, res.Window.End}
+	n := int64(len(r.parts))
+	var v waitVec
+	for _, p := range r.parts {
+		rk.Busy += (&device{busy: p.busy}).busyIn(w)
+		pv, transfer := p.windowWaits(w)
+		v.add(pv)
+		rk.Transfer += transfer
+		for _, c := range p.colls {
+			if c.wait > 0 {
+				rk.Waits = append(rk.Waits, Interval{c.start, c.start + c.wait})
+			}
+		}
+	}
+	slices.SortFunc(rk.Waits, func(x, y Interval) int { return int(x.Start - y.Start) })
+	rk.Busy /= n
+	rk.Transfer /= n
+	rk.Wait = v.div(n).split()
+	rk.Idle = res.Idle
+	for c := InSync; c < NumCauses; c++ {
+		rk.Idle.Add(c, rk.Wait.Idle.Of(c))
+	}
+	rk.Input, rk.Sync = r.a.hostTime(r.a.launchingThreads(), w)
+}
+
+// steps fills JobResult.Steps with the window's steps common to all ranks.
+func (j *job) steps() {
+	for _, num := range j.window {
+		js := JobStep{Num: num, Straggler: -1, Dur: make([]int64, len(j.ranks))}
+		first := true
+		for i, r := range j.ranks {
+			s := r.windowStep(num)
+			if s == nil {
+				continue
+			}
+			js.Name = s.Name
+			js.Dur[i] = s.Dur
+			start, end := s.Start+r.off, s.Start+s.Dur+r.off
+			if first || start < js.Start {
+				js.Start = start
+			}
+			if first || end > js.End {
+				js.End = end
+			}
+			first = false
+		}
+		j.stepCollectives(&js)
+		j.res.Steps = append(j.res.Steps, js)
+		if js.Straggler >= 0 {
+			j.res.Ranks[js.Straggler].Straggles++
+		}
+	}
+}
+
+// stepCollectives fills a step's collectives and names its straggler: the
+// rank whose late collectives made the others wait longest.
+func (j *job) stepCollectives(js *JobStep) {
+	imposed := make([]waitVec, len(j.ranks))
+	for _, g := range j.groups {
+		if g.num != js.Num {
+			continue
+		}
+		c := Collective{
+			Index: g.k, Straggler: g.straggler().r.idx, Start: g.latest, Spread: g.latest - g.earliest(),
+			Waits: make([]int64, len(j.ranks)), Transfers: make([]int64, len(j.ranks)),
+		}
+		s := g.straggler()
+		c.Name = s.r.t.Str(s.p.r.t.Events[s.coll().ev].Name)
+		var v waitVec
+		for _, m := range g.members {
+			cl := m.coll()
+			c.Waits[m.r.idx] += cl.wait
+			c.Transfers[m.r.idx] += cl.end - cl.start - cl.wait
+			v.add(cl.split)
+		}
+		c.Split = v.split()
+		imposed[c.Straggler].add(v)
+		js.Collectives = append(js.Collectives, c)
+		j.res.Collectives++
+	}
+	for i, v := range imposed {
+		if t := v.total(); t > 0 && (js.Straggler < 0 || t > js.Wait) {
+			js.Straggler, js.Wait = i, t
+		}
+	}
+	if js.Straggler >= 0 {
+		sp := imposed[js.Straggler].split()
+		js.Doing = sp.Doing()
+	}
+}
+
+// windowStep returns the rank's window step numbered num, or nil.
+func (r *jobRank) windowStep(num int64) *Step {
+	for i := range r.a.res.Steps {
+		if r.a.res.Steps[i].Num == num {
+			return &r.a.res.Steps[i]
+		}
+	}
+	return nil
+}
+
+// sourceOf describes the job's inputs as one source: the directory they
+// share (or the first path and how many more), their sizes summed, every
+// rank's warnings prefixed with its rank.
+func (j *job) sourceOf() Source {
+	var s Source
+	dirs := map[string]bool{}
+	for _, r := range j.ranks {
+		src := &r.a.res.Source
+		s.Bytes += src.Bytes
+		s.Events += src.Events
+		s.Tracks += src.Tracks
+		s.Truncated = s.Truncated || src.Truncated
+		if s.Format == "" {
+			s.Format = src.Format
+		}
+		for _, w := range src.Warnings {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("rank %d: %s", r.num, w))
+		}
+		dirs[filepath.Dir(src.Path)] = true
+	}
+	first := j.ranks[0].a.res.Source.Path
+	switch {
+	case len(dirs) == 1 && first != "":
+		s.Path = filepath.Dir(first)
+	case first != "":
+		s.Path = fmt.Sprintf("%s and %d more", first, len(j.ranks)-1)
+	}
+	return s
+}

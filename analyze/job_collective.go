@@ -1,0 +1,623 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// collectivePattern names the device work that is a collective: NCCL and
+// RCCL kernels (ncclKernel_*, ncclDevKernel_*, rccl*) and XLA's collective
+// ops (all-reduce.3, all-gather-start.1, reduce-scatter, all-to-all,
+// collective-permute-done.2, ...).
+var collectivePattern = regexp.MustCompile(`(?i)^(nccl|rccl)|^%?(all-reduce|all-gather|reduce-scatter|all-to-all|ragged-all-to-all|collective-permute|collective-broadcast)(-start|-done)?([.-]\d+)*$`)
+
+// IsCollective reports whether device work named name is a collective
+// (an NCCL or RCCL kernel, an XLA collective op).
+func IsCollective(name string) bool { return collectivePattern.MatchString(name) }
+
+// pseudoStep numbers the one stretch collectives are matched in when the
+// ranks have no step in common to match them by.
+const pseudoStep = -1
+
+// jobRank is one rank of a job analysis.
+type jobRank struct {
+	num int
+	idx int // index in JobResult.Ranks
+	t   *trace.Trace
+	a   *analyzer
+	// off puts the rank's times on the job's timeline.
+	off int64
+	// steps are the rank's step markers, warm-up included.
+	steps []rawStep
+	parts []*participant
+}
+
+// participant is one device of one rank: each device takes part in every
+// collective.
+type participant struct {
+	r     *jobRank
+	d     *device
+	colls []coll // in start order
+	// busy is the device's work with collective waits taken out.
+	busy []Interval
+}
+
+// coll is one collective on one device. Times are the rank's own.
+type coll struct {
+	ev         int // index in Trace.Events
+	start, end int64
+	step       int64 // step number; math.MinInt64 when in no step
+	stepIdx    int   // index in jobRank.steps, -1 when in no step
+	wait       int64
+	split      waitVec
+}
+
+// member is a participant's part in a group: its i-th collective.
+type member struct {
+	p *participant
+	r *jobRank
+	i int
+}
+
+func (m member) coll() *coll { return &m.p.colls[m.i] }
+
+// group is the k-th collective of step num on every participant.
+type group struct {
+	num     int64
+	k       int
+	members []member
+	// latest is the latest start on the job's timeline; strag indexes
+	// the member that started then.
+	latest int64
+	strag  int
+}
+
+func (g *group) straggler() member { return g.members[g.strag] }
+
+func (g *group) earliest() int64 {
+	e := int64(math.MaxInt64)
+	for _, m := range g.members {
+		e = min(e, m.coll().start+m.r.off)
+	}
+	return e
+}
+
+// collect finds the rank's step markers and every device's collectives,
+// each with the step its launch falls in.
+func (r *jobRank) collect() {
+	r.steps, _, _ = r.a.findSteps() // the only error is a bad step regex, validated before
+	isColl := make([]int8, len(r.t.Strings))
+	for _, d := range r.a.devs {
+		p := &participant{r: r, d: d}
+		for _, tr := range d.tracks {
+			lo := r.t.Tracks[tr].Lo
+			for i, e := range r.t.TrackEvents(int(tr)) {
+				if e.Kind != trace.KindWork || e.Dur <= 0 || !r.collective(isColl, e.Name) {
+					continue
+				}
+				num, idx := r.stepOf(&e)
+				p.colls = append(p.colls, coll{ev: lo + i, start: e.Start, end: e.End(), step: num, stepIdx: idx})
+			}
+		}
+		slices.SortStableFunc(p.colls, func(x, y coll) int { return cmp.Compare(x.start, y.start) })
+		r.parts = append(r.parts, p)
+	}
+}
+
+// collective classifies a name once per distinct name.
+func (r *jobRank) collective(cache []int8, id trace.StrID) bool {
+	if int(id) >= len(cache) {
+		return false
+	}
+	if cache[id] == 0 {
+		cache[id] = -1
+		if IsCollective(r.t.Str(id)) {
+			cache[id] = 1
+		}
+	}
+	return cache[id] == 1
+}
+
+// stepOf returns the number and index of the step whose marker holds the
+// launch of device work e (e's start when no launch is linked).
+func (r *jobRank) stepOf(e *trace.Event) (int64, int) {
+	at, linked := e.Start, false
+	if h := r.a.links.host(e.Corr); h >= 0 {
+		at, linked = r.t.Events[h].Start, true
+	}
+	i, _ := slices.BinarySearchFunc(r.steps, at, func(s rawStep, t int64) int { return cmp.Compare(s.start, t+1) })
+	i--
+	if i < 0 || (i == len(r.steps)-1 && linked && at >= r.steps[i].end) {
+		return math.MinInt64, -1
+	}
+	return r.steps[i].num, i
+}
+
+// match groups the collectives: the k-th collective of step N on each
+// participant is the same collective. Steps count when every rank with
+// device work has them; without any such step, the k-th collective of
+// each whole trace is matched.
+func (j *job) match() {
+	act := j.active()
+	if len(act) < 2 {
+		j.reasons = append(j.reasons, "fewer than 2 ranks have device work: no collective can be matched across ranks")
+		return
+	}
+	common := stepNums(act[0].steps)
+	window := resultStepNums(act[0].a.res.Steps)
+	noSteps := len(act[0].steps) == 0
+	for _, r := range act[1:] {
+		common = intersect(common, stepNums(r.steps))
+		window = intersect(window, resultStepNums(r.a.res.Steps))
+		noSteps = noSteps || len(r.steps) == 0
+	}
+	switch {
+	case noSteps:
+		j.reasons = append(j.reasons, "not every rank has step markers: the k-th collective of each rank's whole trace is taken to be the same one")
+		for _, r := range act {
+			for _, p := range r.parts {
+				for i := range p.colls {
+					p.colls[i].step = pseudoStep
+				}
+			}
+		}
+		common, window = []int64{pseudoStep}, []int64{pseudoStep}
+	case len(common) == 0:
+		j.reasons = append(j.reasons, "the ranks' traces share no step number (captured at different steps?): their collectives cannot be matched")
+		return
+	}
+	j.window = window
+	mismatch := 0
+	for _, num := range common {
+		if !j.matchStep(act, num) {
+			mismatch++
+		}
+	}
+	if mismatch > 0 {
+		j.reasons = append(j.reasons, fmt.Sprintf("in %d step(s) the ranks ran different numbers of collectives: only as many as every rank ran are matched, in order", mismatch))
+	}
+}
+
+// matchStep groups step num's collectives and reports whether every
+// participant ran as many.
+func (j *job) matchStep(act []*jobRank, num int64) bool {
+	var idx [][]int // per participant, its collectives in the step
+	var ms []member
+	n := math.MaxInt
+	same := true
+	for _, r := range act {
+		for _, p := range r.parts {
+			var is []int
+			for i := range p.colls {
+				if p.colls[i].step == num {
+					is = append(is, i)
+				}
+			}
+			if len(idx) > 0 && len(is) != len(idx[0]) {
+				same = false
+			}
+			idx = append(idx, is)
+			ms = append(ms, member{p: p, r: r})
+			n = min(n, len(is))
+		}
+	}
+	for k := 0; k < n; k++ {
+		g := &group{num: num, k: k}
+		for pi, m := range ms {
+			m.i = idx[pi][k]
+			g.members = append(g.members, m)
+		}
+		j.groups = append(j.groups, g)
+	}
+	return same
+}
+
+func stepNums(steps []rawStep) []int64 {
+	var ns []int64
+	for _, s := range steps {
+		ns = append(ns, s.num)
+	}
+	slices.Sort(ns)
+	return slices.Compact(ns)
+}
+
+func resultStepNums(steps []Step) []int64 {
+	var ns []int64
+	for _, s := range steps {
+		ns = append(ns, s.Num)
+	}
+	slices.Sort(ns)
+	return slices.Compact(ns)
+}
+
+// intersect returns the values in both sorted slices.
+func intersect(a, b []int64) []int64 {
+	var out []int64
+	for i, k := 0, 0; i < len(a) && k < len(b); {
+		switch {
+		case a[i] < b[k]:
+			i++
+		case a[i] > b[k]:
+			k++
+		default:
+			out = append(out, a[i])
+			i, k = i+1, k+1
+		}
+	}
+	return out
+}
+
+// clockJitter is how far apart collective ends on ranks with one clock
+// still fall: corrections below it are not worth a finding.
+const clockJitter = 10_000
+
+// align puts every rank on the job's timeline. The ranks' collectives end
+// together (the last rank to arrive releases them all), so each rank's
+// clock is shifted by the median difference between the ends of its first
+// device's collectives and those of the first rank; the timeline starts
+// at the earliest rank's trace start.
+func (j *job) align() {
+	act := j.active()
+	raw := make([]int64, len(j.ranks))
+	var worst, worstRank int64
+	var unmatched []string
+	for i, r := range j.ranks {
+		raw[i] = r.t.StartNs
+		if len(act) < 2 || len(r.parts) == 0 || r == act[0] {
+			continue
+		}
+		d, ok := j.clockDiff(act[0].parts[0], r.parts[0])
+		if !ok {
+			unmatched = append(unmatched, fmt.Sprint(r.num))
+			continue
+		}
+		raw[i] += d
+		if abs(d) > abs(worst) {
+			worst, worstRank = d, int64(r.num)
+		}
+	}
+	j.clockFixed = abs(worst) >= clockJitter || len(unmatched) > 0
+	zero := slices.Min(raw)
+	for i, r := range j.ranks {
+		r.off = raw[i] - zero
+	}
+	switch {
+	case len(j.groups) == 0:
+		j.res.Clock = "no collective matched across ranks: each rank's clock is taken as is"
+	case worst == 0:
+		j.res.Clock = fmt.Sprintf("the ranks' clocks agree: their matched collectives (%d) end at the same instants", len(j.groups))
+	default:
+		j.res.Clock = fmt.Sprintf("clocks aligned on the ends of the ranks' collectives, which finish together: the largest correction is %s (rank %d)", formatDuration(worst), worstRank)
+	}
+	if len(unmatched) > 0 {
+		j.res.Clock += fmt.Sprintf("; rank(s) %s share no matched collective with rank %d and keep their own clock", strings.Join(unmatched, ", "), act[0].num)
+	}
+}
+
+// clockDiff returns the median, over the groups both take part in, of
+// (ref's collective end - p's collective end) in absolute source time.
+func (j *job) clockDiff(ref, p *participant) (int64, bool) {
+	var ds []int64
+	for _, g := range j.groups {
+		a, b := -1, -1
+		for mi, m := range g.members {
+			switch m.p {
+			case ref:
+				a = mi
+			case p:
+				b = mi
+			}
+		}
+		if a < 0 || b < 0 {
+			continue
+		}
+		ds = append(ds, (ref.r.t.StartNs+g.members[a].coll().end)-(p.r.t.StartNs+g.members[b].coll().end))
+	}
+	if len(ds) == 0 {
+		return 0, false
+	}
+	slices.Sort(ds)
+	return ds[(len(ds)-1)/2], true
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// waits finds the group's straggler, the member that started last on the
+// job's timeline, and each member's wait: from its start to the
+// straggler's, at most its whole duration.
+func (g *group) waits() {
+	for i, m := range g.members {
+		if s := m.coll().start + m.r.off; i == 0 || s > g.latest {
+			g.latest, g.strag = s, i
+		}
+	}
+	for _, m := range g.members {
+		c := m.coll()
+		c.wait = min(g.latest-(c.start+m.r.off), c.end-c.start)
+	}
+}
+
+// trimBusy merges the device's work into busy intervals with each
+// collective's wait taken out.
+func (p *participant) trimBusy() {
+	trim := map[int]int64{}
+	for _, c := range p.colls {
+		if c.wait > 0 {
+			trim[c.ev] = c.wait
+		}
+	}
+	var ivs []Interval
+	for _, tr := range p.d.tracks {
+		lo := p.r.t.Tracks[tr].Lo
+		for i, e := range p.r.t.TrackEvents(int(tr)) {
+			if e.Kind != trace.KindWork || e.Dur <= 0 {
+				continue
+			}
+			if s := e.Start + trim[lo+i]; s < e.End() {
+				ivs = append(ivs, Interval{s, e.End()})
+			}
+		}
+	}
+	slices.SortFunc(ivs, func(x, y Interval) int { return cmp.Compare(x.Start, y.Start) })
+	for _, iv := range ivs {
+		if n := len(p.busy); n > 0 && iv.Start <= p.busy[n-1].End {
+			p.busy[n-1].End = max(p.busy[n-1].End, iv.End)
+			continue
+		}
+		p.busy = append(p.busy, iv)
+	}
+}
+
+// attribute splits each member's wait by what held the straggler back. Over
+// the stretch since each one's previous collective ended (or its step
+// began), the wait is the straggler's late arrival at that stretch, plus
+// the straggler's extra device work (load imbalance), plus its extra idle,
+// which is split by the causes of the straggler's idle there in excess of
+// the waiting rank's.
+func (g *group) attribute() {
+	s := g.straggler()
+	segS := s.segment()
+	expS, busyS := s.p.explain(segS)
+	for mi, m := range g.members {
+		c := m.coll()
+		if mi == g.strag || c.wait <= 0 {
+			continue
+		}
+		segM := m.segment()
+		w := c.wait
+		late := clamp((segS.Start+s.r.off)-(segM.Start+m.r.off), 0, w)
+		expM, busyM := m.p.explain(segM)
+		comp := clamp(busyS-busyM, 0, w-late)
+		rest := w - late - comp
+		var ex []int64
+		for i := range expS {
+			ex = append(ex, max(0, expS[i]-expM[i]))
+		}
+		if sum(ex) == 0 {
+			ex = expS[:]
+		}
+		if sum(ex) == 0 {
+			comp, rest = comp+rest, 0
+		}
+		parts := apportion(rest, ex)
+		copy(c.split[:], parts)
+		c.split[waitCompute] += comp
+		c.split[waitLate] += late
+	}
+}
+
+// segment returns the stretch of the member's own time before its
+// collective that the comparison is over: from the end of the device's
+// previous collective, or else the start of the step, or else the device's
+// first work.
+func (m member) segment() Interval {
+	c := m.coll()
+	start := m.p.d.busy[0].Start
+	switch {
+	case m.i > 0:
+		start = m.p.colls[m.i-1].end
+	case c.stepIdx >= 0:
+		start = m.r.steps[c.stepIdx].start
+	}
+	return Interval{min(start, c.start), c.start}
+}
+
+// explain splits the device's idle time in iv (with collective waits
+// counted as idle) by cause: its own idle by what the waited-for host
+// thread did, its waits in collectives as late. It also returns the busy
+// time in iv.
+func (p *participant) explain(iv Interval) (waitVec, int64) {
+	var v waitVec
+	if iv.End <= iv.Start {
+		return v, 0
+	}
+	busy := (&device{busy: p.busy}).busyIn(iv)
+	b, idle := p.r.a.explainSpan(p.d, iv)
+	for c := InSync; c < NumCauses; c++ {
+		v[c] = b.Of(c)
+	}
+	v[waitLate] = max(0, iv.End-iv.Start-busy-idle)
+	return v, busy
+}
+
+// explainSpan attributes every idle instant of d inside iv (gaps shorter
+// than MinGap included) as the analysis attributes a gap, and returns the
+// split and the idle total.
+func (a *analyzer) explainSpan(d *device, iv Interval) (Breakdown, int64) {
+	var split Breakdown
+	var idle int64
+	i := d.firstEndingAfter(iv.Start)
+	for cur := iv.Start; cur < iv.End; {
+		if i < len(d.busy) && d.busy[i].Start <= cur {
+			cur = max(cur, d.busy[i].End)
+			i++
+			continue
+		}
+		full := Interval{math.MinInt64, math.MaxInt64}
+		if i > 0 {
+			full.Start = d.busy[i-1].End
+		}
+		if i < len(d.busy) {
+			full.End = d.busy[i].Start
+		}
+		piece := Interval{cur, min(iv.End, full.End)}
+		b := a.explainIdle(d, full, piece)
+		for c := InSync; c < NumCauses; c++ {
+			split.Add(c, b.Of(c))
+		}
+		idle += piece.End - piece.Start
+		cur = piece.End
+	}
+	return split, idle
+}
+
+// explainIdle splits the idle stretch piece of the idle interval full by
+// what the waited-for thread did, as a gap's segments are found.
+func (a *analyzer) explainIdle(d *device, full, piece Interval) Breakdown {
+	g := Gap{Device: d.id, Start: piece.Start, Dur: piece.End - piece.Start, Step: -1}
+	track, linked := a.waitedFor(d, full)
+	if track < 0 {
+		return Breakdown{Untraced: g.Dur}
+	}
+	g.Track = track
+	a.segments(d, &g, full, linked)
+	return g.Split
+}
+
+// windowWaits returns the participant's collective waits inside w, by what
+// held the straggler back, and its collectives' transfer time inside w. A
+// wait counts where no other work of the device ran and no earlier wait
+// was counted.
+func (p *participant) windowWaits(w Interval) (waitVec, int64) {
+	var v waitVec
+	var transfer int64
+	counted := int64(math.MinInt64)
+	dev := &device{busy: p.busy}
+	for i := range p.colls {
+		c := &p.colls[i]
+		transfer += overlap(Interval{c.start + c.wait, c.end}, w)
+		if c.wait <= 0 {
+			continue
+		}
+		wi := Interval{max(c.start, w.Start, counted), min(c.start+c.wait, w.End)}
+		counted = max(counted, c.start+c.wait)
+		if wi.End <= wi.Start {
+			continue
+		}
+		n := wi.End - wi.Start - dev.busyIn(wi)
+		v.add(waitVec(apportionVec(n, c.split)))
+	}
+	return v, transfer
+}
+
+// waitVec holds a wait by part: the idle causes in Cause order, then
+// compute, then late.
+type waitVec [numWaitParts]int64
+
+const (
+	waitCompute = int(NumCauses) + iota
+	waitLate
+	numWaitParts
+)
+
+// doingNames name the parts of a wait as WaitSplit.Doing reports them, in
+// the order of waitVec.folded.
+var doingNames = [...]string{"sync", "input", "host", "untraced", "compute", "late"}
+
+func (v *waitVec) add(o waitVec) {
+	for i := range v {
+		v[i] += o[i]
+	}
+}
+
+func (v waitVec) total() int64 { return sum(v[:]) }
+
+func (v waitVec) div(n int64) waitVec {
+	for i := range v {
+		v[i] /= n
+	}
+	return v
+}
+
+// folded merges in-sync and after-sync, in doingNames order.
+func (v waitVec) folded() [len(doingNames)]int64 {
+	return [...]int64{v[InSync] + v[AfterSync], v[Input], v[Host], v[Untraced], v[waitCompute], v[waitLate]}
+}
+
+func (v waitVec) split() WaitSplit {
+	var w WaitSplit
+	for c := InSync; c < NumCauses; c++ {
+		w.Idle.Add(c, v[c])
+	}
+	w.Compute, w.Late = v[waitCompute], v[waitLate]
+	return w
+}
+
+func toVec(w WaitSplit) waitVec {
+	var v waitVec
+	for c := InSync; c < NumCauses; c++ {
+		v[c] = w.Idle.Of(c)
+	}
+	v[waitCompute], v[waitLate] = w.Compute, w.Late
+	return v
+}
+
+func clamp(x, lo, hi int64) int64 { return max(lo, min(x, hi)) }
+
+func sum(xs []int64) int64 {
+	var s int64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// apportion splits total in proportion to the non-negative weights,
+// exactly: each part is rounded down (in 128-bit arithmetic, so that
+// nothing overflows) and the remainder goes one by one to the largest
+// weights. With total equal to the weights' sum, the parts are the weights.
+func apportion(total int64, weights []int64) []int64 {
+	parts := make([]int64, len(weights))
+	s := sum(weights)
+	if total <= 0 || s <= 0 {
+		return parts
+	}
+	left := total
+	for i, w := range weights {
+		hi, lo := bits.Mul64(uint64(total), uint64(w))
+		q, _ := bits.Div64(hi, lo, uint64(s))
+		parts[i] = int64(q)
+		left -= parts[i]
+	}
+	order := make([]int, len(weights))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(weights[y], weights[x]) })
+	for k := 0; left > 0; k = (k + 1) % len(order) {
+		if weights[order[k]] > 0 {
+			parts[order[k]]++
+			left--
+		}
+	}
+	return parts
+}
+
+// apportionVec scales a wait's split to n of its nanoseconds.
+func apportionVec(n int64, v waitVec) waitVec {
+	var out waitVec
+	copy(out[:], apportion(n, v[:]))
+	return out
+}

@@ -1,0 +1,221 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// overall fills JobResult.Overall: the job as one run on the job's
+// timeline, with idle averaged over the ranks that have device work and
+// the verdict decided on those figures.
+func (j *job) overall() {
+	o := &j.res.Overall
+	o.Source = j.sourceOf()
+	o.Options = j.opt
+	act := j.active()
+	if len(act) == 0 {
+		o.Verdict, o.Confidence = NoDevice, High
+		o.Reasons = []string{"no rank's trace holds device activity (no kernels, copies or device ops): nothing to attribute"}
+		return
+	}
+	n := int64(len(act))
+	var input, busy int64
+	for i, r := range act {
+		rk := &j.res.Ranks[r.idx]
+		w := r.a.res.Window
+		if i == 0 || w.Start+r.off < o.Window.Start {
+			o.Window.Start = w.Start + r.off
+		}
+		o.Window.End = max(o.Window.End, w.End+r.off)
+		o.Window.WarmupDropped = o.Window.WarmupDropped || w.WarmupDropped
+		for c := InSync; c < NumCauses; c++ {
+			o.Idle.Add(c, rk.Idle.Of(c))
+		}
+		o.Idle.BelowMinGap += rk.Idle.BelowMinGap
+		input += rk.Input
+		busy += rk.Busy
+		j.overallDevices(r)
+	}
+	o.Window.Steps = len(j.res.Steps)
+	o.Window.StepSource = act[0].a.res.Window.StepSource
+	o.Idle = divide(o.Idle, n)
+	j.overallSteps(act)
+	slices.SortStableFunc(o.Gaps, func(x, y Gap) int { return cmp.Compare(x.Start, y.Start) })
+	o.TopGaps = topGaps(o.Gaps, j.opt.TopGaps)
+	var deciding string
+	o.Verdict, o.Secondary, deciding = act[0].a.decide(&o.Idle, o.Window.Dur(), input/n, busy/n)
+	o.Confidence, o.Reasons = j.confidence(act)
+	o.Reasons = append([]string{"over the job's ranks, with collective waits counted as idle: " + deciding}, o.Reasons...)
+}
+
+// overallDevices adds rank r's devices and gaps to Overall, on the job's
+// timeline and named after the rank.
+func (j *job) overallDevices(r *jobRank) {
+	o := &j.res.Overall
+	res := r.a.res
+	w := Interval{res.Window.Start, res.Window.End}
+	prefix := fmt.Sprintf("rank %d ", r.num)
+	for di, d := range res.Devices {
+		p := r.parts[di]
+		d.ID = prefix + d.ID
+		d.Start += r.off
+		d.End += r.off
+		d.Intervals = shift(d.Intervals, r.off)
+		d.WindowBusy = (&device{busy: p.busy}).busyIn(w)
+		v, _ := p.windowWaits(w)
+		for c := InSync; c < NumCauses; c++ {
+			d.WindowIdle.Add(c, v[c])
+		}
+		o.Devices = append(o.Devices, d)
+	}
+	for _, g := range res.Gaps {
+		g.Device = prefix + g.Device
+		g.Start += r.off
+		g.Thread = fmt.Sprintf("rank %d %s", r.num, g.Thread)
+		g.Step = j.windowIndex(res, g.Step)
+		segs := make([]Segment, len(g.Segments))
+		for i, s := range g.Segments {
+			s.Start += r.off
+			segs[i] = s
+		}
+		g.Segments = segs
+		o.Gaps = append(o.Gaps, g)
+	}
+}
+
+// windowIndex maps an index into res.Steps to the index of the same step
+// number among the job's steps, -1 when it is not one of them.
+func (j *job) windowIndex(res *Result, i int) int {
+	if i < 0 || i >= len(res.Steps) {
+		return -1
+	}
+	for k, js := range j.res.Steps {
+		if js.Num == res.Steps[i].Num {
+			return k
+		}
+	}
+	return -1
+}
+
+func shift(ivs []Interval, d int64) []Interval {
+	out := make([]Interval, len(ivs))
+	for i, iv := range ivs {
+		out[i] = Interval{iv.Start + d, iv.End + d}
+	}
+	return out
+}
+
+// overallSteps fills Overall.Steps: each job step's figures averaged over
+// the ranks, collective waits counted as idle.
+func (j *job) overallSteps(act []*jobRank) {
+	o := &j.res.Overall
+	n := int64(len(act))
+	for _, js := range j.res.Steps {
+		s := Step{Name: js.Name, Num: js.Num, Start: js.Start, Dur: js.End - js.Start}
+		for _, r := range act {
+			j.addRankStep(&s, r)
+		}
+		s.DeviceBusy /= n
+		s.Input /= n
+		s.Sync /= n
+		s.Idle = divide(s.Idle, n)
+		s.Verdict, _, _ = act[0].a.decide(&s.Idle, s.Dur, s.Input, s.DeviceBusy)
+		o.Steps = append(o.Steps, s)
+	}
+}
+
+// addRankStep adds rank r's figures for step s to s: its busy time with
+// waits taken out, input, sync and idle with the step's waits.
+func (j *job) addRankStep(s *Step, r *jobRank) {
+	res := r.a.res
+	var rs *Step
+	sw := Interval{res.Window.Start, res.Window.End}
+	for i := range res.Steps {
+		if res.Steps[i].Num == s.Num {
+			rs = &res.Steps[i]
+			sw = Interval{rs.Start, rs.Start + rs.Dur}
+			if i+1 < len(res.Steps) {
+				sw.End = res.Steps[i+1].Start
+			}
+		}
+	}
+	nd := int64(len(r.parts))
+	var busy int64
+	var v waitVec
+	for _, p := range r.parts {
+		busy += (&device{busy: p.busy}).busyIn(sw)
+		for _, c := range p.colls {
+			if c.step == s.Num {
+				v.add(c.split)
+			}
+		}
+	}
+	s.DeviceBusy += busy / nd
+	idle := res.Idle
+	if rs != nil {
+		s.Input += rs.Input
+		s.Sync += rs.Sync
+		idle = rs.Idle
+	} else {
+		in, sy := r.a.hostTime(r.a.launchingThreads(), sw)
+		s.Input += in
+		s.Sync += sy
+	}
+	v = v.div(nd)
+	for c := InSync; c < NumCauses; c++ {
+		s.Idle.Add(c, idle.Of(c)+v[c])
+	}
+	s.Idle.BelowMinGap += idle.BelowMinGap
+}
+
+// confidence grades the job's verdict: the ranks' own reasons, merged
+// where several ranks give the same, and the job's.
+func (j *job) confidence(act []*jobRank) (Confidence, []string) {
+	o := &j.res.Overall
+	low := false
+	var order []string
+	who := map[string][]string{}
+	for _, r := range j.ranks {
+		rs := r.a.res.Reasons
+		if r.a.res.Verdict != NoDevice && len(rs) > 0 {
+			rs = rs[1:] // the first is the rank's deciding sentence
+		}
+		low = low || r.a.res.Confidence == Low
+		for _, s := range rs {
+			if who[s] == nil {
+				order = append(order, s)
+			}
+			who[s] = append(who[s], fmt.Sprint(r.num))
+		}
+	}
+	var reasons []string
+	for _, s := range order {
+		ranks := "rank " + who[s][0]
+		switch {
+		case len(who[s]) == len(j.ranks):
+			ranks = "every rank"
+		case len(who[s]) > 1:
+			ranks = "ranks " + strings.Join(who[s], ", ")
+		}
+		reasons = append(reasons, ranks+": "+s)
+	}
+	reasons = append(reasons, j.reasons...)
+	w := &j.res.Wait
+	if l := w.Late; l > 0 && l >= w.Compute && l >= w.Idle.Attributed() {
+		low = true
+		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", formatDuration(l), formatDuration(w.Total())))
+	}
+	if u := o.Idle.Untraced; u > 0 && u >= o.Idle.Sync() && u >= o.Idle.Input && u >= o.Idle.Host {
+		low = true
+		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", formatDuration(u)))
+	}
+	switch {
+	case low || len(reasons) >= 2:
+		return Low, reasons
+	case len(reasons) == 1:
+		return Medium, reasons
+	}
+	return High, reasons
+}

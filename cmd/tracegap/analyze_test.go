@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/report"
+)
+
+// tg runs tracegap with args and returns the exit status and output.
+func tg(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// realTrace returns the path of a trace in ../shared/traces beside the
+// module root, skipping the test where it is missing.
+func realTrace(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = filepath.Dir(dir)
+	}
+	path := filepath.Join(dir, "..", "shared", "traces", name)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("real trace not available: %v", err)
+	}
+	return path
+}
+
+const (
+	workers0 = "kineto-resnet50-workers0.pt.trace.json.gz"
+	workers4 = "kineto-resnet50-workers4.pt.trace.json.gz"
+)
+
+func TestVersionAndHelp(t *testing.T) {
+	code, out, _ := tg("--version")
+	if code != 0 || out != "tracegap "+version+"\n" {
+		t.Errorf("--version: %d %q", code, out)
+	}
+	for _, cmd := range []string{"analyze", "gaps", "pprof"} {
+		code, out, errOut := tg(cmd, "--help")
+		if code != 0 || errOut != "" {
+			t.Errorf("%s --help: exit %d, stderr %q", cmd, code, errOut)
+		}
+		for _, w := range []string{"Usage: tracegap " + cmd, "Examples:", "--min-gap", "Exit status:"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s --help lacks %q", cmd, w)
+			}
+		}
+	}
+	if _, out, _ := tg("--help"); !strings.Contains(out, "analyze ") || !strings.Contains(out, "pprof ") {
+		t.Errorf("tracegap --help does not list analyze and pprof:\n%s", out)
+	}
+}
+
+func TestAnalyzeUnusableInput(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("\x00\x01 this is no trace \xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.pt.trace.json")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{garbage, empty, filepath.Join(dir, "missing.json")} {
+		for _, args := range [][]string{{"analyze", path}, {"gaps", path}, {"pprof", "-o", filepath.Join(dir, "x.pb.gz"), path}} {
+			code, out, errOut := tg(args...)
+			if code != exitUsage || out != "" {
+				t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, out)
+			}
+			if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tracegap: "+path+": ") {
+				t.Errorf("%v: stderr %q, want one line naming the file", args, errOut)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.pb.gz")); err == nil {
+		t.Error("pprof wrote a profile for an unusable input")
+	}
+}
+
+func TestAnalyzeSeveralInputs(t *testing.T) {
+	w0, w4 := realTrace(t, workers0), realTrace(t, workers4)
+	bad := filepath.Join(t.TempDir(), "bad.xplane.pb")
+	os.WriteFile(bad, []byte("not a protobuf at all"), 0o644)
+	code, out, errOut := tg("analyze", "-j", "2", "--format", "json", w0, bad, w4)
+	if code != exitUsage {
+		t.Errorf("exit %d, want 2 (one input unusable)", code)
+	}
+	if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "tracegap: "+bad+": ") {
+		t.Errorf("stderr %q, want one line naming %s", errOut, bad)
+	}
+	var reports []report.Report
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&reports); err != nil {
+		t.Fatalf("stdout is not a JSON array of reports: %v\n%.300s", err, out)
+	}
+	if len(reports) != 2 || reports[0].Source.Path != w0 || reports[1].Source.Path != w4 {
+		t.Fatalf("reports %d, want workers0 then workers4", len(reports))
+	}
+	if reports[0].Verdict != "data-bound" || reports[1].Verdict != "parallel" {
+		t.Errorf("verdicts %s, %s; want data-bound, parallel", reports[0].Verdict, reports[1].Verdict)
+	}
+
+	// The same inputs, one verdict line each, in input order; a bare path
+	// means analyze.
+	code, out, _ = tg("--quiet", w4, w0)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], w4+": parallel (") || !strings.HasPrefix(lines[1], w0+": data-bound (") {
+		t.Errorf("--quiet: exit %d, output\n%s", code, out)
+	}
+}
+
+func TestAnalyzeOutputFile(t *testing.T) {
+	w0 := realTrace(t, workers0)
+	dir := t.TempDir()
+	tests := []struct {
+		format, name, want string
+	}{
+		{"text", "r.txt", "data-bound (high confidence): the GPU waited on the input pipeline"},
+		{"json", "r.json", `"schema": "tracegap/report/v1"`},
+		{"markdown", "r.md", "### tracegap: `" + workers0 + "` is **data-bound**"},
+		{"html", "r.html", `<span class="verdict v-data-bound">data-bound</span>`},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(dir, tt.name)
+		code, out, errOut := tg("analyze", "--format", tt.format, "-o", path, w0)
+		if code != 0 || out != "" || errOut != "tracegap: wrote "+tt.format+" report to "+path+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", tt.format, code, out, errOut)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(data), tt.want) {
+			t.Errorf("%s: %s lacks %q (%v)", tt.format, path, tt.want, err)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != len(tests) {
+		t.Errorf("%d files in the output directory, want %d (temporary files left?)", len(ents), len(tests))
+	}
+	code, _, errOut := tg("analyze", "-o", filepath.Join(dir, "missing", "r.txt"), w0)
+	if code != exitUsage || !strings.Contains(errOut, "missing") {
+		t.Errorf("-o into a missing directory: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestAnalyzeColor(t *testing.T) {
+	w0 := realTrace(t, workers0)
+	_, plain, _ := tg("analyze", w0)
+	_, colored, _ := tg("analyze", "--color", "always", w0)
+	if strings.Contains(plain, "\x1b[") {
+		t.Error("output to a non-terminal holds ANSI escapes")
+	}
+	if !strings.Contains(colored, "\x1b[") {
+		t.Error("--color always gave no ANSI escapes")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if useColor("auto", os.Stdout) {
+		t.Error("auto colour with NO_COLOR set")
+	}
+	if !useColor("always", os.Stdout) || useColor("never", os.Stdout) {
+		t.Error("always and never not obeyed")
+	}
+	t.Setenv("NO_COLOR", "")
+	if useColor("auto", &bytes.Buffer{}) {
+		t.Error("auto colour for a buffer")
+	}
+}
+
+func TestAnalyzeBadUsage(t *testing.T) {
+	tests := [][]string{
+		{"analyze"},
+		{"analyze", "--format", "xml", "x.json"},
+		{"analyze", "--color", "sometimes", "x.json"},
+		{"analyze", "-j", "0", "x.json"},
+		{"analyze", "--steps", "-1", "x.json"},
+		{"analyze", "--min-gap", "soon", "x.json"},
+		{"analyze", "--no-such-flag", "x.json"},
+		{"gaps", "--format", "csv", "x.json"},
+		{"gaps", "a.json", "b.json"},
+		{"pprof", "x.json"},
+	}
+	for _, args := range tests {
+		code, out, errOut := tg(args...)
+		if code != exitUsage || out != "" || errOut == "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and a message", args, code, out, errOut)
+		}
+	}
+}

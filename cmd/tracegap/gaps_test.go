@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/report"
+)
+
+func TestGapsTSV(t *testing.T) {
+	w0 := realTrace(t, workers0)
+	res, err := addAnalysisFlags(pflag.NewFlagSet("", pflag.ContinueOnError)).analyzeFile(w0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := tg("gaps", w0)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != "device\tstart_ns\tdur_ns\tcause\tthread\tstack" {
+		t.Errorf("header %q", lines[0])
+	}
+	if len(lines)-1 != len(res.Gaps) {
+		t.Fatalf("%d rows, want one per gap: %d", len(lines)-1, len(res.Gaps))
+	}
+	var total, input int64
+	prev := int64(-1)
+	for i, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		if len(f) != 6 {
+			t.Fatalf("row %d has %d fields: %q", i+1, len(f), line)
+		}
+		start, err1 := strconv.ParseInt(f[1], 10, 64)
+		dur, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || dur < res.Options.MinGap || start < prev {
+			t.Fatalf("row %d: start %q dur %q: want integers in time order, dur >= min-gap", i+1, f[1], f[2])
+		}
+		prev, total = start, total+dur
+		if f[3] == "input" {
+			input += dur
+			if !strings.Contains(f[5], ";enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__") {
+				t.Errorf("input gap at %d ns: stack %q does not name the DataLoader", start, f[5])
+			}
+		}
+	}
+	var want int64
+	for _, g := range res.Gaps {
+		want += g.Dur
+	}
+	if total != want || input == 0 {
+		t.Errorf("rows hold %d ns of gaps (%d input), want %d", total, input, want)
+	}
+}
+
+func TestGapsJSONLines(t *testing.T) {
+	w0 := realTrace(t, workers0)
+	path := filepath.Join(t.TempDir(), "gaps.jsonl")
+	code, out, errOut := tg("gaps", "--format", "json", "--min-gap", "1ms", "-o", path, w0)
+	if code != 0 || out != "" || errOut != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("%d gaps of 1 ms or more, want at least the 5 DataLoader gaps", len(lines))
+	}
+	for i, line := range lines {
+		var g report.Gap
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&g); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if g.DurNs < 1_000_000 || g.Device != "GPU:0" || g.Split.IdleNs != g.DurNs {
+			t.Errorf("line %d: %+v", i+1, g)
+		}
+	}
+}

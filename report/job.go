@@ -1,0 +1,443 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// WriteJob renders a distributed job in format f: the job seen as one run,
+// rendered as Write renders a result (its verdict, breakdown, devices of
+// every rank, gaps, steps and findings), followed by the job's own
+// sections: every rank's figures, the straggler of each step and the
+// collectives' wait and transfer. JSON is the v1 report of the job with
+// "job" and "ranks" added (JobReport).
+func WriteJob(w io.Writer, jr *analyze.JobResult, f Format, opt Options) error {
+	if jr == nil {
+		return fmt.Errorf("report: job result is nil")
+	}
+	bw := bufio.NewWriter(w)
+	var err error
+	switch f {
+	case Text:
+		err = writeText(bw, []*analyze.Result{&jr.Overall}, opt)
+		if err == nil {
+			t := &textWriter{w: bw, opt: opt}
+			t.jobText(jr)
+			err = t.err
+		}
+	case Markdown:
+		err = writeMarkdown(bw, []*analyze.Result{&jr.Overall}, opt)
+		if err == nil {
+			t := &textWriter{w: bw, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps}}
+			t.jobMarkdown(jr)
+			err = t.err
+		}
+	case JSON:
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(JobJSONReport(jr))
+	case HTML:
+		err = writeJobHTML(bw, jr, opt)
+	default:
+		return fmt.Errorf("report: unknown format %q: expected text, json, markdown or html", f)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// JobSummary is the one-line verdict of a job: the run's summary sentence
+// and the straggler, if any.
+func JobSummary(jr *analyze.JobResult) string {
+	s := fmt.Sprintf("job of %d ranks: %s", len(jr.Ranks), Summary(&jr.Overall))
+	if r, n := mainStraggler(jr); r >= 0 {
+		s += fmt.Sprintf("; straggler rank %d (%d of %d steps)", jr.Ranks[r].Rank, n, len(jr.Steps))
+	}
+	return s
+}
+
+// mainStraggler returns the index of the rank that was the straggler in
+// most steps and in how many, or -1.
+func mainStraggler(jr *analyze.JobResult) (int, int) {
+	best, n := -1, 0
+	for i, r := range jr.Ranks {
+		if r.Straggles > n {
+			best, n = i, r.Straggles
+		}
+	}
+	return best, n
+}
+
+// JobReport is the JSON report of a job: the v1 report of the job as one
+// run (its verdict, idle breakdown and findings are the job's; devices and
+// gaps are every rank's, named "rank N GPU:0", on the job's timeline), with
+// the job's own figures in "job" and each rank's in "ranks". The fields
+// are documented in docs/report-v1.md.
+type JobReport struct {
+	Report
+	Job   JobSection   `json:"job"`
+	Ranks []RankReport `json:"ranks"`
+}
+
+// JobSection holds the job's own figures.
+type JobSection struct {
+	Ranks     int    `json:"ranks"`
+	WorldSize int    `json:"world_size"`
+	Clock     string `json:"clock"`
+	// Collectives counts the collectives matched across ranks in the
+	// window's steps.
+	Collectives int   `json:"collectives"`
+	TransferNs  int64 `json:"transfer_ns"`
+	// Wait is the window time the ranks waited in collectives, summed
+	// over the ranks, by what held the straggler back.
+	Wait  WaitSplit `json:"wait"`
+	Steps []JobStep `json:"steps"`
+}
+
+// WaitSplit splits a collective wait by what held the straggler back:
+// the cause of its device's idle (in-sync, after-sync, input, host,
+// untraced), more device work (compute), or lateness carried in from
+// before (late).
+type WaitSplit struct {
+	InSyncNs    int64  `json:"in_sync_ns"`
+	AfterSyncNs int64  `json:"after_sync_ns"`
+	InputNs     int64  `json:"input_ns"`
+	HostNs      int64  `json:"host_ns"`
+	UntracedNs  int64  `json:"untraced_ns"`
+	ComputeNs   int64  `json:"compute_ns"`
+	LateNs      int64  `json:"late_ns"`
+	TotalNs     int64  `json:"total_ns"`
+	Doing       string `json:"doing"`
+}
+
+// JobStep is one step across the ranks. Rank-indexed lists follow
+// JobReport.Ranks; ranks are named by their number.
+type JobStep struct {
+	Num         int64        `json:"num"`
+	Name        string       `json:"name"`
+	StartNs     int64        `json:"start_ns"`
+	EndNs       int64        `json:"end_ns"`
+	DurNs       []int64      `json:"dur_ns"`
+	Straggler   int          `json:"straggler"`
+	Doing       string       `json:"doing"`
+	WaitNs      int64        `json:"wait_ns"`
+	Collectives []Collective `json:"collectives"`
+}
+
+// Collective is the k-th collective of a step on every rank.
+type Collective struct {
+	Index      int       `json:"index"`
+	Name       string    `json:"name"`
+	Straggler  int       `json:"straggler"`
+	StartNs    int64     `json:"start_ns"`
+	SpreadNs   int64     `json:"spread_ns"`
+	WaitNs     []int64   `json:"wait_ns"`
+	TransferNs []int64   `json:"transfer_ns"`
+	Split      WaitSplit `json:"split"`
+}
+
+// RankReport holds one rank's figures in the job and its own v1 report.
+type RankReport struct {
+	Rank     int    `json:"rank"`
+	Path     string `json:"path"`
+	OffsetNs int64  `json:"offset_ns"`
+	// StepTimeNs is the rank's pace: the mean time from one step to the
+	// next.
+	StepTimeNs int64 `json:"step_time_ns"`
+	BusyNs     int64 `json:"busy_ns"`
+	// Idle is the window's idle by cause with the rank's collective waits
+	// counted by what held the straggler back; shares are of the rank's
+	// window.
+	Idle         Breakdown `json:"idle"`
+	Wait         WaitSplit `json:"wait"`
+	TransferNs   int64     `json:"transfer_ns"`
+	InputNs      int64     `json:"input_ns"`
+	SyncNs       int64     `json:"sync_ns"`
+	Verdict      string    `json:"verdict"`
+	VerdictAlone string    `json:"verdict_alone"`
+	Straggles    int       `json:"straggles"`
+	Report       *Report   `json:"report"`
+}
+
+// JobJSONReport builds the JSON report of a job.
+func JobJSONReport(jr *analyze.JobResult) *JobReport {
+	r := &JobReport{Report: *JSONReport(&jr.Overall), Ranks: []RankReport{}}
+	r.Summary = JobSummary(jr)
+	rank := func(i int) int {
+		if i < 0 {
+			return -1
+		}
+		return jr.Ranks[i].Rank
+	}
+	r.Job = JobSection{
+		Ranks: len(jr.Ranks), WorldSize: jr.WorldSize, Clock: jr.Clock,
+		Collectives: jr.Collectives, TransferNs: jr.Transfer, Wait: jsonWait(&jr.Wait), Steps: []JobStep{},
+	}
+	for _, s := range jr.Steps {
+		js := JobStep{Num: s.Num, Name: s.Name, StartNs: s.Start, EndNs: s.End, DurNs: s.Dur,
+			Straggler: rank(s.Straggler), Doing: s.Doing, WaitNs: s.Wait, Collectives: []Collective{}}
+		for _, c := range s.Collectives {
+			js.Collectives = append(js.Collectives, Collective{Index: c.Index, Name: c.Name, Straggler: rank(c.Straggler),
+				StartNs: c.Start, SpreadNs: c.Spread, WaitNs: c.Waits, TransferNs: c.Transfers, Split: jsonWait(&c.Split)})
+		}
+		r.Job.Steps = append(r.Job.Steps, js)
+	}
+	for i := range jr.Ranks {
+		k := &jr.Ranks[i]
+		r.Ranks = append(r.Ranks, RankReport{
+			Rank: k.Rank, Path: k.Result.Source.Path, OffsetNs: k.Offset, StepTimeNs: k.StepTime, BusyNs: k.Busy,
+			Idle: jsonBreakdown(&k.Idle, k.Result.Window.Dur()), Wait: jsonWait(&k.Wait), TransferNs: k.Transfer,
+			InputNs: k.Input, SyncNs: k.Sync, Verdict: string(k.Verdict), VerdictAlone: string(k.Result.Verdict),
+			Straggles: k.Straggles, Report: JSONReport(k.Result),
+		})
+	}
+	return r
+}
+
+func jsonWait(w *analyze.WaitSplit) WaitSplit {
+	return WaitSplit{
+		InSyncNs: w.Idle.InSync, AfterSyncNs: w.Idle.AfterSync, InputNs: w.Idle.Input, HostNs: w.Idle.Host,
+		UntracedNs: w.Idle.Untraced, ComputeNs: w.Compute, LateNs: w.Late, TotalNs: w.Total(), Doing: w.Doing(),
+	}
+}
+
+// jobHeader says how many ranks there are and how their clocks were
+// aligned.
+func jobHeader(jr *analyze.JobResult) string {
+	return fmt.Sprintf("Job of %d ranks (world size %d); %s.", len(jr.Ranks), jr.WorldSize, jr.Clock)
+}
+
+// waitLine sums up the collectives' time: the waiting by what held the
+// straggler back, and the transfer.
+func waitLine(jr *analyze.JobResult) string {
+	w := &jr.Wait
+	if w.Total()+jr.Transfer == 0 {
+		return "No collective was matched across the ranks."
+	}
+	var parts []string
+	for _, p := range []struct {
+		name string
+		ns   int64
+	}{{"input", w.Idle.Input}, {"sync", w.Idle.Sync()}, {"host", w.Idle.Host}, {"untraced", w.Idle.Untraced}, {"compute", w.Compute}, {"late", w.Late}} {
+		if p.ns > 0 {
+			parts = append(parts, p.name+" "+Duration(p.ns))
+		}
+	}
+	s := fmt.Sprintf("In collectives, summed over ranks: %s waiting for the slowest rank", Duration(w.Total()))
+	if len(parts) > 0 {
+		s += " (while it was in: " + strings.Join(parts, ", ") + ")"
+	}
+	return s + ", " + Duration(jr.Transfer) + " transferring."
+}
+
+func (t *textWriter) jobText(jr *analyze.JobResult) {
+	t.printf("\n%s\n", strings.Repeat("=", 72))
+	t.printf("\n%s\n%s\n", t.style(jobHeader(jr), ansiBold), waitLine(jr))
+	t.heading("Ranks (window figures; collective waits counted as idle, by what held the straggler back)")
+	t.table(jobRanksTable(jr))
+	if len(jr.Steps) == 0 {
+		return
+	}
+	n := t.opt.MaxSteps
+	if n <= 0 {
+		n = textMaxSteps
+	}
+	t.heading("Stragglers by step")
+	t.table(jobStepsTable(jr, n))
+	t.heading("Collectives (wait and transfer summed over ranks)")
+	t.table(jobCollectivesTable(jr, n))
+}
+
+func (t *textWriter) jobMarkdown(jr *analyze.JobResult) {
+	n := t.opt.MaxSteps
+	if n <= 0 {
+		n = markdownMaxSteps
+	}
+	t.printf("\n#### Job\n\n%s %s\n\n", mdEscape(jobHeader(jr)), mdEscape(waitLine(jr)))
+	t.mdTable(jobRanksTable(jr))
+	if len(jr.Steps) == 0 {
+		return
+	}
+	t.printf("\n**Stragglers by step**\n\n")
+	t.mdTable(jobStepsTable(jr, n))
+	t.printf("\n<details><summary>Collectives</summary>\n\n")
+	t.mdTable(jobCollectivesTable(jr, n))
+	t.printf("\n</details>\n")
+}
+
+// jobRanksTable has a row per rank: its pace, busy share, waits and
+// transfer, idle shares by cause with the waits, host time in input and
+// syncs, and its verdicts alone and in the job.
+func jobRanksTable(jr *analyze.JobResult) *table {
+	tb := newTable("rrrrrrrrrrllr", "rank", "step time", "busy", "waiting", "transfer", "input idle", "sync idle", "host idle",
+		"in input", "in syncs", "alone", "in the job", "straggler in")
+	for _, r := range jr.Ranks {
+		win := r.Result.Window.Dur()
+		tb.add(strconv.Itoa(r.Rank), Duration(r.StepTime), percent(share(r.Busy, win)), Duration(r.Wait.Total()), Duration(r.Transfer),
+			percent(share(r.Idle.Input, win)), percent(share(r.Idle.Sync(), win)), percent(share(r.Idle.Host, win)),
+			Duration(r.Input), Duration(r.Sync), string(r.Result.Verdict), string(r.Verdict),
+			fmt.Sprintf("%d/%d", r.Straggles, len(jr.Steps)))
+	}
+	return tb
+}
+
+// jobStepsTable has a row per step, at most n: the ranks' step lengths,
+// the straggler and what held it back, and the wait it caused.
+func jobStepsTable(jr *analyze.JobResult, n int) *table {
+	tb := newTable("lrrlrr", "step", "shortest", "longest", "straggler", "others waited", "collectives")
+	for i, s := range jr.Steps {
+		if i == n {
+			tb.add(fmt.Sprintf("(%d more)", len(jr.Steps)-n), "", "", "", "", "")
+			break
+		}
+		lo, hi := durRange(s.Dur)
+		who := "-"
+		if s.Straggler >= 0 {
+			who = fmt.Sprintf("rank %d (%s)", jr.Ranks[s.Straggler].Rank, s.Doing)
+		}
+		tb.add(s.Name, Duration(lo), Duration(hi), who, Duration(s.Wait), strconv.Itoa(len(s.Collectives)))
+	}
+	return tb
+}
+
+func durRange(ds []int64) (lo, hi int64) {
+	first := true
+	for _, d := range ds {
+		if d == 0 {
+			continue
+		}
+		if first || d < lo {
+			lo = d
+		}
+		hi = max(hi, d)
+		first = false
+	}
+	return lo, hi
+}
+
+// jobCollectivesTable has a row per collective of the first n steps.
+func jobCollectivesTable(jr *analyze.JobResult, n int) *table {
+	tb := newTable("lrlrrrrl", "step", "#", "collective", "last to start", "spread", "waited", "transfer", "straggler was in")
+	for i, s := range jr.Steps {
+		if i == n {
+			break
+		}
+		for _, c := range s.Collectives {
+			var wait, transfer int64
+			for k := range c.Waits {
+				wait += c.Waits[k]
+				transfer += c.Transfers[k]
+			}
+			tb.add(s.Name, strconv.Itoa(c.Index+1), clip(c.Name, 60), "rank "+strconv.Itoa(jr.Ranks[c.Straggler].Rank),
+				Duration(c.Spread), Duration(wait), Duration(transfer), c.Split.Doing())
+		}
+	}
+	return tb
+}
+
+// Colours of collective time on the job's timeline rows.
+const (
+	waitColor     = "#9467bd"
+	transferColor = "#c5b0d5"
+)
+
+// writeJobHTML renders the job as one run's page and adds, after the
+// devices' timeline rows, a row per rank showing its collectives' wait and
+// transfer, and the job's tables before the findings.
+func writeJobHTML(w io.Writer, jr *analyze.JobResult, opt Options) error {
+	var page bytes.Buffer
+	if err := writeHTML(&page, []*analyze.Result{&jr.Overall}, opt); err != nil {
+		return err
+	}
+	s := page.String()
+	if len(jr.Overall.Devices) > 0 {
+		s = insertBefore(s, `<div class="tlrow"><div></div><div class="axis">`, jobRowsHTML(jr))
+	}
+	s = insertBefore(s, "<h2>Findings</h2>", jobTablesHTML(jr))
+	_, err := io.WriteString(w, s)
+	return err
+}
+
+// insertBefore puts add before the first marker in s, or before the end of
+// the body when the page has no such marker.
+func insertBefore(s, marker, add string) string {
+	if i := strings.Index(s, marker); i >= 0 {
+		return s[:i] + add + s[i:]
+	}
+	if i := strings.LastIndex(s, "</body>"); i >= 0 {
+		return s[:i] + add + s[i:]
+	}
+	return s + add
+}
+
+// jobRowsHTML draws a timeline row per rank: its collectives, the waiting
+// part dark, the transfer light, on the page's axis so that zooming moves
+// them with the devices' rows.
+func jobRowsHTML(jr *analyze.JobResult) string {
+	a := newAxis(&jr.Overall)
+	const h = 16
+	var b strings.Builder
+	for _, r := range jr.Ranks {
+		var marks []mark
+		for _, iv := range r.Waits {
+			start := iv.Start + r.Offset
+			marks = append(marks, mark{start: start, end: iv.End + r.Offset, color: waitColor, busy: iv.End - iv.Start,
+				title: fmt.Sprintf("rank %d waited %s in a collective for the slowest rank", r.Rank, Duration(iv.End-iv.Start))})
+		}
+		fmt.Fprintf(&b, `<div class="tlrow"><div class="label"><b>rank %d collectives</b><small>waiting %s, transfer %s</small></div>`,
+			r.Rank, html.EscapeString(Duration(r.Wait.Total())), html.EscapeString(Duration(r.Transfer)))
+		fmt.Fprintf(&b, `<svg class="tl" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`, h, timelineUnits, h, h*2)
+		svgRow(&b, a, coalesce(marks, a.quantum(), "waits"), 2, h-4, "")
+		b.WriteString("</svg></div>\n")
+	}
+	fmt.Fprintf(&b, `<div class="tlrow"><div></div><div class="legend"><span><i style="background:%s"></i>waiting in a collective for the slowest rank</span></div></div>`+"\n", waitColor)
+	return b.String()
+}
+
+// jobTablesHTML renders the job's sections as HTML.
+func jobTablesHTML(jr *analyze.JobResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<h2>Job</h2>\n<p>%s %s</p>\n", html.EscapeString(jobHeader(jr)), html.EscapeString(waitLine(jr)))
+	b.WriteString("<h3>Ranks</h3>\n")
+	htmlTable(&b, jobRanksTable(jr))
+	if len(jr.Steps) > 0 {
+		b.WriteString("<h3>Stragglers by step</h3>\n")
+		htmlTable(&b, jobStepsTable(jr, len(jr.Steps)))
+		b.WriteString("<h3>Collectives</h3>\n")
+		htmlTable(&b, jobCollectivesTable(jr, len(jr.Steps)))
+	}
+	return b.String()
+}
+
+// htmlTable writes a table as the page's tables look.
+func htmlTable(b *strings.Builder, tb *table) {
+	class := func(i int) string {
+		if i < len(tb.align) && tb.align[i] == 'r' {
+			return ` class="r"`
+		}
+		return ""
+	}
+	b.WriteString("<table>\n<thead><tr>")
+	for i, h := range tb.header {
+		fmt.Fprintf(b, "<th%s>%s</th>", class(i), html.EscapeString(h))
+	}
+	b.WriteString("</tr></thead>\n<tbody>")
+	for _, row := range tb.rows {
+		b.WriteString("<tr>")
+		for i, c := range row {
+			fmt.Fprintf(b, "<td%s>%s</td>", class(i), html.EscapeString(c))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody>\n</table>\n")
+}

@@ -1,0 +1,122 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
+)
+
+// slowInputJob analyses four ranks, rank 3's input (3 ms) three times its
+// compute: the other ranks wait 1.95 ms a step in the all-reduce for it.
+func slowInputJob(t *testing.T) *analyze.JobResult {
+	t.Helper()
+	job := tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 3_000_000}, Dispatch: 100_000,
+		CollectiveDispatch: 50_000, Compute: 1_000_000, Transfer: 200_000}
+	var ts []*trace.Trace
+	for _, s := range job.Specs() {
+		ts = append(ts, tracetest.Build(s))
+	}
+	jr, err := analyze.AnalyzeJob(ts, analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jr
+}
+
+func TestWriteJobJSON(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJob(&buf, slowInputJob(t), JSON, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Schema        string
+		Verdict       string
+		IdleBreakdown struct {
+			InputShare float64 `json:"input_share"`
+		} `json:"idle_breakdown"`
+		Job struct {
+			Ranks int
+			Steps []struct {
+				Straggler   int
+				Doing       string
+				Collectives []struct {
+					WaitNs     []int64 `json:"wait_ns"`
+					TransferNs []int64 `json:"transfer_ns"`
+					Split      struct {
+						InputNs int64 `json:"input_ns"`
+						HostNs  int64 `json:"host_ns"`
+						TotalNs int64 `json:"total_ns"`
+					}
+				}
+			}
+		}
+		Ranks []struct {
+			Rank         int
+			Verdict      string
+			VerdictAlone string `json:"verdict_alone"`
+			Straggles    int
+			Report       struct{ Schema string }
+		}
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, buf.Bytes())
+	}
+	if got.Schema != Schema || got.Verdict != "data-bound" || got.IdleBreakdown.InputShare <= 0.05 {
+		t.Errorf("schema %q verdict %q input share %v; want %s, data-bound, over 5%%", got.Schema, got.Verdict, got.IdleBreakdown.InputShare, Schema)
+	}
+	if got.Job.Ranks != 4 || len(got.Job.Steps) != 5 || len(got.Ranks) != 4 {
+		t.Fatalf("job of %d ranks, %d steps, %d rank reports; want 4, 5, 4", got.Job.Ranks, len(got.Job.Steps), len(got.Ranks))
+	}
+	s := got.Job.Steps[0]
+	c := s.Collectives[0]
+	if s.Straggler != 3 || s.Doing != "input" || c.WaitNs[0] != 1_950_000 || c.WaitNs[3] != 0 || c.TransferNs[3] != 200_000 ||
+		c.Split.InputNs != 3*1_850_000 || c.Split.HostNs != 3*100_000 || c.Split.TotalNs != 3*1_950_000 {
+		t.Errorf("first step %+v: want rank 3 in input, ranks 0-2 waiting 1.95 ms (1.85 ms input, 100 us host)", s)
+	}
+	for i, r := range got.Ranks {
+		alone, straggles := "parallel", 0
+		if i == 3 {
+			alone, straggles = "data-bound", 5
+		}
+		if r.Rank != i || r.Verdict != "data-bound" || r.VerdictAlone != alone || r.Straggles != straggles || r.Report.Schema != Schema {
+			t.Errorf("rank report %d: %+v; want rank %d, data-bound in the job, %s alone, %d straggles, its own v1 report", i, r, i, alone, straggles)
+		}
+	}
+}
+
+// TestWriteJobFormats: text, Markdown and HTML carry the job's sections
+// after the run's, with the straggler named.
+func TestWriteJobFormats(t *testing.T) {
+	jr := slowInputJob(t)
+	tests := []struct {
+		f    Format
+		want []string
+	}{
+		{Text, []string{"data-bound", "Job of 4 ranks (world size 4)", "Stragglers by step", "rank 3 (input)", "ncclKernel_AllReduce_RING_LL_Sum_float"}},
+		{Markdown, []string{"**data-bound**", "#### Job", "| rank 3 (input) |", "<details><summary>Collectives</summary>"}},
+		{HTML, []string{"<h2>Job</h2>", "<b>rank 0 collectives</b>", "<b>rank 3 collectives</b>", "rank 3 (input)", "</html>"}},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		if err := WriteJob(&buf, jr, tt.f, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s report lacks %q", tt.f, w)
+			}
+		}
+		if tt.f == HTML && strings.Index(out, "<h2>Job</h2>") > strings.Index(out, "<h2>Findings</h2>") {
+			t.Errorf("HTML: the job's tables come after the findings")
+		}
+	}
+	if err := WriteJob(&bytes.Buffer{}, nil, Text, Options{}); err == nil {
+		t.Error("a nil job result: no error")
+	}
+}
