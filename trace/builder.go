@@ -15,7 +15,13 @@ type Builder struct {
 	index   map[string]StrID
 	tracks  []Track
 	keys    map[string]int32
-	events  []Event
+	// Events are kept in fixed-size chunks while they come: a single
+	// growing slice would copy tens of millions of events at each growth
+	// and, while it does, hold the old and the new array at once.
+	// Finish gathers the chunks into one slice grouped by track.
+	chunks  [][]Event
+	cur     []Event
+	n       int
 	minTime int64
 	warn    []string
 	// dropped counts events dropped, by reason, so that one warning per
@@ -94,21 +100,37 @@ func (b *Builder) TrackAt(i int32) *Track { return &b.tracks[i] }
 func (b *Builder) NumTracks() int { return len(b.tracks) }
 
 // NumEvents returns the number of events added so far.
-func (b *Builder) NumEvents() int { return len(b.events) }
+func (b *Builder) NumEvents() int { return b.n }
+
+// chunkEvents is the size of an event chunk: 1.25 MB, small against a big
+// trace and large enough that the chunk list stays short.
+const chunkEvents = 32 << 10
 
 // Add appends an event whose Start is an absolute time in nanoseconds.
 func (b *Builder) Add(e Event) {
 	if e.Start < b.minTime {
 		b.minTime = e.Start
 	}
-	b.events = append(b.events, e)
+	if len(b.cur) == cap(b.cur) {
+		b.newChunk(chunkEvents)
+	}
+	b.cur = append(b.cur, e)
+	b.n++
+}
+
+func (b *Builder) newChunk(n int) {
+	if len(b.cur) > 0 {
+		b.chunks = append(b.chunks, b.cur)
+	}
+	b.cur = make([]Event, 0, n)
 }
 
 // Grow makes room for n more events, for a reader that knows how many are
-// coming: appending one by one would copy the events several times over.
+// coming: a trace whose events all fit one chunk, added in order, is
+// finished without copying them.
 func (b *Builder) Grow(n int) {
-	if n > 0 {
-		b.events = slices.Grow(b.events, n)
+	if n > cap(b.cur)-len(b.cur) {
+		b.newChunk(max(n, chunkEvents))
 	}
 }
 
@@ -135,7 +157,7 @@ func (b *Builder) Finish() *Trace {
 	t := &Trace{
 		Strings:   b.strings,
 		Tracks:    b.tracks,
-		Events:    b.events,
+		Events:    b.gather(),
 		Meta:      b.Meta,
 		Warnings:  b.warn,
 		Truncated: b.Truncated,
@@ -150,20 +172,6 @@ func (b *Builder) Finish() *Trace {
 	for i := range t.Events {
 		t.Events[i].Start -= b.minTime
 	}
-	order := func(x, y Event) int {
-		if c := cmp.Compare(x.Track, y.Track); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.Start, y.Start); c != 0 {
-			return c
-		}
-		return cmp.Compare(y.Dur, x.Dur)
-	}
-	// Readers often add events in order already (XPlane lines are sorted);
-	// checking costs a fraction of sorting.
-	if !slices.IsSortedFunc(t.Events, order) {
-		slices.SortStableFunc(t.Events, order)
-	}
 	for i := range t.Tracks {
 		t.Tracks[i].Lo, t.Tracks[i].Hi = 0, 0
 	}
@@ -173,9 +181,58 @@ func (b *Builder) Finish() *Trace {
 		for hi < len(t.Events) && t.Events[hi].Track == tr {
 			hi++
 		}
+		sortTrack(t.Events[lo:hi])
 		t.Tracks[tr].Lo, t.Tracks[tr].Hi = lo, hi
 		lo = hi
 	}
-	b.events, b.strings, b.tracks = nil, nil, nil
+	b.chunks, b.cur, b.strings, b.tracks = nil, nil, nil, nil
 	return t
+}
+
+// sortTrack sorts one track's events by start, the longer first among
+// equal starts, keeping the input order of events equal in both. Readers
+// mostly add a track's events in order already (XPlane lines are sorted,
+// Kineto writes each thread in time order); checking costs a fraction of
+// sorting.
+func sortTrack(evs []Event) {
+	order := func(x, y Event) int {
+		if c := cmp.Compare(x.Start, y.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.Dur, x.Dur)
+	}
+	if !slices.IsSortedFunc(evs, order) {
+		slices.SortStableFunc(evs, order)
+	}
+}
+
+// gather returns all events in one slice, grouped by track in track order
+// and, within a track, in the order they were added. Events already so
+// grouped in a single chunk are returned as they are; otherwise a counting
+// sort by track copies them once, releasing each chunk once copied.
+func (b *Builder) gather() []Event {
+	if len(b.chunks) == 0 && slices.IsSortedFunc(b.cur, func(x, y Event) int { return cmp.Compare(x.Track, y.Track) }) {
+		return b.cur
+	}
+	b.chunks = append(b.chunks, b.cur)
+	b.cur = nil
+	next := make([]int, len(b.tracks)+1) // where each track's next event goes
+	for _, c := range b.chunks {
+		for i := range c {
+			next[c[i].Track+1]++
+		}
+	}
+	for i := 1; i < len(next); i++ {
+		next[i] += next[i-1]
+	}
+	out := make([]Event, b.n)
+	for k, c := range b.chunks {
+		for i := range c {
+			tr := c[i].Track
+			out[next[tr]] = c[i]
+			next[tr]++
+		}
+		b.chunks[k] = nil
+	}
+	return out
 }

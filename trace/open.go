@@ -50,11 +50,17 @@ type Options struct {
 	// MaxBytes caps the decompressed input size; 0 means DefaultMaxBytes.
 	MaxBytes int64
 	// MaxRatio caps the ratio of decompressed to compressed size for
-	// gzip input once more than 64 MiB have been expanded; 0 means
-	// DefaultMaxRatio. Real traces compress 5-30x.
+	// gzip input once more than 16 MiB have been expanded; 0 means
+	// DefaultMaxRatio. Real traces compress 5-30x, gzip bombs about 1000x.
 	MaxRatio int64
-	// MaxEvents caps the number of events kept; 0 means DefaultMaxEvents.
+	// MaxEvents caps the number of events kept, and the number of
+	// pending ones (begins waiting for their end, flow points); 0 means
+	// DefaultMaxEvents.
 	MaxEvents int
+	// MaxValueBytes caps the bytes that one JSON value or token may span
+	// in Chrome JSON input (an event, a string, a run of white space): the
+	// reader holds each whole in memory. 0 means DefaultMaxValueBytes.
+	MaxValueBytes int64
 	// Progress, when set, is called now and then with the compressed
 	// bytes read so far and the file's size (0 if unknown).
 	Progress func(read, total int64)
@@ -65,13 +71,21 @@ type Options struct {
 	// size), else 0. A reader that must hold the whole input can allocate
 	// it at once.
 	SizeHint int64
+	// Source is set by Read for the format reader when the input is
+	// uncompressed and r is an io.ReaderAt positioned at its start (a
+	// file): the whole input, SizeHint bytes, for a reader that reads
+	// parts of it at once. Reading from r remains valid.
+	Source io.ReaderAt
 }
 
 // Default limits: generous for real traces, bounded against hostile input.
+// Real gzipped traces expand 5-30x; a gzip bomb expands about 1000x. Real
+// events are at most kilobytes long.
 const (
-	DefaultMaxBytes  = 64 << 30
-	DefaultMaxRatio  = 200
-	DefaultMaxEvents = 500_000_000
+	DefaultMaxBytes      = 64 << 30
+	DefaultMaxRatio      = 200
+	DefaultMaxEvents     = 500_000_000
+	DefaultMaxValueBytes = 16 << 20
 )
 
 // ErrLimit is wrapped by errors that stop reading because a limit in
@@ -113,6 +127,10 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = DefaultMaxEvents
 	}
+	if opt.MaxValueBytes <= 0 {
+		opt.MaxValueBytes = DefaultMaxValueBytes
+	}
+	src := readerAt(r) // before anything is read from r
 	raw := &countReader{r: r, size: size, progress: opt.Progress}
 	br := bufio.NewReaderSize(raw, 1<<20)
 	head, _ := br.Peek(2)
@@ -127,10 +145,12 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 		in = zr
 	}
 	opt.SizeHint = 0
+	opt.Source = nil
 	if !compressed && size > 0 && size <= opt.MaxBytes {
 		opt.SizeHint = size
+		opt.Source = src
 	}
-	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, ratio: opt.MaxRatio, compressed: compressed}
+	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, rawBuf: br, ratio: opt.MaxRatio, compressed: compressed}
 	dr := bufio.NewReaderSize(lim, 1<<20)
 	format, err := sniff(dr, opt.Format)
 	if err != nil {
@@ -147,9 +167,14 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 		return nil, lim.err
 	}
 	t.Format = format.Name
-	t.Bytes = lim.n
+	// A reader that read opt.Source sets Bytes itself.
+	t.Bytes = max(t.Bytes, lim.n)
 	if opt.Progress != nil {
-		opt.Progress(raw.n, size)
+		read := raw.n
+		if opt.Source != nil {
+			read = max(read, t.Bytes)
+		}
+		opt.Progress(read, size)
 	}
 	return t, nil
 }
@@ -167,32 +192,37 @@ func sniff(r *bufio.Reader, name string) (Format, error) {
 		return Format{}, fmt.Errorf("unknown format %q (known: %v)", name, Formats())
 	}
 	head, err := r.Peek(512)
-	if len(head) == 0 {
-		if err != nil && err != io.EOF {
-			return Format{}, fmt.Errorf("reading: %w", err)
-		}
-		return Format{}, errors.New("empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)")
-	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		// The limit reader has said where and what (a cut or corrupt
+		// gzip stream, an I/O error); with enough of a head to sniff,
+		// the format's reader meets the error again and may keep what
+		// came before it.
 		var le *limitError
-		if errors.As(err, &le) {
+		if len(head) < 16 || errors.As(err, &le) {
 			return Format{}, err
 		}
-		if len(head) < 16 {
-			return Format{}, fmt.Errorf("reading: %w", err)
-		}
+	}
+	if len(head) == 0 {
+		return Format{}, errors.New("empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)")
 	}
 	for _, f := range fs {
 		if f.Sniff(head) {
 			return f, nil
 		}
 	}
-	return Format{}, fmt.Errorf("unrecognised format: starts with %s, expected Chrome trace-event JSON or an XPlane protobuf", describeHead(head))
+	return Format{}, fmt.Errorf("unrecognised format: %s, expected Chrome trace-event JSON or an XPlane protobuf", describeHead(head))
 }
 
-// describeHead shows the first bytes of an unrecognised input, quoted when
-// they are text, in hex when they are not.
+// describeHead says what an unrecognised input starts with: its first
+// bytes, quoted when they are text, in hex when they are not, and what it
+// looks like when that is plain.
 func describeHead(head []byte) string {
+	switch {
+	case len(bytes.Trim(head, "\x00")) == 0:
+		return fmt.Sprintf("starts with %d zero bytes", len(head))
+	case len(bytes.TrimSpace(head)) == 0:
+		return "only white space"
+	}
 	h := head
 	if len(h) > 16 {
 		h = h[:16]
@@ -205,10 +235,31 @@ func describeHead(head []byte) string {
 			break
 		}
 	}
-	if printable {
-		return fmt.Sprintf("%q", h)
+	if !printable {
+		return fmt.Sprintf("starts with bytes % x", h)
 	}
-	return fmt.Sprintf("bytes % x", h)
+	what := ""
+	if t := bytes.ToLower(bytes.TrimSpace(head)); bytes.HasPrefix(t, []byte("<!doctype html")) || bytes.HasPrefix(t, []byte("<html")) {
+		what = ", an HTML page (an error or login page saved in place of the trace?)"
+	}
+	return fmt.Sprintf("starts with %q%s", h, what)
+}
+
+// readerAt returns r as an io.ReaderAt when it is one and is at its start,
+// so that offsets in it are offsets in the input.
+func readerAt(r io.Reader) io.ReaderAt {
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		return nil
+	}
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return nil
+	}
+	if pos, err := s.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
+		return nil
+	}
+	return ra
 }
 
 // countReader counts the compressed bytes read and reports progress.
@@ -236,17 +287,21 @@ func (e *limitError) Unwrap() error { return ErrLimit }
 
 // limitReader stops decompressed input at a size cap and, for gzip, at a
 // compression ratio no real trace reaches, so that a gzip bomb is refused
-// after a bounded amount of work.
+// after a bounded amount of work and memory.
 type limitReader struct {
 	r          io.Reader
 	n, max     int64
 	raw        *countReader
+	rawBuf     *bufio.Reader // buffers raw for the decompressor
 	ratio      int64
 	compressed bool
 	err        error
 }
 
-const ratioGrace = 64 << 20
+// ratioGrace is how much gzip input is expanded before the ratio is held
+// against the cap: a small file's ratio says little, and 16 MiB is little
+// memory.
+const ratioGrace = 16 << 20
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	if l.err != nil {
@@ -258,15 +313,24 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		l.err = &limitError{fmt.Sprintf("input larger than %d bytes after decompression (raise --max-bytes if the trace is genuine)", l.max)}
 		return n, l.err
 	}
-	if l.compressed && l.n > ratioGrace && l.raw.n > 0 && l.n/l.raw.n > l.ratio {
-		l.err = &limitError{fmt.Sprintf("gzip expands more than %dx (%d bytes from %d): not a real trace, likely a decompression bomb", l.ratio, l.n, l.raw.n)}
-		return n, l.err
+	if l.compressed && l.n > ratioGrace {
+		// The compressed bytes the decompressor has consumed: those read
+		// ahead into its buffer do not count.
+		in := l.raw.n - int64(l.rawBuf.Buffered())
+		if in <= 0 || l.n/in > l.ratio {
+			l.err = &limitError{fmt.Sprintf("gzip expands more than %dx (%d bytes from %d): not a real trace (real ones expand 5-30x), likely a decompression bomb", l.ratio, l.n, in)}
+			return n, l.err
+		}
 	}
 	if err != nil && err != io.EOF {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("gzip stream truncated after %d decompressed bytes: %w", l.n, err)
 		} else if !errors.Is(err, ErrLimit) {
-			err = fmt.Errorf("decompressing at byte %d: %w", l.n, err)
+			verb := "reading"
+			if l.compressed {
+				verb = "decompressing"
+			}
+			err = fmt.Errorf("%s at byte %d: %w", verb, l.n, err)
 		}
 	}
 	return n, err

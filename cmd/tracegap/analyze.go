@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -64,6 +65,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	f := &analyzeFlags{analysis: addAnalysisFlags(fs)}
 	jf := addJobFlags(fs)
+	dbg := addDebugFlags(fs)
 	fs.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html")
 	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
@@ -84,10 +86,24 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
 		return exitUsage
 	}
+	stop, err := dbg.start()
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		return exitUsage
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		}
+	}()
 	if status, ok := runJob(fs.Args(), f, jf, format, stdout, stderr); ok {
 		return status
 	}
+	if wantProgress(format == report.JSON, f.quiet, stderr) {
+		f.analysis.progress = newProgress(stderr, time.Now)
+	}
 	inputs := analyzeInputs(fs.Args(), f.analysis, f.jobs)
+	f.analysis.progress.done()
 	var results []*analyze.Result
 	status := exitOK
 	for _, in := range inputs {

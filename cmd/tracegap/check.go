@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -248,6 +249,7 @@ type checkFlags struct {
 	format   string
 	jobs     int
 	config   string
+	job      *jobFlags
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
@@ -260,6 +262,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.format, "format", "text", "output: text, or github for workflow annotations")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "how many files to check at once")
 	fs.StringVar(&f.config, "config", "", "read rules and thresholds from this file (flags win)")
+	f.job = addJobFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap check [flags] FILE|DIR...\n\nExit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -274,7 +277,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap check: %v\n", err)
 		return exitUsage
 	}
-	results := f.checkAll(fs.Args())
+	var results []checkResult
+	if r, ok := f.checkJob(fs.Args()); ok {
+		results = []checkResult{r}
+	} else {
+		results = f.checkAll(fs.Args())
+	}
 	status := f.print(results, stdout, stderr)
 	if f.junit != "" {
 		err := report.WriteFile(f.junit, func(w io.Writer) error {
@@ -301,6 +309,9 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("no trace given: expected FILE or DIR arguments")
+	}
+	if f.job.job && f.job.noJob {
+		return errors.New("--job and --no-job contradict each other: give one")
 	}
 	if f.format != "text" && f.format != "github" {
 		return fmt.Errorf("unknown --format %q: expected text or github", f.format)
@@ -357,6 +368,50 @@ func (f *checkFlags) checkAll(args []string) []checkResult {
 	return results
 }
 
+// checkJob checks the inputs as the ranks of one job, as analyze does: when
+// --job asks for it, or when they look like one job and --no-job does not
+// forbid it. ok reports whether it did. The rules apply to the job as one
+// run, whose idle includes the time ranks waited in collectives for the
+// slowest one.
+func (f *checkFlags) checkJob(args []string) (r checkResult, ok bool) {
+	if f.job.noJob {
+		return r, false
+	}
+	paths, err := trace.Expand(args)
+	if err != nil || (!f.job.job && !looksLikeJob(paths)) {
+		if f.job.job {
+			return checkResult{path: strings.Join(args, " "), err: err}, true
+		}
+		return r, false // checking file by file reports the error
+	}
+	r.path = jobName(paths)
+	start := time.Now()
+	jr, err := analyzeJobFiles(paths, f.analysis, f.jobs)
+	r.seconds = time.Since(start).Seconds()
+	if err != nil {
+		r.err = err
+		return r, true
+	}
+	r.res = &jr.Overall
+	r.outcomes = f.rules.evaluate(r.res)
+	return r, true
+}
+
+// jobName names a job in check's output: the directory holding every
+// rank's trace, or "job (N ranks)" when they are spread over several.
+func jobName(paths []string) string {
+	dir := filepath.Dir(paths[0])
+	for _, p := range paths[1:] {
+		if filepath.Dir(p) != dir {
+			dir = "."
+		}
+	}
+	if dir == "." {
+		return fmt.Sprintf("job (%d ranks)", len(paths))
+	}
+	return dir
+}
+
 func (f *checkFlags) checkOne(r *checkResult) {
 	start := time.Now()
 	defer func() {
@@ -386,7 +441,10 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 			if f.format == "github" {
 				fmt.Fprintf(stdout, "::error file=%s,title=tracegap input::%s\n", ghProperty(r.path), ghData(msg))
 			}
-			fmt.Fprintf(stderr, "ERROR %s\n", msg)
+			// A job names each unreadable rank on a line of its own.
+			for _, line := range strings.Split(msg, "\n") {
+				fmt.Fprintf(stderr, "ERROR %s\n", line)
+			}
 		case r.failed():
 			if status == exitOK {
 				status = exitCheck

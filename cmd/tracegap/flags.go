@@ -116,7 +116,11 @@ type analysisFlags struct {
 	syncPatterns, inputPatterns []string
 	top                         int
 	maxBytes                    int64
+	maxEvents                   int
+	maxValue                    int64
 	inFormat                    string
+	// progress, when set, draws reading progress on a terminal.
+	progress *progress
 }
 
 // addAnalysisFlags defines the shared analysis flags on fs, with the
@@ -140,6 +144,8 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.StringArrayVar(&f.inputPatterns, "input-pattern", nil, "extra regular expression for input-pipeline events (repeatable)")
 	fs.IntVar(&f.top, "top", d.TopGaps, "how many of the longest gaps to show")
 	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
+	fs.IntVar(&f.maxEvents, "max-events", trace.DefaultMaxEvents, "refuse traces with more events than this")
+	fs.Int64Var(&f.maxValue, "max-value", trace.DefaultMaxValueBytes, "refuse JSON with a value (an event, a string) or run of white space longer than this many bytes")
 	fs.StringVar(&f.inFormat, "input-format", "", "force the input format (chrome, xplane) instead of sniffing it")
 	return f
 }
@@ -161,7 +167,7 @@ func (f *analysisFlags) options() analyze.Options {
 
 // readOptions returns the reading limits the flags describe.
 func (f *analysisFlags) readOptions() trace.Options {
-	return trace.Options{MaxBytes: f.maxBytes, Format: f.inFormat}
+	return trace.Options{MaxBytes: f.maxBytes, MaxEvents: f.maxEvents, MaxValueBytes: f.maxValue, Format: f.inFormat, Progress: f.progress.watch()}
 }
 
 // analyzeFile reads and analyses one trace file.

@@ -91,3 +91,23 @@ func BenchmarkDecoderOnly(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadParallel is BenchmarkRead with the parallel read used
+// whatever the input's size (GOMAXPROCS permitting): run it with -cpu 1,2
+// to see the scaling.
+func BenchmarkReadParallel(b *testing.B) {
+	data := benchInput(b)
+	defer func(min int64) { parallelMin = min }(parallelMin)
+	parallelMin = 0
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tr, err := trace.Read(bytes.NewReader(data), int64(len(data)), trace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(tr.Events) == 0 {
+			b.Fatal("no events")
+		}
+	}
+}

@@ -90,7 +90,8 @@ func (p *parser) classify(c *classifier, i int, s *slot) {
 	evs := c.t.TrackEvents(i)
 	proc := p.procNames[s.pid]
 	switch {
-	case strings.HasPrefix(proc, "/device:"):
+	case strings.HasPrefix(proc, "/device:") && xprofDevice(proc) != "":
+		// A plane named "/device:" alone names no device.
 		classifyXProfDevice(c, tr, evs, s, proc)
 	case strings.HasPrefix(proc, "/host:"):
 		classifyHost(c, tr, evs, s)
@@ -288,24 +289,39 @@ func xprofDevice(proc string) string {
 }
 
 // bindFlows gives Corr to events that lack it from the launch flows that
-// start or end on them: the innermost event enclosing the flow point.
+// start or end on them.
 func (p *parser) bindFlows(t *trace.Trace) {
 	for _, f := range p.flows {
 		tr := p.info[f.slot].track
 		if tr < 0 {
 			continue
 		}
-		evs := t.TrackEvents(int(tr))
-		ts := f.ts - t.StartNs
-		j := sort.Search(len(evs), func(k int) bool { return evs[k].Start > ts }) - 1
-		for k := j; k >= 0 && k > j-16; k-- {
-			e := &evs[k]
-			if e.Start <= ts && ts <= e.End() {
-				if e.Corr == 0 {
-					e.Corr = f.id
-				}
-				break
-			}
+		bindFlow(t.TrackEvents(int(tr)), f.ts-t.StartNs, f.id)
+	}
+}
+
+// bindFlow gives id to the innermost of a track's events (sorted by start,
+// longest first) enclosing ts that lacks a Corr, unless one of them
+// already carries id. A flow names a time, not an event: where two events
+// start at that time, the one whose args name the correlation is the
+// flow's end, and giving the id to the other as well would link two
+// events to one launch.
+func bindFlow(evs []trace.Event, ts int64, id uint64) {
+	j := sort.Search(len(evs), func(k int) bool { return evs[k].Start > ts }) - 1
+	var target *trace.Event
+	for k := j; k >= 0 && k > j-16; k-- {
+		e := &evs[k]
+		if e.Start > ts || ts > e.End() {
+			continue
 		}
+		if e.Corr == id {
+			return
+		}
+		if e.Corr == 0 && target == nil {
+			target = e
+		}
+	}
+	if target != nil {
+		target.Corr = id
 	}
 }

@@ -19,6 +19,7 @@ const maxTime = 1 << 61
 // unless it brings a name, category or thread not seen before.
 type parser struct {
 	dec  *jsontext.Decoder
+	src  *spanReader // the decoder's input
 	b    *trace.Builder
 	opt  trace.Options
 	base int64 // bytes skipped before the decoder's input (a BOM)
@@ -42,6 +43,8 @@ type parser struct {
 	procNames  map[string]string // pid -> process_name
 	procLabels map[string]string // pid -> process_labels
 	flows      []flow
+	splice     *splice // set in a parallel read
+	pending    int     // B events waiting for their E, on all threads
 
 	dropped      int    // events dropped so far
 	firstDrop    string // the reason of the first
@@ -100,10 +103,14 @@ func newParser(r io.Reader, opt trace.Options) *parser {
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = trace.DefaultMaxEvents
 	}
-	return &parser{
+	if opt.MaxValueBytes <= 0 {
+		opt.MaxValueBytes = trace.DefaultMaxValueBytes
+	}
+	sr := &spanReader{r: r, max: opt.MaxValueBytes}
+	p := &parser{
 		// Duplicate names are allowed (the last wins) and invalid UTF-8 is
 		// kept: neither makes a trace unusable, and checking costs time.
-		dec:        jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)),
+		dec:        jsontext.NewDecoder(sr, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)),
 		b:          trace.NewBuilder(),
 		opt:        opt,
 		slots:      map[string]int32{},
@@ -111,6 +118,9 @@ func newParser(r io.Reader, opt trace.Options) *parser {
 		procNames:  map[string]string{},
 		procLabels: map[string]string{},
 	}
+	sr.dec = p.dec
+	p.src = sr
+	return p
 }
 
 // unquote returns the content of a JSON string value, unescaped into buf
@@ -139,6 +149,11 @@ func unquoteAny(buf *[]byte, v []byte) []byte {
 // events reads array elements up to the closing bracket.
 func (p *parser) events() error {
 	for {
+		if p.splice != nil { // a parallel read: see parallel.go
+			if err := p.spliceIn(); err != nil {
+				return err
+			}
+		}
 		switch p.dec.PeekKind() {
 		case ']':
 			_, err := p.dec.ReadToken()
@@ -166,12 +181,18 @@ func (p *parser) events() error {
 
 // event reads one event object and keeps it if it is usable.
 func (p *parser) event(v []byte) error {
+	p.read(v)
+	return p.keep()
+}
+
+// read fills p.ev from one event object; keep then decides.
+func (p *parser) read(v []byte) {
 	e := &p.ev
 	e.reset()
 	sc := &p.sc
 	if !sc.open(v) {
-		p.drop("event is not an object")
-		return nil
+		e.bad = "event is not an object"
+		return
 	}
 	for {
 		name, ok := sc.name()
@@ -190,7 +211,6 @@ func (p *parser) event(v []byte) error {
 		}
 		p.field(key, val, sc.esc)
 	}
-	return p.keep()
 }
 
 // field reads the value of one event member; esc says whether a string

@@ -29,7 +29,7 @@ func (p *parser) keep() error {
 		e.flags |= trace.FlagInstant
 		return p.add(e.ts, 0, e.name, e.cat, e.corr, e.flags)
 	case 's', 'f':
-		p.flow()
+		return p.flow()
 	case 't': // a flow step carries nothing the analysis uses
 	case 'M':
 		p.metadata()
@@ -71,8 +71,13 @@ func (p *parser) begin() error {
 		p.drop("missing ts")
 		return nil
 	}
+	// Open slices are events to be: they count against the event cap.
+	if p.b.NumEvents()+p.pending >= p.opt.MaxEvents {
+		return p.tooMany()
+	}
 	s := &p.info[p.slot()]
 	s.open = append(s.open, openSlice{name: e.name, cat: e.cat, ts: e.ts, corr: e.corr, flags: e.flags})
+	p.pending++
 	return nil
 }
 
@@ -89,6 +94,7 @@ func (p *parser) end() error {
 	}
 	o := s.open[len(s.open)-1]
 	s.open = s.open[:len(s.open)-1]
+	p.pending--
 	if e.ts < o.ts {
 		p.drop("E before its B")
 		return nil
@@ -101,8 +107,8 @@ func (p *parser) end() error {
 
 // add appends an event on the current event's slot.
 func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags trace.Flag) error {
-	if p.b.NumEvents() >= p.opt.MaxEvents {
-		return &fatalError{fmt.Errorf("more than %d events at byte %d (raise the event limit if the trace is genuine): %w", p.opt.MaxEvents, p.offset(), trace.ErrLimit)}
+	if p.b.NumEvents()+p.pending >= p.opt.MaxEvents {
+		return p.tooMany()
 	}
 	si := p.slot()
 	s := &p.info[si]
@@ -117,6 +123,10 @@ func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags tr
 	}
 	p.b.Add(trace.Event{Start: ts, Dur: dur, Corr: corr, Name: name, Cat: cat, Track: s.track, Flags: flags})
 	return nil
+}
+
+func (p *parser) tooMany() error {
+	return &fatalError{fmt.Errorf("more than %d events at byte %d (raise --max-events if the trace is genuine): %w", p.opt.MaxEvents, p.offset(), trace.ErrLimit)}
 }
 
 // slot returns the slot of the current event's (pid, tid), creating it.
@@ -139,12 +149,18 @@ func (p *parser) slot() int32 {
 }
 
 // flow records a launch flow point; Kineto's flow id is the correlation id.
-func (p *parser) flow() {
+func (p *parser) flow() error {
 	e := &p.ev
 	if !e.flowCat || !e.hasID || !e.hasTs || e.id == 0 {
-		return
+		return nil
+	}
+	// A launch has two flow points: more than two per event allowed are
+	// not a real trace.
+	if len(p.flows) >= 2*p.opt.MaxEvents {
+		return p.tooMany()
 	}
 	p.flows = append(p.flows, flow{slot: p.slot(), ts: e.ts, id: e.id})
+	return nil
 }
 
 // metadata names processes and threads, whenever it arrives.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -16,21 +17,38 @@ func init() {
 }
 
 // Sniff reports whether head looks like Chrome trace-event JSON: after an
-// optional UTF-8 byte order mark and white space, an object or an array.
-// A full 512-byte head of nothing but white space is taken as JSON too: no
-// binary format starts so.
+// optional UTF-8 byte order mark and white space, an object or an array,
+// whose next byte (past white space) can follow its opening in JSON. That
+// byte tells JSON from an XSpace whose first plane is 91 or 123 bytes
+// long: it starts "\n[" or "\n{" too. A full 512-byte head of nothing but
+// white space is taken as JSON as well: no binary format starts so.
 func Sniff(head []byte) bool {
 	head = skipBOM(head)
-	for _, c := range head {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{', '[':
-			return true
-		}
+	i := skipSpace(head, 0)
+	if i == len(head) {
+		return len(head) >= 509
+	}
+	open := head[i]
+	if open != '{' && open != '[' {
 		return false
 	}
-	return len(head) >= 509
+	j := skipSpace(head, i+1)
+	switch {
+	case j == len(head):
+		return true
+	case open == '{':
+		return head[j] == '"' || head[j] == '}'
+	}
+	return strings.IndexByte(`{["]-0123456789tfn`, head[j]) >= 0
+}
+
+// skipSpace returns the index of the first byte of b from i on that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 var bom = []byte{0xef, 0xbb, 0xbf}
@@ -47,6 +65,9 @@ func skipBOM(b []byte) []byte {
 // decompressed). A document cut short keeps the events before the cut and
 // sets Trace.Truncated. Read fails only when nothing usable is left.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
+	if t, ok, err := readParallel(opt); ok {
+		return t, err
+	}
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReaderSize(r, 1<<20)
@@ -70,7 +91,7 @@ func (p *parser) document() error {
 	tok, err := p.dec.ReadToken()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return errors.New("empty document, expected a JSON object or array of trace events")
+			return errors.New("no JSON value (empty or only white space), expected a JSON object or array of trace events")
 		}
 		return p.jsonError(err)
 	}
@@ -93,10 +114,17 @@ func (p *parser) document() error {
 	if _, err := p.dec.ReadToken(); err != nil && !errors.Is(err, io.EOF) {
 		off := p.offset()
 		var serr *jsontext.SyntacticError
-		if errors.As(err, &serr) {
-			off = p.base + serr.ByteOffset
+		switch {
+		case limitError(err, off) != nil:
+			return limitError(err, off)
+		case errors.As(err, &serr):
+			p.b.Warn("ignored trailing data at byte %d after the trace", p.base+serr.ByteOffset)
+		default: // the trace is whole, but what follows could not be read
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // drop the decoder's "read error" wrapping
+			}
+			p.b.Warn("after the end of the trace at byte %d: %v", off, err)
 		}
-		p.b.Warn("ignored trailing data at byte %d after the trace", off)
 	}
 	return nil
 }
@@ -104,25 +132,32 @@ func (p *parser) document() error {
 // cut decides what a read error means: with events already parsed the
 // trace is kept as truncated; otherwise the error is returned.
 func (p *parser) cut(err error) error {
-	var fatal *fatalError
-	if errors.As(err, &fatal) || errors.Is(err, trace.ErrLimit) {
-		return err
-	}
 	off := p.offset()
 	var serr *jsontext.SyntacticError
 	if errors.As(err, &serr) {
 		off = p.base + serr.ByteOffset
 	}
+	if lerr := limitError(err, off); lerr != nil {
+		return lerr
+	}
 	eof := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	// The decoder may report a failed read as a value cut short; the
+	// input knows why it stopped.
+	why := p.src.failure
 	n := p.b.NumEvents()
 	if n == 0 {
-		if eof && serr != nil {
+		switch {
+		case why != nil:
+			return fmt.Errorf("truncated at byte %d before any event (%w)", off, why)
+		case eof && serr != nil:
 			return fmt.Errorf("truncated at byte %d before any event", off)
 		}
 		return p.jsonError(err)
 	}
 	p.b.Truncated = true
 	switch {
+	case why != nil:
+		p.b.Warn("truncated at byte %d (%v): kept %d events", off, why, n)
 	case serr != nil && eof:
 		p.b.Warn("truncated at byte %d: kept %d events", off, n)
 	case serr != nil:

@@ -288,6 +288,13 @@ func TestSniff(t *testing.T) {
 		"hello":                  false,
 		"123":                    false,
 		"\x0a\x05/host":          false,
+		"{}":                     true,
+		"[\n]":                   true,
+		"[1":                     true,
+		"\n{":                    true,
+		"\n{\b\x01\x12\r/device": false, // an XSpace whose first plane is 123 bytes
+		"\n[\x12\t/host:CPU":     false, // ... or 91
+		"{\x00":                  false,
 		strings.Repeat(" ", 512): true,
 		strings.Repeat(" ", 100): false,
 	} {

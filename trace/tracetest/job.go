@@ -30,7 +30,8 @@ const (
 // s_r to the latest start it waits for the slowest rank. Every step is a
 // ProfilerStep#N annotation, mirrored on the device.
 //
-// Dispatch and CollectiveDispatch must be at least LaunchDur.
+// A launch sits inside its op, so Dispatch and CollectiveDispatch are at
+// least LaunchDur: Specs raises shorter ones to that.
 type Job struct {
 	Steps int
 	// Input holds each rank's input time per step; its length is the
@@ -59,6 +60,8 @@ type jobRank struct {
 // Specs simulates the job and returns one trace per rank, rank r's with
 // Rank r and WorldSize len(Input).
 func (j Job) Specs() []*Spec {
+	j.Dispatch = max(j.Dispatch, LaunchDur)
+	j.CollectiveDispatch = max(j.CollectiveDispatch, LaunchDur)
 	n := len(j.Input)
 	rs := make([]*jobRank, n)
 	for r := range rs {

@@ -37,6 +37,11 @@ const (
 // devices), blocking until every device is done (or, with SyncPrevious,
 // until the work queued before this step's launches is done). Every step is
 // a ProfilerStep#N annotation, mirrored on each device.
+//
+// An op's launches sit inside it, back to back, so Dispatch is at least
+// Devices*LaunchDur: Spec raises a shorter one to that, as it fills in
+// Kernels and Devices left at zero, rather than start launches before
+// their op (and, in the first step, before the trace).
 type Loop struct {
 	Steps int
 	// NoStepMarkers leaves out the ProfilerStep annotations.
@@ -79,6 +84,7 @@ func (l Loop) Spec() *Spec {
 	if l.InputName == "" {
 		l.InputName = SingleProcessLoader
 	}
+	l.Dispatch = max(l.Dispatch, int64(l.Devices)*LaunchDur)
 	sim := &loopSim{l: l, s: &Spec{Threads: []Thread{{MainTID, "python"}}}, free: make([]int64, l.Devices)}
 	if l.Backward {
 		sim.s.Threads = append(sim.s.Threads, Thread{BackwardTID, "autograd"})

@@ -22,14 +22,15 @@ const (
 )
 
 // WriteXPlane writes s as a serialized XSpace, laid out as the XLA profiler
-// lays out a GPU run: a "/host:CPU" plane with a line per thread (line id
-// the TID, name "<thread name>/<tid>"), and a "/device:GPU:<n>" plane per
-// device with a "Stream #<s>(...)" line per stream. Events with a Corr
-// carry a correlation_id stat, ProfilerStep#N annotations a step_num stat,
-// copies whose name gives a direction ("Memcpy DtoH (Device -> Pageable)")
-// a memcpy_details stat, and DeviceAnnotation events sit on a derived
-// "XLA Modules" line. Each line's timestamp is its first event's start, and
-// its events are in time order.
+// lays out a GPU run: a "/host:CPU" plane (even without events) with a
+// line per thread (line id the TID, name "<thread name>/<tid>"), and a
+// "/device:GPU:<n>" plane per device with a "Stream #<s>(...)" line per
+// stream. Events with a Corr carry a correlation_id stat, host events
+// named ProfilerStep#N a step_num stat, copies whose name gives a
+// direction ("Memcpy DtoH (Device -> Pageable)") a memcpy_details stat,
+// and DeviceAnnotation events sit on a derived "XLA Modules" line. Each
+// line's timestamp is its first event's start, and its events are in time
+// order.
 func WriteXPlane(w io.Writer, s *Spec) error {
 	space, err := xspace(s)
 	if err != nil {
@@ -94,6 +95,11 @@ func xspace(s *Spec) (*pb.XSpace, error) {
 	})
 	space := &pb.XSpace{Hostnames: []string{"tracetest"}}
 	planes := map[int]*xplaneBuilder{}
+	// Profilers always write the host plane, and an XSpace without a plane
+	// (only its hostname) is indistinguishable from text.
+	host := newXPlaneBuilder(-1)
+	planes[-1] = host
+	space.Planes = append(space.Planes, host.plane)
 	for _, k := range keys {
 		p := planes[k.device]
 		if p == nil {
@@ -238,10 +244,12 @@ func (p *xplaneBuilder) event1(e *Event, ts int64) (*pb.XEvent, error) {
 	return ev, nil
 }
 
-// profilerStep returns N for a "ProfilerStep#N" annotation.
+// profilerStep returns N for a host event named "ProfilerStep#N", whatever
+// its role: Kineto's name marks a step (as Build and the Chrome reader
+// take it), so the XPlane gets the step_num stat that marks one there.
 func profilerStep(e *Event) (int64, bool) {
 	rest, ok := strings.CutPrefix(e.Name, "ProfilerStep#")
-	if e.Role != Annotation || !ok {
+	if e.Role.Device() || !ok {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(rest, 10, 64)

@@ -102,6 +102,16 @@ func TestWriteXPlaneRoundTrip(t *testing.T) {
 		{"hand", handSpec()},
 		{"sync loop", Loop{Steps: 5, Input: 2_000_000, Dispatch: 30_000, Kernels: 4, Compute: 200_000, Sync: true}.Spec()},
 		{"backward on two devices", Loop{Steps: 4, Input: 100_000, Dispatch: 20_000, Kernels: 3, Compute: 50_000, Devices: 2, Skew: 5_000, Backward: true}.Spec()},
+		// Build and the Chrome reader take a step from the name, whatever
+		// the role (Kineto of 2021 wrote steps as operators).
+		{"steps of every host role", &Spec{Events: []Event{
+			{Role: CPUOp, Name: "ProfilerStep#1", Thread: 1, Start: 0, Dur: 100},
+			{Role: Python, Name: "ProfilerStep#2", Thread: 1, Start: 100, Dur: 100},
+			{Role: Runtime, Name: "ProfilerStep#3", Thread: 2, Start: 200, Dur: 100},
+			{Role: Annotation, Name: "ProfilerStep#4", Thread: 2, Start: 300, Dur: 100},
+			{Role: Kernel, Name: "ProfilerStep#5", Stream: 7, Start: 300, Dur: 100},
+		}}},
+		{"device work only", &Spec{Events: []Event{{Role: Kernel, Name: "k", Stream: 7, Start: 50, Dur: 10}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,5 +153,21 @@ func TestWriteXPlaneRejects(t *testing.T) {
 		if err == nil {
 			t.Errorf("WriteXPlane(%+v) succeeded, want an error", e)
 		}
+	}
+}
+
+// TestWriteXPlaneEmpty: a Spec without events still makes an XSpace that
+// trace.Read recognises (its host plane), and reads back as an empty trace.
+func TestWriteXPlaneEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteXPlane(&buf, &Spec{Threads: []Thread{{1, "python"}}}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), trace.Options{})
+	if err != nil {
+		t.Fatalf("reading an empty XSpace (% x): %v", buf.Bytes(), err)
+	}
+	if tr.Format != "xplane" || len(tr.Events) != 0 || len(tr.Tracks) != 0 || len(tr.Warnings) != 0 {
+		t.Errorf("format %q, %d events, %d tracks, warnings %q; want an empty xplane trace", tr.Format, len(tr.Events), len(tr.Tracks), tr.Warnings)
 	}
 }

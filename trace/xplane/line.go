@@ -300,7 +300,7 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		return nil
 	}
 	if d.b.NumEvents() >= d.maxEvents {
-		return fmt.Errorf("more than %d events (raise the event limit if the trace is genuine): %w", d.maxEvents, trace.ErrLimit)
+		return fmt.Errorf("more than %d events (raise --max-events if the trace is genuine): %w", d.maxEvents, trace.ErrLimit)
 	}
 	m := d.meta(ev.meta)
 	ev.stats.merge(&m.stats)

@@ -1,7 +1,6 @@
 package xplane
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -61,7 +60,7 @@ func readAll(r io.Reader, hint int64) ([]byte, error) {
 	buf := make([]byte, hint+1) // one more, to see the end where expected
 	n, err := io.ReadFull(r, buf)
 	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+	case isEnd(err):
 		return buf[:n], nil
 	case err != nil:
 		return nil, err
@@ -78,7 +77,7 @@ func readChunks(r io.Reader, first []byte) ([]byte, error) {
 		n, err := io.ReadFull(r, c)
 		chunks = append(chunks, c[:n])
 		total += n
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if isEnd(err) {
 			break
 		}
 		if err != nil {
@@ -96,6 +95,13 @@ func readChunks(r io.Reader, first []byte) ([]byte, error) {
 		buf = append(buf, c...)
 	}
 	return buf, nil
+}
+
+// isEnd reports whether err from io.ReadFull means the input ended. It
+// compares, not unwraps: a cut gzip stream also wraps io.ErrUnexpectedEOF,
+// and that must be reported, not taken for the end.
+func isEnd(err error) bool {
+	return err == io.EOF || err == io.ErrUnexpectedEOF
 }
 
 // decoder turns the wire walk into the trace model.

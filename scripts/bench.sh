@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# End-to-end speed and memory of `tracegap analyze` on big inputs, against the
+# budgets in DESIGN.md (Kineto JSON >= 250 MB/s on one core, gzip within 20%
+# of that, XPlane >= 400 MB/s, peak RSS <= a quarter of the input).
+#
+#   scripts/bench.sh                 # all inputs, GOMAXPROCS 1 and 2
+#   PROCS="1 2 4" scripts/bench.sh   # other GOMAXPROCS values
+#   BENCH_DIR=/tmp/big RUNS=3 scripts/bench.sh kineto-x55.json
+#
+# Inputs are made once and cached in $BENCH_DIR (default bench-out/, which
+# git ignores): 10 and 55 tiled copies of the ResNet50 workers4 Kineto trace
+# (../shared/bench/tile-trace), plain and gzipped, and a generated XPlane
+# (scripts/genxplane). Arguments pick inputs by file name. Each run reads,
+# analyses and writes the text report to /dev/null under /usr/bin/time -v;
+# MB/s is of the uncompressed input. Prints a Markdown table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BENCH_DIR="${BENCH_DIR:-bench-out}"
+PROCS="${PROCS:-1 2}"
+RUNS="${RUNS:-2}" # runs per row; the fastest is reported (the machine is shared)
+SRC=../shared/traces/kineto-resnet50-workers4.pt.trace.json.gz
+TILE=../shared/bench/tile-trace
+mkdir -p "$BENCH_DIR"
+
+if [ ! -x /usr/bin/time ]; then
+  echo "bench.sh: /usr/bin/time missing; installing the Debian package 'time'" >&2
+  apt-get install -y time >&2
+fi
+
+go build -o "$BENCH_DIR/tracegap" ./cmd/tracegap
+
+# make OUT CMD...: run CMD (which writes OUT.tmp) unless OUT exists.
+make_input() {
+  local out="$1"
+  shift
+  [ -s "$out" ] && return
+  echo "bench.sh: making $out" >&2
+  "$@"
+  mv "$out.tmp" "$out"
+}
+for n in 10 55; do
+  f="$BENCH_DIR/kineto-x$n.json"
+  make_input "$f" python3 "$TILE" "$SRC" "$f.tmp" --copies "$n"
+  make_input "$f.gz" sh -c "gzip -1 -c '$f' > '$f.gz.tmp'"
+done
+x="$BENCH_DIR/xplane-8000.xplane.pb"
+if [ ! -s "$x" ]; then
+  echo "bench.sh: making $x" >&2
+  go run ./scripts/genxplane -steps 8000 -kernels 400 -o "$x"
+fi
+
+inputs=(kineto-x10.json kineto-x10.json.gz kineto-x55.json kineto-x55.json.gz xplane-8000.xplane.pb)
+[ $# -gt 0 ] && inputs=("$@")
+
+# uncompressed size in bytes
+usize() {
+  case "$1" in
+    *.gz) gzip -dc "$1" | wc -c ;;
+    *) stat -c %s "$1" ;;
+  esac
+}
+
+echo "| input | size MB | GOMAXPROCS | seconds | MB/s | CPU s | peak RSS MB | target | met? |"
+echo "|---|---:|---:|---:|---:|---:|---:|---|---|"
+for name in "${inputs[@]}"; do
+  f="$BENCH_DIR/$name"
+  bytes=$(usize "$f")
+  case "$name" in
+    *.pb) target=400 ;;
+    *.gz) target=200 ;; # within 20% of 250
+    *) target=250 ;;
+  esac
+  for p in $PROCS; do
+    log="$BENCH_DIR/time.log"
+    : >"$log"
+    for _ in $(seq "$RUNS"); do
+      GOMAXPROCS=$p /usr/bin/time -v "$BENCH_DIR/tracegap" analyze "$f" >/dev/null 2>>"$log"
+    done
+    awk -v name="$name" -v bytes="$bytes" -v p="$p" -v target="$target" '
+      BEGIN { s = -1 }
+      /Elapsed \(wall clock\)/ {
+        n = split($NF, t, ":"); v = 0
+        for (i = 1; i <= n; i++) v = v * 60 + t[i]
+        best = (s < 0 || v < s); if (best) s = v
+      }
+      /User time \(seconds\)/ { u = $NF }
+      /System time \(seconds\)/ { sys = $NF }
+      /Maximum resident set size/ { if (best) { rss = $NF / 1024; cpu = u + sys } }
+      END {
+        mb = bytes / 1e6; rate = mb / s
+        ok = (rate >= target && rss <= mb / 4) ? "yes" : "no"
+        if (rate < target && rss > mb / 4) why = "speed, memory"
+        else if (rate < target) why = "speed"
+        else if (rss > mb / 4) why = "memory"
+        printf "| %s | %.0f | %d | %.2f | %.0f | %.2f | %.0f | >= %d MB/s, <= %.0f MB | %s%s |\n",
+          name, mb, p, s, rate, cpu, rss, target, mb / 4, ok, (why != "" ? " (" why ")" : "")
+      }' "$log"
+  done
+done
