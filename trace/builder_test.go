@@ -16,14 +16,19 @@ func TestFinishOrder(t *testing.T) {
 		n      int
 		tracks int
 		sorted bool
-		grow   int
+		grow   int // room asked for after growAt events
+		growAt int
 	}{
-		{"empty", 0, 1, false, 0},
-		{"one chunk, shuffled", 1000, 5, false, 0},
-		{"one chunk, in order", 1000, 5, true, 0},
-		{"grown, in order", 3 * chunkEvents, 4, true, 3 * chunkEvents},
-		{"many chunks, shuffled", 3*chunkEvents + 17, 7, false, 0},
-		{"many chunks, in order", 2*chunkEvents + 5, 3, true, 0},
+		{"empty", 0, 1, false, 0, 0},
+		{"one chunk, shuffled", 1000, 5, false, 0, 0},
+		{"one chunk, in order", 1000, 5, true, 0, 0},
+		{"grown, in order", 3 * chunkEvents, 4, true, 3 * chunkEvents, 0},
+		{"grown, shuffled", 3 * chunkEvents, 6, false, 3 * chunkEvents, 0},
+		{"grown after a chunk and a half, shuffled", 20 * chunkEvents, 5, false, 18*chunkEvents + 100, chunkEvents + chunkEvents/2},
+		{"grown short, shuffled", 3*chunkEvents + 9, 5, false, 2 * chunkEvents, 100},
+		{"grown too late, shuffled", 3 * chunkEvents, 5, false, chunkEvents, chunkEvents + 1},
+		{"many chunks, shuffled", 3*chunkEvents + 17, 7, false, 0, 0},
+		{"many chunks, in order", 2*chunkEvents + 5, 3, true, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,8 +46,10 @@ func TestFinishOrder(t *testing.T) {
 			for i := range tc.tracks {
 				b.Track(string(rune('a'+i)), Track{})
 			}
-			b.Grow(tc.grow)
-			for _, e := range evs {
+			for i, e := range evs {
+				if i == tc.growAt {
+					b.Grow(tc.grow)
+				}
 				b.Add(e)
 			}
 			tr := b.Finish()

@@ -217,6 +217,8 @@ func catalogue() []badInput {
 			event("10", "1"), event(`"NaN"`, "1"), event(`"Infinity"`, "1"), event("1e300", "1"), event("1e400", "1"),
 			event("-5", "1"), event("10", "-1"), event("10", `"NaN"`), event("10", "1e300")}, ",") + "]"),
 			warnings: []string{"dropped 4 events: invalid ts", "dropped 1 events: negative dur", "dropped 2 events: invalid dur"}, events: 2},
+		{name: "kernels 63 years apart", in: text(`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"device":0,"stream":7}},` +
+			`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":2e15,"dur":1,"args":{"device":0,"stream":7}}]`), events: 2},
 		{name: "bare NaN literal", in: text("[" + event("10", "1") + "," + event("NaN", "1") + "]"),
 			warnings:  []string{fmt.Sprintf("invalid JSON at byte %d (invalid character 'N' at start of value): kept 1 events before it", 1+len(event("10", "1"))+1+len(`{"ph":"X","name":"e","pid":1,"tid":1,"ts":`))},
 			truncated: true, events: 1},

@@ -132,7 +132,7 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	}
 	src := readerAt(r) // before anything is read from r
 	raw := &countReader{r: r, size: size, progress: opt.Progress}
-	br := bufio.NewReaderSize(raw, 1<<20)
+	br := bufio.NewReaderSize(raw, bufSize(size))
 	head, _ := br.Peek(2)
 	var in io.Reader = br
 	compressed := len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b
@@ -151,7 +151,11 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 		opt.Source = src
 	}
 	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, rawBuf: br, ratio: opt.MaxRatio, compressed: compressed}
-	dr := bufio.NewReaderSize(lim, 1<<20)
+	expanded := size
+	if compressed {
+		expanded = size * 64 // enough for most; a buffer only bounds read sizes
+	}
+	dr := bufio.NewReaderSize(lim, bufSize(expanded))
 	format, err := sniff(dr, opt.Format)
 	if err != nil {
 		return nil, err
@@ -260,6 +264,17 @@ func readerAt(r io.Reader) io.ReaderAt {
 		return nil
 	}
 	return ra
+}
+
+// bufSize is the size of a read buffer for n bytes of input (0 when
+// unknown): 1 MiB, or less for a small input, so that reading a small
+// trace (an upload, a fuzzed input) costs little. Sniffing peeks 512 bytes.
+func bufSize(n int64) int {
+	const lo, hi = 4 << 10, 1 << 20
+	if n <= 0 || n >= hi {
+		return hi
+	}
+	return int(max(n, lo))
 }
 
 // countReader counts the compressed bytes read and reports progress.

@@ -291,13 +291,15 @@ func xprofDevice(proc string) string {
 // bindFlows gives Corr to events that lack it from the launch flows that
 // start or end on them.
 func (p *parser) bindFlows(t *trace.Trace) {
-	for _, f := range p.flows {
-		tr := p.info[f.slot].track
-		if tr < 0 {
-			continue
+	for k, c := range p.flows {
+		for _, f := range c {
+			if tr := p.info[f.slot].track; tr >= 0 {
+				bindFlow(t.TrackEvents(int(tr)), f.ts-t.StartNs, f.id)
+			}
 		}
-		bindFlow(t.TrackEvents(int(tr)), f.ts-t.StartNs, f.id)
+		p.flows[k] = nil
 	}
+	p.flows = nil
 }
 
 // bindFlow gives id to the innermost of a track's events (sorted by start,

@@ -14,15 +14,13 @@ import (
 // trace, and small enough that rebasing and end times never overflow.
 const maxTime = 1 << 61
 
-// parser walks the token stream and feeds a trace.Builder. Everything in
-// the per-event path reuses its buffers: an event costs no allocation
-// unless it brings a name, category or thread not seen before.
+// parser reads the document with a decoder and feeds a trace.Builder.
+// Everything in the per-event path reuses its buffers: an event costs no
+// allocation unless it brings a name, category or thread not seen before.
 type parser struct {
-	dec  *jsontext.Decoder
-	src  *spanReader // the decoder's input
-	b    *trace.Builder
-	opt  trace.Options
-	base int64 // bytes skipped before the decoder's input (a BOM)
+	dec *decoder
+	b   *trace.Builder
+	opt trace.Options
 
 	// sawEvents is set once an event array has been entered.
 	sawEvents bool
@@ -30,7 +28,6 @@ type parser struct {
 	ev      rawEvent
 	scratch []byte // unescaped string values
 	keyBuf  []byte // unescaped member names
-	sc      scanner
 	key     []byte // pid NUL tid of the current event
 
 	// Slots are the (pid, tid) pairs seen, in events, flows or metadata;
@@ -42,9 +39,13 @@ type parser struct {
 
 	procNames  map[string]string // pid -> process_name
 	procLabels map[string]string // pid -> process_labels
-	flows      []flow
+	flows      [][]flow          // in chunks: the list never copies itself to grow
+	nflows     int
 	splice     *splice // set in a parallel read
-	pending    int     // B events waiting for their E, on all threads
+	// reserveAt is the input offset at which to estimate, from the events
+	// so far, how many a file of known size holds (0: not to).
+	reserveAt int64
+	pending   int // B events waiting for their E, on all threads
 
 	dropped      int    // events dropped so far
 	firstDrop    string // the reason of the first
@@ -80,19 +81,26 @@ type flow struct {
 type rawEvent struct {
 	ph        byte
 	name, cat trace.StrID
-	flowCat   bool // cat is a launch flow category (ac2g, async, ...)
-	pid, tid  []byte
-	ts, dur   int64
-	hasTs     bool
-	corr      uint64
-	device    int64
-	stream    int64
-	flags     trace.Flag
-	id        uint64
-	hasID     bool
-	argName   []byte // args.name of metadata events
-	hasArg    bool
-	bad       string // drop reason, when the event is unusable
+	// nameV and catV are the name and cat strings as they stand in the
+	// window (quoted), interned once the event has been read whole: an
+	// event cut short adds nothing to the string table. esc says whether
+	// they hold escapes; catFirst whether cat came before name.
+	nameV, catV     []byte
+	nameEsc, catEsc bool
+	catFirst        bool
+	flowCat         bool // cat is a launch flow category (ac2g, async, ...)
+	pid, tid        []byte
+	ts, dur         int64
+	hasTs           bool
+	corr            uint64
+	device          int64
+	stream          int64
+	flags           trace.Flag
+	id              uint64
+	hasID           bool
+	argName         []byte // args.name of metadata events
+	hasArg          bool
+	bad             string // drop reason, when the event is unusable
 }
 
 func (e *rawEvent) reset() {
@@ -106,11 +114,15 @@ func newParser(r io.Reader, opt trace.Options) *parser {
 	if opt.MaxValueBytes <= 0 {
 		opt.MaxValueBytes = trace.DefaultMaxValueBytes
 	}
-	sr := &spanReader{r: r, max: opt.MaxValueBytes}
-	p := &parser{
-		// Duplicate names are allowed (the last wins) and invalid UTF-8 is
-		// kept: neither makes a trace unusable, and checking costs time.
-		dec:        jsontext.NewDecoder(sr, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)),
+	var reserveAt int64
+	if opt.SizeHint >= reserveMin {
+		// Late enough for the rate to settle, early enough that the
+		// events so far are few to copy.
+		reserveAt = max(opt.SizeHint/16, reserveMin/8)
+	}
+	return &parser{
+		reserveAt:  reserveAt,
+		dec:        newDecoder(r, opt.MaxValueBytes),
 		b:          trace.NewBuilder(),
 		opt:        opt,
 		slots:      map[string]int32{},
@@ -118,9 +130,6 @@ func newParser(r io.Reader, opt trace.Options) *parser {
 		procNames:  map[string]string{},
 		procLabels: map[string]string{},
 	}
-	sr.dec = p.dec
-	p.src = sr
-	return p
 }
 
 // unquote returns the content of a JSON string value, unescaped into buf
@@ -133,6 +142,7 @@ func unquote(buf *[]byte, v []byte, esc bool) []byte {
 	if !esc {
 		return v[1 : len(v)-1]
 	}
+	// Escapes are rare in traces: the jsontext unquoting will do.
 	out, err := jsontext.AppendUnquote((*buf)[:0], v)
 	if err != nil {
 		return v[1 : len(v)-1]
@@ -141,7 +151,7 @@ func unquote(buf *[]byte, v []byte, esc bool) []byte {
 	return out
 }
 
-// unquoteAny is unquote for a value not scanned by a scanner.
+// unquoteAny is unquote for a value whose escapes are not known.
 func unquoteAny(buf *[]byte, v []byte) []byte {
 	return unquote(buf, v, bytes.IndexByte(v, '\\') >= 0)
 }
@@ -154,107 +164,285 @@ func (p *parser) events() error {
 				return err
 			}
 		}
-		switch p.dec.PeekKind() {
+		if p.reserveAt > 0 && p.offset() >= p.reserveAt {
+			p.reserve(p.offset())
+		}
+		switch p.dec.peekKind() {
 		case ']':
-			_, err := p.dec.ReadToken()
+			_, err := p.dec.readToken()
 			return err
 		case '{':
-			// An event is a small value: read it whole, validated by the
-			// decoder, and walk its members with the scanner, which costs
-			// far less than a decoder call per member.
-			v, err := p.dec.ReadValue()
-			if err != nil {
+			if err := p.readEvent(); err != nil {
 				return err
 			}
-			if err := p.event(v); err != nil {
+			if err := p.keep(); err != nil {
 				return err
 			}
 		default:
-			v, err := p.dec.ReadValue()
+			v, err := p.dec.readValue()
 			if err != nil {
 				return err
 			}
-			p.drop("event is a JSON " + kindName(v.Kind()) + ", expected an object")
+			p.drop("event is a JSON " + kindName(kind(v[0])) + ", expected an object")
 		}
 	}
 }
 
-// event reads one event object and keeps it if it is usable.
-func (p *parser) event(v []byte) error {
-	p.read(v)
-	return p.keep()
-}
+// reserveMin is the smallest input whose events are estimated ahead; a
+// variable so that tests can estimate on small traces.
+var reserveMin int64 = 32 << 20
 
-// read fills p.ev from one event object; keep then decides.
-func (p *parser) read(v []byte) {
-	e := &p.ev
-	e.reset()
-	sc := &p.sc
-	if !sc.open(v) {
-		e.bad = "event is not an object"
+// reserve asks the builder for room for the events still to come in a file
+// of known size, estimated from those kept in its first off bytes: with
+// the room made at once, the builder keeps the events in one slice and
+// finishes without a second copy of them.
+func (p *parser) reserve(off int64) {
+	p.reserveAt = 0
+	n := p.b.NumEvents()
+	if n == 0 || off <= 0 || off >= p.opt.SizeHint {
 		return
 	}
+	// A tenth more than the rate so far: an estimate short by a few
+	// events costs a chunk and the copy this saves.
+	rest := float64(n) * float64(p.opt.SizeHint-off) / float64(off) * 1.1
+	p.b.Grow(int(min(rest, float64(p.opt.MaxEvents-n))))
+}
+
+// readEvent reads the event object at the decoder's position into p.ev.
+// One pass over its bytes both validates the object and takes the members
+// the analysis needs; an object that straddles the end of the window is
+// scanned again once the window has been refilled.
+func (p *parser) readEvent() error {
+	d := p.dec
 	for {
-		name, ok := sc.name()
-		if !ok {
-			break
+		if end := p.scanEvent(d.pos); end >= 0 {
+			d.pos = end
+			d.done()
+			p.intern()
+			return nil
 		}
-		key := unquote(&p.keyBuf, name, sc.esc)
-		if string(key) == "args" && sc.peek() == '{' {
-			sc.i++
-			p.args(sc)
+		if err := d.stopped(); err != nil {
+			return err
+		}
+	}
+}
+
+// scanEvent scans the event object starting at b[i], filling p.ev, and
+// returns the index past it, -1 when the scanner stopped.
+func (p *parser) scanEvent(i int) int {
+	p.ev.reset()
+	s := &p.dec.sc
+	// The event is one level inside the open containers.
+	s.depth = len(p.dec.frames)
+	if s.depth >= maxDepth {
+		s.stop = scanStop{at: i, deep: true}
+		return -1
+	}
+	s.depth++
+	return p.object(i, false)
+}
+
+// object scans the members of the object starting at b[i]: an event, or
+// with args set the event's args. Its members' values are at depth
+// s.depth.
+func (p *parser) object(i int, args bool) int {
+	s := &p.dec.sc
+	b := s.b
+	if i = s.space(i + 1); i >= len(b) {
+		return s.more(i)
+	}
+	if b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if b[i] != '"' {
+			return s.bad(i, `at start of string (expecting '"')`)
+		}
+		start := i
+		if i = s.str(i); i < 0 {
+			return -1
+		}
+		key := b[start+1 : i-1]
+		if s.esc {
+			key = unquote(&p.keyBuf, b[start:i], true)
+		}
+		// Compact JSON puts the colon right after the name and the value
+		// right after the colon; white space takes the longer way.
+		if i+1 < len(b) && b[i] == ':' && b[i+1] > ' ' {
+			i++
+		} else if i = p.colon(i); i < 0 {
+			return -1
+		}
+		if args {
+			i = p.argMember(key, i)
+		} else {
+			i = p.member(key, i)
+		}
+		if i < 0 {
+			return -1
+		}
+		if i+1 < len(b) && b[i] == ',' && b[i+1] == '"' {
+			i++
 			continue
 		}
-		val := sc.value()
-		if len(val) == 0 {
-			break
+		if i = s.space(i); i >= len(b) {
+			return s.more(i)
 		}
-		p.field(key, val, sc.esc)
+		switch b[i] {
+		case ',':
+			if i = s.space(i + 1); i >= len(b) {
+				return s.more(i)
+			}
+		case '}':
+			return i + 1
+		default:
+			return s.bad(i, "after object value (expecting ',' or '}')")
+		}
 	}
+}
+
+// colon scans white space, the colon after a member's name and white
+// space, and returns the index of the value.
+func (p *parser) colon(i int) int {
+	s := &p.dec.sc
+	if i = s.space(i); i >= len(s.b) {
+		return s.more(i)
+	}
+	if s.b[i] != ':' {
+		return s.bad(i, "after object name (expecting ':')")
+	}
+	if i = s.space(i + 1); i >= len(s.b) {
+		return s.more(i)
+	}
+	return i
+}
+
+// evKey names the event members the reader keeps.
+type evKey uint8
+
+const (
+	evOther evKey = iota
+	evPh
+	evName
+	evCat
+	evTs
+	evDur
+	evPid
+	evTid
+	evID
+	evArgs
+)
+
+func eventKey(key []byte) evKey {
+	switch string(key) {
+	case "ph":
+		return evPh
+	case "name":
+		return evName
+	case "cat":
+		return evCat
+	case "ts":
+		return evTs
+	case "dur":
+		return evDur
+	case "pid":
+		return evPid
+	case "tid":
+		return evTid
+	case "id":
+		return evID
+	case "args":
+		return evArgs
+	}
+	return evOther
+}
+
+// member scans the value, starting at b[i], of the event member key.
+func (p *parser) member(key []byte, i int) int {
+	s := &p.dec.sc
+	k := eventKey(key)
+	switch {
+	case k == evOther:
+		return s.value(i)
+	case k == evArgs && s.b[i] == '{':
+		if s.depth >= maxDepth {
+			s.stop = scanStop{at: i, deep: true}
+			return -1
+		}
+		s.depth++
+		i = p.object(i, true)
+		s.depth--
+		return i
+	}
+	start := i
+	if i = s.value(i); i >= 0 {
+		p.field(k, s.b[start:i], s.esc)
+	}
+	return i
 }
 
 // field reads the value of one event member; esc says whether a string
 // value holds escapes.
-func (p *parser) field(name, v []byte, esc bool) {
+func (p *parser) field(k evKey, v []byte, esc bool) {
 	e := &p.ev
-	switch string(name) {
-	case "ph":
+	switch k {
+	case evPh:
 		if v[0] == '"' && len(v) == 3 {
 			e.ph = v[1]
 		} else {
 			e.bad = "ph is not a one-letter string"
 		}
-	case "name":
-		p.str(&e.name, "name", v, esc)
-	case "cat":
-		p.str(&e.cat, "cat", v, esc)
-		e.flowCat = isFlowCat(p.b.Str(e.cat))
-	case "ts":
+	case evName:
+		if p.isString(v, "name") {
+			e.nameV, e.nameEsc = v, esc
+		}
+	case evCat:
+		if p.isString(v, "cat") {
+			e.catV, e.catEsc = v, esc
+			e.catFirst = e.nameV == nil
+		}
+	case evTs:
 		e.hasTs = p.micros(&e.ts, "ts", v, esc)
-	case "dur":
+	case evDur:
 		p.micros(&e.dur, "dur", v, esc) // absent, it is 0
-	case "pid":
+	case evPid:
 		p.ident(&e.pid, "pid", v, esc)
-	case "tid":
+	case evTid:
 		p.ident(&e.tid, "tid", v, esc)
-	case "id":
+	case evID:
 		e.id, e.hasID = parseID(unquote(&p.scratch, v, esc))
 	}
 }
 
-// str interns a string member; a value of another type spoils the event.
-func (p *parser) str(dst *trace.StrID, what string, v []byte, esc bool) {
+// isString reports whether v is a string; a value of another type spoils
+// the event.
+func (p *parser) isString(v []byte, what string) bool {
 	if v[0] != '"' {
-		p.ev.bad = what + " is a JSON " + kindName(jsontext.Value(v).Kind()) + ", expected a string"
-		return
+		p.ev.bad = what + " is a JSON " + kindName(kind(v[0])) + ", expected a string"
+		return false
 	}
-	*dst = p.b.InternBytes(unquote(&p.scratch, v, esc))
+	return true
+}
+
+// intern interns the event's name and cat, in the order they came.
+func (p *parser) intern() {
+	e := &p.ev
+	if e.catFirst && e.catV != nil {
+		e.cat = p.b.InternBytes(unquote(&p.scratch, e.catV, e.catEsc))
+	}
+	if e.nameV != nil {
+		e.name = p.b.InternBytes(unquote(&p.scratch, e.nameV, e.nameEsc))
+	}
+	if !e.catFirst && e.catV != nil {
+		e.cat = p.b.InternBytes(unquote(&p.scratch, e.catV, e.catEsc))
+	}
+	e.flowCat = e.catV != nil && isFlowCat(p.b.Str(e.cat))
 }
 
 // micros reads a time in microseconds, a number or a string holding one,
 // and reports whether it did.
 func (p *parser) micros(dst *int64, what string, v []byte, esc bool) bool {
-	if k := jsontext.Value(v).Kind(); k != '0' && k != '"' {
+	if k := kind(v[0]); k != '0' && k != '"' {
 		p.ev.bad = what + " is a JSON " + kindName(k) + ", expected a number"
 		return false
 	}
@@ -274,65 +462,54 @@ func (p *parser) micros(dst *int64, what string, v []byte, esc bool) bool {
 
 // ident reads a pid or tid, a number or a string, as its text.
 func (p *parser) ident(dst *[]byte, what string, v []byte, esc bool) {
-	if k := jsontext.Value(v).Kind(); k != '0' && k != '"' {
+	if k := kind(v[0]); k != '0' && k != '"' {
 		p.ev.bad = what + " is a JSON " + kindName(k) + ", expected a number or string"
 		return
 	}
 	*dst = append((*dst)[:0], unquote(&p.scratch, v, esc)...)
 }
 
-// args reads, in place, the members of an event's args object, keeping the
-// few the analysis needs, and consumes its closing brace.
-func (p *parser) args(sc *scanner) {
-	for {
-		name, ok := sc.name()
-		if !ok {
-			sc.close()
-			return
-		}
-		var which argKey
-		switch string(unquote(&p.keyBuf, name, sc.esc)) {
-		case "correlation", "correlation_id":
-			which = argCorr
-		case "device":
-			which = argDevice
-		case "stream":
-			which = argStream
-		case "kind":
-			which = argKind
-		case "name", "labels":
-			which = argName
-		default:
-			if len(sc.value()) == 0 {
-				sc.i = len(sc.b)
-				return
-			}
-			continue
-		}
-		v := sc.value()
-		if len(v) == 0 {
-			sc.i = len(sc.b)
-			return
-		}
-		p.arg(which, v, sc.esc)
-	}
-}
-
 // argKey names the arguments the reader keeps.
 type argKey uint8
 
 const (
-	argCorr argKey = iota
+	argOther argKey = iota
+	argCorr
 	argDevice
 	argStream
 	argKind
 	argName
 )
 
+// argMember scans the value, starting at b[i], of the args member key.
+func (p *parser) argMember(key []byte, i int) int {
+	s := &p.dec.sc
+	var which argKey
+	switch string(key) {
+	case "correlation", "correlation_id":
+		which = argCorr
+	case "device":
+		which = argDevice
+	case "stream":
+		which = argStream
+	case "kind":
+		which = argKind
+	case "name", "labels":
+		which = argName
+	default:
+		return s.value(i)
+	}
+	start := i
+	if i = s.value(i); i >= 0 {
+		p.arg(which, s.b[start:i], s.esc)
+	}
+	return i
+}
+
 // arg stores one wanted argument, a number or a string.
 func (p *parser) arg(which argKey, v []byte, esc bool) {
 	e := &p.ev
-	if v[0] != '"' && jsontext.Value(v).Kind() != '0' {
+	if k := kind(v[0]); k != '"' && k != '0' {
 		return
 	}
 	s := unquote(&p.scratch, v, esc)

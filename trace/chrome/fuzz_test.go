@@ -2,7 +2,11 @@ package chrome
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -55,20 +59,49 @@ func checkInvariants(t *testing.T, tr *trace.Trace) {
 	}
 }
 
-// FuzzScan feeds arbitrary bytes straight to the event scanner, which
-// normally sees only objects the decoder has validated: even so it must
-// not panic or hang.
+// FuzzScan checks the validating scanner against jsontext: arbitrary
+// bytes read as one element of the events array must be accepted exactly
+// when jsontext accepts them as one JSON value, and where both find an
+// invalid byte, at the same byte.
 func FuzzScan(f *testing.F) {
 	f.Add([]byte(`{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"args":{"correlation":1,"x":[{"}":"]"}]}}`))
 	f.Add([]byte(`{"ph":"B","name":"a\"","pid":"p","tid":1,"ts":"1.5e1","args":{"name":"n","device":"1"}}`))
 	f.Add([]byte(`{ "ph" : "i" , "ts" : 3 ,"args":{"kind":"DtoH"`))
+	f.Add([]byte(`{"a":[1,-0.5e+3,true,false,null,"\u00e9\n"],"b":{}} `))
+	f.Add([]byte(`[{"a":01}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := newParser(bytes.NewReader(nil), trace.Options{})
-		if err := p.event(data); err != nil {
-			t.Fatal(err)
+		p := newParser(bytes.NewReader(data), trace.Options{})
+		d := p.dec
+		d.frames = []frame{{open: '[', next: nextFirst}}
+		var err error
+		if d.peekKind() == '{' {
+			err = p.readEvent()
+		} else {
+			_, err = d.readValue()
 		}
-		if tr, err := p.finish(); err == nil {
-			checkInvariants(t, tr)
+		trailing := false
+		if _, more := d.space(); err == nil && more {
+			err, trailing = errors.New("trailing data"), true
+		}
+		jd := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+		_, jerr := jd.ReadValue()
+		if jerr == nil {
+			if _, jerr = jd.ReadToken(); jerr == io.EOF {
+				jerr = nil
+			} else if jerr == nil {
+				jerr = errors.New("trailing value")
+			}
+		}
+		if (err == nil) != (jerr == nil) {
+			t.Fatalf("%q: scanner error %v, jsontext error %v", data, err, jerr)
+		}
+		var serr *syntaxError
+		var jserr *jsontext.SyntacticError
+		// At a cut the reader reports where the input ends, jsontext
+		// where the cut token began.
+		if !trailing && errors.As(err, &serr) && serr.err != io.ErrUnexpectedEOF &&
+			errors.As(jerr, &jserr) && serr.off != jserr.ByteOffset {
+			t.Errorf("%q: scanner error %v, jsontext error %v", data, err, jerr)
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package chrome
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -125,16 +124,9 @@ func readParallel(opt trace.Options) (t *trace.Trace, ok bool, err error) {
 		return nil, false, nil
 	}
 	first, last := seams[0], seams[len(seams)-1]
-	br := bufio.NewReaderSize(io.MultiReader(
+	p := newParser(io.MultiReader(
 		io.NewSectionReader(ra, 0, first.next),
-		io.NewSectionReader(ra, last.next, size-last.next)), 1<<20)
-	var skipped int64
-	if head, _ := br.Peek(3); len(skipBOM(head)) != len(head) {
-		br.Discard(3)
-		skipped = 3
-	}
-	p := newParser(br, opt)
-	p.base = skipped
+		io.NewSectionReader(ra, last.next, size-last.next)), opt)
 	sp := startSplice(ra, seams, opt, workers)
 	defer sp.stop()
 	p.splice = sp
@@ -204,7 +196,7 @@ func startSplice(ra io.ReaderAt, seams []seam, opt trace.Options, workers int) *
 	for range workers {
 		go func() {
 			defer sp.wg.Done()
-			br := bufio.NewReaderSize(nil, 256<<10)
+			var win []byte // the decoder's window, reused piece after piece
 			for k := range jobs {
 				var b *batch
 				select {
@@ -212,8 +204,7 @@ func startSplice(ra io.ReaderAt, seams []seam, opt trace.Options, workers int) *
 				default:
 					b = &batch{keys: map[string]uint32{}}
 				}
-				br.Reset(io.NewSectionReader(ra, seams[k].next, seams[k+1].prev-seams[k].next))
-				b.parse(br, opt)
+				win = b.parse(io.NewSectionReader(ra, seams[k].next, seams[k+1].prev-seams[k].next), opt, win)
 				sp.out[k] <- b
 			}
 		}()
@@ -245,6 +236,9 @@ func (p *parser) spliceIn() error {
 		if err := p.replay(b); err != nil {
 			return err
 		}
+		if p.reserveAt > 0 && sp.ends[k] >= p.reserveAt {
+			p.reserve(sp.ends[k])
+		}
 		select {
 		case sp.free <- b:
 		default:
@@ -255,7 +249,10 @@ func (p *parser) spliceIn() error {
 		}
 	}
 	sp.done = true
-	p.base += sp.shift
+	// From here on the decoder reads the tail: its input offsets are
+	// the file's less the pieces.
+	p.dec.base += sp.shift
+	p.dec.span += sp.shift
 	return nil
 }
 
@@ -292,10 +289,12 @@ type record struct {
 const recordBytes = 128
 
 // parse parses the events read from r, which must be whole values
-// separated by commas, into b, emptied first.
-func (b *batch) parse(r io.Reader, opt trace.Options) {
+// separated by commas, into b, emptied first. It reads through the window
+// win, if not nil, and returns the window for the next piece.
+func (b *batch) parse(r io.Reader, opt trace.Options, win []byte) []byte {
 	r = io.MultiReader(strings.NewReader("["), r, strings.NewReader("]"))
 	p := newParser(r, opt)
+	p.dec.buf = win
 	b.strs, b.err = p.b, nil
 	b.recs, b.threads = b.recs[:0], b.threads[:0]
 	if cap(b.recs) == 0 {
@@ -303,28 +302,39 @@ func (b *batch) parse(r io.Reader, opt trace.Options) {
 	}
 	clear(b.remap)
 	clear(b.keys)
-	if _, err := p.dec.ReadToken(); err != nil {
-		b.err = err
-		return
+	b.err = b.events(p)
+	return p.dec.buf
+}
+
+// events reads the elements of the piece's array into b.
+func (b *batch) events(p *parser) error {
+	d := p.dec
+	if _, err := d.readToken(); err != nil {
+		return err
 	}
-	for p.dec.PeekKind() != ']' {
-		v, err := p.dec.ReadValue()
-		if err != nil {
-			b.err = err
-			return
-		}
-		if v.Kind() == '{' {
-			p.read(v)
-		} else {
+	for {
+		switch d.peekKind() {
+		case ']':
+			if _, err := d.readToken(); err != nil {
+				return err
+			}
+			if _, ok := d.space(); ok || d.failure != nil {
+				return errSplice // something after the closing bracket
+			}
+			return nil
+		case '{':
+			if err := p.readEvent(); err != nil {
+				return err
+			}
+		default:
+			v, err := d.readValue()
+			if err != nil {
+				return err
+			}
 			p.ev.reset()
-			p.ev.bad = "event is a JSON " + kindName(v.Kind()) + ", expected an object"
+			p.ev.bad = "event is a JSON " + kindName(kind(v[0])) + ", expected an object"
 		}
 		b.add(&p.ev)
-	}
-	if _, err := p.dec.ReadToken(); err != nil {
-		b.err = err
-	} else if _, err := p.dec.ReadToken(); err != io.EOF {
-		b.err = errSplice // something after the closing bracket
 	}
 }
 

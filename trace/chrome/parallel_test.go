@@ -65,6 +65,39 @@ func TestParallelRealTraces(t *testing.T) {
 	}
 }
 
+// TestReserveRealTraces reads every real Chrome trace as a file of known
+// size whose events are estimated ahead, and so kept in one slice grouped
+// in place, serially and in parallel: the traces must be those read
+// without the estimate.
+func TestReserveRealTraces(t *testing.T) {
+	dir := sharedTraces(t)
+	for _, tc := range realTraces {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			data := gunzipFile(t, filepath.Join(dir, tc.file))
+			plain, err := Read(bytes.NewReader(data), trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func(min int64) { reserveMin = min }(reserveMin)
+			reserveMin = int64(len(data)) / 2
+			smallPieces(t, 1<<20)
+			serial, serr := Read(bytes.NewReader(data), trace.Options{SizeHint: int64(len(data))})
+			par, used, perr := readParallel(trace.Options{Source: bytes.NewReader(data), SizeHint: int64(len(data))})
+			if serr != nil || perr != nil || !used && len(data) > 4<<20 {
+				t.Fatalf("serial: %v, parallel: %v (used %v)", serr, perr, used)
+			}
+			if used {
+				par.Bytes = 0
+			} else {
+				par = serial
+			}
+			if !reflect.DeepEqual(plain, serial) || !reflect.DeepEqual(plain, par) {
+				t.Errorf("read with the events estimated differs: serial %s, parallel %s", traceDiff(plain, serial), traceDiff(plain, par))
+			}
+		})
+	}
+}
+
 // TestParallelFallback checks inputs where seams lie: a "},{" inside
 // strings, invalid JSON in a middle piece, events split by B/E across
 // pieces, truncation in the tail. Either way the result must be the

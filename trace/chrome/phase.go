@@ -148,6 +148,9 @@ func (p *parser) slot() int32 {
 	return i
 }
 
+// flowChunk is the number of flow points in a chunk of the flow list.
+const flowChunk = 16 << 10
+
 // flow records a launch flow point; Kineto's flow id is the correlation id.
 func (p *parser) flow() error {
 	e := &p.ev
@@ -156,10 +159,15 @@ func (p *parser) flow() error {
 	}
 	// A launch has two flow points: more than two per event allowed are
 	// not a real trace.
-	if len(p.flows) >= 2*p.opt.MaxEvents {
+	if p.nflows >= 2*p.opt.MaxEvents {
 		return p.tooMany()
 	}
-	p.flows = append(p.flows, flow{slot: p.slot(), ts: e.ts, id: e.id})
+	if k := len(p.flows); k == 0 || len(p.flows[k-1]) == cap(p.flows[k-1]) {
+		p.flows = append(p.flows, make([]flow, 0, flowChunk))
+	}
+	k := len(p.flows) - 1
+	p.flows[k] = append(p.flows[k], flow{slot: p.slot(), ts: e.ts, id: e.id})
+	p.nflows++
 	return nil
 }
 

@@ -1,13 +1,10 @@
 package chrome
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -68,17 +65,7 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if t, ok, err := readParallel(opt); ok {
 		return t, err
 	}
-	br, ok := r.(*bufio.Reader)
-	if !ok {
-		br = bufio.NewReaderSize(r, 1<<20)
-	}
-	var skipped int64
-	if head, _ := br.Peek(3); len(skipBOM(head)) != len(head) {
-		br.Discard(3)
-		skipped = 3
-	}
-	p := newParser(br, opt)
-	p.base = skipped
+	p := newParser(r, opt)
 	if err := p.document(); err != nil {
 		return nil, err
 	}
@@ -88,21 +75,27 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 // document reads the top-level value. It returns an error only when the
 // input is unusable; a cut after some events is recorded on the builder.
 func (p *parser) document() error {
-	tok, err := p.dec.ReadToken()
+	d := p.dec
+	d.skipBOM()
+	start := d.offset()
+	k, err := d.readToken()
+	if err == io.EOF && d.failure != nil { // not the end: the input failed
+		err = d.ended()
+	}
 	if err != nil {
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF {
 			return errors.New("no JSON value (empty or only white space), expected a JSON object or array of trace events")
 		}
-		return p.jsonError(err)
+		return p.cut(err)
 	}
-	switch tok.Kind() {
+	switch k {
 	case '[':
 		p.sawEvents = true
 		err = p.events()
 	case '{':
 		err = p.topObject()
 	default:
-		return fmt.Errorf("top-level JSON %s at byte %d, expected an object with traceEvents or an array of events", kindName(tok.Kind()), p.base)
+		return fmt.Errorf("top-level JSON %s at byte %d, expected an object with traceEvents or an array of events", kindName(k), start)
 	}
 	if err != nil {
 		return p.cut(err)
@@ -110,21 +103,22 @@ func (p *parser) document() error {
 	if !p.sawEvents {
 		return errors.New("no traceEvents array in the top-level object: not a Chrome trace")
 	}
-	// Only white space may follow the top-level value.
-	if _, err := p.dec.ReadToken(); err != nil && !errors.Is(err, io.EOF) {
-		off := p.offset()
-		var serr *jsontext.SyntacticError
-		switch {
-		case limitError(err, off) != nil:
-			return limitError(err, off)
-		case errors.As(err, &serr):
-			p.b.Warn("ignored trailing data at byte %d after the trace", p.base+serr.ByteOffset)
-		default: // the trace is whole, but what follows could not be read
-			if inner := errors.Unwrap(err); inner != nil {
-				err = inner // drop the decoder's "read error" wrapping
-			}
-			p.b.Warn("after the end of the trace at byte %d: %v", off, err)
-		}
+	return p.trailing()
+}
+
+// trailing checks that only white space follows the top-level value.
+func (p *parser) trailing() error {
+	d := p.dec
+	_, ok := d.space()
+	switch {
+	case ok:
+		p.b.Warn("ignored trailing data at byte %d after the trace", d.offset())
+	case d.err != nil: // the span cap
+		return d.err
+	case errors.Is(d.failure, trace.ErrLimit):
+		return d.failure
+	case d.failure != nil: // the trace is whole, but what follows could not be read
+		p.b.Warn("after the end of the trace at byte %d: %v", d.offset(), d.failure)
 	}
 	return nil
 }
@@ -132,41 +126,38 @@ func (p *parser) document() error {
 // cut decides what a read error means: with events already parsed the
 // trace is kept as truncated; otherwise the error is returned.
 func (p *parser) cut(err error) error {
-	off := p.offset()
-	var serr *jsontext.SyntacticError
-	if errors.As(err, &serr) {
-		off = p.base + serr.ByteOffset
-	}
-	if lerr := limitError(err, off); lerr != nil {
+	if lerr := limitError(err); lerr != nil {
 		return lerr
 	}
-	eof := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
-	// The decoder may report a failed read as a value cut short; the
-	// input knows why it stopped.
-	why := p.src.failure
+	var serr *syntaxError
+	if !errors.As(err, &serr) {
+		return err
+	}
+	// Input that ended early may have ended for a reason: a cut gzip
+	// stream, an I/O error, one of trace.Read's limits.
+	eof := serr.err == io.ErrUnexpectedEOF
+	why := p.dec.failure
+	if eof && errors.Is(why, trace.ErrLimit) {
+		return why
+	}
 	n := p.b.NumEvents()
 	if n == 0 {
 		switch {
-		case why != nil:
-			return fmt.Errorf("truncated at byte %d before any event (%w)", off, why)
-		case eof && serr != nil:
-			return fmt.Errorf("truncated at byte %d before any event", off)
+		case eof && why != nil:
+			return fmt.Errorf("truncated at byte %d before any event (%w)", serr.off, why)
+		case eof:
+			return fmt.Errorf("truncated at byte %d before any event", serr.off)
 		}
-		return p.jsonError(err)
+		return serr
 	}
 	p.b.Truncated = true
 	switch {
-	case why != nil:
-		p.b.Warn("truncated at byte %d (%v): kept %d events", off, why, n)
-	case serr != nil && eof:
-		p.b.Warn("truncated at byte %d: kept %d events", off, n)
-	case serr != nil:
-		p.b.Warn("invalid JSON at byte %d (%v): kept %d events before it", off, serr.Err, n)
-	default: // a read error: a cut gzip stream, an I/O failure
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner // drop the decoder's "read error" wrapping
-		}
-		p.b.Warn("truncated at byte %d (%v): kept %d events", off, err, n)
+	case eof && why != nil:
+		p.b.Warn("truncated at byte %d (%v): kept %d events", serr.off, why, n)
+	case eof:
+		p.b.Warn("truncated at byte %d: kept %d events", serr.off, n)
+	default:
+		p.b.Warn("invalid JSON at byte %d (%v): kept %d events before it", serr.off, serr.err, n)
 	}
 	return nil
 }
@@ -177,27 +168,10 @@ type fatalError struct{ err error }
 func (e *fatalError) Error() string { return e.err.Error() }
 func (e *fatalError) Unwrap() error { return e.err }
 
-// jsonError turns a decoder error into one line with the byte offset.
-func (p *parser) jsonError(err error) error {
-	var serr *jsontext.SyntacticError
-	if errors.As(err, &serr) {
-		if errors.Is(serr.Err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("truncated at byte %d before any event", p.base+serr.ByteOffset)
-		}
-		return fmt.Errorf("invalid JSON at byte %d: %v", p.base+serr.ByteOffset, serr.Err)
-	}
-	if inner := errors.Unwrap(err); inner != nil {
-		err = inner // drop the decoder's "read error" wrapping
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("truncated at byte %d before any event (%w)", p.offset(), err)
-	}
-	return fmt.Errorf("reading at byte %d: %w", p.offset(), err)
-}
+func (p *parser) offset() int64 { return p.dec.offset() }
 
-func (p *parser) offset() int64 { return p.base + p.dec.InputOffset() }
-
-func kindName(k jsontext.Kind) string {
+// kindName names a token kind as returned by kind.
+func kindName(k byte) string {
 	switch k {
 	case '"':
 		return "string"
@@ -218,8 +192,8 @@ func kindName(k jsontext.Kind) string {
 // topObject reads the members of the top-level object. Members before and
 // after traceEvents are read alike.
 func (p *parser) topObject() error {
-	for p.dec.PeekKind() != '}' {
-		name, err := p.dec.ReadValue()
+	for p.dec.peekKind() != '}' {
+		name, err := p.dec.readValue()
 		if err != nil {
 			return err
 		}
@@ -235,30 +209,30 @@ func (p *parser) topObject() error {
 		case "traceName":
 			err = p.metaValue("trace_name")
 		default:
-			err = p.dec.SkipValue()
+			err = p.dec.skipValue()
 		}
 		if err != nil {
 			return err
 		}
 	}
-	_, err := p.dec.ReadToken()
+	_, err := p.dec.readToken()
 	return err
 }
 
 func (p *parser) traceEvents() error {
-	if k := p.dec.PeekKind(); k != '[' {
+	if k := p.dec.peekKind(); k != '[' {
 		if k == 0 { // a read or syntax error: let the next read report it
-			_, err := p.dec.ReadValue()
+			_, err := p.dec.readValue()
 			return err
 		}
-		v, err := p.dec.ReadValue()
+		v, err := p.dec.readValue()
 		if err != nil {
 			return err
 		}
 		off := p.offset() - int64(len(v))
 		return &fatalError{fmt.Errorf("traceEvents at byte %d is a JSON %s, expected an array of events", off, kindName(k))}
 	}
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
 	p.sawEvents = true
@@ -267,11 +241,11 @@ func (p *parser) traceEvents() error {
 
 // metaValue stores a scalar top-level member in Meta under key.
 func (p *parser) metaValue(key string) error {
-	v, err := p.dec.ReadValue()
+	v, err := p.dec.readValue()
 	if err != nil {
 		return err
 	}
-	switch v.Kind() {
+	switch kind(v[0]) {
 	case '"', '0':
 		p.b.Meta[key] = string(unquoteAny(&p.scratch, v))
 	}
@@ -280,14 +254,14 @@ func (p *parser) metaValue(key string) error {
 
 // distributedInfo keeps the rank and world size of a distributed run.
 func (p *parser) distributedInfo() error {
-	if p.dec.PeekKind() != '{' {
-		return p.dec.SkipValue()
+	if p.dec.peekKind() != '{' {
+		return p.dec.skipValue()
 	}
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
-	for p.dec.PeekKind() != '}' {
-		name, err := p.dec.ReadValue()
+	for p.dec.peekKind() != '}' {
+		name, err := p.dec.readValue()
 		if err != nil {
 			return err
 		}
@@ -295,27 +269,27 @@ func (p *parser) distributedInfo() error {
 		case "rank", "world_size", "backend":
 			err = p.metaValue(key)
 		default:
-			err = p.dec.SkipValue()
+			err = p.dec.skipValue()
 		}
 		if err != nil {
 			return err
 		}
 	}
-	_, err := p.dec.ReadToken()
+	_, err := p.dec.readToken()
 	return err
 }
 
 // deviceProperties keeps the device names as Meta["device.<id>.name"].
 func (p *parser) deviceProperties() error {
-	if p.dec.PeekKind() != '[' {
-		return p.dec.SkipValue()
+	if p.dec.peekKind() != '[' {
+		return p.dec.skipValue()
 	}
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
-	for p.dec.PeekKind() != ']' {
-		if p.dec.PeekKind() != '{' {
-			if err := p.dec.SkipValue(); err != nil {
+	for p.dec.peekKind() != ']' {
+		if p.dec.peekKind() != '{' {
+			if err := p.dec.skipValue(); err != nil {
 				return err
 			}
 			continue
@@ -324,32 +298,32 @@ func (p *parser) deviceProperties() error {
 			return err
 		}
 	}
-	_, err := p.dec.ReadToken()
+	_, err := p.dec.readToken()
 	return err
 }
 
 func (p *parser) deviceProperty() error {
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
 	var id, name string
-	for p.dec.PeekKind() != '}' {
-		key, err := p.dec.ReadValue()
+	for p.dec.peekKind() != '}' {
+		key, err := p.dec.readValue()
 		if err != nil {
 			return err
 		}
 		k := string(unquoteAny(&p.keyBuf, key))
 		if k != "id" && k != "name" {
-			if err := p.dec.SkipValue(); err != nil {
+			if err := p.dec.skipValue(); err != nil {
 				return err
 			}
 			continue
 		}
-		v, err := p.dec.ReadValue()
+		v, err := p.dec.readValue()
 		if err != nil {
 			return err
 		}
-		if v.Kind() == '"' || v.Kind() == '0' {
+		if vk := kind(v[0]); vk == '"' || vk == '0' {
 			if k == "id" {
 				id = string(unquoteAny(&p.scratch, v))
 			} else {
@@ -360,6 +334,6 @@ func (p *parser) deviceProperty() error {
 	if id != "" && name != "" {
 		p.b.Meta["device."+id+".name"] = name
 	}
-	_, err := p.dec.ReadToken()
+	_, err := p.dec.readToken()
 	return err
 }

@@ -13,7 +13,7 @@ type lineHead struct {
 	id            int64
 	count         int // events
 	ts            int64
-	name, display span
+	name, display string
 	// events spans the line's events: the first event's tag to the end of
 	// the last one.
 	events span
@@ -29,75 +29,126 @@ var lineFields = map[int]string{
 	11: "XLine.display_name (11)",
 }
 
+// eventTag is the tag of XLine.events (4), a length-delimited field.
+const eventTag = 4<<3 | 2
+
+// nextEvent reads the header of the event field at b[i:] when it is one
+// whose contents lie wholly in b, and returns the contents' bounds in b.
+// Anything else (another field, a long or cut length) reports false and is
+// left to the careful path.
+func nextEvent(b []byte, i int) (lo, hi int, ok bool) {
+	if i+1 >= len(b) || b[i] != eventTag {
+		return 0, 0, false
+	}
+	size, lo := uint64(b[i+1]), i+2
+	if size >= 0x80 {
+		if size, lo = varint(b, i+1, len(b)); lo < 0 {
+			return 0, 0, false
+		}
+	}
+	if size > uint64(len(b)-lo) {
+		return 0, 0, false
+	}
+	return lo, lo + int(size), true
+}
+
+// within returns the window up to end, the end of the message being
+// walked, for the fast loops to index from w.base.
+func (w *wire) within(end int) []byte {
+	return w.buf[:min(end-w.base, len(w.buf))]
+}
+
 // scanLine reads a line's header. display_name (11) follows the events in
 // the encoding, so the events are stepped over here and decoded afterwards.
 func (d *decoder) scanLine(l span) (lineHead, error) {
 	h := lineHead{events: span{l.hi, l.hi}}
 	first := true
 	for off := l.lo; off < l.hi; {
-		if d.buf[off] == 4<<3|2 { // an event, the common case
-			size, lo := uvarint(d.buf, off+1, l.hi)
-			if lo >= 0 && size <= uint64(l.hi-lo) {
-				if first {
-					h.events.lo, first = off, false
-				}
-				off = lo + int(size)
-				h.events.hi = off
-				h.count++
-				continue
-			}
-		}
-		num, typ, next, err := d.tag(off, l.hi)
-		if err != nil {
+		if err := d.loadHead(off, l.hi); err != nil {
 			return h, err
 		}
-		what, known := lineFields[int(num)]
-		if !known {
-			if off, err = d.skip(num, typ, next, l.hi); err != nil {
-				return h, err
+		// Step over the events the window holds.
+		b, base := d.within(l.hi), d.base
+		i := off - base
+		for {
+			_, hi, ok := nextEvent(b, i)
+			if !ok {
+				break
 			}
-			continue
+			if first {
+				h.events.lo, first = base+i, false
+			}
+			i = hi
+			h.events.hi = base + i
+			h.count++
 		}
-		switch num {
-		case 2, 4, 11:
-			if err := d.want(off, what, typ, bytesType); err != nil {
-				return h, err
-			}
-			lo, hi, err := d.bytes(next, l.hi, what)
-			if err != nil {
-				return h, err
-			}
-			switch num {
-			case 2:
-				h.name = span{lo, hi}
-			case 11:
-				h.display = span{lo, hi}
-			case 4:
-				if first {
-					h.events.lo, first = off, false
-				}
-				h.events.hi = hi
-				h.count++
-			}
-			off = hi
-		default:
-			if err := d.want(off, what, typ, varintType); err != nil {
-				return h, err
-			}
-			v, n, err := d.varint(next, l.hi, what)
-			if err != nil {
-				return h, err
-			}
-			switch num {
-			case 1:
-				h.id = int64(v)
-			case 3:
-				h.ts = int64(v)
-			}
-			off = n
+		if off = base + i; off >= l.hi {
+			break
+		}
+		if err := d.loadHead(off, l.hi); err != nil {
+			return h, err
+		}
+		var err error
+		if off, err = d.lineField(off, l.hi, &h, &first); err != nil {
+			return h, err
 		}
 	}
 	return h, nil
+}
+
+// lineField reads the line field at off, or steps over an event that the
+// window did not hold.
+func (d *decoder) lineField(off, end int, h *lineHead, first *bool) (int, error) {
+	num, typ, next, err := d.tag(off, end)
+	if err != nil {
+		return 0, err
+	}
+	what, known := lineFields[int(num)]
+	if !known {
+		return d.skip(num, typ, next, end)
+	}
+	switch num {
+	case 2, 4, 11:
+		if err := d.want(off, what, typ, bytesType); err != nil {
+			return 0, err
+		}
+		lo, hi, err := d.bytes(next, end, what)
+		if err != nil {
+			return 0, err
+		}
+		switch num {
+		case 2, 11:
+			if err := d.load(lo, hi); err != nil {
+				return 0, err
+			}
+			if num == 2 {
+				h.name = string(d.bytesAt(lo, hi))
+			} else {
+				h.display = string(d.bytesAt(lo, hi))
+			}
+		case 4:
+			if *first {
+				h.events.lo, *first = off, false
+			}
+			h.events.hi = hi
+			h.count++
+		}
+		return hi, nil
+	}
+	if err := d.want(off, what, typ, varintType); err != nil {
+		return 0, err
+	}
+	v, n, err := d.varint(next, end, what)
+	if err != nil {
+		return 0, err
+	}
+	switch num {
+	case 1:
+		h.id = int64(v)
+	case 3:
+		h.ts = int64(v)
+	}
+	return n, nil
 }
 
 // lineState is what adding a line's events needs.
@@ -108,44 +159,66 @@ type lineState struct {
 	track int32 // -1 until the line's first event is kept
 }
 
+// readLine decodes a scanned line's events. The events the window holds
+// are decoded straight from it; the window moves on where one is cut.
 func (d *decoder) readLine(h lineHead, pk planeKind) error {
 	ls := lineState{head: h, pk: pk, track: -1}
-	ls.class = classifyLine(pk, h.id, string(d.buf[h.name.lo:h.name.hi]))
+	ls.class = classifyLine(pk, h.id, h.name)
 	d.event = 0
 	for off, end := h.events.lo, h.events.hi; off < end; {
-		if d.buf[off] == 4<<3|2 { // an event, the common case
-			size, lo := uvarint(d.buf, off+1, end)
-			if lo >= 0 && size <= uint64(end-lo) {
-				if err := d.readEvent(lo, lo+int(size), &ls); err != nil {
-					return err
-				}
-				d.event++
-				off = lo + int(size)
-				continue
-			}
-		}
-		num, typ, next, err := d.tag(off, end)
-		if err != nil {
+		if err := d.loadHead(off, end); err != nil {
 			return err
 		}
-		if num != 4 { // another line field between events
-			if off, err = d.skip(num, typ, next, end); err != nil {
+		b, base := d.within(end), d.base
+		i := off - base
+		for {
+			lo, hi, ok := nextEvent(b, i)
+			if !ok {
+				break
+			}
+			if err := d.readEvent(base+lo, base+hi, &ls); err != nil {
 				return err
 			}
-			continue
+			d.event++
+			i = hi
 		}
-		lo, hi, err := d.bytes(next, end, "XLine.events (4)")
-		if err != nil {
+		if off = base + i; off >= end {
+			break
+		}
+		var err error
+		if off, err = d.eventField(off, end, &ls); err != nil {
 			return err
 		}
-		if err := d.readEvent(lo, hi, &ls); err != nil {
-			return err
-		}
-		d.event++
-		off = hi
 	}
 	d.event = -1
 	return nil
+}
+
+// eventField reads the line field at off: an event that the window did
+// not hold whole, or another line field between events.
+func (d *decoder) eventField(off, end int, ls *lineState) (int, error) {
+	if err := d.loadHead(off, end); err != nil {
+		return 0, err
+	}
+	num, typ, next, err := d.tag(off, end)
+	if err != nil {
+		return 0, err
+	}
+	if num != 4 {
+		return d.skip(num, typ, next, end)
+	}
+	lo, hi, err := d.bytes(next, end, "XLine.events (4)")
+	if err != nil {
+		return 0, err
+	}
+	if err := d.load(lo, hi); err != nil {
+		return 0, err
+	}
+	if err := d.readEvent(lo, hi, ls); err != nil {
+		return 0, err
+	}
+	d.event++
+	return hi, nil
 }
 
 // rawEvent is one XEvent as decoded, before it is turned into an Event.
@@ -156,75 +229,74 @@ type rawEvent struct {
 	stats       eventStats
 }
 
-// readEvent decodes one XEvent and adds it to the trace: the hot loop. It
-// handles the encoding profilers write (one-byte tags, the expected wire
-// types, well-formed stats) and leaves anything else, errors included, to
-// readEventCarefully.
+// readEvent decodes the XEvent at [lo, hi), which is loaded, and adds it
+// to the trace.
 func (d *decoder) readEvent(lo, hi int, ls *lineState) error {
 	var ev rawEvent
-	b := d.buf
-	for off := lo; off < hi; {
-		switch c := b[off]; c {
-		case 1<<3 | 0, 2<<3 | 0, 3<<3 | 0, 5<<3 | 0:
-			v, n := uvarint(b, off+1, hi)
-			if n < 0 {
-				return d.readEventCarefully(lo, hi, ls)
-			}
-			switch c >> 3 {
-			case 1:
-				ev.meta = v
-			case 2:
-				ev.off, ev.occurrences = int64(v), false
-			case 3:
-				ev.dur = int64(v)
-			case 5:
-				ev.occurrences = true
-			}
-			off = n
-		case 4<<3 | 2:
-			// Stats are short: their length fits one byte.
-			size, slo := uint64(0), -1
-			if off+1 < hi && b[off+1] < 0x80 {
-				size, slo = uint64(b[off+1]), off+2
-			} else {
-				size, slo = uvarint(b, off+1, hi)
-			}
-			if slo < 0 || size > uint64(hi-slo) {
-				return d.readEventCarefully(lo, hi, ls)
-			}
-			shi := slo + int(size)
-			if !d.boring(slo, shi) {
-				id, v, ok := d.readStatFast(slo, shi)
-				if !ok {
-					return d.readEventCarefully(lo, hi, ls)
-				}
-				d.interpret(id, v, &ev.stats)
-			}
-			off = shi
-		default:
-			return d.readEventCarefully(lo, hi, ls)
-		}
+	if !d.readEventFast(lo-d.base, hi-d.base, &ev) {
+		return d.readEventCarefully(lo, hi, ls)
 	}
 	return d.add(&ev, ls)
 }
 
-// boring reports whether the XStat in [lo, hi) starts with the id of a
+// readEventFast decodes the XEvent in the window's [i, end) into ev: the
+// hot loop. It handles the encoding profilers write (one-byte tags, the
+// expected wire types, well-formed stats) and reports false for anything
+// else, errors included, which readEventCarefully then decodes. Varints
+// are read from the window, which may go on past the event.
+func (d *decoder) readEventFast(i, end int, ev *rawEvent) bool {
+	b := d.buf
+	for i < end {
+		c := b[i]
+		if i+1 >= end {
+			return false
+		}
+		v, n := uint64(b[i+1]), i+2
+		if v >= 0x80 {
+			if v, n = varint(b, i+1, end); n < 0 {
+				return false
+			}
+		}
+		switch c {
+		case 1<<3 | 0:
+			ev.meta = v
+		case 2<<3 | 0:
+			ev.off, ev.occurrences = int64(v), false
+		case 3<<3 | 0:
+			ev.dur = int64(v)
+		case 5<<3 | 0:
+			ev.occurrences = true
+		case 4<<3 | 2: // a stat; v is its length
+			if v > uint64(end-n) {
+				return false
+			}
+			hi := n + int(v)
+			if !d.boring(b, n, hi) {
+				id, sv, ok := readStatFast(b, n, hi, d.base)
+				if !ok {
+					return false
+				}
+				d.interpret(id, sv, &ev.stats)
+			}
+			n = hi
+		default:
+			return false
+		}
+		i = n
+	}
+	return true
+}
+
+// boring reports whether the XStat in b[i:end] starts with the id of a
 // stat the reader does not interpret, so that its value need not be
 // decoded. Profilers write the id first; a stat that does not start with
 // it is looked at closely.
-func (d *decoder) boring(lo, hi int) bool {
-	if lo+1 >= hi || d.buf[lo] != 1<<3|0 {
+func (d *decoder) boring(b []byte, i, end int) bool {
+	if end-i < 2 || b[i] != 1<<3|0 {
 		return false
 	}
-	id := uint64(d.buf[lo+1])
-	if id >= 0x80 {
-		var n int
-		if id, n = uvarint(d.buf, lo+1, hi); n < 0 {
-			return false
-		}
-	}
-	m, _ := d.stats.get(id)
-	return m.kind == statOther
+	id, n := varint(b, i+1, end)
+	return n >= 0 && d.statKind(id) == statOther
 }
 
 // readEventCarefully decodes an XEvent field by field, checking each,
@@ -405,9 +477,9 @@ func (d *decoder) stepName(name trace.StrID, s *eventStats) trace.StrID {
 // track creates the track of a line on its first kept event.
 func (d *decoder) track(ls *lineState) int32 {
 	h := &ls.head
-	thread := string(d.buf[h.display.lo:h.display.hi])
+	thread := h.display
 	if thread == "" {
-		thread = string(d.buf[h.name.lo:h.name.hi])
+		thread = h.name
 	}
 	if thread == "" {
 		thread = "line " + strconv.FormatInt(h.id, 10)

@@ -1,6 +1,7 @@
 package xplane
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,14 @@ func (t *idTable[T]) put(id uint64, v T) {
 		t.set = append(t.set, false)
 	}
 	t.dense[id], t.set[id] = v, true
+}
+
+// statKind returns what the stat with metadata id is to the reader.
+func (d *decoder) statKind(id uint64) statKind {
+	if id < uint64(len(d.stats.dense)) {
+		return d.stats.dense[id].kind
+	}
+	return d.stats.sparse[id].kind
 }
 
 func (t *idTable[T]) get(id uint64) (T, bool) {
@@ -135,18 +144,18 @@ const (
 	statRef    = 7
 )
 
-// readStatFast decodes an XStat written the usual way: one-byte tags of
-// known fields with their proper wire types. It reports false for anything
-// else, which readStat then decodes or rejects.
-func (d *decoder) readStatFast(lo, hi int) (uint64, statValue, bool) {
+// readStatFast decodes the XStat in b[i:end], where b starts at byte
+// base of the input, written the usual way: one-byte tags of known fields
+// with their proper wire types. It reports false for anything else, which
+// readStat then decodes or rejects.
+func readStatFast(b []byte, i, end, base int) (uint64, statValue, bool) {
 	var id uint64
 	var v statValue
-	b := d.buf
-	for off := lo; off < hi; {
-		c := b[off]
+	for i < end {
+		c := b[i]
 		switch c {
 		case 1<<3 | 0, statUint<<3 | 0, statInt<<3 | 0, statRef<<3 | 0:
-			u, n := uvarint(b, off+1, hi)
+			u, n := varint(b, i+1, end)
 			if n < 0 {
 				return 0, v, false
 			}
@@ -155,19 +164,18 @@ func (d *decoder) readStatFast(lo, hi int) (uint64, statValue, bool) {
 			} else {
 				v = statValue{typ: c >> 3, u: u}
 			}
-			off = n
+			i = n
 		case statDouble<<3 | 1:
-			if hi-off < 9 {
+			if end-i < 9 {
 				return 0, v, false
 			}
-			u, _, _ := d.fixed64At(off+1, hi, "")
-			v, off = statValue{typ: statDouble, u: u}, off+9
+			v, i = statValue{typ: statDouble, u: binary.LittleEndian.Uint64(b[i+1:])}, i+9
 		case statStr<<3 | 2, statBytes<<3 | 2:
-			size, slo := uvarint(b, off+1, hi)
-			if slo < 0 || size > uint64(hi-slo) {
+			size, lo := varint(b, i+1, end)
+			if lo < 0 || size > uint64(end-lo) {
 				return 0, v, false
 			}
-			v, off = statValue{typ: c >> 3, lo: slo, hi: slo + int(size)}, slo+int(size)
+			v, i = statValue{typ: c >> 3, lo: base + lo, hi: base + lo + int(size)}, lo+int(size)
 		default:
 			return 0, v, false
 		}
@@ -253,7 +261,7 @@ func (v statValue) intValue() (int64, bool) {
 func (d *decoder) str(v statValue) string {
 	switch v.typ {
 	case statStr, statBytes:
-		return string(d.buf[v.lo:v.hi])
+		return string(d.bytesAt(v.lo, v.hi))
 	case statRef:
 		m, _ := d.stats.get(v.u)
 		return m.name
@@ -317,7 +325,7 @@ func (d *decoder) readStatMeta(lo, hi int) error {
 		if err != nil {
 			return err
 		}
-		name, off = string(d.buf[slo:shi]), shi
+		name, off = string(d.bytesAt(slo, shi)), shi
 	}
 	d.stats.put(id, statMeta{name: name, kind: statKinds[name]})
 	return nil
@@ -377,11 +385,11 @@ var eventMetaFields = map[protowire.Number]string{
 }
 
 func (d *decoder) newEventMeta(name, display span, st eventStats) eventMeta {
-	raw := d.buf[name.lo:name.hi]
+	raw := d.bytesAt(name.lo, name.hi)
 	m := eventMeta{rawName: d.b.InternBytes(raw), stats: st}
 	m.name = m.rawName
 	if display.hi > display.lo {
-		m.name = d.b.InternBytes(d.buf[display.lo:display.hi])
+		m.name = d.b.InternBytes(d.bytesAt(display.lo, display.hi))
 	}
 	m.digits = hasDigit(d.b.Str(m.name))
 	m.rawDigits = hasDigit(string(raw))

@@ -30,6 +30,9 @@ var planeFields = map[int]string{
 func (d *decoder) scanPlane(p span) (planeScan, error) {
 	var pl planeScan
 	for off := p.lo; off < p.hi; {
+		if err := d.loadHead(off, p.hi); err != nil {
+			return pl, err
+		}
 		num, typ, next, err := d.tag(off, p.hi)
 		if err != nil {
 			return pl, err
@@ -51,7 +54,10 @@ func (d *decoder) scanPlane(p span) (planeScan, error) {
 		s := span{lo, hi}
 		switch num {
 		case 2:
-			pl.name = string(d.buf[lo:hi])
+			if err := d.load(lo, hi); err != nil {
+				return pl, err
+			}
+			pl.name = string(d.bytesAt(lo, hi))
 		case 3:
 			d.line = len(pl.lines)
 			h, err := d.scanLine(s)
@@ -79,12 +85,18 @@ func (d *decoder) readPlane(pl *planeScan) error {
 	d.events.reset(len(pl.evMeta))
 	d.part = "stat_metadata"
 	for _, s := range pl.statMeta {
+		if err := d.load(s.lo, s.hi); err != nil {
+			return err
+		}
 		if err := d.readStatMeta(s.lo, s.hi); err != nil {
 			return err
 		}
 	}
 	d.part = "event_metadata"
 	for _, s := range pl.evMeta {
+		if err := d.load(s.lo, s.hi); err != nil {
+			return err
+		}
 		if err := d.readEventMeta(s.lo, s.hi); err != nil {
 			return err
 		}
@@ -117,6 +129,9 @@ var planeMeta = map[string]string{
 // type, the profile's start and stop time.
 func (d *decoder) planeStats(pl *planeScan) error {
 	for _, s := range pl.pstats {
+		if err := d.load(s.lo, s.hi); err != nil {
+			return err
+		}
 		id, v, err := d.readStat(s.lo, s.hi)
 		if err != nil {
 			return err

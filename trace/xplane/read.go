@@ -17,9 +17,15 @@ func init() {
 }
 
 // Read reads a whole XSpace from r. An XSpace is one message whose planes
-// can come in any order, so the input is held in memory while it is
-// decoded; the trace keeps none of it.
+// hold their metadata after the lines that refer to it, so the input is
+// walked twice: once to find its parts and count its events, once to
+// decode them. A file (opt.Source) is read a window at a time in each
+// walk; any other input is held in memory while it is decoded. The trace
+// keeps none of it.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
+	if opt.Source != nil && opt.SizeHint > 0 && opt.SizeHint < math.MaxInt {
+		return decode(wire{src: opt.Source, size: int(opt.SizeHint)}, opt)
+	}
 	buf, err := readAll(r, opt.SizeHint)
 	if err != nil {
 		return nil, fmt.Errorf("reading XSpace: %w", err)
@@ -33,20 +39,40 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 // (negative times, aggregated events without a start) are dropped and
 // counted in the trace's warnings.
 func Decode(buf []byte, opt trace.Options) (*trace.Trace, error) {
+	return decode(wire{buf: buf, size: len(buf)}, opt)
+}
+
+func decode(w wire, opt trace.Options) (*trace.Trace, error) {
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = trace.DefaultMaxEvents
 	}
-	d := &decoder{
-		wire:      wire{buf: buf, plane: -1, line: -1, event: -1},
-		b:         trace.NewBuilder(),
-		maxEvents: opt.MaxEvents,
+	w.plane, w.line, w.event = -1, -1, -1
+	d := &decoder{wire: w, b: trace.NewBuilder(), maxEvents: opt.MaxEvents}
+	if opt.Progress != nil && w.src != nil {
+		d.progress = d.reportProgress(opt.Progress)
 	}
 	if err := d.space(); err != nil {
 		return nil, err
 	}
 	t := d.b.Finish()
-	t.Bytes = int64(len(buf))
+	t.Bytes = int64(w.size)
 	return t, nil
+}
+
+// reportProgress turns window moves into calls of f at most every 4 MB.
+// The input is walked twice, so each walk counts for half.
+func (d *decoder) reportProgress(f func(read, total int64)) func(int) {
+	last := 0
+	return func(off int) {
+		done := off / 2
+		if d.decoding {
+			done += d.size / 2
+		}
+		if done-last >= 4<<20 {
+			last = done
+			f(int64(done), int64(d.size))
+		}
+	}
 }
 
 // readAll reads r to the end. With a size hint it reads into one buffer of
@@ -116,6 +142,7 @@ type decoder struct {
 
 	hostnames []string
 	warned    int
+	decoding  bool // in the second walk
 }
 
 // maxProfilerWarnings bounds how many of the XSpace's own errors and
@@ -126,8 +153,11 @@ const maxProfilerWarnings = 10
 // and warnings, and the host names.
 func (d *decoder) space() error {
 	var planes []span
-	end := len(d.buf)
+	end := d.size
 	for off := 0; off < end; {
+		if err := d.loadHead(off, end); err != nil {
+			return err
+		}
 		num, typ, next, err := d.tag(off, end)
 		if err != nil {
 			return err
@@ -146,13 +176,18 @@ func (d *decoder) space() error {
 		if err != nil {
 			return err
 		}
+		if num != 1 {
+			if err := d.load(lo, hi); err != nil {
+				return err
+			}
+		}
 		switch num {
 		case 1:
 			planes = append(planes, span{lo, hi})
 		case 2, 3:
-			d.profilerWarning(name, string(d.buf[lo:hi]))
+			d.profilerWarning(name, string(d.bytesAt(lo, hi)))
 		case 4:
-			d.hostnames = append(d.hostnames, string(d.buf[lo:hi]))
+			d.hostnames = append(d.hostnames, string(d.bytesAt(lo, hi)))
 		}
 		off = hi
 	}
@@ -174,6 +209,7 @@ func (d *decoder) space() error {
 		events += scans[i].events
 	}
 	d.b.Grow(min(events, d.maxEvents))
+	d.decoding = true
 	for i := range scans {
 		d.plane = i
 		if err := d.readPlane(&scans[i]); err != nil {

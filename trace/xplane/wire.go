@@ -1,8 +1,11 @@
 package xplane
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -36,13 +39,74 @@ func (e *FormatError) Error() string {
 	return "not a valid XSpace (likely corrupted): " + where + ": " + e.Msg
 }
 
-// wire walks the whole input by absolute offsets, so that every error can
-// name the byte where decoding failed. The indexes say which message is
-// being decoded, for the error's path; -1 means "not inside one".
+// wire walks the input by absolute offsets, so that every error can name
+// the byte where decoding failed. The input is either held whole in buf or
+// read from src a window at a time: buf then holds the bytes [base,
+// base+len(buf)), and a message is loaded into the window before its bytes
+// are looked at. The indexes say which message is being decoded, for the
+// error's path; -1 means "not inside one".
 type wire struct {
-	buf                []byte
+	buf  []byte
+	base int
+	size int         // the input's length
+	src  io.ReaderAt // nil when buf holds the whole input
+
+	// progress, when set, is told how far the window has moved.
+	progress func(off int)
+
 	plane, line, event int
 	part               string // a sub-message of the innermost index: "stats[3]", "event_metadata"
+}
+
+// window is how much of the input a load reads at least: large enough that
+// a read is rarely a cost, small against any input worth streaming.
+const window = 1 << 20
+
+// maxHead is the longest field header: a tag and a length, each a varint
+// of at most ten bytes.
+const maxHead = 20
+
+// load makes the window hold the input's bytes [lo, hi), reading from src
+// when they are not there yet.
+func (w *wire) load(lo, hi int) error {
+	if lo >= w.base && hi <= w.base+len(w.buf) || w.src == nil {
+		return nil
+	}
+	n := min(max(hi-lo, window), w.size-lo)
+	if cap(w.buf) < n || cap(w.buf) > 2*window && n <= window {
+		w.buf = make([]byte, n)
+	}
+	w.buf, w.base = w.buf[:0], lo // nothing held if the read fails
+	buf := w.buf[:n]
+	if got, err := w.src.ReadAt(buf, int64(lo)); got < n {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("reading XSpace at byte %d: %w", lo+got, err)
+	}
+	w.buf = buf
+	if w.progress != nil {
+		w.progress(lo + n)
+	}
+	return nil
+}
+
+// loadHead loads the field header at off in a message ending at end.
+func (w *wire) loadHead(off, end int) error {
+	return w.load(off, min(off+maxHead, end))
+}
+
+// bytesAt returns the input's bytes [lo, hi), which must be loaded.
+func (w *wire) bytesAt(lo, hi int) []byte { return w.buf[lo-w.base : hi-w.base] }
+
+// uvarint decodes the varint at off, which must be loaded, in a message
+// ending at end; see the function uvarint.
+func (w *wire) uvarint(off, end int) (uint64, int) {
+	v, n := uvarint(w.buf, off-w.base, min(end-w.base, len(w.buf)))
+	if n < 0 {
+		return 0, n
+	}
+	return v, n + w.base
 }
 
 func (w *wire) errorf(off int, format string, args ...any) error {
@@ -113,9 +177,29 @@ func uvarint(b []byte, i, end int) (uint64, int) {
 	return 0, -1
 }
 
+// varint is uvarint with a branch-free path for the common varints, those
+// of up to eight bytes with eight bytes of b from their start: the offsets
+// and ids that every event holds.
+func varint(b []byte, i, end int) (uint64, int) {
+	if i >= 0 && i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if stop := ^x & 0x8080808080808080; stop != 0 { // a byte without the continuation bit
+			if n := i + bits.TrailingZeros64(stop)>>3 + 1; n <= end {
+				// Keep the varint's bytes, drop their continuation
+				// bits, and close up the 7-bit groups pairwise.
+				x &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7f
+				x = x&0x007f007f007f007f | x&0x7f007f007f007f00>>1
+				x = x&0x00003fff00003fff | x&0x3fff00003fff0000>>2
+				return x&0x0fffffff | x&0x0fffffff00000000>>4, n
+			}
+		}
+	}
+	return uvarint(b, i, end)
+}
+
 // varint reads a varint at off or fails saying what it was reading.
 func (w *wire) varint(off, end int, what string) (uint64, int, error) {
-	v, n := uvarint(w.buf, off, end)
+	v, n := w.uvarint(off, end)
 	if n < 0 {
 		return 0, 0, w.varintError(off, end, n, what)
 	}
@@ -131,8 +215,8 @@ func (w *wire) varintError(off, end, code int, what string) error {
 
 // tag reads a field header at off.
 func (w *wire) tag(off, end int) (protowire.Number, protowire.Type, int, error) {
-	if off < end && w.buf[off] < 0x80 { // field numbers below 16
-		c := w.buf[off]
+	if off < end && w.buf[off-w.base] < 0x80 { // field numbers below 16
+		c := w.buf[off-w.base]
 		if c>>3 == 0 {
 			return 0, 0, 0, w.errorf(off, "field number 0 (byte 0x%02x), expected a field tag", c)
 		}
@@ -152,13 +236,13 @@ func (w *wire) tag(off, end int) (protowire.Number, protowire.Type, int, error) 
 // bytes reads the length of a length-delimited field at off and returns
 // its contents' bounds.
 func (w *wire) bytes(off, end int, what string) (int, int, error) {
-	n, lo := uvarint(w.buf, off, end)
+	n, lo := w.uvarint(off, end)
 	if lo < 0 {
 		return 0, 0, w.varintError(off, end, lo, what+" length")
 	}
 	if n > uint64(end-lo) {
-		if end == len(w.buf) {
-			return 0, 0, w.errorf(off, "%s is %d bytes long, but only %d bytes remain in the %d-byte input", what, n, end-lo, len(w.buf))
+		if end == w.size {
+			return 0, 0, w.errorf(off, "%s is %d bytes long, but only %d bytes remain in the %d-byte input", what, n, end-lo, w.size)
 		}
 		return 0, 0, w.errorf(off, "%s is %d bytes long, but only %d bytes remain in the enclosing message (ends at byte %d)", what, n, end-lo, end)
 	}
@@ -169,7 +253,7 @@ func (w *wire) bytes(off, end int, what string) (int, int, error) {
 func (w *wire) skip(num protowire.Number, typ protowire.Type, off, end int) (int, error) {
 	switch typ {
 	case varintType:
-		_, n := uvarint(w.buf, off, end)
+		_, n := w.uvarint(off, end)
 		if n < 0 {
 			return 0, w.varintError(off, end, n, "field "+strconv.Itoa(int(num)))
 		}
@@ -184,7 +268,7 @@ func (w *wire) skip(num protowire.Number, typ protowire.Type, off, end int) (int
 		}
 		return off + size, nil
 	case bytesType:
-		if n, lo := uvarint(w.buf, off, end); lo >= 0 && n <= uint64(end-lo) {
+		if n, lo := w.uvarint(off, end); lo >= 0 && n <= uint64(end-lo) {
 			return lo + int(n), nil
 		}
 		_, _, err := w.bytes(off, end, "field "+strconv.Itoa(int(num)))
@@ -224,7 +308,7 @@ func (w *wire) fixed64At(off, end int, what string) (uint64, int, error) {
 	if end-off < 8 {
 		return 0, 0, w.errorf(off, "%s: 8-byte value runs past the end of its message (byte %d)", what, end)
 	}
-	b := w.buf[off : off+8]
+	b := w.bytesAt(off, off+8)
 	v := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 	return v, off + 8, nil
