@@ -59,7 +59,9 @@ type analyzer struct {
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool
-	res           *Result
+	// stacks shares the name slices of segment stacks (see stackNames).
+	stacks map[string][]string
+	res    *Result
 }
 
 // Analyze finds the device gaps of t, attributes them to what the host was

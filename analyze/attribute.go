@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -242,13 +243,34 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		return lastIDs
 	}
 	ids := make([]trace.StrID, len(stack))
-	names := make([]string, len(stack))
 	for i, s := range stack {
 		ids[i] = th.evs[s].Name
-		names[i] = a.t.Str(ids[i])
 	}
-	g.Segments = append(g.Segments, Segment{Start: iv.Start, Dur: iv.End - iv.Start, Cause: c, Stack: names, Sync: syncName})
+	g.Segments = append(g.Segments, Segment{Start: iv.Start, Dur: iv.End - iv.Start, Cause: c, Stack: a.stackNames(ids), Sync: syncName})
 	return ids
+}
+
+// stackNames returns the names of a stack of string ids. A long trace has
+// hundreds of thousands of segments but few distinct stacks, so the name
+// slices are shared between segments (nothing modifies them) instead of
+// allocated for each.
+func (a *analyzer) stackNames(ids []trace.StrID) []string {
+	key := make([]byte, 0, 4*len(ids))
+	for _, id := range ids {
+		key = binary.LittleEndian.AppendUint32(key, uint32(id))
+	}
+	if names, ok := a.stacks[string(key)]; ok {
+		return names
+	}
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = a.t.Str(id)
+	}
+	if a.stacks == nil {
+		a.stacks = map[string][]string{}
+	}
+	a.stacks[string(key)] = names
+	return names
 }
 
 func sameNames(th *thread, stack []int32, ids []trace.StrID) bool {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
@@ -252,7 +253,7 @@ func TestIsCollective(t *testing.T) {
 // makes the ranks' step lengths differ: rank 1 waits 7.6 ms there. What
 // made rank 7 late happened before the traced step.
 func TestAnalyzeJobDLRM(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(sharedTraces(t), "param-dlrm-8ranks", "*.pt.trace.json.gz"))
+	files, err := filepath.Glob(filepath.Join(realtraces.Dir(t), "param-dlrm-8ranks", "*.pt.trace.json.gz"))
 	if err != nil || len(files) != 8 {
 		t.Fatalf("%d DLRM traces (%v), want 8", len(files), err)
 	}

@@ -14,10 +14,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tracegap/tracegap/internal/realtraces"
 )
 
 // fakeAnalyzer stands in for the real one: an upload that is a JSON object
@@ -240,49 +241,22 @@ func assertNothingStored(t *testing.T, ts *testServer) {
 	}
 }
 
-// repoRoot walks up from the working directory to go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// realTrace returns the bytes of a file in ../shared/traces, skipping the
-// test when the traces are not there.
+// realTrace returns the bytes of a file in ../shared/traces.
 func realTrace(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "..", "shared", "traces", name))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("real trace %s not available", name)
-	}
+	b, err := os.ReadFile(realtraces.Path(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// expectedVerdicts reads ../shared/traces/expected.tsv.
+// expectedVerdicts maps each trace in expected.tsv to its accepted verdicts.
 func expectedVerdicts(t *testing.T) map[string][]string {
 	t.Helper()
-	b := realTrace(t, "expected.tsv")
 	m := map[string][]string{}
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Split(line, "\t")
-		if len(f) >= 2 {
-			m[f[0]] = strings.Split(f[1], "|")
-		}
+	for _, c := range realtraces.Expected(t) {
+		m[c.File] = c.Expect
 	}
 	return m
 }

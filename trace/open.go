@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -71,6 +72,12 @@ type Options struct {
 	// size), else 0. A reader that must hold the whole input can allocate
 	// it at once.
 	SizeHint int64
+	// ExpectBytes is set by Read for the format reader: the expected
+	// size after decompression, for sizing event storage ahead. It is
+	// SizeHint for uncompressed input; for a gzip file, the size its
+	// trailer records, when that can be trusted (see gzipSize); else 0.
+	// Only a hint: the input may turn out longer or shorter.
+	ExpectBytes int64
 	// Source is set by Read for the format reader when the input is
 	// uncompressed and r is an io.ReaderAt positioned at its start (a
 	// file): the whole input, SizeHint bytes, for a reader that reads
@@ -144,11 +151,14 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 		zr.Multistream(true)
 		in = zr
 	}
-	opt.SizeHint = 0
+	opt.SizeHint, opt.ExpectBytes = 0, 0
 	opt.Source = nil
 	if !compressed && size > 0 && size <= opt.MaxBytes {
-		opt.SizeHint = size
+		opt.SizeHint, opt.ExpectBytes = size, size
 		opt.Source = src
+	}
+	if compressed && src != nil {
+		opt.ExpectBytes = min(gzipSize(src, size), opt.MaxBytes)
 	}
 	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, rawBuf: br, ratio: opt.MaxRatio, compressed: compressed}
 	expanded := size
@@ -247,6 +257,27 @@ func describeHead(head []byte) string {
 		what = ", an HTML page (an error or login page saved in place of the trace?)"
 	}
 	return fmt.Sprintf("starts with %q%s", h, what)
+}
+
+// gzipSize returns the decompressed size that the trailer of the gzip
+// file src (size bytes long) records, or 0 when it cannot be trusted. The
+// trailer holds the size modulo 4 GiB, of the last member only; it is
+// taken when even a 30x expansion (the most real traces reach) stays
+// under 4 GiB, so that the modulus cannot have wrapped, and when it is at
+// least the compressed size.
+func gzipSize(src io.ReaderAt, size int64) int64 {
+	var tail [4]byte
+	if size < 18 || size*30 >= 1<<32 { // 18: the smallest gzip member
+		return 0
+	}
+	if _, err := src.ReadAt(tail[:], size-4); err != nil {
+		return 0
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:]))
+	if n < size {
+		return 0
+	}
+	return n
 }
 
 // readerAt returns r as an io.ReaderAt when it is one and is at its start,

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/chrome"
@@ -163,7 +164,7 @@ func TestTenMillionEvents(t *testing.T) {
 // ratio cap at 40x, a fifth of the default: real traces expand 5-30x, so
 // the guard refuses bombs (about 1000x) and nothing real.
 func TestRatioGuardSparesRealTraces(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json.gz"))
 	if len(files) == 0 {
 		t.Skip("no gzipped real traces")
@@ -270,29 +271,4 @@ func TestPartialReachesReport(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, out.String())
 		}
 	}
-}
-
-// sharedTraces returns the directory of the real traces, beside the
-// module's root; the test is skipped where it is missing.
-func sharedTraces(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test")
-		}
-		dir = parent
-	}
-	traces := filepath.Join(dir, "..", "shared", "traces")
-	if _, err := os.Stat(traces); err != nil {
-		t.Skipf("no real traces: %v", err)
-	}
-	return traces
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -16,30 +17,6 @@ func tg(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = run(args, &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-// realTrace returns the path of a trace in ../shared/traces beside the
-// module root, skipping the test where it is missing.
-func realTrace(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = filepath.Dir(dir)
-	}
-	path := filepath.Join(dir, "..", "shared", "traces", name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real trace not available: %v", err)
-	}
-	return path
 }
 
 const (
@@ -95,7 +72,7 @@ func TestAnalyzeUnusableInput(t *testing.T) {
 }
 
 func TestAnalyzeSeveralInputs(t *testing.T) {
-	w0, w4 := realTrace(t, workers0), realTrace(t, workers4)
+	w0, w4 := realtraces.Path(t, workers0), realtraces.Path(t, workers4)
 	bad := filepath.Join(t.TempDir(), "bad.xplane.pb")
 	os.WriteFile(bad, []byte("not a protobuf at all"), 0o644)
 	code, out, errOut := tg("analyze", "-j", "2", "--format", "json", w0, bad, w4)
@@ -128,7 +105,7 @@ func TestAnalyzeSeveralInputs(t *testing.T) {
 }
 
 func TestAnalyzeOutputFile(t *testing.T) {
-	w0 := realTrace(t, workers0)
+	w0 := realtraces.Path(t, workers0)
 	dir := t.TempDir()
 	tests := []struct {
 		format, name, want string
@@ -159,7 +136,7 @@ func TestAnalyzeOutputFile(t *testing.T) {
 }
 
 func TestAnalyzeColor(t *testing.T) {
-	w0 := realTrace(t, workers0)
+	w0 := realtraces.Path(t, workers0)
 	_, plain, _ := tg("analyze", w0)
 	_, colored, _ := tg("analyze", "--color", "always", w0)
 	if strings.Contains(plain, "\x1b[") {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tracegap/tracegap/internal/realtraces"
 )
 
 // TestCheckJob checks writeJob's job, whose rank 3 reads its input for
@@ -81,7 +83,7 @@ func TestCheckJob(t *testing.T) {
 // whose only step is host-bound (at low confidence: one step) with the
 // collective waits counted, unless --no-job checks them one by one.
 func TestCheckJobRealTraces(t *testing.T) {
-	dir := filepath.Join(sharedTraces(t), "param-dlrm-8ranks")
+	dir := filepath.Join(realtraces.Dir(t), "param-dlrm-8ranks")
 	ranks, err := filepath.Glob(filepath.Join(dir, "worker*.pt.trace.json.gz"))
 	if err != nil || len(ranks) != 8 {
 		t.Fatalf("%d ranks in %s (%v), want 8", len(ranks), dir, err)

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
@@ -145,31 +145,6 @@ func TestCheckBadFlags(t *testing.T) {
 	}
 }
 
-// sharedTraces returns ../shared/traces beside the module root, skipping
-// the test where it is missing.
-func sharedTraces(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	traces := filepath.Join(dir, "..", "shared", "traces")
-	if _, err := os.Stat(traces); err != nil {
-		t.Skipf("real traces not available: %v", err)
-	}
-	return traces
-}
-
 // junitReport is what CI systems read of a JUnit file.
 type junitReport struct {
 	Tests    int `xml:"tests,attr"`
@@ -204,7 +179,7 @@ func readJUnit(t *testing.T, path string) junitReport {
 }
 
 func TestCheckRealTraces(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	w0 := filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz")
 	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
 	bad := filepath.Join(dir, "xprof-tpu-inference-corrupted-upstream.xplane.pb")
@@ -267,7 +242,7 @@ func TestCheckRealTraces(t *testing.T) {
 }
 
 func TestCheckGitHubFormat(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	w0 := filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"check", "--format", "github", "--max-idle", "10%", w0}, &stdout, &stderr)
@@ -280,7 +255,7 @@ func TestCheckGitHubFormat(t *testing.T) {
 }
 
 func TestCheckConfigFile(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
 	cfg := filepath.Join(t.TempDir(), "tracegap.toml")
 	text := "[check]\nfail_on = [\"host-bound\"]\nmin_utilization = \"90%\"\n\n[analysis]\nmin_gap = \"20us\"\n"

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
@@ -45,7 +45,7 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 }
 
 func TestCompareRealTraces(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	w0 := filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz")
 	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
 
@@ -120,7 +120,7 @@ func TestCompareRealTraces(t *testing.T) {
 }
 
 func TestCompareRegression(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	w0 := filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz")
 	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
 	tests := []struct {
@@ -201,7 +201,7 @@ func TestCompareSyntheticCommand(t *testing.T) {
 }
 
 func TestCompareAcrossFormats(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	jax := filepath.Join(dir, "tracelens-jax-te-fused-attn.xplane.pb")
 	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
 	code, out, errs := runCmd("compare", "--format", "markdown", jax, w4)
@@ -216,7 +216,7 @@ func TestCompareAcrossFormats(t *testing.T) {
 }
 
 func TestCompareBadInput(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
 	bad := filepath.Join(dir, "xprof-tpu-inference-corrupted-upstream.xplane.pb")
 	tests := []struct {

@@ -176,6 +176,7 @@ func (f *analysisFlags) analyzeFile(path string) (*analyze.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer memLimit.hold(t)()
 	res, err := analyze.Analyze(t, f.options())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

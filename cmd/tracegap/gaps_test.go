@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/report"
 )
 
 func TestGapsTSV(t *testing.T) {
-	w0 := realTrace(t, workers0)
+	w0 := realtraces.Path(t, workers0)
 	res, err := addAnalysisFlags(pflag.NewFlagSet("", pflag.ContinueOnError)).analyzeFile(w0)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestGapsTSV(t *testing.T) {
 }
 
 func TestGapsJSONLines(t *testing.T) {
-	w0 := realTrace(t, workers0)
+	w0 := realtraces.Path(t, workers0)
 	path := filepath.Join(t.TempDir(), "gaps.jsonl")
 	code, out, errOut := tg("gaps", "--format", "json", "--min-gap", "1ms", "-o", path, w0)
 	if code != 0 || out != "" || errOut != "" {

@@ -156,6 +156,9 @@ func analyzeJobFiles(paths []string, af *analysisFlags, jobs int) (*analyze.JobR
 	if len(all) > 0 {
 		return nil, errors.Join(all...)
 	}
+	for _, t := range ts { // all ranks are in memory at once
+		defer memLimit.hold(t)()
+	}
 	return analyzeJob(ts, af.options())
 }
 

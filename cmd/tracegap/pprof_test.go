@@ -9,10 +9,11 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/spf13/pflag"
+	"github.com/tracegap/tracegap/internal/realtraces"
 )
 
 func TestPprofCommand(t *testing.T) {
-	w0 := realTrace(t, workers0)
+	w0 := realtraces.Path(t, workers0)
 	res, err := addAnalysisFlags(pflag.NewFlagSet("", pflag.ContinueOnError)).analyzeFile(w0)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
-
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -25,7 +25,7 @@ func benchInput(b *testing.B) []byte {
 		}
 		return data
 	}
-	f, err := os.Open(filepath.Join(sharedTraces(b), "kineto-resnet50-workers4.pt.trace.json.gz"))
+	f, err := os.Open(filepath.Join(realtraces.Dir(b), "kineto-resnet50-workers4.pt.trace.json.gz"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -115,10 +115,10 @@ func newParser(r io.Reader, opt trace.Options) *parser {
 		opt.MaxValueBytes = trace.DefaultMaxValueBytes
 	}
 	var reserveAt int64
-	if opt.SizeHint >= reserveMin {
+	if opt.ExpectBytes >= reserveMin {
 		// Late enough for the rate to settle, early enough that the
 		// events so far are few to copy.
-		reserveAt = max(opt.SizeHint/16, reserveMin/8)
+		reserveAt = max(opt.ExpectBytes/16, reserveMin/8)
 	}
 	return &parser{
 		reserveAt:  reserveAt,
@@ -199,12 +199,12 @@ var reserveMin int64 = 32 << 20
 func (p *parser) reserve(off int64) {
 	p.reserveAt = 0
 	n := p.b.NumEvents()
-	if n == 0 || off <= 0 || off >= p.opt.SizeHint {
+	if n == 0 || off <= 0 || off >= p.opt.ExpectBytes {
 		return
 	}
 	// A tenth more than the rate so far: an estimate short by a few
 	// events costs a chunk and the copy this saves.
-	rest := float64(n) * float64(p.opt.SizeHint-off) / float64(off) * 1.1
+	rest := float64(n) * float64(p.opt.ExpectBytes-off) / float64(off) * 1.1
 	p.b.Grow(int(min(rest, float64(p.opt.MaxEvents-n))))
 }
 

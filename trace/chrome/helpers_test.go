@@ -3,39 +3,12 @@ package chrome
 import (
 	"bytes"
 	"compress/gzip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
 )
-
-// sharedTraces returns the directory of the real traces, ../shared/traces
-// from the module root, skipping the test when it is not there.
-func sharedTraces(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	traces := filepath.Join(dir, "..", "shared", "traces")
-	if _, err := os.Stat(traces); err != nil {
-		t.Skipf("real traces not available: %v", err)
-	}
-	return traces
-}
 
 // readString reads a Chrome trace held in a string through trace.Read, as
 // trace.Open would.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -28,7 +29,7 @@ func smallPieces(t *testing.T, n int64) {
 func readBoth(t *testing.T, data []byte) (serial, par *trace.Trace, serr, perr error, used bool) {
 	t.Helper()
 	serial, serr = Read(bytes.NewReader(data), trace.Options{})
-	opt := trace.Options{Source: bytes.NewReader(data), SizeHint: int64(len(data))}
+	opt := trace.Options{Source: bytes.NewReader(data), SizeHint: int64(len(data)), ExpectBytes: int64(len(data))}
 	par, used, perr = readParallel(opt)
 	if !used { // what Read does then
 		par, perr = Read(bytes.NewReader(data), opt)
@@ -47,7 +48,7 @@ func readBoth(t *testing.T, data []byte) (serial, par *trace.Trace, serr, perr e
 // into many pieces read in parallel: the traces must be identical.
 func TestParallelRealTraces(t *testing.T) {
 	smallPieces(t, 1<<20)
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	for _, tc := range realTraces {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			data := gunzipFile(t, filepath.Join(dir, tc.file))
@@ -70,7 +71,7 @@ func TestParallelRealTraces(t *testing.T) {
 // in place, serially and in parallel: the traces must be those read
 // without the estimate.
 func TestReserveRealTraces(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	for _, tc := range realTraces {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			data := gunzipFile(t, filepath.Join(dir, tc.file))
@@ -81,8 +82,8 @@ func TestReserveRealTraces(t *testing.T) {
 			defer func(min int64) { reserveMin = min }(reserveMin)
 			reserveMin = int64(len(data)) / 2
 			smallPieces(t, 1<<20)
-			serial, serr := Read(bytes.NewReader(data), trace.Options{SizeHint: int64(len(data))})
-			par, used, perr := readParallel(trace.Options{Source: bytes.NewReader(data), SizeHint: int64(len(data))})
+			serial, serr := Read(bytes.NewReader(data), trace.Options{SizeHint: int64(len(data)), ExpectBytes: int64(len(data))})
+			par, used, perr := readParallel(trace.Options{Source: bytes.NewReader(data), SizeHint: int64(len(data)), ExpectBytes: int64(len(data))})
 			if serr != nil || perr != nil || !used && len(data) > 4<<20 {
 				t.Fatalf("serial: %v, parallel: %v (used %v)", serr, perr, used)
 			}

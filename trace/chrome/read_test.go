@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -81,7 +82,7 @@ func TestExactTimes(t *testing.T) {
 // 53.090 for DivBackward1 must come out exact (a float64 holds that ts only
 // to a quarter microsecond: ...695.75).
 func TestRealNsTimestamps(t *testing.T) {
-	tr, err := trace.Open(sharedTraces(t)+"/hta-ddp-cnn-ns-timestamps.pt.trace.json.gz", trace.Options{})
+	tr, err := trace.Open(realtraces.Dir(t)+"/hta-ddp-cnn-ns-timestamps.pt.trace.json.gz", trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

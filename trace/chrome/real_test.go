@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -40,7 +41,7 @@ var realTraces = []struct {
 }
 
 func TestRealTraces(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	for _, tc := range realTraces {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			tr, err := trace.Open(filepath.Join(dir, tc.file), trace.Options{})
@@ -75,7 +76,7 @@ func TestRealTraces(t *testing.T) {
 // the two num_workers=0 ResNet50 captures (figures from the trace README
 // and the independent script: 70.363% and 49.923%).
 func TestStepBusy(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	for _, tc := range []struct {
 		file  string
 		steps int

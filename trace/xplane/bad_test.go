@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
@@ -141,7 +142,7 @@ func TestSniff(t *testing.T) {
 // The first 512 bytes of each real XPlane, the damaged one included, are
 // recognised, and so each reaches this reader.
 func TestSniffReal(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.xplane.pb"))
 	if len(files) != 4 {
 		t.Fatalf("%d XPlane files in %s, want 4", len(files), dir)

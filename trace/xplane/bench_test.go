@@ -7,11 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
 	pb "github.com/tracegap/tracegap/trace/xplane/xplanepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Large inputs are made once per test binary and never written to disk.
@@ -39,7 +39,7 @@ func synthetic(b *testing.B) []byte {
 // copy after the last, for the stats mix of a real XProf capture (~170 MB).
 func tiled(b *testing.B) []byte {
 	tiledOnce.Do(func() {
-		raw, err := os.ReadFile(filepath.Join(sharedTraces(b), "xprof-tpu-inference.xplane.pb"))
+		raw, err := os.ReadFile(filepath.Join(realtraces.Dir(b), "xprof-tpu-inference.xplane.pb"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,33 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 )
-
-// sharedTraces returns the directory of real traces, ../shared/traces from
-// the module root, or skips the test when it is not there.
-func sharedTraces(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	traces := filepath.Join(dir, "..", "shared", "traces")
-	if _, err := os.Stat(traces); err != nil {
-		t.Skipf("real traces not available: %v", err)
-	}
-	return traces
-}
 
 // busy is a device's work over its span: the union of its work intervals
 // and the time from its first work's start to its last work's end.
@@ -82,7 +58,7 @@ func deviceBusy(t *trace.Trace) map[string]busy {
 // and "    4 {" blocks), busy time and span by a program decoding with the
 // generated xplanepb types.
 func TestRealTraces(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := realtraces.Dir(t)
 	tests := []struct {
 		file          string
 		planes, lines string
@@ -146,7 +122,7 @@ func TestRealTraces(t *testing.T) {
 // Derived lines are views: on the TPU trace only "XLA Ops" is work, and
 // "XLA Modules", "Async XLA Ops" and "XLA TraceMe" are derived overlays.
 func TestRealTPULines(t *testing.T) {
-	tr, err := trace.Open(filepath.Join(sharedTraces(t), "xprof-tpu-inference.xplane.pb"), trace.Options{})
+	tr, err := trace.Open(filepath.Join(realtraces.Dir(t), "xprof-tpu-inference.xplane.pb"), trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +153,7 @@ func TestRealTPULines(t *testing.T) {
 }
 
 func TestRealCorrupted(t *testing.T) {
-	path := filepath.Join(sharedTraces(t), "xprof-tpu-inference-corrupted-upstream.xplane.pb")
+	path := filepath.Join(realtraces.Dir(t), "xprof-tpu-inference-corrupted-upstream.xplane.pb")
 	_, err := trace.Open(path, trace.Options{})
 	var fe *FormatError
 	if !errors.As(err, &fe) {
@@ -192,7 +168,7 @@ func TestRealCorrupted(t *testing.T) {
 
 // A gzip-compressed XSpace is sniffed after trace.Read decompresses it.
 func TestRealGzip(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(sharedTraces(t), "tracelens-jax-te-fused-attn.xplane.pb"))
+	raw, err := os.ReadFile(filepath.Join(realtraces.Dir(t), "tracelens-jax-te-fused-attn.xplane.pb"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"math"
+	"testing"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+func TestHeapBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		bytes  int64
+		events int
+		want   int64
+	}{
+		// JSON: about 400 bytes an event; the quarter of the input wins.
+		{"kineto 1 GB", 1 << 30, 2_700_000, (1 << 30) / 4 * 9 / 10},
+		// XPlane: about 30 bytes an event; the events set the floor.
+		{"xplane 384 MB", 384 << 20, 16_000_000, 40*16_000_000*3/2 + 64<<20},
+		{"empty", 0, 0, 64 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := heapBudget(tc.bytes, tc.events); got != tc.want {
+				t.Errorf("heapBudget(%d, %d) = %d, want %d", tc.bytes, tc.events, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMemLimitsSum checks that traces analysed at once add their budgets
+// and that the limit is lifted when none is left.
+func TestMemLimitsSum(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	var got []int64
+	m := &memLimits{set: func(n int64) int64 { got = append(got, n); return 0 }}
+	a := &trace.Trace{Bytes: 4 << 30, Events: make([]trace.Event, 10)}
+	b := &trace.Trace{Bytes: 8 << 30, Events: make([]trace.Event, 10)}
+	ra := m.hold(a)
+	rb := m.hold(b)
+	ra()
+	rb()
+	ba, bb := heapBudget(a.Bytes, 10), heapBudget(b.Bytes, 10)
+	want := []int64{ba, ba + bb, bb, math.MaxInt64}
+	if len(got) != len(want) {
+		t.Fatalf("limits set %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("limits set %v, want %v", got, want)
+		}
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	got = nil
+	m.hold(a)()
+	if len(got) != 0 {
+		t.Errorf("with GOMEMLIMIT set, limits set %v, want none", got)
+	}
+}
