@@ -27,7 +27,7 @@ func init() {
 const analyzeUsage = `Usage: tracegap analyze [flags] FILE|DIR...
 
 Reads each profiler trace (PyTorch/Kineto JSON, XPlane .xplane.pb, gzipped or
-not; a directory is searched for traces), finds where each device sat idle and
+not; a directory is searched for traces; "-" is standard input), finds where each device sat idle and
 what the host was doing meanwhile, and says how the run behaved: parallel,
 sequential, data-bound or host-bound, with the evidence and the fix.
 
@@ -37,6 +37,7 @@ Examples:
   tracegap analyze --format html -o report.html run.pt.trace.json.gz
   tracegap analyze --format markdown logs/plugins/profile/ >> "$GITHUB_STEP_SUMMARY"
   tracegap analyze --quiet traces/*.json.gz
+  gsutil cat gs://bucket/run.xplane.pb | tracegap analyze -
   tracegap analyze --min-gap 50us --input-pattern 'my_loader' run.json.gz
 
 Several inputs are analysed concurrently and reported in input order; as JSON
@@ -260,6 +261,9 @@ func analyzeOne(af *analysisFlags, path string) (res *analyze.Result, err error)
 
 // inputError writes an input's error once prefixed with its path.
 func inputError(path string, err error) string {
+	if path == "-" {
+		path = stdinName
+	}
 	msg := err.Error()
 	if strings.HasPrefix(msg, path+":") {
 		return msg

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,5 +177,38 @@ func TestAnalyzeBadUsage(t *testing.T) {
 		if code != exitUsage || out != "" || errOut == "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and a message", args, code, out, errOut)
 		}
+	}
+}
+
+// TestAnalyzeStdin reads a trace piped in as "-": the same verdict as from
+// the file, reported as standard input; unusable input fails in one line.
+func TestAnalyzeStdin(t *testing.T) {
+	data, err := os.ReadFile(realtraces.Path(t, workers0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(r io.Reader) { stdin = r }(stdin)
+	for _, tc := range []struct {
+		name       string
+		in         []byte
+		args       []string
+		code       int
+		out, errln string
+	}{
+		{"gzip trace", data, []string{"analyze", "--format", "json", "-"}, exitOK, `"verdict": "data-bound"`, ""},
+		{"check fails", data, []string{"check", "--max-input-idle", "10%", "-"}, exitCheck, "", ""},
+		{"garbage", []byte("garbage\n"), []string{"analyze", "-"}, exitUsage, "", "tracegap: standard input: unrecognised format"},
+		{"empty", nil, []string{"-"}, exitUsage, "", "tracegap: standard input: empty file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdin = bytes.NewReader(tc.in)
+			code, stdout, stderr := tg(tc.args...)
+			if code != tc.code || !strings.Contains(stdout, tc.out) || !strings.HasPrefix(stderr, tc.errln) {
+				t.Fatalf("exit %d, stdout %.300q, stderr %q; want exit %d, stdout with %q, stderr starting %q", code, stdout, stderr, tc.code, tc.out, tc.errln)
+			}
+			if strings.Count(stderr, "\n") > 1 {
+				t.Errorf("error spans several lines: %q", stderr)
+			}
+		})
 	}
 }

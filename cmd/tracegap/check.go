@@ -471,13 +471,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 }
 
 // errorText is the input error, naming the file once.
-func errorText(r *checkResult) string {
-	msg := r.err.Error()
-	if strings.HasPrefix(msg, r.path) {
-		return msg
-	}
-	return r.path + ": " + msg
-}
+func errorText(r *checkResult) string { return inputError(r.path, r.err) }
 
 // GitHub workflow commands escape their message and, more strictly, their
 // properties.

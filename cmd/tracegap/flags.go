@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -172,14 +174,35 @@ func (f *analysisFlags) readOptions() trace.Options {
 
 // analyzeFile reads and analyses one trace file.
 func (f *analysisFlags) analyzeFile(path string) (*analyze.Result, error) {
-	t, err := trace.Open(path, f.readOptions())
+	t, err := openTrace(path, f.readOptions())
 	if err != nil {
 		return nil, err
 	}
 	defer memLimit.hold(t)()
 	res, err := analyze.Analyze(t, f.options())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", t.Path, err)
 	}
 	return res, nil
+}
+
+// stdin is where the input "-" is read from; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// stdinName names standard input in reports and errors.
+const stdinName = "standard input"
+
+// openTrace reads the trace file at path, or standard input for "-" (a
+// trace piped from a bucket or an archive: gzip is still detected, but a
+// stream cannot be read in parallel).
+func openTrace(path string, opt trace.Options) (*trace.Trace, error) {
+	if path != "-" {
+		return trace.Open(path, opt)
+	}
+	t, err := trace.Read(stdin, 0, opt)
+	if err != nil {
+		return nil, err
+	}
+	t.Path = stdinName
+	return t, nil
 }

@@ -143,7 +143,7 @@ func analyzeJobFiles(paths []string, af *analysisFlags, jobs int) (*analyze.JobR
 				<-sem
 				wg.Done()
 			}()
-			ts[i], errs[i] = trace.Open(p, af.readOptions())
+			ts[i], errs[i] = openTrace(p, af.readOptions())
 		}()
 	}
 	wg.Wait()
