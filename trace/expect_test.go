@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,3 +123,13 @@ type offsetReader struct {
 }
 
 func (o offsetReader) ReadAt(p []byte, off int64) (int, error) { return o.r.ReadAt(p, off-o.off) }
+
+func TestLimitf(t *testing.T) {
+	err := Limitf("more than %d events (raise --max-events if the trace is genuine)", 5)
+	if !errors.Is(err, ErrLimit) {
+		t.Errorf("Limitf error does not wrap ErrLimit")
+	}
+	if want := "more than 5 events (raise --max-events if the trace is genuine)"; err.Error() != want {
+		t.Errorf("Limitf = %q, want %q", err, want)
+	}
+}

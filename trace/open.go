@@ -326,6 +326,13 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Limitf returns an error, formatted as by fmt.Sprintf, that wraps
+// ErrLimit without saying so in its text: the message already names the
+// limit and the flag that raises it.
+func Limitf(format string, args ...any) error {
+	return &limitError{fmt.Sprintf(format, args...)}
+}
+
 type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }

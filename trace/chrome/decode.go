@@ -95,7 +95,7 @@ func (d *decoder) more() bool {
 	read := d.base + int64(len(d.sc.b)) // input offset of the window's end
 	room := d.max - (read - d.span)
 	if room <= 0 {
-		d.err = &fatalError{fmt.Errorf("JSON value or white space from byte %d runs past %d bytes, longer than any trace event (raise --max-value if the trace is genuine): %w", d.span, d.max, trace.ErrLimit)}
+		d.err = &fatalError{trace.Limitf("JSON value or white space from byte %d runs past %d bytes, longer than any trace event (raise --max-value if the trace is genuine)", d.span, d.max)}
 		return false
 	}
 	if d.buf == nil {
@@ -169,7 +169,7 @@ func (d *decoder) stopped() error {
 	if err := d.sc.stopErr(); err != nil {
 		off := d.base + int64(d.sc.stop.at)
 		if err == errTooDeep {
-			err = &fatalError{fmt.Errorf("JSON nested more than %d levels deep at byte %d, deeper than any trace: %w", maxDepth, off, trace.ErrLimit)}
+			err = &fatalError{trace.Limitf("JSON nested more than %d levels deep at byte %d, deeper than any trace", maxDepth, off)}
 		} else {
 			err = &syntaxError{off: off, err: err}
 		}
@@ -284,7 +284,7 @@ func (d *decoder) readToken() (byte, error) {
 			return 0, d.fail(`at start of string (expecting '"')`)
 		}
 		if len(d.frames) >= maxDepth {
-			d.err = &fatalError{fmt.Errorf("JSON nested more than %d levels deep at byte %d, deeper than any trace: %w", maxDepth, d.offset(), trace.ErrLimit)}
+			d.err = &fatalError{trace.Limitf("JSON nested more than %d levels deep at byte %d, deeper than any trace", maxDepth, d.offset())}
 			return 0, d.err
 		}
 		d.pos++

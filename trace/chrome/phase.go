@@ -126,7 +126,7 @@ func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags tr
 }
 
 func (p *parser) tooMany() error {
-	return &fatalError{fmt.Errorf("more than %d events at byte %d (raise --max-events if the trace is genuine): %w", p.opt.MaxEvents, p.offset(), trace.ErrLimit)}
+	return &fatalError{trace.Limitf("more than %d events at byte %d (raise --max-events if the trace is genuine)", p.opt.MaxEvents, p.offset())}
 }
 
 // slot returns the slot of the current event's (pid, tid), creating it.

@@ -1,7 +1,6 @@
 package xplane
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
@@ -372,7 +371,7 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		return nil
 	}
 	if d.b.NumEvents() >= d.maxEvents {
-		return fmt.Errorf("more than %d events (raise --max-events if the trace is genuine): %w", d.maxEvents, trace.ErrLimit)
+		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
 	}
 	m := d.meta(ev.meta)
 	ev.stats.merge(&m.stats)
