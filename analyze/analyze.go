@@ -60,8 +60,13 @@ type analyzer struct {
 	fallback      int32
 	fallbackKnown bool
 	// stacks shares the name slices of segment stacks (see stackNames).
-	stacks map[string][]string
-	res    *Result
+	stacks   map[string][]string
+	stackKey []byte // scratch for the keys of stacks
+	// idsBuf holds the names of the last segment's stack; segBlock is
+	// the block gaps' segments are kept in (see moveSegments).
+	idsBuf   []trace.StrID
+	segBlock []Segment
+	res      *Result
 }
 
 // Analyze finds the device gaps of t, attributes them to what the host was
@@ -127,6 +132,7 @@ func (a *analyzer) run() error {
 	for _, d := range a.devs {
 		a.attributeDevice(d)
 	}
+	a.tally.flush()
 	a.summarize()
 	a.findings()
 	return nil

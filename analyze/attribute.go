@@ -185,6 +185,11 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 	end := g.Start + g.Dur
 	stack, next := th.stackAt(g.Start, nil)
 	var lastIDs []trace.StrID
+	// The segments are appended straight to a block shared by all gaps:
+	// a long gap has thousands of segments, and growing each gap's own
+	// slice allocated and copied several times what is kept.
+	g.Segments = a.segBlock[len(a.segBlock):]
+	defer a.keepSegments(g)
 	for cur := g.Start; cur < end; {
 		nb := end
 		if next < len(th.evs) && th.evs[next].Start < nb {
@@ -242,12 +247,43 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		g.Segments[n-1].Dur += iv.End - iv.Start
 		return lastIDs
 	}
-	ids := make([]trace.StrID, len(stack))
-	for i, s := range stack {
-		ids[i] = th.evs[s].Name
+	// lastIDs is not needed any more: its buffer takes the new names.
+	ids := a.idsBuf[:0]
+	for _, s := range stack {
+		ids = append(ids, th.evs[s].Name)
+	}
+	a.idsBuf = ids
+	if len(g.Segments) == cap(g.Segments) {
+		a.moveSegments(g)
 	}
 	g.Segments = append(g.Segments, Segment{Start: iv.Start, Dur: iv.End - iv.Start, Cause: c, Stack: a.stackNames(ids), Sync: syncName})
 	return ids
+}
+
+// segmentBlock is how many segments a block of kept segments holds at
+// least: 4 MB.
+const segmentBlock = 64 << 10
+
+// moveSegments moves the segments of g, which fill the rest of the current
+// block, to the start of a new block with room for more.
+func (a *analyzer) moveSegments(g *Gap) {
+	n := len(g.Segments)
+	a.segBlock = make([]Segment, 0, max(segmentBlock, 2*n))
+	g.Segments = append(a.segBlock, g.Segments...)
+}
+
+// keepSegments closes the segments of g, which end the current block: the
+// block keeps them, and their capacity ends with them so that an append to
+// one gap's segments never writes over the next gap's. No segments stay
+// nil.
+func (a *analyzer) keepSegments(g *Gap) {
+	n := len(g.Segments)
+	a.segBlock = a.segBlock[:len(a.segBlock)+n]
+	if n == 0 {
+		g.Segments = nil
+		return
+	}
+	g.Segments = g.Segments[:n:n]
 }
 
 // stackNames returns the names of a stack of string ids. A long trace has
@@ -255,10 +291,11 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 // slices are shared between segments (nothing modifies them) instead of
 // allocated for each.
 func (a *analyzer) stackNames(ids []trace.StrID) []string {
-	key := make([]byte, 0, 4*len(ids))
+	key := a.stackKey[:0] // reused: a lookup by string(key) does not keep it
 	for _, id := range ids {
 		key = binary.LittleEndian.AppendUint32(key, uint32(id))
 	}
+	a.stackKey = key
 	if names, ok := a.stacks[string(key)]; ok {
 		return names
 	}

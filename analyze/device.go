@@ -116,6 +116,10 @@ func (a *analyzer) scanDevice(d *device) {
 		n += t.Tracks[tr].Hi - t.Tracks[tr].Lo
 	}
 	d.busy = make([]Interval, 0, n)
+	// Likewise for the queued work: in a run without launch links all
+	// of it is queued, and growing the slice held the old and the new
+	// array at once.
+	d.queued = make([]int64, 0, n)
 	cur := Interval{Start: -1, End: -1}
 	for i := m.next(); i >= 0; i = m.next() {
 		e := &t.Events[i]
@@ -147,6 +151,9 @@ func (a *analyzer) scanDevice(d *device) {
 	d.busy = append(d.busy, cur)
 	if len(d.busy) < cap(d.busy)/4 {
 		d.busy = slices.Clone(d.busy) // the result keeps them
+	}
+	if len(d.queued) < cap(d.queued)/4 {
+		d.queued = slices.Clip(slices.Clone(d.queued))
 	}
 	for k := 1; k < len(d.busy); k++ {
 		if idle := (Interval{d.busy[k-1].End, d.busy[k].Start}); idle.End-idle.Start >= a.opt.MinGap {

@@ -16,9 +16,39 @@ import (
 type tally struct {
 	names   [NumCauses]map[trace.StrID]int64
 	threads [NumCauses]map[int32]int64
+	// pending sums adds of one cause, name and thread in a row (a gap's
+	// segments mostly repeat the last one) before they reach the maps;
+	// flush empties it.
+	pending tallyKey
+	sum     int64
+}
+
+type tallyKey struct {
+	c     Cause
+	name  trace.StrID
+	track int32
+	set   bool
 }
 
 func (t *tally) add(c Cause, name trace.StrID, track int32, d int64) {
+	k := tallyKey{c, name, track, true}
+	if k == t.pending {
+		t.sum += d
+		return
+	}
+	t.flush()
+	t.pending, t.sum = k, d
+}
+
+// flush adds the pending sum to the maps; the maps are read only after.
+func (t *tally) flush() {
+	if t.pending.set {
+		t.addNow(t.pending.c, t.pending.name, t.pending.track, t.sum)
+	}
+	t.pending, t.sum = tallyKey{}, 0
+}
+
+func (t *tally) addNow(c Cause, name trace.StrID, track int32, d int64) {
 	if t.names[c] == nil {
 		t.names[c] = map[trace.StrID]int64{}
 		t.threads[c] = map[int32]int64{}

@@ -2,15 +2,23 @@ package analyze
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/tracegap/tracegap/trace"
 )
 
 // links maps correlation ids to the host calls that launched device work.
-// It is a sorted slice, not a map: a gigabyte trace has millions of launches
-// and a slice costs 16 bytes each.
+// Profilers number launches densely (CUPTI and XProf count up from a small
+// number), so mostly a table indexed by id serves: 4 bytes a slot and one
+// load a lookup. Ids too spread out for a table fall back to a sorted
+// slice, 16 bytes a launch, searched.
 type links struct {
+	// dense[c-base] is the first host event with correlation id c, or -1;
+	// nil when the ids are too spread out.
+	dense []int32
+	base  uint64
+	// byCorr is the sorted fallback when dense is nil.
 	byCorr []corrEntry
 	hint   int // index of the last entry found
 	// blocking holds, sorted, the host events whose device copy blocks the
@@ -28,31 +36,43 @@ type corrEntry struct {
 	ev   int32 // index in Trace.Events
 }
 
+// denseSlack bounds the table: it has at most this many slots per launch
+// (plus denseMin), so that it never costs more than the sorted slice would.
+const (
+	denseSlack = 4
+	denseMin   = 1 << 16
+)
+
 func buildLinks(t *trace.Trace) *links {
 	l := &links{launches: make([]int, len(t.Tracks))}
 	n := 0
-	for i := range t.Tracks {
-		if t.Tracks[i].Kind != trace.TrackHost {
-			continue
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	forEachLaunch(t, func(corr uint64, _ int32) {
+		n++
+		lo, hi = min(lo, corr), max(hi, corr)
+	})
+	if n == 0 {
+		return l
+	}
+	if hi-lo < uint64(denseSlack*n+denseMin) {
+		l.base = lo
+		l.dense = make([]int32, hi-lo+1)
+		for i := range l.dense {
+			l.dense[i] = -1
 		}
-		for _, e := range t.TrackEvents(i) {
-			if e.Corr != 0 {
-				n++
+		// Events come in index order: the first one seen with an id is
+		// the one the sorted slice would find (see below).
+		forEachLaunch(t, func(corr uint64, ev int32) {
+			if p := &l.dense[corr-lo]; *p < 0 {
+				*p = ev
 			}
-		}
+		})
+		return l
 	}
 	l.byCorr = make([]corrEntry, 0, n)
-	for i := range t.Tracks {
-		tr := &t.Tracks[i]
-		if tr.Kind != trace.TrackHost {
-			continue
-		}
-		for j := tr.Lo; j < tr.Hi; j++ {
-			if t.Events[j].Corr != 0 {
-				l.byCorr = append(l.byCorr, corrEntry{t.Events[j].Corr, int32(j)})
-			}
-		}
-	}
+	forEachLaunch(t, func(corr uint64, ev int32) {
+		l.byCorr = append(l.byCorr, corrEntry{corr, ev})
+	})
 	// Ties in event order, so that for a correlation id shared by a
 	// runtime call and the driver call inside it the outer (earlier,
 	// longer) one is found. Cheaper than a stable sort, and launches
@@ -66,10 +86,32 @@ func buildLinks(t *trace.Trace) *links {
 	return l
 }
 
+// forEachLaunch calls f for every host event with a correlation id, in
+// index order.
+func forEachLaunch(t *trace.Trace, f func(corr uint64, ev int32)) {
+	for i := range t.Tracks {
+		tr := &t.Tracks[i]
+		if tr.Kind != trace.TrackHost {
+			continue
+		}
+		for j := tr.Lo; j < tr.Hi; j++ {
+			if c := t.Events[j].Corr; c != 0 {
+				f(c, int32(j))
+			}
+		}
+	}
+}
+
 // host returns the index in Trace.Events of the host call with correlation
 // id corr, or -1.
 func (l *links) host(corr uint64) int32 {
 	if corr == 0 {
+		return -1
+	}
+	if l.dense != nil {
+		if corr-l.base < uint64(len(l.dense)) { // wraps for corr < base
+			return l.dense[corr-l.base]
+		}
 		return -1
 	}
 	// Work in time order mostly has increasing correlation ids: try the

@@ -2,9 +2,11 @@
 // TensorFlow and XProf write to *.xplane.pb) into the trace model. It
 // registers the format "xplane" with package trace.
 //
-// The file is held in memory and walked by hand with protowire: the
-// generated types in xplanepb cost about ten times the file's size and run
-// at a tenth of the speed. Events become:
+// The input is walked by hand with protowire: the generated types in
+// xplanepb cost about ten times the file's size and run at a tenth of the
+// speed. With more than one processor, the events of big planes are
+// decoded by several goroutines; the trace is the same as a serial read's.
+// Events become:
 //
 //   - on "/device:GPU:N" planes, "Stream #S(...)" lines: device work of
 //     device "GPU:N"; other lines there are overlays;

@@ -3,6 +3,7 @@ package xplane
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
@@ -10,7 +11,8 @@ import (
 
 // FuzzRead feeds arbitrary bytes to the reader. Whatever the input, Read
 // must return a trace that keeps the model's invariants or a *FormatError
-// inside the input; it must never panic or hang. The seed corpus in
+// inside the input; it must never panic or hang, and a parallel read must
+// give the same as a serial one. The seed corpus in
 // testdata/fuzz/FuzzRead holds small XSpaces from tracetest.WriteXPlane,
 // the heads of the real traces and malformed cases.
 func FuzzRead(f *testing.F) {
@@ -19,6 +21,7 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Sniff(b[:min(len(b), 512)])
 		tr, err := Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16})
+		checkParallel(t, b, tr, err)
 		if err != nil {
 			var fe *FormatError
 			switch {
@@ -33,6 +36,20 @@ func FuzzRead(f *testing.F) {
 		}
 		checkInvariants(t, tr)
 	})
+}
+
+// checkParallel decodes b in parallel chunks of two events and wants what
+// the serial read gave: tr or err.
+func checkParallel(t *testing.T, b []byte, tr *trace.Trace, err error) {
+	t.Helper()
+	setParallel(t, 2)
+	ptr, perr := Decode(b, trace.Options{MaxEvents: 1 << 16})
+	switch {
+	case (err == nil) != (perr == nil) || err != nil && err.Error() != perr.Error():
+		t.Fatalf("parallel read: error %v, serially %v", perr, err)
+	case !reflect.DeepEqual(tr, ptr):
+		t.Fatal("parallel read: the trace differs from a serial read's")
+	}
 }
 
 // checkInvariants checks what every consumer of a trace relies on.

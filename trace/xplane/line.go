@@ -16,6 +16,19 @@ type lineHead struct {
 	// events spans the line's events: the first event's tag to the end of
 	// the last one.
 	events span
+	// cuts are the offsets of the tags of events chunkEvents, 2*chunkEvents,
+	// ... of the line: where its events can be decoded apart.
+	cuts    []int
+	nextCut int // the count of the next cut
+}
+
+// cut notes that the event whose tag is at off is the line's next one.
+func (h *lineHead) cut(off int) {
+	if h.count == h.nextCut && h.count > 0 {
+		h.cuts = append(h.cuts, off)
+		h.nextCut += chunkEvents
+	}
+	h.count++
 }
 
 var lineFields = map[int]string{
@@ -60,7 +73,7 @@ func (w *wire) within(end int) []byte {
 // scanLine reads a line's header. display_name (11) follows the events in
 // the encoding, so the events are stepped over here and decoded afterwards.
 func (d *decoder) scanLine(l span) (lineHead, error) {
-	h := lineHead{events: span{l.hi, l.hi}}
+	h := lineHead{events: span{l.hi, l.hi}, nextCut: chunkEvents}
 	first := true
 	for off := l.lo; off < l.hi; {
 		if err := d.loadHead(off, l.hi); err != nil {
@@ -77,9 +90,9 @@ func (d *decoder) scanLine(l span) (lineHead, error) {
 			if first {
 				h.events.lo, first = base+i, false
 			}
+			h.cut(base + i)
 			i = hi
 			h.events.hi = base + i
-			h.count++
 		}
 		if off = base + i; off >= l.hi {
 			break
@@ -130,7 +143,7 @@ func (d *decoder) lineField(off, end int, h *lineHead, first *bool) (int, error)
 				h.events.lo, *first = off, false
 			}
 			h.events.hi = hi
-			h.count++
+			h.cut(off)
 		}
 		return hi, nil
 	}
@@ -161,10 +174,19 @@ type lineState struct {
 // readLine decodes a scanned line's events. The events the window holds
 // are decoded straight from it; the window moves on where one is cut.
 func (d *decoder) readLine(h lineHead, pk planeKind) error {
-	ls := lineState{head: h, pk: pk, track: -1}
-	ls.class = classifyLine(pk, h.id, h.name)
-	d.event = 0
-	for off, end := h.events.lo, h.events.hi; off < end; {
+	ls := newLineState(h, pk)
+	return d.readEvents(h.events.lo, h.events.hi, 0, &ls)
+}
+
+func newLineState(h lineHead, pk planeKind) lineState {
+	return lineState{head: h, pk: pk, track: -1, class: classifyLine(pk, h.id, h.name)}
+}
+
+// readEvents decodes the events of a line in [lo, end), the first of which
+// is the line's event number first.
+func (d *decoder) readEvents(lo, end, first int, ls *lineState) error {
+	d.event = first
+	for off := lo; off < end; {
 		if err := d.loadHead(off, end); err != nil {
 			return err
 		}
@@ -175,7 +197,7 @@ func (d *decoder) readLine(h lineHead, pk planeKind) error {
 			if !ok {
 				break
 			}
-			if err := d.readEvent(base+lo, base+hi, &ls); err != nil {
+			if err := d.readEvent(base+lo, base+hi, ls); err != nil {
 				return err
 			}
 			d.event++
@@ -185,7 +207,7 @@ func (d *decoder) readLine(h lineHead, pk planeKind) error {
 			break
 		}
 		var err error
-		if off, err = d.eventField(off, end, &ls); err != nil {
+		if off, err = d.eventField(off, end, ls); err != nil {
 			return err
 		}
 	}
@@ -361,6 +383,9 @@ var eventFieldNames = [...]string{
 
 // add turns a decoded XEvent into an Event on its line's track.
 func (d *decoder) add(ev *rawEvent, ls *lineState) error {
+	if d.out != nil {
+		return d.addToChunk(ev, ls)
+	}
 	if ev.occurrences {
 		d.b.Drop("aggregated XEvent (num_occurrences) has no start time")
 		return nil
@@ -374,6 +399,22 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
 	}
 	m := d.meta(ev.meta)
+	e, named := newEvent(ev, ls, m, start, dur)
+	if !named {
+		e.Name = d.stepName(m.name, &ev.stats)
+	}
+	if ls.track < 0 {
+		ls.track = d.track(ls)
+	}
+	e.Track = ls.track
+	d.b.Add(e)
+	return nil
+}
+
+// newEvent makes the Event of ev, with metadata m, on a line. It reports
+// false for a step event whose name needs a number from its stats, which
+// the caller then names.
+func newEvent(ev *rawEvent, ls *lineState, m *eventMeta, start, dur int64) (trace.Event, bool) {
 	ev.stats.merge(&m.stats)
 	e := trace.Event{
 		Start: start,
@@ -393,15 +434,10 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		case m.rawDigits: // "Steps" events may carry the number only in the raw name
 			e.Name = m.rawName
 		default:
-			e.Name = d.stepName(m.name, &ev.stats)
+			return e, false
 		}
 	}
-	if ls.track < 0 {
-		ls.track = d.track(ls)
-	}
-	e.Track = ls.track
-	d.b.Add(e)
-	return nil
+	return e, true
 }
 
 // copyFlags keeps the copy facts that mean something for an event of kind

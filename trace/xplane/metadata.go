@@ -2,6 +2,8 @@ package xplane
 
 import (
 	"encoding/binary"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,6 +54,22 @@ func (d *decoder) statKind(id uint64) statKind {
 		return d.stats.dense[id].kind
 	}
 	return d.stats.sparse[id].kind
+}
+
+// ref returns the entry of id, without adding one.
+func (t *idTable[T]) ref(id uint64) (*T, bool) {
+	if id < uint64(len(t.dense)) {
+		return &t.dense[id], t.set[id]
+	}
+	v, ok := t.sparse[id]
+	return &v, ok
+}
+
+// clone returns a copy of t that shares nothing with it.
+func (t *idTable[T]) clone() idTable[T] {
+	c := *t
+	c.dense, c.set, c.sparse = slices.Clone(t.dense), slices.Clone(t.set), maps.Clone(t.sparse)
+	return c
 }
 
 func (t *idTable[T]) get(id uint64) (T, bool) {

@@ -107,6 +107,9 @@ func (d *decoder) readPlane(pl *planeScan) error {
 	}
 	d.part = ""
 	pk := classifyPlane(pl.name)
+	if d.parallel(pl) {
+		return d.readLinesParallel(pl, pk)
+	}
 	for i, h := range pl.lines {
 		d.line = i
 		if err := d.readLine(h, pk); err != nil {

@@ -140,6 +140,9 @@ type decoder struct {
 	stats  idTable[statMeta]
 	events idTable[eventMeta]
 
+	// out, in a worker (see parallel.go), receives the events decoded.
+	out []trace.Event
+
 	hostnames []string
 	warned    int
 	decoding  bool // in the second walk
