@@ -2,9 +2,12 @@ package trace
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
+	"sort"
 )
 
 // Builder accumulates tracks and events while a reader walks its input, and
@@ -13,14 +16,19 @@ import (
 type Builder struct {
 	strings []string
 	index   map[string]StrID
+	recent  *[1 << recentBits]recentString
 	tracks  []Track
 	keys    map[string]int32
 	// Events are kept in fixed-size chunks while they come: a single
 	// growing slice would copy tens of millions of events at each growth
 	// and, while it does, hold the old and the new array at once.
 	// Finish gathers the chunks into one slice grouped by track.
-	chunks  [][]Event
-	cur     []Event
+	chunks [][]Event
+	cur    []Event
+	// stage holds each track's latest events, fewer than blockEvents:
+	// events are stored in blocks of one track, which Finish groups by
+	// track moving whole blocks, in order through memory.
+	stage   [][]Event
 	n       int
 	minTime int64
 	warn    []string
@@ -35,11 +43,18 @@ type Builder struct {
 	Truncated bool
 }
 
+// recentString is a string interned lately and its StrID.
+type recentString struct {
+	s  string
+	id StrID
+}
+
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
 	return &Builder{
 		strings: []string{""},
 		index:   map[string]StrID{"": 0},
+		recent:  new([1 << recentBits]recentString),
 		keys:    map[string]int32{},
 		minTime: math.MaxInt64,
 		dropped: map[string]int{},
@@ -62,10 +77,37 @@ func (b *Builder) Intern(s string) StrID {
 // InternBytes is Intern for a byte slice; it allocates only for a string
 // not seen before.
 func (b *Builder) InternBytes(s []byte) StrID {
-	if id, ok := b.index[string(s)]; ok { // no allocation: map lookup of string(bytes)
-		return id
+	// A trace repeats a few hundred names millions of times: a small
+	// table, indexed by a hash of a string's ends that is cheaper than the
+	// map's, answers most lookups with one comparison.
+	c := &b.recent[recentSlot(s)]
+	if c.s == string(s) { // an empty slot holds "", whose StrID is 0
+		return c.id
 	}
-	return b.Intern(string(s))
+	id, ok := b.index[string(s)] // no allocation: map lookup of string(bytes)
+	if !ok {
+		id = b.Intern(string(s))
+	}
+	c.s, c.id = b.strings[id], id
+	return id
+}
+
+// recentBits is the log2 of the number of recently interned strings kept.
+const recentBits = 10
+
+// recentSlot returns where s is kept among the recently interned strings:
+// a hash of its length and its first and last eight bytes.
+func recentSlot(s []byte) int {
+	n := len(s)
+	var h uint64
+	if n >= 8 {
+		h = binary.LittleEndian.Uint64(s) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(s[n-8:]), 29)
+	} else {
+		for _, c := range s {
+			h = h<<8 | uint64(c)
+		}
+	}
+	return int(((h ^ uint64(n)) * 0x9e3779b97f4a7c15) >> (64 - recentBits))
 }
 
 func cloneString(s string) string { return string([]byte(s)) }
@@ -103,19 +145,39 @@ func (b *Builder) NumTracks() int { return len(b.tracks) }
 func (b *Builder) NumEvents() int { return b.n }
 
 // chunkEvents is the size of an event chunk: 1.25 MB, small against a big
-// trace and large enough that the chunk list stays short.
+// trace and large enough that the chunk list stays short; a whole number
+// of blocks.
 const chunkEvents = 32 << 10
+
+// blockEvents is the size of a block of one track's events: 10 KB, small
+// against a chunk, large enough that moving a block costs a copy and not
+// the cache misses of moving its events one by one.
+const blockEvents = 256
 
 // Add appends an event whose Start is an absolute time in nanoseconds.
 func (b *Builder) Add(e Event) {
 	if e.Start < b.minTime {
 		b.minTime = e.Start
 	}
-	if len(b.cur) == cap(b.cur) {
+	b.n++
+	if int(e.Track) >= len(b.stage) {
+		b.stage = append(b.stage, make([][]Event, int(e.Track)+1-len(b.stage))...)
+	}
+	st := append(b.stage[e.Track], e)
+	if len(st) < blockEvents {
+		b.stage[e.Track] = st
+		return
+	}
+	b.store(st)
+	b.stage[e.Track] = st[:0]
+}
+
+// store appends a block of events to the current chunk, or to a new one.
+func (b *Builder) store(blk []Event) {
+	if cap(b.cur)-len(b.cur) < len(blk) {
 		b.newChunk(chunkEvents)
 	}
-	b.cur = append(b.cur, e)
-	b.n++
+	b.cur = append(b.cur, blk...)
 }
 
 func (b *Builder) newChunk(n int) {
@@ -129,8 +191,7 @@ func (b *Builder) newChunk(n int) {
 // estimate how many are coming. The events so far and the n to come are
 // then kept in one slice, which Finish groups by track in place: it needs
 // no second copy of the events, which halves the peak memory of a big
-// trace. A trace whose events all fit, added grouped by track, is
-// finished without moving them at all.
+// trace.
 func (b *Builder) Grow(n int) {
 	if n <= cap(b.cur)-len(b.cur) {
 		return
@@ -202,30 +263,162 @@ func (b *Builder) Finish() *Trace {
 }
 
 // sortTrack sorts one track's events by start, the longer first among
-// equal starts, keeping the input order of events equal in both. Readers
-// mostly add a track's events in order already (XPlane lines are sorted,
-// Kineto writes each thread in time order); checking costs a fraction of
-// sorting.
+// equal starts, keeping the input order of events equal in both.
+//
+// Readers add a track's events nearly in order: XPlane lines are sorted;
+// Kineto writes a thread's operators each when it ends, a few places after
+// its own start order, then the thread's runtime calls, in order, over the
+// same time. So the events are taken as runs, each kept in order by
+// inserting an event that comes a little late where it belongs, and a new
+// run begun by one that comes far too late; the runs are then merged in
+// turn. That is linear work on such input, where a stable merge sort does
+// O(n log² n). Past budgets of moves and of buffer, input far from order,
+// the merge sort takes over from the partly sorted slice: every step keeps
+// ties in input order, so the result is the same.
 func sortTrack(evs []Event) {
-	order := func(x, y Event) int {
-		if c := cmp.Compare(x.Start, y.Start); c != 0 {
-			return c
-		}
-		return cmp.Compare(y.Dur, x.Dur)
+	if isSortedTrack(evs) {
+		return
 	}
-	if !slices.IsSortedFunc(evs, order) {
-		slices.SortStableFunc(evs, order)
+	if !sortRuns(evs) {
+		slices.SortStableFunc(evs, func(x, y Event) int {
+			if c := cmp.Compare(x.Start, y.Start); c != 0 {
+				return c
+			}
+			return cmp.Compare(y.Dur, x.Dur)
+		})
 	}
 }
 
+// Bounds on sortRuns: how far back an event is inserted into its run, and
+// how many events may be moved and buffered, beyond a floor, for each
+// event of the track.
+const (
+	nearBy       = 64
+	movesPer     = 16
+	bufferPer    = 1.0 / 8
+	sortRunFloor = 1 << 12
+)
+
+// isSortedTrack reports whether evs are in track order.
+func isSortedTrack(evs []Event) bool {
+	for i := 1; i < len(evs); i++ {
+		if after(&evs[i-1], &evs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// after reports whether x sorts after y in a track: it starts later, or at
+// the same time and is shorter.
+func after(x, y *Event) bool {
+	return x.Start > y.Start || x.Start == y.Start && x.Dur < y.Dur
+}
+
+// sortRuns sorts evs as sortTrack describes and reports whether it did;
+// when it did not, evs hold the same events, ties still in input order.
+func sortRuns(evs []Event) bool {
+	moves := movesPer*len(evs) + sortRunFloor
+	var buf []Event
+	maxBuf := int(float64(len(evs))*bufferPer) + sortRunFloor
+	sorted := 0 // evs[:sorted] is sorted; the run being built starts there
+	for i := 1; i <= len(evs); i++ {
+		if i < len(evs) && !after(&evs[i-1], &evs[i]) {
+			continue
+		}
+		if i < len(evs) {
+			j := i - 1
+			for j > sorted && i-j < nearBy && after(&evs[j-1], &evs[i]) {
+				j--
+			}
+			if j == sorted || !after(&evs[j-1], &evs[i]) { // a little late
+				e := evs[i]
+				copy(evs[j+1:i+1], evs[j:i])
+				evs[j] = e
+				if moves -= i - j; moves < 0 {
+					return false
+				}
+				continue
+			}
+		}
+		// evs[sorted:i] is a run: merge it into the sorted events.
+		n, ok := merge(evs[:i], sorted, &buf, maxBuf)
+		if moves -= n; !ok || moves < 0 {
+			return false
+		}
+		sorted = i
+	}
+	return true
+}
+
+// merge merges the sorted evs[:mid] and evs[mid:], through buf, and
+// returns how many events it moved; ok is false, with nothing moved, if it
+// would need more than maxBuf events of buffer.
+func merge(evs []Event, mid int, buf *[]Event, maxBuf int) (moved int, ok bool) {
+	if mid == 0 || mid == len(evs) || !after(&evs[mid-1], &evs[mid]) {
+		return 0, true
+	}
+	// Only the left events after the right's first, and the right events
+	// before the left's last, change places.
+	lo := mid - sort.Search(mid, func(k int) bool { return !after(&evs[mid-1-k], &evs[mid]) })
+	hi := mid + sort.Search(len(evs)-mid, func(k int) bool { return !after(&evs[mid-1], &evs[mid+k]) })
+	left, right := evs[lo:mid], evs[mid:hi]
+	if min(len(left), len(right)) > maxBuf {
+		return 0, false
+	}
+	if len(left) <= len(right) {
+		b := append((*buf)[:0], left...)
+		*buf = b
+		k, i, j := lo, 0, 0
+		for i < len(b) && j < len(right) {
+			if after(&b[i], &right[j]) {
+				evs[k] = right[j]
+				j++
+			} else {
+				evs[k] = b[i]
+				i++
+			}
+			k++
+		}
+		copy(evs[k:], b[i:])
+	} else {
+		b := append((*buf)[:0], right...)
+		*buf = b
+		k, i, j := hi-1, len(left)-1, len(b)-1
+		for i >= 0 && j >= 0 {
+			if after(&left[i], &b[j]) {
+				evs[k] = left[i]
+				i--
+			} else {
+				evs[k] = b[j]
+				j--
+			}
+			k--
+		}
+		copy(evs[lo:k+1], b[:j+1])
+	}
+	return hi - lo, true
+}
+
 // gather returns all events in one slice, grouped by track in track order
-// and, within a track, in the order they were added. Events in a single
-// slice are grouped in place; otherwise a counting sort by track copies
-// them once, releasing each chunk once copied.
+// and, within a track, in the order they were added. Events that all fit
+// the current slice are grouped in place, by blocks; otherwise a counting
+// sort by track copies them once, releasing each chunk once copied.
 func (b *Builder) gather() []Event {
-	byTrack := func(x, y Event) int { return cmp.Compare(x.Track, y.Track) }
+	if len(b.chunks) == 0 && cap(b.cur) >= b.n && len(b.cur)%blockEvents == 0 {
+		return b.groupBlocks()
+	}
+	for t, st := range b.stage { // the last events of each track, last
+		for _, e := range st {
+			if len(b.cur) == cap(b.cur) {
+				b.newChunk(chunkEvents)
+			}
+			b.cur = append(b.cur, e)
+		}
+		b.stage[t] = nil
+	}
 	if len(b.chunks) == 0 {
-		if !slices.IsSortedFunc(b.cur, byTrack) {
+		if !slices.IsSortedFunc(b.cur, func(x, y Event) int { return cmp.Compare(x.Track, y.Track) }) {
 			groupInPlace(b.cur, len(b.tracks))
 		}
 		return b.cur
@@ -243,6 +436,54 @@ func (b *Builder) gather() []Event {
 		b.chunks[k] = nil
 	}
 	return out
+}
+
+// groupBlocks groups the events by track in b.cur, which holds whole
+// blocks and has room for the events still in b.stage. The blocks are
+// moved into track order along the cycles of their permutation, then each
+// track's blocks are moved up to make room for its staged events, the last
+// track first.
+func (b *Builder) groupBlocks() []Event {
+	evs := b.cur
+	nb := len(evs) / blockEvents
+	first := make([]int, len(b.tracks)+1) // each track's first block, once grouped
+	for k := range nb {
+		first[evs[k*blockEvents].Track+1]++
+	}
+	for t := 1; t < len(first); t++ {
+		first[t] += first[t-1]
+	}
+	next := slices.Clone(first)
+	dest := make([]int32, nb)
+	for k := range nb {
+		tr := evs[k*blockEvents].Track
+		dest[k] = int32(next[tr])
+		next[tr]++
+	}
+	tmp := make([]Event, blockEvents)
+	for k := range nb {
+		for d := int(dest[k]); d != k; d = int(dest[k]) {
+			x, y := evs[k*blockEvents:(k+1)*blockEvents], evs[d*blockEvents:(d+1)*blockEvents]
+			copy(tmp, x)
+			copy(x, y)
+			copy(y, tmp)
+			dest[k], dest[d] = dest[d], dest[k]
+		}
+	}
+	evs = evs[:b.n]
+	shift := b.n - len(b.cur) // staged events of the tracks up to t
+	for t := len(b.tracks) - 1; t >= 0; t-- {
+		var st []Event
+		if t < len(b.stage) {
+			st = b.stage[t]
+		}
+		shift -= len(st)
+		lo, hi := first[t]*blockEvents, first[t+1]*blockEvents
+		copy(evs[lo+shift:], evs[lo:hi])
+		copy(evs[hi+shift:], st)
+	}
+	b.stage = nil
+	return evs
 }
 
 // trackStarts returns where each track's events start once grouped.

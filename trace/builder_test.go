@@ -15,20 +15,27 @@ func TestFinishOrder(t *testing.T) {
 		name   string
 		n      int
 		tracks int
-		sorted bool
-		grow   int // room asked for after growAt events
+		order  string // "in order", "by end" (as Kineto writes), "half reversed", else shuffled
+		grow   int    // room asked for after growAt events
 		growAt int
 	}{
-		{"empty", 0, 1, false, 0, 0},
-		{"one chunk, shuffled", 1000, 5, false, 0, 0},
-		{"one chunk, in order", 1000, 5, true, 0, 0},
-		{"grown, in order", 3 * chunkEvents, 4, true, 3 * chunkEvents, 0},
-		{"grown, shuffled", 3 * chunkEvents, 6, false, 3 * chunkEvents, 0},
-		{"grown after a chunk and a half, shuffled", 20 * chunkEvents, 5, false, 18*chunkEvents + 100, chunkEvents + chunkEvents/2},
-		{"grown short, shuffled", 3*chunkEvents + 9, 5, false, 2 * chunkEvents, 100},
-		{"grown too late, shuffled", 3 * chunkEvents, 5, false, chunkEvents, chunkEvents + 1},
-		{"many chunks, shuffled", 3*chunkEvents + 17, 7, false, 0, 0},
-		{"many chunks, in order", 2*chunkEvents + 5, 3, true, 0, 0},
+		{"empty", 0, 1, "shuffled", 0, 0},
+		{"one chunk, shuffled", 1000, 5, "shuffled", 0, 0},
+		{"one chunk, in order", 1000, 5, "in order", 0, 0},
+		{"grown, in order", 3 * chunkEvents, 4, "in order", 3 * chunkEvents, 0},
+		{"grown, shuffled", 3 * chunkEvents, 6, "shuffled", 3 * chunkEvents, 0},
+		{"grown after a chunk and a half, shuffled", 20 * chunkEvents, 5, "shuffled", 18*chunkEvents + 100, chunkEvents + chunkEvents/2},
+		{"grown short, shuffled", 3*chunkEvents + 9, 5, "shuffled", 2 * chunkEvents, 100},
+		{"grown too late, shuffled", 3 * chunkEvents, 5, "shuffled", chunkEvents, chunkEvents + 1},
+		{"many chunks, shuffled", 3*chunkEvents + 17, 7, "shuffled", 0, 0},
+		{"many chunks, in order", 2*chunkEvents + 5, 3, "in order", 0, 0},
+		{"grown, many small tracks, shuffled", 20000, 300, "shuffled", 20000, 0},
+		{"grown, many small tracks, by end", 20000, 300, "by end", 20000, 0},
+		{"grown exactly, by end", 5 * blockEvents, 2, "by end", 5 * blockEvents, 0},
+		{"one chunk, by end", 1000, 3, "by end", 0, 0},
+		{"grown, by end", 3 * chunkEvents, 3, "by end", 3 * chunkEvents, 0},
+		{"one chunk, half reversed", 1000, 2, "half reversed", 0, 0},
+		{"grown, half reversed", 3 * chunkEvents, 2, "half reversed", 3 * chunkEvents, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,9 +46,7 @@ func TestFinishOrder(t *testing.T) {
 				// common and stability is tested; Corr tells events apart.
 				evs[i] = Event{Start: 1000 + r.Int64N(50), Dur: r.Int64N(4), Corr: uint64(i), Track: int32(r.IntN(tc.tracks))}
 			}
-			if tc.sorted {
-				slices.SortStableFunc(evs, finishOrder)
-			}
+			arrange(evs, tc.order)
 			b := NewBuilder()
 			for i := range tc.tracks {
 				b.Track(string(rune('a'+i)), Track{})
@@ -79,6 +84,23 @@ func TestFinishOrder(t *testing.T) {
 	}
 }
 
+// arrange puts evs in the order the test case names: sorted as Finish
+// sorts ("in order"); by end time, as Kineto writes operators after those
+// they enclose ("by end"); by end time, then the second half reversed so
+// that sorting starts well and then runs out of its insertion budget
+// ("half reversed"); else left shuffled.
+func arrange(evs []Event, order string) {
+	switch order {
+	case "in order":
+		slices.SortStableFunc(evs, finishOrder)
+	case "by end", "half reversed":
+		slices.SortStableFunc(evs, func(x, y Event) int { return cmp.Compare(x.End(), y.End()) })
+	}
+	if order == "half reversed" {
+		slices.Reverse(evs[len(evs)/2:])
+	}
+}
+
 func finishOrder(x, y Event) int {
 	if c := cmp.Compare(x.Track, y.Track); c != 0 {
 		return c
@@ -87,4 +109,98 @@ func finishOrder(x, y Event) int {
 		return c
 	}
 	return cmp.Compare(y.Dur, x.Dur)
+}
+
+// BenchmarkFinish finishes a Kineto-like trace of about a million events:
+// six threads interleaved, most events on three of them, each thread's
+// operators nested up to six deep and written when they end, after those
+// they enclose, in one slice as a reader that estimated its events leaves
+// them.
+func BenchmarkFinish(b *testing.B) {
+	evs := kinetoLike(1 << 20)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		bl := NewBuilder()
+		for tr := range 6 {
+			bl.Track(string(rune('a'+tr)), Track{})
+		}
+		bl.Grow(len(evs))
+		for _, e := range evs {
+			bl.Add(e)
+		}
+		b.StartTimer()
+		bl.Finish()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+}
+
+// kinetoLike returns about n events on six tracks, in the order Kineto
+// writes them.
+func kinetoLike(n int) []Event {
+	r := rand.New(rand.NewPCG(1, 2))
+	var tracks [6][]Event
+	var clock [6]int64
+	for total := 0; total < n; {
+		tr := r.IntN(3)
+		if r.IntN(100) == 0 {
+			tr = 3 + r.IntN(3)
+		}
+		before := len(tracks[tr])
+		tracks[tr], clock[tr] = nest(r, tracks[tr], int32(tr), clock[tr], 6)
+		total += len(tracks[tr]) - before
+	}
+	// Interleave the threads in runs, as their buffers are flushed.
+	var evs []Event
+	for {
+		tr := r.IntN(6)
+		if len(tracks[tr]) == 0 {
+			if len(tracks[0])+len(tracks[1])+len(tracks[2])+len(tracks[3])+len(tracks[4])+len(tracks[5]) == 0 {
+				return evs
+			}
+			continue
+		}
+		k := min(len(tracks[tr]), 1+r.IntN(8))
+		evs = append(evs, tracks[tr][:k]...)
+		tracks[tr] = tracks[tr][k:]
+	}
+}
+
+// nest appends an operator starting at start and, before it, the operators
+// it encloses, to depth levels; it returns the time it ends.
+func nest(r *rand.Rand, evs []Event, tr int32, start int64, depth int) ([]Event, int64) {
+	t := start + r.Int64N(3)
+	if depth > 0 {
+		for range r.IntN(5) {
+			evs, t = nest(r, evs, tr, t, depth-1)
+		}
+	}
+	end := t + 1 + r.Int64N(5)
+	return append(evs, Event{Start: start, Dur: end - start, Corr: uint64(len(evs)), Track: tr}), end
+}
+
+// TestInternBytes checks that the table of recent strings in front of the
+// index never changes an answer: strings that share their ends, their
+// length or their slot, asked for in turn and again, get the StrID Intern
+// gives them.
+func TestInternBytes(t *testing.T) {
+	strs := []string{"", "a", "aten::empty", "aten::zeros", "cudaLaunchKernel",
+		"void kernel<1>(float*, int)", "void kernel<2>(float*, int)", "abcdefgh", "abcdefgh" + "abcdefgh"}
+	for i := range 3000 { // more strings than the table has slots
+		strs = append(strs, "name"+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)))
+	}
+	b := NewBuilder()
+	for round := range 3 {
+		for _, s := range strs {
+			id := b.InternBytes([]byte(s))
+			if got := b.Str(id); got != s {
+				t.Fatalf("round %d: InternBytes(%q) = %d, which is %q", round, s, id, got)
+			}
+			if want := b.Intern(s); id != want {
+				t.Fatalf("round %d: InternBytes(%q) = %d, Intern gives %d", round, s, id, want)
+			}
+		}
+	}
+	if got, want := len(b.strings), len(strs); got != want { // each once, "" from the start
+		t.Errorf("%d strings in the table, want %d", got, want)
+	}
 }

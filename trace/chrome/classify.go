@@ -291,10 +291,13 @@ func xprofDevice(proc string) string {
 // bindFlows gives Corr to events that lack it from the launch flows that
 // start or end on them.
 func (p *parser) bindFlows(t *trace.Trace) {
+	// Where the last flow of each track was found: a thread's flows come
+	// in time order, so the next is found near it.
+	hint := make([]int, len(t.Tracks))
 	for k, c := range p.flows {
 		for _, f := range c {
 			if tr := p.info[f.slot].track; tr >= 0 {
-				bindFlow(t.TrackEvents(int(tr)), f.ts-t.StartNs, f.id)
+				hint[tr] = bindFlow(t.TrackEvents(int(tr)), f.ts-t.StartNs, f.id, hint[tr])
 			}
 		}
 		p.flows[k] = nil
@@ -307,9 +310,11 @@ func (p *parser) bindFlows(t *trace.Trace) {
 // already carries id. A flow names a time, not an event: where two events
 // start at that time, the one whose args name the correlation is the
 // flow's end, and giving the id to the other as well would link two
-// events to one launch.
-func bindFlow(evs []trace.Event, ts int64, id uint64) {
-	j := sort.Search(len(evs), func(k int) bool { return evs[k].Start > ts }) - 1
+// events to one launch. It returns the index of the first event starting
+// after ts, found by a search from hint.
+func bindFlow(evs []trace.Event, ts int64, id uint64, hint int) int {
+	after := searchAfter(evs, ts, hint)
+	j := after - 1
 	var target *trace.Event
 	for k := j; k >= 0 && k > j-16; k-- {
 		e := &evs[k]
@@ -317,7 +322,7 @@ func bindFlow(evs []trace.Event, ts int64, id uint64) {
 			continue
 		}
 		if e.Corr == id {
-			return
+			return after
 		}
 		if e.Corr == 0 && target == nil {
 			target = e
@@ -326,4 +331,25 @@ func bindFlow(evs []trace.Event, ts int64, id uint64) {
 	if target != nil {
 		target.Corr = id
 	}
+	return after
+}
+
+// searchAfter returns the index of the first of evs (sorted by start) that
+// starts after ts, as a binary search of them all does, but searching
+// forward from hint first, doubling its steps, when ts is at or after the
+// start of the event before hint: flows in time order then cost a few
+// steps each, not a search of the whole track through the cache.
+func searchAfter(evs []trace.Event, ts int64, hint int) int {
+	lo, hi := 0, len(evs)
+	if hint > 0 && hint <= len(evs) && evs[hint-1].Start <= ts {
+		lo = hint // the answer is at or after hint
+		for step := 1; lo+step <= len(evs); step *= 2 {
+			if p := lo + step - 1; evs[p].Start > ts {
+				hi = p
+				break
+			}
+			lo += step
+		}
+	}
+	return lo + sort.Search(hi-lo, func(k int) bool { return evs[lo+k].Start > ts })
 }

@@ -2,6 +2,7 @@ package chrome
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"math"
 
@@ -258,13 +259,23 @@ func (p *parser) object(i int, args bool) int {
 		if b[i] != '"' {
 			return s.bad(i, `at start of string (expecting '"')`)
 		}
-		start := i
-		if i = s.str(i); i < 0 {
-			return -1
+		var key []byte
+		k, n := evOther, 0
+		if !args && i+8 <= len(b) {
+			k, n = eventKeyWord(binary.LittleEndian.Uint64(b[i:]))
 		}
-		key := b[start+1 : i-1]
-		if s.esc {
-			key = unquote(&p.keyBuf, b[start:i], true)
+		if n > 0 {
+			i += n
+		} else {
+			start := i
+			if i = s.name(i); i < 0 {
+				return -1
+			}
+			key = b[start+1 : i-1]
+			if s.esc {
+				key = unquote(&p.keyBuf, b[start:i], true)
+			}
+			k = eventKey(key)
 		}
 		// Compact JSON puts the colon right after the name and the value
 		// right after the colon; white space takes the longer way.
@@ -274,9 +285,9 @@ func (p *parser) object(i int, args bool) int {
 			return -1
 		}
 		if args {
-			i = p.argMember(key, i)
+			i = p.argMember(argKeyOf(key), i)
 		} else {
-			i = p.member(key, i)
+			i = p.member(k, i)
 		}
 		if i < 0 {
 			return -1
@@ -357,10 +368,64 @@ func eventKey(key []byte) evKey {
 	return evOther
 }
 
-// member scans the value, starting at b[i], of the event member key.
-func (p *parser) member(key []byte, i int) int {
+// Event member names as they stand in compact JSON, quotes and colon
+// included, read as little-endian words.
+var (
+	wordPh   = keyWord(`"ph":`)
+	wordTs   = keyWord(`"ts":`)
+	wordID   = keyWord(`"id":`)
+	wordCat  = keyWord(`"cat":`)
+	wordDur  = keyWord(`"dur":`)
+	wordPid  = keyWord(`"pid":`)
+	wordTid  = keyWord(`"tid":`)
+	wordName = keyWord(`"name":`)
+	wordArgs = keyWord(`"args":`)
+)
+
+func keyWord(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// eventKeyWord recognises the name of an event member the reader keeps
+// from x, the eight bytes at its opening quote, when the colon follows it
+// at once, as in compact JSON: one comparison a name, where scanning the
+// string and then switching on it take many. It returns the member and
+// the length of its name, quotes included; 0 when x is not one of them,
+// and the name is then scanned. A name matched so is a whole string
+// token, for its bytes hold no quote, backslash or control byte.
+func eventKeyWord(x uint64) (evKey, int) {
+	switch x & (1<<40 - 1) {
+	case wordPh:
+		return evPh, 4
+	case wordTs:
+		return evTs, 4
+	case wordID:
+		return evID, 4
+	}
+	switch x & (1<<48 - 1) {
+	case wordCat:
+		return evCat, 5
+	case wordDur:
+		return evDur, 5
+	case wordPid:
+		return evPid, 5
+	case wordTid:
+		return evTid, 5
+	}
+	switch x & (1<<56 - 1) {
+	case wordName:
+		return evName, 6
+	case wordArgs:
+		return evArgs, 6
+	}
+	return evOther, 0
+}
+
+// member scans the value, starting at b[i], of the event member k.
+func (p *parser) member(k evKey, i int) int {
 	s := &p.dec.sc
-	k := eventKey(key)
 	switch {
 	case k == evOther:
 		return s.value(i)
@@ -373,6 +438,16 @@ func (p *parser) member(key []byte, i int) int {
 		i = p.object(i, true)
 		s.depth--
 		return i
+	}
+	if k == evTs || k == evDur {
+		if ns, end, ok := fastMicros(s.b, i); ok {
+			if k == evTs {
+				p.ev.ts, p.ev.hasTs = ns, true
+			} else {
+				p.ev.dur = ns
+			}
+			return end
+		}
 	}
 	start := i
 	if i = s.value(i); i >= 0 {
@@ -481,22 +556,27 @@ const (
 	argName
 )
 
-// argMember scans the value, starting at b[i], of the args member key.
-func (p *parser) argMember(key []byte, i int) int {
-	s := &p.dec.sc
-	var which argKey
+// argKeyOf returns the argument named key.
+func argKeyOf(key []byte) argKey {
 	switch string(key) {
 	case "correlation", "correlation_id":
-		which = argCorr
+		return argCorr
 	case "device":
-		which = argDevice
+		return argDevice
 	case "stream":
-		which = argStream
+		return argStream
 	case "kind":
-		which = argKind
+		return argKind
 	case "name", "labels":
-		which = argName
-	default:
+		return argName
+	}
+	return argOther
+}
+
+// argMember scans the value, starting at b[i], of the argument which.
+func (p *parser) argMember(which argKey, i int) int {
+	s := &p.dec.sc
+	if which == argOther {
 		return s.value(i)
 	}
 	start := i

@@ -2,8 +2,11 @@ package chrome
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tracegap/tracegap/trace"
 )
 
 // TestFlowBinding: a launch flow names an instant on a track. Its id goes
@@ -53,5 +56,26 @@ func TestFlowBinding(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchAfter checks the search from a hint against a binary search of
+// the whole track, for every time around the events and every hint, good
+// or bad.
+func TestSearchAfter(t *testing.T) {
+	starts := []int64{1, 3, 3, 3, 7, 8, 8, 20, 21, 22, 23, 24, 25, 40}
+	for _, n := range []int{0, 1, 2, len(starts)} {
+		evs := make([]trace.Event, n)
+		for i := range evs {
+			evs[i].Start = starts[i]
+		}
+		for ts := int64(-1); ts <= 42; ts++ {
+			want := sort.Search(n, func(k int) bool { return evs[k].Start > ts })
+			for hint := -1; hint <= n+1; hint++ {
+				if got := searchAfter(evs, ts, hint); got != want {
+					t.Errorf("%d events, ts %d, hint %d: searchAfter = %d, want %d", n, ts, hint, got, want)
+				}
+			}
+		}
 	}
 }

@@ -69,6 +69,11 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte(`{ "ph" : "i" , "ts" : 3 ,"args":{"kind":"DtoH"`))
 	f.Add([]byte(`{"a":[1,-0.5e+3,true,false,null,"\u00e9\n"],"b":{}} `))
 	f.Add([]byte(`[{"a":01}]`))
+	// Times read in one pass, and names found a word at a time.
+	f.Add([]byte(`{"ts":1610366728298088.0,"dur":01,"External id":2,"Extra arguments":[]}`))
+	f.Add([]byte(`{"ts":1.2345,"dur":12.,"args":{"Trace iteration":0}}`))
+	f.Add([]byte(`{"p\u0068":"X","ts":2305843009213693.953,"a\"bcdefghijklmn":1,"abcdefg\u0068":2}`))
+	f.Add([]byte(`{"ts":9999999999999999`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := newParser(bytes.NewReader(data), trace.Options{})
 		d := p.dec

@@ -3,6 +3,7 @@ package chrome
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"os"
 	"reflect"
@@ -47,6 +48,86 @@ func TestParseMicros(t *testing.T) {
 		got, ok := parseMicros([]byte(tc.in))
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("parseMicros(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestEventKeyWord checks the one-word recognition of member names
+// against the scan and switch it stands in for: it must know each kept
+// name followed at once by its colon, give it the same meaning, and
+// leave everything else, however close, to the scan.
+func TestEventKeyWord(t *testing.T) {
+	for _, name := range []string{"ph", "ts", "id", "cat", "dur", "pid", "tid", "name", "args"} {
+		in := `"` + name + `":1234567`
+		k, n := eventKeyWord(binary.LittleEndian.Uint64([]byte(in)))
+		if want := eventKey([]byte(name)); k != want || n != len(name)+2 {
+			t.Errorf("eventKeyWord(%q) = %d, %d; want %d, %d", in, k, n, want, len(name)+2)
+		}
+	}
+	for _, in := range []string{`"ph" :1,"`, `"phx":1,"`, `"p\u0068":`, `"names":1`, `"nam":1,"`, `"Ph":1,"x`,
+		`"tid"}"x"`, `"args" :{`, `"cat\":":`, `"":1,"abc`, `{"ph":"X`} {
+		if k, n := eventKeyWord(binary.LittleEndian.Uint64([]byte(in))); n != 0 {
+			t.Errorf("eventKeyWord(%q) = %d, %d; want it left to the scan", in, k, n)
+		}
+	}
+}
+
+// TestFastMicros checks the one-pass reading of times against the full
+// scan and parse: where it answers, it must agree with them on the value
+// and on where the number ends; it must leave alone what they reject or
+// round, what runs to the window's end, and times out of range.
+func TestFastMicros(t *testing.T) {
+	for _, tc := range []struct {
+		in   string // a number followed by what ends it
+		want bool   // whether the one pass answers
+	}{
+		{"1610366728298088.0,", true},
+		{"16103667,", true},
+		{"161036672,", true},
+		{"161036672.5,", true},
+		{"1610366728298088,", true},
+		{"161036672829808,", true},
+		{"12345678:", true},
+		{"1234567a,", true}, // the scan of the object finds the a
+		{"1234567/,", true},
+		{"0123456789012345,", false},
+		{"1712345678901234.567}", true},
+		{"10,", true},
+		{"0,", true},
+		{"0.5,", true},
+		{"63.81,", true},
+		{"9.999 ", true},
+		{"2305843009213693.951,", true},  // maxTime - 1
+		{"2305843009213693.953,", false}, // past maxTime
+		{"2305843009213694,", false},
+		{"9999999999999999,", false},
+		{"12345678901234567,", false},
+		{"3.0004,", false}, // rounds on the fourth decimal
+		{"1e3,", false},
+		{"1.5E-3,", false},
+		{"-1.5,", false},
+		{"01,", false},
+		{"00.5,", false},
+		{"1.,", false},
+		{"1.e3,", false},
+		{"12", false},  // the window ends: more digits may follow
+		{"12.", false}, // likewise
+		{"abc,", false},
+	} {
+		b := []byte(tc.in)
+		ns, end, ok := fastMicros(b, 0)
+		if ok != tc.want {
+			t.Errorf("fastMicros(%q) ok = %v, want %v", tc.in, ok, tc.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		s := scanner{b: b}
+		wantEnd := s.number(0)
+		wantNs, wantOK := parseMicros(b[:max(wantEnd, 0)])
+		if end != wantEnd || ns != wantNs || !wantOK {
+			t.Errorf("fastMicros(%q) = %d, end %d; the full scan and parse give %d (ok %v), end %d", tc.in, ns, end, wantNs, wantOK, wantEnd)
 		}
 	}
 }

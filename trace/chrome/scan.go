@@ -168,6 +168,30 @@ func (s *scanner) str(i int) int {
 	}
 }
 
+// name scans the string starting at b[i] like str, faster for the short
+// strings that member names are: their closing quote is most often found
+// in the first one or two words, and the scan ends there.
+func (s *scanner) name(i int) int {
+	b := s.b
+	if i+17 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i+1:])
+		m := hasLess(x^(ones*2), ' '+1) | hasByte(x, '\\')
+		j := i + 1
+		if m == 0 {
+			x = binary.LittleEndian.Uint64(b[i+9:])
+			m = hasLess(x^(ones*2), ' '+1) | hasByte(x, '\\')
+			j += 8
+		}
+		if m != 0 {
+			if j += bits.TrailingZeros64(m) / 8; b[j] == '"' {
+				s.esc = false
+				return j + 1
+			}
+		}
+	}
+	return s.str(i)
+}
+
 // escape checks the escape sequence at b[j] and returns the index past it.
 func (s *scanner) escape(j int) int {
 	b := s.b
