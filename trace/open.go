@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 )
 
@@ -165,20 +166,26 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	if compressed {
 		expanded = size * 64 // enough for most; a buffer only bounds read sizes
 	}
-	dr := bufio.NewReaderSize(lim, bufSize(expanded))
+	var dec io.Reader = lim
+	// done ends the reading of lim, so that its state can be looked at.
+	done := func() {}
+	if compressed && runtime.GOMAXPROCS(0) > 1 {
+		ah := newAheadReader(lim, 1<<20, 4)
+		defer ah.Close()
+		dec, done = ah, func() { ah.Close() }
+	}
+	dr := bufio.NewReaderSize(dec, bufSize(expanded))
 	format, err := sniff(dr, opt.Format)
 	if err != nil {
 		return nil, err
 	}
 	t, err := format.Read(dr, opt)
-	if err != nil {
-		if lim.err != nil {
-			return nil, lim.err
-		}
-		return nil, err
-	}
-	if lim.err != nil { // a reader that stopped quietly at the cap
+	done()
+	if lim.err != nil { // whatever the reader made of it, or if it stopped quietly at the cap
 		return nil, lim.err
+	}
+	if err != nil {
+		return nil, err
 	}
 	t.Format = format.Name
 	// A reader that read opt.Source sets Bytes itself.
