@@ -18,44 +18,53 @@ import (
 // the budget of a quarter of the input: the events, not the bytes, are
 // kept.
 
-// heapBudget is the soft memory limit for analysing t: nine tenths of a
-// quarter of its bytes (the rest of the process lives outside the heap),
-// but never under one and a half times its events plus 64 MiB (the
-// events and what the analysis keeps of them), below which the collector
-// would run without end on a trace of small events (XPlane) for no gain.
+// heapBudget is the soft memory limit for analysing a trace of the given
+// size and events: nine tenths of a quarter of its bytes (the rest of the
+// process lives outside the heap). It is 0, no limit, for a trace whose
+// events alone come near that (a trace of small events, as XPlane's are):
+// a limit under what is live makes the collector run without end, which
+// made such a trace twice as slow for no gain.
 func heapBudget(bytes int64, events int) int64 {
 	const eventSize = int64(unsafe.Sizeof(trace.Event{}))
-	return max(bytes/4*9/10, 3*eventSize*int64(events)/2+64<<20)
+	budget := bytes / 4 * 9 / 10
+	if budget < 3*eventSize*int64(events)/2+64<<20 { // the events and what the analysis keeps
+		return 0
+	}
+	return budget
 }
 
-// memLimits sums the heap budgets of the traces being analysed at once
-// and keeps the runtime's soft memory limit at that sum. It does nothing
-// when GOMEMLIMIT is set: the user's limit wins.
+// memLimits keeps the runtime's soft memory limit at the sum of the heap
+// budgets of the traces being analysed at once, or lifts it while one of
+// them has none. It does nothing when GOMEMLIMIT is set: the user's limit
+// wins.
 type memLimits struct {
-	mu    sync.Mutex
-	total int64
-	set   func(int64) int64 // debug.SetMemoryLimit, replaced in tests
+	mu        sync.Mutex
+	total     int64
+	unlimited int               // traces held that have no budget
+	set       func(int64) int64 // debug.SetMemoryLimit, replaced in tests
 }
 
 var memLimit = &memLimits{set: debug.SetMemoryLimit}
 
-// hold raises the limit by the budget of t until the returned func is
-// called.
+// hold adds the budget of t until the returned func is called.
 func (m *memLimits) hold(t *trace.Trace) (release func()) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
 	b := heapBudget(t.Bytes, len(t.Events))
-	m.add(b)
-	return func() { m.add(-b) }
+	m.add(b, 1)
+	return func() { m.add(-b, -1) }
 }
 
-func (m *memLimits) add(b int64) {
+func (m *memLimits) add(b int64, n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if b == 0 {
+		m.unlimited += n
+	}
 	m.total += b
-	if m.total <= 0 {
-		m.set(math.MaxInt64) // nothing held: no limit, the runtime default
+	if m.total <= 0 || m.unlimited > 0 {
+		m.set(math.MaxInt64) // the runtime's default: no limit
 		return
 	}
 	m.set(m.total)
