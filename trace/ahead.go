@@ -20,6 +20,10 @@ type aheadReader struct {
 	rest []byte // what is left of it
 }
 
+// aheadMin is the smallest compressed input (of known size) inflated
+// ahead.
+const aheadMin = 1 << 20
+
 // chunk is one buffer read from the source, and the error that ended it.
 type chunk struct {
 	b   []byte

@@ -169,7 +169,9 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	var dec io.Reader = lim
 	// done ends the reading of lim, so that its state can be looked at.
 	done := func() {}
-	if compressed && runtime.GOMAXPROCS(0) > 1 {
+	// Inflating ahead pays off on big inputs only: a small one would spend
+	// more on the buffers than it saves (uploads, fuzzing).
+	if compressed && runtime.GOMAXPROCS(0) > 1 && (size == 0 || size >= aheadMin) {
 		ah := newAheadReader(lim, 1<<20, 4)
 		defer ah.Close()
 		dec, done = ah, func() { ah.Close() }
