@@ -153,7 +153,7 @@ func (a *analyzer) scanDevice(d *device) {
 		d.busy = slices.Clone(d.busy) // the result keeps them
 	}
 	if len(d.queued) < cap(d.queued)/4 {
-		d.queued = slices.Clip(slices.Clone(d.queued))
+		d.queued = slices.Clone(d.queued)
 	}
 	for k := 1; k < len(d.busy); k++ {
 		if idle := (Interval{d.busy[k-1].End, d.busy[k].Start}); idle.End-idle.Start >= a.opt.MinGap {

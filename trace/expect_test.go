@@ -13,10 +13,16 @@ import (
 // probed records the Options the probe format's reader was given.
 var probed Options
 
+// probing is set while TestExpectBytes runs: the probe format is in the
+// registry of this whole test binary, and must claim nothing in the other
+// tests and fuzz targets (FuzzSniff checks that only the real formats
+// claim input).
+var probing bool
+
 func init() {
 	Register(Format{
 		Name:  "probe",
-		Sniff: func(head []byte) bool { return bytes.HasPrefix(head, []byte("PROBE")) },
+		Sniff: func(head []byte) bool { return probing && bytes.HasPrefix(head, []byte("PROBE")) },
 		Read: func(r io.Reader, opt Options) (*Trace, error) {
 			probed = opt
 			if _, err := io.Copy(io.Discard, r); err != nil {
@@ -44,6 +50,8 @@ func gzipped(t *testing.T, data []byte) []byte {
 // plain input, the gzip trailer's for gzip, nothing when it cannot be
 // known (not a file) or trusted.
 func TestExpectBytes(t *testing.T) {
+	probing = true
+	defer func() { probing = false }()
 	plain := append([]byte("PROBE"), bytes.Repeat([]byte("x"), 100_000)...)
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
