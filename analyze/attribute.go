@@ -52,7 +52,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 		a.segments(d, &g, full, linked)
 	} else {
 		g.Segments = []Segment{{Start: g.Start, Dur: g.Dur, Cause: Untraced}}
-		g.Split.Untraced = g.Dur
+		g.Split.Add(Untraced, g.Dur)
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
 	g.Cause = largestCause(&g.Split)
@@ -231,7 +231,8 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		sync = via.name
 		a.tally.add(c, via.name, via.track, iv.End-iv.Start)
 	case c == AfterSync:
-		r, _ := th.lastSyncEnd(iv.Start)
+		last, _ := th.lastSync(iv.Start)
+		r := last.End
 		i, _ := slices.BinarySearchFunc(th.syncs, r, func(s Interval, r int64) int { return cmp.Compare(s.End, r) })
 		sync = th.syncName(a, th.syncs[i])
 		a.tally.add(c, sync, th.track, iv.End-iv.Start)
@@ -330,7 +331,7 @@ func sameNames(th *thread, stack []int32, ids []trace.StrID) bool {
 // sync that decided is returned then. This holds only when a launch link
 // named the thread (linked): when the thread is a guess, so is the rest.
 func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []int32, linked bool) (Cause, *hostSync) {
-	input := false
+	input, runtime := false, false
 	for _, s := range stack {
 		switch a.cls.of(th.evs[s].Name) {
 		case classSync:
@@ -341,14 +342,18 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 			}
 		case classInput:
 			input = true
+		case classRuntime:
+			runtime = true
 		}
 	}
-	if r, ok := th.lastSyncEnd(x); ok && a.serialized(d, r, full) {
+	if last, ok := th.lastSync(x); ok && a.waited(d, last) && a.serialized(d, last.End, full) {
 		return AfterSync, nil
 	}
 	switch {
 	case input:
 		return Input, nil
+	case runtime:
+		return Runtime, nil
 	case len(stack) > 0:
 		return Host, nil
 	case !linked:
@@ -358,10 +363,17 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 	switch {
 	case in != nil:
 		return InSync, in
-	case last != nil && a.serialized(d, last.End, full):
+	case last != nil && a.waited(d, last.Interval) && a.serialized(d, last.End, full):
 		return AfterSync, last
 	}
 	return Untraced, nil
+}
+
+// waited reports whether the blocking call sync waited for d: the device
+// had work while it blocked. A sync on an empty queue returns at once and
+// explains nothing of the host time after it.
+func (a *analyzer) waited(d *device, sync Interval) bool {
+	return d.busyIn(sync) > 0
 }
 
 // serialized reports whether, since a blocking call returned at r, the

@@ -202,7 +202,7 @@ func Summarize(r *Result) Summary {
 		// Without step rows the window is all there is; input and sync
 		// are known only where they left the device idle.
 		s.StepTime = win / n
-		s.Input, s.Sync = r.Idle.Input/n, r.Idle.Sync()/n
+		s.Input, s.Sync = r.Idle.Of(Input)/n, r.Idle.Sync()/n
 	} else {
 		for i := range r.Steps {
 			s.Input += r.Steps[i].Input
@@ -338,7 +338,7 @@ func syntheticTest(b, n *Summary, next *Result, opt CompareOptions) *Synthetic {
 		NewStep:      n.StepTime,
 		NewInput:     n.Input,
 		NewSync:      n.Sync,
-		NewAfterSync: n.IdlePerStep.AfterSync,
+		NewAfterSync: n.IdlePerStep.Of(AfterSync),
 		Syncs:        SyncSites(next),
 	}
 	s.InputFits = s.NewInput < s.BaseCompute

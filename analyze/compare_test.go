@@ -40,12 +40,12 @@ func TestSummarize(t *testing.T) {
 	}{
 		{
 			name: "steps",
-			res:  run(DataBound, 4, 150*ms, 80*ms, 50*ms, 2*ms, Breakdown{Input: 200 * ms, Host: 40 * ms, BelowMinGap: 8 * ms}),
+			res:  run(DataBound, 4, 150*ms, 80*ms, 50*ms, 2*ms, Breakdown{ByCause: [NumCauses]int64{Input: 200 * ms, Host: 40 * ms}, BelowMinGap: 8 * ms}),
 			want: Summary{
 				Path: "data-bound.json", Format: "chrome", Verdict: DataBound, Confidence: High,
 				Steps: 4, StepTime: 150 * ms, DeviceBusy: 80 * ms, Input: 50 * ms, Sync: 2 * ms,
 				Utilization: 320.0 / 600, IdleShare: 240.0 / 600,
-				IdlePerStep: Breakdown{Input: 50 * ms, Host: 10 * ms, BelowMinGap: 2 * ms},
+				IdlePerStep: Breakdown{ByCause: [NumCauses]int64{Input: 50 * ms, Host: 10 * ms}, BelowMinGap: 2 * ms},
 				IdleShares:  [NumCauses + 1]float64{Input: 200.0 / 600, Host: 40.0 / 600, NumCauses: 8.0 / 600},
 			},
 		},
@@ -55,20 +55,20 @@ func TestSummarize(t *testing.T) {
 				Verdict: Sequential, Confidence: Low,
 				Window:  Window{Start: 10 * ms, End: 110 * ms},
 				Devices: []Device{{ID: "GPU:0", WindowBusy: 60 * ms}, {ID: "GPU:1", WindowBusy: 40 * ms}},
-				Idle:    Breakdown{InSync: 30 * ms, AfterSync: 10 * ms, Input: 4 * ms},
+				Idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 30 * ms, AfterSync: 10 * ms, Input: 4 * ms}},
 			},
 			want: Summary{
 				Verdict: Sequential, Confidence: Low, Steps: 1, PerWindow: true,
 				StepTime: 100 * ms, DeviceBusy: 50 * ms, Input: 4 * ms, Sync: 40 * ms,
 				Utilization: 0.5, IdleShare: 0.44,
-				IdlePerStep: Breakdown{InSync: 30 * ms, AfterSync: 10 * ms, Input: 4 * ms},
+				IdlePerStep: Breakdown{ByCause: [NumCauses]int64{InSync: 30 * ms, AfterSync: 10 * ms, Input: 4 * ms}},
 				IdleShares:  [NumCauses + 1]float64{InSync: 0.3, AfterSync: 0.1, Input: 0.04},
 			},
 		},
 	}
 	// A pipelined run: each step lasts 51 ms to the end of its device
 	// work, but a new one starts every 31 ms.
-	piped := run(DataBound, 5, 31*ms, 20*ms, 30*ms, 0, Breakdown{Input: 50 * ms})
+	piped := run(DataBound, 5, 31*ms, 20*ms, 30*ms, 0, Breakdown{ByCause: [NumCauses]int64{Input: 50 * ms}})
 	for i := range piped.Steps {
 		piped.Steps[i].Dur = 51 * ms
 	}
@@ -83,7 +83,7 @@ func TestSummarize(t *testing.T) {
 			Path: "data-bound.json", Format: "chrome", Verdict: DataBound, Confidence: High,
 			Steps: 5, StepTime: 31 * ms, DeviceBusy: 20 * ms, Input: 30 * ms,
 			Utilization: 100.0 / 155, IdleShare: 50.0 / 155,
-			IdlePerStep: Breakdown{Input: 10 * ms},
+			IdlePerStep: Breakdown{ByCause: [NumCauses]int64{Input: 10 * ms}},
 			IdleShares:  [NumCauses + 1]float64{Input: 50.0 / 155},
 		},
 	})
@@ -132,8 +132,8 @@ func summariesEqual(a, b Summary) bool {
 }
 
 func TestCompareRows(t *testing.T) {
-	base := run(DataBound, 4, 150*ms, 80*ms, 50*ms, 0, Breakdown{Input: 240 * ms})
-	next := run(Parallel, 4, 100*ms, 80*ms, 2*ms, 0, Breakdown{Host: 40 * ms})
+	base := run(DataBound, 4, 150*ms, 80*ms, 50*ms, 0, Breakdown{ByCause: [NumCauses]int64{Input: 240 * ms}})
+	next := run(Parallel, 4, 100*ms, 80*ms, 2*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms}})
 	c := Compare(base, next)
 
 	step := c.Row("step time")
@@ -166,20 +166,20 @@ func TestCompareRows(t *testing.T) {
 }
 
 func TestRegressions(t *testing.T) {
-	base := run(Parallel, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{Host: 40 * ms})
+	base := run(Parallel, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms}})
 	tests := []struct {
 		name  string
 		next  *Result
 		limit float64
 		want  []string
 	}{
-		{"same", run(Parallel, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{Host: 40 * ms}), 0.05, nil},
-		{"step time within limit", run(Parallel, 4, 104*ms, 90*ms, 1*ms, 0, Breakdown{Host: 40 * ms}), 0.05, nil},
-		{"step time over limit", run(Parallel, 4, 106*ms, 90*ms, 1*ms, 0, Breakdown{Host: 40 * ms}), 0.05, []string{"step time"}},
+		{"same", run(Parallel, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms}}), 0.05, nil},
+		{"step time within limit", run(Parallel, 4, 104*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms}}), 0.05, nil},
+		{"step time over limit", run(Parallel, 4, 106*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms}}), 0.05, []string{"step time"}},
 		// 10% -> 16.6% of the window is 6.6 points, over 5.
-		{"idle share over limit", run(Sequential, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{Host: 40 * ms, InSync: 26 * ms}), 0.05, []string{"idle share"}},
-		{"idle share within a wider limit", run(Sequential, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{Host: 40 * ms, InSync: 26 * ms}), 0.10, nil},
-		{"both", run(Sequential, 4, 120*ms, 90*ms, 1*ms, 0, Breakdown{Host: 200 * ms}), 0.05, []string{"step time", "idle share"}},
+		{"idle share over limit", run(Sequential, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms, InSync: 26 * ms}}), 0.05, []string{"idle share"}},
+		{"idle share within a wider limit", run(Sequential, 4, 100*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms, InSync: 26 * ms}}), 0.10, nil},
+		{"both", run(Sequential, 4, 120*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 200 * ms}}), 0.05, []string{"step time", "idle share"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestRegressions(t *testing.T) {
 			}
 		})
 	}
-	msg := Compare(base, run(Parallel, 4, 110*ms, 90*ms, 1*ms, 0, Breakdown{Host: 40 * ms})).Check(0.05)[0].Message
+	msg := Compare(base, run(Parallel, 4, 110*ms, 90*ms, 1*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 40 * ms}})).Check(0.05)[0].Message
 	if want := "step time grew 10.0% (100 ms -> 110 ms), limit 5.0%"; msg != want {
 		t.Errorf("message = %q, want %q", msg, want)
 	}
@@ -207,7 +207,7 @@ func syncGap(dur int64, stack ...string) Gap {
 }
 
 func TestSynthetic(t *testing.T) {
-	synthetic := run(Parallel, 4, 100*ms, 90*ms, 0, 0, Breakdown{Host: 10 * ms})
+	synthetic := run(Parallel, 4, 100*ms, 90*ms, 0, 0, Breakdown{ByCause: [NumCauses]int64{Host: 10 * ms}})
 	tests := []struct {
 		name       string
 		base, next *Result
@@ -220,13 +220,13 @@ func TestSynthetic(t *testing.T) {
 	}{
 		{
 			name: "input fits, at target", base: synthetic, detected: true, fits: true,
-			next:     run(Parallel, 4, 103*ms, 90*ms, 20*ms, 0, Breakdown{Host: 10 * ms}),
+			next:     run(Parallel, 4, 103*ms, 90*ms, 20*ms, 0, Breakdown{ByCause: [NumCauses]int64{Host: 10 * ms}}),
 			conclude: "the input pipeline keeps up",
 		},
 		{
 			name: "input fits, slower: a sync", base: synthetic, detected: true, fits: true, slower: true,
 			next: func() *Result {
-				r := run(Sequential, 4, 130*ms, 90*ms, 20*ms, 25*ms, Breakdown{InSync: 100 * ms})
+				r := run(Sequential, 4, 130*ms, 90*ms, 20*ms, 25*ms, Breakdown{ByCause: [NumCauses]int64{InSync: 100 * ms}})
 				r.Gaps = []Gap{
 					syncGap(20*ms, "ProfilerStep#5", "aten::item", "aten::_local_scalar_dense", "cudaMemcpyAsync"),
 					syncGap(30*ms, "ProfilerStep#6", "aten::item", "aten::_local_scalar_dense", "cudaMemcpyAsync"),
@@ -239,7 +239,7 @@ func TestSynthetic(t *testing.T) {
 		},
 		{
 			name: "input longer than compute", base: synthetic, detected: true, slower: true,
-			next:     run(DataBound, 4, 150*ms, 90*ms, 95*ms, 0, Breakdown{Input: 200 * ms}),
+			next:     run(DataBound, 4, 150*ms, 90*ms, 95*ms, 0, Breakdown{ByCause: [NumCauses]int64{Input: 200 * ms}}),
 			conclude: "is longer than the synthetic run's compute (90.0 ms per step): the input pipeline is the bottleneck",
 		},
 		{

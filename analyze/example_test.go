@@ -53,7 +53,7 @@ func TestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Breakdown{Input: 5 * 17900 * usec, Host: 5 * 100 * usec}
+	want := Breakdown{ByCause: [NumCauses]int64{Input: 5 * 17900 * usec, Host: 5 * 100 * usec}}
 	if res.Verdict != DataBound || res.Confidence != High || res.Idle != want {
 		t.Errorf("verdict %s (%s), idle %+v; want data-bound (high), idle %+v", res.Verdict, res.Confidence, res.Idle, want)
 	}

@@ -125,7 +125,7 @@ func (a *analyzer) findings() {
 	if v := float64(r.Idle.Sync()) / wd; v > a.opt.SyncThreshold {
 		fs = append(fs, a.forcedSync(steps, v))
 	}
-	if v := float64(r.Idle.Input) / wd; v > a.opt.InputThreshold || r.Verdict == DataBound {
+	if v := float64(r.Idle.Of(Input)) / wd; v > a.opt.InputThreshold || r.Verdict == DataBound {
 		input, busy, ok := r.PerStep()
 		if !ok {
 			input, _ = a.hostTime(a.launchingThreads(), Interval{r.Window.Start, r.Window.End})
@@ -133,15 +133,15 @@ func (a *analyzer) findings() {
 		}
 		fs = append(fs, a.slowInput(input, busy, v))
 	}
-	if v := float64(r.Idle.Host) / wd; v > a.opt.HostThreshold {
+	if v := float64(r.Idle.HostWork()) / wd; v > a.opt.HostThreshold {
 		fs = append(fs, a.dispatch(v))
 	}
-	if v := float64(r.Idle.Untraced) / wd; v > a.opt.InputThreshold {
+	if v := float64(r.Idle.Of(Untraced)) / wd; v > a.opt.InputThreshold {
 		fs = append(fs, a.untracedThread(v))
 	}
 	for i := range fs {
 		fs[i].Severity = "medium"
-		if verdictOf(fs[i].ID) == r.Verdict {
+		if verdictOf(fs[i].ID) == r.Verdict || fs[i].ID == "slow-input" && r.Verdict == Sequential && r.Idle.Of(Input) > r.Idle.Sync() {
 			fs[i].Severity = "high"
 		}
 	}
@@ -298,6 +298,12 @@ func workerAdvice(kind string, load, compute int64) string {
 		return "Add loader workers and prefetching, or preprocess the data offline." + confirm
 	}
 	c := float64(compute)
+	if load <= compute && kind != "single-process DataLoader" && kind != "multi-process DataLoader" {
+		// (With workers, load is the wait on their queue, not their speed.)
+		// Fast enough: the fix is overlap, never more workers.
+		return fmt.Sprintf("Loading (%s per step) is already faster than compute (%s): run it in the background so that it overlaps compute (a worker or a prefetching thread, prefetch to the device) instead of adding workers.%s",
+			formatDuration(load), formatDuration(compute), confirm)
+	}
 	switch kind {
 	case "single-process DataLoader":
 		n := int(math.Ceil(float64(load)/c)) + 1

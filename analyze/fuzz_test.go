@@ -273,7 +273,7 @@ func checkResult(t *testing.T, r *Result) {
 		}
 	}
 	for _, d := range r.Devices {
-		if got, want := *perDevice[d.ID], d.WindowIdle; got.Attributed() != want.Attributed() || got.Sync() != want.Sync() || got.Input != want.Input || got.Host != want.Host {
+		if got, want := *perDevice[d.ID], d.WindowIdle; got.Attributed() != want.Attributed() || got.Sync() != want.Sync() || got.Of(Input) != want.Of(Input) || got.Of(Host) != want.Of(Host) {
 			t.Errorf("%s: gaps sum to %+v, device says %+v", d.ID, got, want)
 		}
 	}
@@ -328,7 +328,7 @@ func checkSteps(t *testing.T, r *Result) {
 // [0, 1] and that the parts do not add up to more than dur.
 func checkBreakdown(t *testing.T, what string, b Breakdown, dur int64) {
 	t.Helper()
-	parts := []int64{b.InSync, b.AfterSync, b.Input, b.Host, b.Untraced, b.BelowMinGap}
+	parts := []int64{b.Of(InSync), b.Of(AfterSync), b.Of(Input), b.Of(Host), b.Of(Untraced), b.BelowMinGap}
 	var sum int64
 	for _, p := range parts {
 		if p < 0 || p > dur {

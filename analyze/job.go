@@ -336,16 +336,33 @@ func (j *job) rankFigures() {
 			rk.StepTime = stepTime(res.Steps)
 		}
 		r.idx = i
+		rk.Verdict = res.Verdict
 		if len(r.parts) > 0 {
 			r.windowFigures(&rk)
-			rk.Verdict, _, _ = r.a.decide(&rk.Idle, res.Window.Dur(), rk.Input, rk.Busy)
-		} else {
-			rk.Verdict = res.Verdict
 		}
 		j.res.Ranks = append(j.res.Ranks, rk)
 		j.res.Wait.Add(rk.Wait)
 		j.res.Transfer += rk.Transfer
 	}
+	load, busy := j.slowestLoader()
+	for i, r := range j.ranks {
+		if rk := &j.res.Ranks[i]; len(r.parts) > 0 {
+			rk.Verdict, _, _ = r.a.decide(&rk.Idle, r.a.res.Window.Dur(), load, busy)
+		}
+	}
+}
+
+// slowestLoader returns the loading and busy time of the rank that spends
+// the most time loading. A rank waiting in a collective waits on the
+// job's slowest rank, so whether loading keeps up with compute is that
+// rank's question, for every rank's verdict and the job's.
+func (j *job) slowestLoader() (load, busy int64) {
+	for _, rk := range j.res.Ranks {
+		if rk.Input > load {
+			load, busy = rk.Input, rk.Busy
+		}
+	}
+	return load, busy
 }
 
 // windowFigures computes a rank's busy, wait and transfer time inside its

@@ -489,7 +489,9 @@ func (a *analyzer) explainIdle(d *device, full, piece Interval) Breakdown {
 	g := Gap{Device: d.id, Start: piece.Start, Dur: piece.End - piece.Start, Step: -1}
 	track, linked := a.waitedFor(d, full)
 	if track < 0 {
-		return Breakdown{Untraced: g.Dur}
+		var b Breakdown
+		b.Add(Untraced, g.Dur)
+		return b
 	}
 	g.Track = track
 	a.segments(d, &g, full, linked)

@@ -40,12 +40,13 @@ func (j *job) overall() {
 	}
 	o.Window.Steps = len(j.res.Steps)
 	o.Window.StepSource = act[0].a.res.Window.StepSource
-	o.Idle = divide(o.Idle, n)
+	o.Idle = o.Idle.Divide(n)
 	j.overallSteps(act)
 	slices.SortStableFunc(o.Gaps, func(x, y Gap) int { return cmp.Compare(x.Start, y.Start) })
 	o.TopGaps = topGaps(o.Gaps, j.opt.TopGaps)
 	var deciding string
-	o.Verdict, o.Secondary, deciding = act[0].a.decide(&o.Idle, o.Window.Dur(), input/n, busy/n)
+	load, compute := j.slowestLoader()
+	o.Verdict, o.Secondary, deciding = act[0].a.decide(&o.Idle, o.Window.Dur(), load, compute)
 	o.Confidence, o.Reasons = j.confidence(act)
 	o.Reasons = append([]string{"over the job's ranks, with collective waits counted as idle: " + deciding}, o.Reasons...)
 }
@@ -112,6 +113,7 @@ func shift(ivs []Interval, d int64) []Interval {
 func (j *job) overallSteps(act []*jobRank) {
 	o := &j.res.Overall
 	n := int64(len(act))
+	load, compute := j.slowestLoader()
 	for _, js := range j.res.Steps {
 		s := Step{Name: js.Name, Num: js.Num, Start: js.Start, Dur: js.End - js.Start}
 		for _, r := range act {
@@ -120,8 +122,8 @@ func (j *job) overallSteps(act []*jobRank) {
 		s.DeviceBusy /= n
 		s.Input /= n
 		s.Sync /= n
-		s.Idle = divide(s.Idle, n)
-		s.Verdict, _, _ = act[0].a.decide(&s.Idle, s.Dur, s.Input, s.DeviceBusy)
+		s.Idle = s.Idle.Divide(n)
+		s.Verdict, _, _ = act[0].a.decide(&s.Idle, s.Dur, load, compute)
 		o.Steps = append(o.Steps, s)
 	}
 }
@@ -207,7 +209,7 @@ func (j *job) confidence(act []*jobRank) (Confidence, []string) {
 		low = true
 		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", formatDuration(l), formatDuration(w.Total())))
 	}
-	if u := o.Idle.Untraced; u > 0 && u >= o.Idle.Sync() && u >= o.Idle.Input && u >= o.Idle.Host {
+	if u := o.Idle.Of(Untraced); u > 0 && u >= o.Idle.Sync() && u >= o.Idle.Of(Input) && u >= o.Idle.Of(Host) {
 		low = true
 		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", formatDuration(u)))
 	}

@@ -96,7 +96,7 @@ func TestAnalyzeJobSlowInput(t *testing.T) {
 			wantStep := Collective{
 				Straggler: 3, Spread: wait,
 				Waits: []int64{wait, wait, wait, 0}, Transfers: []int64{transfer, transfer, transfer, transfer},
-				Split: WaitSplit{Idle: Breakdown{Input: 3 * waitInput, Host: 3 * waitHost}},
+				Split: WaitSplit{Idle: Breakdown{ByCause: [NumCauses]int64{Input: 3 * waitInput, Host: 3 * waitHost}}},
 			}
 			for _, s := range jr.Steps {
 				if s.Straggler != 3 || s.Doing != "input" || s.Wait != 3*wait {
@@ -109,7 +109,7 @@ func TestAnalyzeJobSlowInput(t *testing.T) {
 				}
 			}
 			for i, r := range jr.Ranks {
-				want := WaitSplit{Idle: Breakdown{Input: firstWait + window*waitInput, Host: window * waitHost}}
+				want := WaitSplit{Idle: Breakdown{ByCause: [NumCauses]int64{Input: firstWait + window*waitInput, Host: window * waitHost}}}
 				alone, straggles := Parallel, 0
 				if i == 3 {
 					want, alone, straggles = WaitSplit{}, DataBound, window

@@ -22,6 +22,10 @@ const (
 	classAsyncCopy
 	// classInput is the input pipeline.
 	classInput
+	// classRuntime is runtime work that holds the device back while the
+	// host does it: compilation, device memory allocation,
+	// defragmentation, autotuning.
+	classRuntime
 )
 
 // The built-in name tables. Every pattern is a regular expression matched
@@ -47,10 +51,37 @@ var (
 		`TransferFromDevice`,
 		`TransferLiteralFromDevice`,
 		`TransferFromOutfeed`,
+		// JAX reading a device array back: np.asarray(jax.Array) on TPU,
+		// jax.device_get.
+		`^np\.asarray\(jax\.Array\)$`,
+		`device_get`,
 	}
 	asyncCopyPatterns = []string{
 		`^(cuda|hip)Memcpy(Peer)?(2D|3D)?(HtoD|DtoH|DtoD)?Async$`,
 		`^cuMemcpy(DtoH|HtoD|DtoD)?Async(_v2)?$`,
+	}
+	runtimePatterns = []string{
+		// JAX and XLA compilation, and loading a compiled program.
+		`backend_compile`,
+		`Compiler::Compile$`,
+		`(Client|Executable)::Compile$`,
+		`^XlaCompile`,
+		`LoadProgramCacheMiss`,
+		`[Aa]utotun`,
+		// Device memory allocation and defragmentation.
+		`Build buffer allocations`,
+		`DeviceMemAllocator::Alloc`,
+		`DefragmentMemory`,
+		`^(cuda|hip)Malloc(Async|Managed|Host)?$`,
+		`^cuMemAlloc`,
+	}
+	// backgroundLoaderPatterns name input events that show the loader
+	// running in worker processes or threads: the loop only takes ready
+	// batches from a queue.
+	backgroundLoaderPatterns = []string{
+		`_MultiProcessingDataLoaderIter`,
+		`process_prefetch`,
+		`IteratorGetNext`,
 	}
 	inputPatterns = []string{
 		// PyTorch: the profiler's DataLoader and DataPipe records, and the
@@ -73,9 +104,9 @@ var (
 // classifier classifies host event names, each distinct name once: names
 // are interned, so the verdict for a StrID is cached.
 type classifier struct {
-	sync, asyncCopy, input []*regexp.Regexp
-	strings                []string
-	cache                  []uint8 // class+1 per StrID; 0 means not yet classified
+	sync, asyncCopy, input, runtime, background []*regexp.Regexp
+	strings                                     []string
+	cache                                       []uint8 // class+1 per StrID; 0 means not yet classified
 }
 
 // compileAll appends to builtin the compiled extra patterns.
@@ -93,11 +124,14 @@ func compileAll(what string, builtin []*regexp.Regexp, extra []string) ([]*regex
 
 // builtin holds the built-in tables compiled, once per process: compiling
 // them took most of the time of analysing a small trace.
-var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input []*regexp.Regexp }) {
+var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, background []*regexp.Regexp }) {
 	for _, t := range []struct {
 		dst *[]*regexp.Regexp
 		src []string
-	}{{&b.sync, syncPatterns}, {&b.asyncCopy, asyncCopyPatterns}, {&b.input, inputPatterns}} {
+	}{
+		{&b.sync, syncPatterns}, {&b.asyncCopy, asyncCopyPatterns}, {&b.input, inputPatterns},
+		{&b.runtime, runtimePatterns}, {&b.background, backgroundLoaderPatterns},
+	} {
 		for _, p := range t.src {
 			*t.dst = append(*t.dst, regexp.MustCompile(p))
 		}
@@ -108,7 +142,7 @@ var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input []*regexp.
 func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	c := &classifier{strings: t.Strings, cache: make([]uint8, len(t.Strings))}
 	b := builtin()
-	c.asyncCopy = b.asyncCopy
+	c.asyncCopy, c.runtime, c.background = b.asyncCopy, b.runtime, b.background
 	var err error
 	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {
 		return nil, err
@@ -142,8 +176,16 @@ func (c *classifier) classify(name string) class {
 		return classAsyncCopy
 	case matchAny(c.input, name):
 		return classInput
+	case matchAny(c.runtime, name):
+		return classRuntime
 	}
 	return classNone
+}
+
+// inBackground reports whether the input event name shows a loader running
+// in the background (see backgroundLoaderPatterns).
+func (c *classifier) inBackground(id trace.StrID) bool {
+	return matchAny(c.background, c.strings[id])
 }
 
 func matchAny(res []*regexp.Regexp, s string) bool {

@@ -25,7 +25,10 @@ const (
 )
 
 // Cause is what the waited-for host thread was doing during an instant of a
-// gap.
+// gap. A cause is defined here once: its constant, and its row in causes
+// (name, JSON key, description). Reports, the JSON contract and the
+// comparisons iterate over the causes; its rule lives in cause (attribute.go)
+// and, where names decide it, in the pattern tables (patterns.go).
 type Cause uint8
 
 // Causes, in the order their rules are tried.
@@ -33,70 +36,124 @@ const (
 	InSync Cause = iota
 	AfterSync
 	Input
+	Runtime
 	Host
 	Untraced
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"in-sync", "after-sync", "input", "host", "untraced"}
+// causes describes each cause for the reports.
+var causes = [NumCauses]struct{ name, key, about string }{
+	InSync:    {"in-sync", "in_sync", "inside a blocking call"},
+	AfterSync: {"after-sync", "after_sync", "just back from a blocking call, launching work one piece at a time"},
+	Input:     {"input", "input", "in the input pipeline"},
+	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, defragmentation"},
+	Host:      {"host", "host", "in other host work: dispatch, launches, Python, CPU ops"},
+	Untraced:  {"untraced", "untraced", "in nothing the trace shows"},
+}
 
+// String returns the cause's name as reports show it ("in-sync").
 func (c Cause) String() string {
 	if c < NumCauses {
-		return causeNames[c]
+		return causes[c].name
 	}
 	return "unknown"
 }
 
+// Key returns the cause's name in JSON keys and metric ids ("in_sync").
+func (c Cause) Key() string {
+	if c < NumCauses {
+		return causes[c].key
+	}
+	return "unknown"
+}
+
+// About says in a few words what the waited-for thread was doing.
+func (c Cause) About() string {
+	if c < NumCauses {
+		return causes[c].about
+	}
+	return ""
+}
+
+// Causes returns every cause in rule order, for loops in reports.
+func Causes() []Cause {
+	cs := make([]Cause, NumCauses)
+	for i := range cs {
+		cs[i] = Cause(i)
+	}
+	return cs
+}
+
+// ParseCause returns the cause named s (its name or its key).
+func ParseCause(s string) (Cause, bool) {
+	for c := range NumCauses {
+		if causes[c].name == s || causes[c].key == s {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
 // Breakdown splits idle time by cause, in nanoseconds.
 type Breakdown struct {
-	InSync      int64
-	AfterSync   int64
-	Input       int64
-	Host        int64
-	Untraced    int64
-	BelowMinGap int64 // idle in gaps shorter than Options.MinGap
+	// ByCause is the idle time attributed to each cause in gaps of at
+	// least Options.MinGap.
+	ByCause [NumCauses]int64
+	// BelowMinGap is idle in gaps shorter than Options.MinGap.
+	BelowMinGap int64
 }
 
 // Of returns the time attributed to c.
 func (b *Breakdown) Of(c Cause) int64 {
-	switch c {
-	case InSync:
-		return b.InSync
-	case AfterSync:
-		return b.AfterSync
-	case Input:
-		return b.Input
-	case Host:
-		return b.Host
-	case Untraced:
-		return b.Untraced
+	if c < NumCauses {
+		return b.ByCause[c]
 	}
 	return 0
 }
 
 // Add adds d to cause c.
 func (b *Breakdown) Add(c Cause, d int64) {
-	switch c {
-	case InSync:
-		b.InSync += d
-	case AfterSync:
-		b.AfterSync += d
-	case Input:
-		b.Input += d
-	case Host:
-		b.Host += d
-	case Untraced:
-		b.Untraced += d
+	if c < NumCauses {
+		b.ByCause[c] += d
 	}
 }
 
+// AddAll adds every figure of o to b.
+func (b *Breakdown) AddAll(o *Breakdown) {
+	for c := range b.ByCause {
+		b.ByCause[c] += o.ByCause[c]
+	}
+	b.BelowMinGap += o.BelowMinGap
+}
+
+// Divide returns b with every figure divided by n (averaging over devices).
+func (b Breakdown) Divide(n int64) Breakdown {
+	for c := range b.ByCause {
+		b.ByCause[c] /= n
+	}
+	b.BelowMinGap /= n
+	return b
+}
+
 // Sync is in-sync plus after-sync time.
-func (b *Breakdown) Sync() int64 { return b.InSync + b.AfterSync }
+func (b *Breakdown) Sync() int64 { return b.ByCause[InSync] + b.ByCause[AfterSync] }
+
+// HostWork is the idle the verdict counts as host work: other host work
+// and runtime work.
+func (b *Breakdown) HostWork() int64 { return b.ByCause[Host] + b.ByCause[Runtime] }
 
 // Attributed is the idle time in gaps of at least MinGap.
 func (b *Breakdown) Attributed() int64 {
-	return b.InSync + b.AfterSync + b.Input + b.Host + b.Untraced
+	var t int64
+	for _, d := range b.ByCause {
+		t += d
+	}
+	return t
 }
+
+// Total is all idle time: attributed and below MinGap.
+func (b *Breakdown) Total() int64 { return b.Attributed() + b.BelowMinGap }
 
 // Options hold every threshold and pattern of the analysis. The zero value is
 // not useful: start from DefaultOptions.

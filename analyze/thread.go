@@ -21,6 +21,14 @@ type thread struct {
 	// syncs and inputs are the merged intervals during which the thread
 	// was inside a blocking call or inside the input pipeline.
 	syncs, inputs []Interval
+	// loading is inputs less syncs: the time the thread spent loading
+	// data. A blocking call nested in an input event (TorchRec's
+	// device-to-host copy inside "## sparse_data_dist ##") is a sync, not
+	// loading, in the verdict's comparison of loading with compute.
+	loading []Interval
+	// background is set when an input event shows the loader running in
+	// worker processes or threads, the loop only taking ready batches.
+	background bool
 }
 
 func (a *analyzer) thread(track int32) *thread {
@@ -43,8 +51,10 @@ func (a *analyzer) thread(track int32) *thread {
 			}
 		case classInput:
 			th.inputs = addInterval(th.inputs, e)
+			th.background = th.background || a.cls.inBackground(e.Name)
 		}
 	}
+	th.loading = subtract(th.inputs, th.syncs)
 	a.threads[track] = th
 	return th
 }
@@ -109,9 +119,9 @@ func (th *thread) stackAt(x int64, buf []int32) ([]int32, int) {
 	return stack, next
 }
 
-// lastSyncEnd returns the end of the thread's last blocking call that ended
-// at or before x, and whether there is one.
-func (th *thread) lastSyncEnd(x int64) (int64, bool) {
+// lastSync returns the thread's last blocking call that ended at or before
+// x, and whether there is one.
+func (th *thread) lastSync(x int64) (Interval, bool) {
 	i, _ := slices.BinarySearchFunc(th.syncs, x, func(iv Interval, x int64) int {
 		if iv.End <= x {
 			return -1
@@ -119,9 +129,31 @@ func (th *thread) lastSyncEnd(x int64) (int64, bool) {
 		return 1
 	})
 	if i == 0 {
-		return 0, false
+		return Interval{}, false
 	}
-	return th.syncs[i-1].End, true
+	return th.syncs[i-1], true
+}
+
+// subtract returns the merged intervals a less the merged intervals b.
+func subtract(a, b []Interval) []Interval {
+	var out []Interval
+	j := 0
+	for _, iv := range a {
+		cur := iv.Start
+		for j < len(b) && b[j].End <= cur {
+			j++
+		}
+		for k := j; k < len(b) && b[k].Start < iv.End; k++ {
+			if b[k].Start > cur {
+				out = append(out, Interval{cur, b[k].Start})
+			}
+			cur = max(cur, b[k].End)
+		}
+		if cur < iv.End {
+			out = append(out, Interval{cur, iv.End})
+		}
+	}
+	return out
 }
 
 // timeIn returns the time in ivs that falls inside w.

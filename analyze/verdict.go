@@ -19,7 +19,7 @@ func (a *analyzer) summarize() {
 		r.Idle.BelowMinGap += d.split.BelowMinGap
 		r.Gaps = append(r.Gaps, d.gaps...)
 	}
-	r.Idle = divide(r.Idle, n)
+	r.Idle = r.Idle.Divide(n)
 	slices.SortStableFunc(r.Gaps, func(x, y Gap) int { return cmp.Compare(x.Start, y.Start) })
 	r.TopGaps = topGaps(r.Gaps, a.opt.TopGaps)
 
@@ -41,7 +41,7 @@ func (a *analyzer) summarize() {
 			s.DeviceBusy += d.busyIn(sw)
 		}
 		s.DeviceBusy /= n
-		s.Idle = divide(s.Idle, n)
+		s.Idle = s.Idle.Divide(n)
 		s.Input, s.Sync = a.hostTime(launchers, sw)
 		s.Verdict, _, _ = a.decide(&s.Idle, sw.End-sw.Start, s.Input, s.DeviceBusy)
 	}
@@ -61,13 +61,6 @@ func (a *analyzer) deviceFigures(d *device) Device {
 		ID: d.id, Start: sp.Start, End: sp.End, Busy: busy, Idle: sp.End - sp.Start - busy,
 		Utilization: float64(busy) / float64(max(sp.End-sp.Start, 1)),
 		Gaps:        len(d.bigIdle), WindowBusy: d.winBusy, WindowIdle: d.split, Intervals: d.busy,
-	}
-}
-
-func divide(b Breakdown, n int64) Breakdown {
-	return Breakdown{
-		InSync: b.InSync / n, AfterSync: b.AfterSync / n, Input: b.Input / n,
-		Host: b.Host / n, Untraced: b.Untraced / n, BelowMinGap: b.BelowMinGap / n,
 	}
 }
 
@@ -93,15 +86,27 @@ func (a *analyzer) launchingThreads() []int32 {
 	return ts
 }
 
-// hostTime returns the time the threads spent in the input pipeline and in
-// blocking calls inside w.
+// hostTime returns the time the threads spent loading data (in the input
+// pipeline but not in a blocking call nested in it) and in blocking calls
+// inside w.
 func (a *analyzer) hostTime(threads []int32, w Interval) (input, sync int64) {
 	for _, tr := range threads {
 		th := a.thread(tr)
-		input += timeIn(th.inputs, w)
+		input += timeIn(th.loading, w)
 		sync += timeIn(th.syncs, w)
 	}
 	return input, sync
+}
+
+// loaderInBackground reports whether a launching thread's input events show
+// the loader running in worker processes or threads.
+func (a *analyzer) loaderInBackground() bool {
+	for _, tr := range a.launchingThreads() {
+		if a.thread(tr).background {
+			return true
+		}
+	}
+	return false
 }
 
 // share is a cause's part of a window, with its threshold and the verdict
@@ -112,23 +117,34 @@ type share struct {
 	verdict   Verdict
 }
 
-// decide applies the verdict rule to idle split b over a window of length
-// dur, in which the launching threads spent input in the input pipeline
-// and the devices were busy for busy (averaged). It returns the verdict,
-// the secondary verdicts and a sentence with the deciding figures.
+// decide applies the verdict rule (DESIGN.md, "How the verdict is
+// reached") to idle split b over a window of length dur, in which the
+// launching threads spent input loading data (L) and the devices were busy
+// for busy (C, averaged). It returns the verdict, the secondary verdicts and
+// a sentence with the deciding figures.
+//
+// The rule is MaxText's: loading must be faster than compute. A sync or an
+// inline loader that is faster than compute but not overlapped with it is
+// sequential; a loader slower than compute, or background workers the loop
+// still waits on, is data-bound.
 func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
 	if dur <= 0 {
 		return Parallel, nil, "the window is empty"
 	}
 	f := float64(dur)
-	syncV := Sequential
-	if input > busy {
+	slow := input > busy
+	background := a.loaderInBackground()
+	syncV, inputV := Sequential, Sequential
+	if slow {
 		syncV = DataBound
+	}
+	if slow || background {
+		inputV = DataBound
 	}
 	shares := []share{
 		{"sync", float64(b.Sync()) / f, a.opt.SyncThreshold, syncV},
-		{"input", float64(b.Input) / f, a.opt.InputThreshold, DataBound},
-		{"host", float64(b.Host) / f, a.opt.HostThreshold, HostBound},
+		{"input", float64(b.Of(Input)) / f, a.opt.InputThreshold, inputV},
+		{"host", float64(b.HostWork()) / f, a.opt.HostThreshold, HostBound},
 	}
 	var over []share
 	for _, s := range shares {
@@ -137,6 +153,10 @@ func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verd
 		}
 	}
 	if len(over) == 0 {
+		if u := float64(b.Of(Untraced)) / f; u > a.opt.HostThreshold {
+			return HostBound, nil, fmt.Sprintf("device idle while the waited-for host thread shows no event is %s of the window (over the host threshold %s): the device waits on host time the profile does not show",
+				pct(u), pct(a.opt.HostThreshold))
+		}
 		return Parallel, nil, fmt.Sprintf("no cause of device idle passes its threshold: sync %s (threshold %s), input %s (%s), other host work %s (%s)",
 			pct(shares[0].v), pct(shares[0].thresh), pct(shares[1].v), pct(shares[1].thresh), pct(shares[2].v), pct(shares[2].thresh))
 	}
@@ -150,14 +170,27 @@ func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verd
 	}
 	what := top.name + "-caused device idle"
 	if top.name == "host" {
-		what = "device idle caused by other host work (dispatch, launches, Python)"
+		what = "device idle caused by other host work (dispatch, launches, Python, runtime)"
 	}
 	why := fmt.Sprintf("%s is %s of the window (threshold %s)", what, pct(top.v), pct(top.thresh))
-	if top.name == "sync" && top.verdict == DataBound {
-		why += fmt.Sprintf(", and the input it exposes (%s) takes longer than the device's compute (%s), so removing the sync would not hide it",
-			formatDuration(input), formatDuration(busy))
+	return top.verdict, sec, why + loadClause(top.name, slow, background, input, busy)
+}
+
+// loadClause says how loading compares with compute where that decided
+// between sequential and data-bound.
+func loadClause(cause string, slow, background bool, input, busy int64) string {
+	l, c := formatDuration(input), formatDuration(busy)
+	switch {
+	case cause == "sync" && slow:
+		return fmt.Sprintf(", and the input it exposes (%s) takes longer than the device's compute (%s), so removing the sync would not hide it", l, c)
+	case cause == "input" && slow:
+		return fmt.Sprintf(", and loading (%s) takes longer than the device's compute (%s)", l, c)
+	case cause == "input" && background:
+		return fmt.Sprintf(", and the loader already runs in background workers: loading (%s) against compute (%s), the loop still waits on them", l, c)
+	case cause == "input":
+		return fmt.Sprintf(", and loading (%s) is faster than the device's compute (%s) but runs inline, not overlapped with it", l, c)
 	}
-	return top.verdict, sec, why
+	return ""
 }
 
 // confidence grades the verdict and says why it is not high.
@@ -171,7 +204,7 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	case r.Window.Steps < 3:
 		reasons = append(reasons, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(r.Window.Steps, "step")))
 	}
-	if u := r.Idle.Untraced; u > 0 && u >= r.Idle.Sync() && u >= r.Idle.Input && u >= r.Idle.Host {
+	if u := r.Idle.Of(Untraced); u > 0 && u >= r.Idle.Sync() && u >= r.Idle.Of(Input) && u >= r.Idle.Of(Host) {
 		low = true
 		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", formatDuration(u)))
 	}

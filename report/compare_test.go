@@ -27,8 +27,8 @@ func stepRun(path string, v analyze.Verdict, busy, input int64, idle analyze.Bre
 }
 
 func testComparison() *analyze.Comparison {
-	base := stepRun("base.json", analyze.Parallel, 90*ms, 0, analyze.Breakdown{Host: 40 * ms})
-	next := stepRun("new.json", analyze.Sequential, 60*ms, 10*ms, analyze.Breakdown{InSync: 120 * ms, Host: 40 * ms})
+	base := stepRun("base.json", analyze.Parallel, 90*ms, 0, analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.Host: 40 * ms}})
+	next := stepRun("new.json", analyze.Sequential, 60*ms, 10*ms, analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.InSync: 120 * ms, analyze.Host: 40 * ms}})
 	for i := range next.Steps {
 		next.Steps[i].Start, next.Steps[i].Dur = int64(i)*130*ms, 130*ms
 	}

@@ -206,8 +206,8 @@ func JobJSONReport(jr *analyze.JobResult) *JobReport {
 
 func jsonWait(w *analyze.WaitSplit) WaitSplit {
 	return WaitSplit{
-		InSyncNs: w.Idle.InSync, AfterSyncNs: w.Idle.AfterSync, InputNs: w.Idle.Input, HostNs: w.Idle.Host,
-		UntracedNs: w.Idle.Untraced, ComputeNs: w.Compute, LateNs: w.Late, TotalNs: w.Total(), Doing: w.Doing(),
+		InSyncNs: w.Idle.Of(analyze.InSync), AfterSyncNs: w.Idle.Of(analyze.AfterSync), InputNs: w.Idle.Of(analyze.Input), HostNs: w.Idle.Of(analyze.Host),
+		UntracedNs: w.Idle.Of(analyze.Untraced), ComputeNs: w.Compute, LateNs: w.Late, TotalNs: w.Total(), Doing: w.Doing(),
 	}
 }
 
@@ -228,7 +228,7 @@ func waitLine(jr *analyze.JobResult) string {
 	for _, p := range []struct {
 		name string
 		ns   int64
-	}{{"input", w.Idle.Input}, {"sync", w.Idle.Sync()}, {"host", w.Idle.Host}, {"untraced", w.Idle.Untraced}, {"compute", w.Compute}, {"late", w.Late}} {
+	}{{"input", w.Idle.Of(analyze.Input)}, {"sync", w.Idle.Sync()}, {"host", w.Idle.Of(analyze.Host)}, {"untraced", w.Idle.Of(analyze.Untraced)}, {"compute", w.Compute}, {"late", w.Late}} {
 		if p.ns > 0 {
 			parts = append(parts, p.name+" "+Duration(p.ns))
 		}
@@ -284,7 +284,7 @@ func jobRanksTable(jr *analyze.JobResult) *table {
 	for _, r := range jr.Ranks {
 		win := r.Result.Window.Dur()
 		tb.add(strconv.Itoa(r.Rank), Duration(r.StepTime), percent(share(r.Busy, win)), Duration(r.Wait.Total()), Duration(r.Transfer),
-			percent(share(r.Idle.Input, win)), percent(share(r.Idle.Sync(), win)), percent(share(r.Idle.Host, win)),
+			percent(share(r.Idle.Of(analyze.Input), win)), percent(share(r.Idle.Sync(), win)), percent(share(r.Idle.Of(analyze.Host), win)),
 			Duration(r.Input), Duration(r.Sync), string(r.Result.Verdict), string(r.Verdict),
 			fmt.Sprintf("%d/%d", r.Straggles, len(jr.Steps)))
 	}

@@ -36,9 +36,7 @@ func TestWriteJobJSON(t *testing.T) {
 	var got struct {
 		Schema        string
 		Verdict       string
-		IdleBreakdown struct {
-			InputShare float64 `json:"input_share"`
-		} `json:"idle_breakdown"`
+		IdleBreakdown Breakdown `json:"idle_breakdown"`
 		Job struct {
 			Ranks int
 			Steps []struct {
@@ -66,8 +64,8 @@ func TestWriteJobJSON(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, buf.Bytes())
 	}
-	if got.Schema != Schema || got.Verdict != "data-bound" || got.IdleBreakdown.InputShare <= 0.05 {
-		t.Errorf("schema %q verdict %q input share %v; want %s, data-bound, over 5%%", got.Schema, got.Verdict, got.IdleBreakdown.InputShare, Schema)
+	if got.Schema != Schema || got.Verdict != "data-bound" || got.IdleBreakdown.Share[analyze.Input] <= 0.05 {
+		t.Errorf("schema %q verdict %q input share %v; want %s, data-bound, over 5%%", got.Schema, got.Verdict, got.IdleBreakdown.Share[analyze.Input], Schema)
 	}
 	if got.Job.Ranks != 4 || len(got.Job.Steps) != 5 || len(got.Ranks) != 4 {
 		t.Fatalf("job of %d ranks, %d steps, %d rank reports; want 4, 5, 4", got.Job.Ranks, len(got.Job.Steps), len(got.Ranks))

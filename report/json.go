@@ -88,23 +88,18 @@ type Device struct {
 }
 
 // Breakdown splits idle time by cause, in ns and as shares of a reference
-// duration (the window for the run and devices, the step for steps).
+// duration (the window for the run and devices, the step for steps). In
+// JSON it is one flat object with "<cause>_ns" and "<cause>_share" for every
+// cause (see analyze.Cause.Key), written by MarshalJSON in breakdown.go.
 type Breakdown struct {
-	InSyncNs         int64   `json:"in_sync_ns"`
-	AfterSyncNs      int64   `json:"after_sync_ns"`
-	InputNs          int64   `json:"input_ns"`
-	HostNs           int64   `json:"host_ns"`
-	UntracedNs       int64   `json:"untraced_ns"`
-	BelowMinGapNs    int64   `json:"below_min_gap_ns"`
-	IdleNs           int64   `json:"idle_ns"`
-	InSyncShare      float64 `json:"in_sync_share"`
-	AfterSyncShare   float64 `json:"after_sync_share"`
-	SyncShare        float64 `json:"sync_share"`
-	InputShare       float64 `json:"input_share"`
-	HostShare        float64 `json:"host_share"`
-	UntracedShare    float64 `json:"untraced_share"`
-	BelowMinGapShare float64 `json:"below_min_gap_share"`
-	IdleShare        float64 `json:"idle_share"`
+	// Ns and Share are indexed by analyze.Cause.
+	Ns               [analyze.NumCauses]int64
+	Share            [analyze.NumCauses]float64
+	BelowMinGapNs    int64
+	IdleNs           int64
+	SyncShare        float64
+	BelowMinGapShare float64
+	IdleShare        float64
 }
 
 // Step holds one steady-state step's figures.
@@ -272,15 +267,15 @@ func gapStacks(g *analyze.Gap, n int) []StackTime {
 }
 
 func jsonBreakdown(b *analyze.Breakdown, of int64) Breakdown {
-	idle := b.Attributed() + b.BelowMinGap
 	sh := func(ns int64) float64 { return round4(share(ns, of)) }
-	return Breakdown{
-		InSyncNs: b.InSync, AfterSyncNs: b.AfterSync, InputNs: b.Input, HostNs: b.Host,
-		UntracedNs: b.Untraced, BelowMinGapNs: b.BelowMinGap, IdleNs: idle,
-		InSyncShare: sh(b.InSync), AfterSyncShare: sh(b.AfterSync), SyncShare: sh(b.Sync()),
-		InputShare: sh(b.Input), HostShare: sh(b.Host), UntracedShare: sh(b.Untraced),
-		BelowMinGapShare: sh(b.BelowMinGap), IdleShare: sh(idle),
+	out := Breakdown{
+		BelowMinGapNs: b.BelowMinGap, IdleNs: b.Total(),
+		SyncShare: sh(b.Sync()), BelowMinGapShare: sh(b.BelowMinGap), IdleShare: sh(b.Total()),
 	}
+	for _, c := range analyze.Causes() {
+		out.Ns[c], out.Share[c] = b.Of(c), sh(b.Of(c))
+	}
+	return out
 }
 
 // round4 rounds a share to 4 decimals (0.01 percentage points), so that

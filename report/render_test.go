@@ -73,14 +73,14 @@ func TestSummary(t *testing.T) {
 	}{
 		{"data-bound", func(*analyze.Result) {},
 			"data-bound (high confidence): the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 1.50 ms per step against 3.00 ms of GPU work"},
-		{"data-bound exposed by a sync", func(r *analyze.Result) { r.Idle.InSync = 3 * ms },
+		{"data-bound exposed by a sync", func(r *analyze.Result) { r.Idle.ByCause[analyze.InSync] = 3 * ms },
 			"data-bound (high confidence): the GPU waited on blocking calls that exposed the input pipeline for 30.0% of the 2 steps; the input pipeline takes 1.50 ms per step against 3.00 ms of GPU work"},
 		{"sequential", func(r *analyze.Result) {
-			r.Verdict, r.Confidence, r.Idle.AfterSync = analyze.Sequential, analyze.Medium, 1*ms
+			r.Verdict, r.Confidence, r.Idle.ByCause[analyze.AfterSync] = analyze.Sequential, analyze.Medium, 1*ms
 		}, "sequential (medium confidence): the GPU waited on the host's blocking calls for 15.0% of the 2 steps: 5.0% inside a sync, 10.0% right after one"},
 		{"host-bound, no steps", func(r *analyze.Result) {
-			r.Verdict, r.Window.Steps, r.Idle.Host = analyze.HostBound, 0, 2*ms
-		}, "host-bound (high confidence): the GPU waited on other host work (op dispatch, launches, Python, CPU ops) for 20.0% of the traced span (no steps found)"},
+			r.Verdict, r.Window.Steps, r.Idle.ByCause[analyze.Host] = analyze.HostBound, 0, 2*ms
+		}, "host-bound (high confidence): the GPU waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for 20.0% of the traced span (no steps found)"},
 		{"parallel, two TPUs, warm-up dropped", func(r *analyze.Result) {
 			r.Verdict, r.Window.WarmupDropped = analyze.Parallel, true
 			r.Devices = []analyze.Device{{ID: "TPU:0", WindowBusy: 9 * ms}, {ID: "TPU:1", WindowBusy: 8 * ms}}
@@ -124,24 +124,24 @@ func TestJSONReport(t *testing.T) {
 		t.Errorf("window = %+v", w)
 	}
 	b := r.IdleBreakdown
-	if b.InSyncNs != 500_000 || b.InputNs != 1_500_000 || b.HostNs != 500_000 || b.UntracedNs != 100_000 ||
+	if b.Ns[analyze.InSync] != 500_000 || b.Ns[analyze.Input] != 1_500_000 || b.Ns[analyze.Host] != 500_000 || b.Ns[analyze.Untraced] != 100_000 ||
 		b.BelowMinGapNs != 50_000 || b.IdleNs != 2_650_000 {
 		t.Errorf("idle breakdown ns = %+v", b)
 	}
-	if b.InputShare != 0.15 || b.SyncShare != 0.05 || b.UntracedShare != 0.01 || b.IdleShare != 0.265 {
+	if b.Share[analyze.Input] != 0.15 || b.SyncShare != 0.05 || b.Share[analyze.Untraced] != 0.01 || b.IdleShare != 0.265 {
 		t.Errorf("idle breakdown shares = %+v", b)
 	}
-	if len(r.Devices) != 1 || r.Devices[0].SpanNs != 12*ms || r.Devices[0].Utilization != 0.7792 || r.Devices[0].WindowIdle.InputShare != 0.15 {
+	if len(r.Devices) != 1 || r.Devices[0].SpanNs != 12*ms || r.Devices[0].Utilization != 0.7792 || r.Devices[0].WindowIdle.Share[analyze.Input] != 0.15 {
 		t.Errorf("devices = %+v", r.Devices)
 	}
-	if len(r.Steps) != 2 || r.Steps[1].SyncNs != 500_000 || r.Steps[1].Verdict != "sequential" || r.Steps[0].Idle.InputShare != 0.3 {
+	if len(r.Steps) != 2 || r.Steps[1].SyncNs != 500_000 || r.Steps[1].Verdict != "sequential" || r.Steps[0].Idle.Share[analyze.Input] != 0.3 {
 		t.Errorf("steps = %+v", r.Steps)
 	}
 	if len(r.TopGaps) != 3 {
 		t.Fatalf("%d top gaps, want 3", len(r.TopGaps))
 	}
 	g := r.TopGaps[0]
-	if g.Cause != "input" || g.DurNs != 2*ms || g.Step != 0 || len(g.Stacks) != 2 || g.Split.InputShare != 0.75 ||
+	if g.Cause != "input" || g.DurNs != 2*ms || g.Step != 0 || len(g.Stacks) != 2 || g.Split.Share[analyze.Input] != 0.75 ||
 		g.Stacks[0].DurNs != 1_500_000 || g.Stacks[1].Cause != "host" ||
 		strings.Join(g.HostStack, ";") != "ProfilerStep#1;enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__" {
 		t.Errorf("top gap 0 = %+v", g)

@@ -30,14 +30,22 @@ func Summary(res *analyze.Result) string {
 	case analyze.Parallel:
 		fmt.Fprintf(&b, "%s %s busy %s of %s; no cause of idle is over its threshold (sync %s, input %s, other host work %s)",
 			dev, was, percent(windowBusy(res)), where,
-			percent(share(idle.Sync(), win)), percent(share(idle.Input, win)), percent(share(idle.Host, win)))
+			percent(share(idle.Sync(), win)), percent(share(idle.Of(analyze.Input), win)), percent(share(idle.HostWork(), win)))
 	case analyze.Sequential:
+		if idle.Of(analyze.Input) > idle.Sync() {
+			fmt.Fprintf(&b, "%s waited on an input pipeline that runs inline, not overlapped with compute, for %s of %s",
+				dev, percent(share(idle.Of(analyze.Input), win)), where)
+			if in, busy, ok := res.PerStep(); ok {
+				fmt.Fprintf(&b, "; loading takes %s per step against %s of %s work: fast enough, run it in the background", Duration(in), Duration(busy), kind)
+			}
+			break
+		}
 		fmt.Fprintf(&b, "%s waited on the host's blocking calls for %s of %s: %s inside a sync, %s right after one",
 			dev, percent(share(idle.Sync(), win)), where,
-			percent(share(idle.InSync, win)), percent(share(idle.AfterSync, win)))
+			percent(share(idle.Of(analyze.InSync), win)), percent(share(idle.Of(analyze.AfterSync), win)))
 	case analyze.DataBound:
-		if idle.Input >= idle.Sync() {
-			fmt.Fprintf(&b, "%s waited on the input pipeline for %s of %s", dev, percent(share(idle.Input, win)), where)
+		if idle.Of(analyze.Input) >= idle.Sync() {
+			fmt.Fprintf(&b, "%s waited on the input pipeline for %s of %s", dev, percent(share(idle.Of(analyze.Input), win)), where)
 		} else {
 			fmt.Fprintf(&b, "%s waited on blocking calls that exposed the input pipeline for %s of %s",
 				dev, percent(share(idle.Sync(), win)), where)
@@ -46,8 +54,13 @@ func Summary(res *analyze.Result) string {
 			fmt.Fprintf(&b, "; the input pipeline takes %s per step against %s of %s work", Duration(in), Duration(busy), kind)
 		}
 	case analyze.HostBound:
-		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops) for %s of %s",
-			dev, percent(share(idle.Host, win)), where)
+		if idle.HostWork() == 0 {
+			fmt.Fprintf(&b, "%s waited on host time the profile does not show for %s of %s",
+				dev, percent(share(idle.Of(analyze.Untraced), win)), where)
+			break
+		}
+		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for %s of %s",
+			dev, percent(share(idle.HostWork(), win)), where)
 	default:
 		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(windowBusy(res)), where)
 	}

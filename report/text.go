@@ -176,18 +176,16 @@ func (t *textWriter) breakdown(res *analyze.Result) {
 func breakdownTable(res *analyze.Result) *table {
 	b, win := &res.Idle, res.Window.Dur()
 	tb := newTable("lrrl", "cause", "idle", "share", "the host thread the device waited for was")
-	rows := []struct {
+	type row struct {
 		name string
 		ns   int64
 		what string
-	}{
-		{"in-sync", b.InSync, "inside a blocking call"},
-		{"after-sync", b.AfterSync, "just back from a blocking call, launching work one piece at a time"},
-		{"input", b.Input, "in the input pipeline"},
-		{"host", b.Host, "in other host work: dispatch, launches, Python, CPU ops"},
-		{"untraced", b.Untraced, "in nothing the trace shows"},
-		{"below min-gap", b.BelowMinGap, "(gaps shorter than " + shortDuration(res.Options.MinGap) + ", not attributed)"},
 	}
+	var rows []row
+	for _, c := range analyze.Causes() {
+		rows = append(rows, row{c.String(), b.Of(c), c.About()})
+	}
+	rows = append(rows, row{"below min-gap", b.BelowMinGap, "(gaps shorter than " + shortDuration(res.Options.MinGap) + ", not attributed)"})
 	total := int64(0)
 	for _, r := range rows {
 		total += r.ns
@@ -211,8 +209,8 @@ func thresholdCheck(res *analyze.Result) string {
 	}
 	return "against the thresholds: " + strings.Join([]string{
 		item("sync", b.Sync(), o.SyncThreshold),
-		item("input", b.Input, o.InputThreshold),
-		item("host", b.Host, o.HostThreshold),
+		item("input", b.Of(analyze.Input), o.InputThreshold),
+		item("host", b.HostWork(), o.HostThreshold),
 	}, ", ")
 }
 

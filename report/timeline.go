@@ -22,7 +22,10 @@ const (
 )
 
 // Cause colours, shared by the SVG, the legend and the tables.
-var causeColor = [analyze.NumCauses]string{"#d62728", "#ff9896", "#ff7f0e", "#e7ba52", "#a5a5a5"}
+var causeColor = [analyze.NumCauses]string{
+	analyze.InSync: "#d62728", analyze.AfterSync: "#ff9896", analyze.Input: "#ff7f0e",
+	analyze.Runtime: "#9467bd", analyze.Host: "#e7ba52", analyze.Untraced: "#a5a5a5",
+}
 
 const (
 	busyColor = "#4e79a7"

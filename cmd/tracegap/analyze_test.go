@@ -92,15 +92,15 @@ func TestAnalyzeSeveralInputs(t *testing.T) {
 	if len(reports) != 2 || reports[0].Source.Path != w0 || reports[1].Source.Path != w4 {
 		t.Fatalf("reports %d, want workers0 then workers4", len(reports))
 	}
-	if reports[0].Verdict != "data-bound" || reports[1].Verdict != "parallel" {
-		t.Errorf("verdicts %s, %s; want data-bound, parallel", reports[0].Verdict, reports[1].Verdict)
+	if reports[0].Verdict != "sequential" || reports[1].Verdict != "parallel" {
+		t.Errorf("verdicts %s, %s; want sequential, parallel", reports[0].Verdict, reports[1].Verdict)
 	}
 
 	// The same inputs, one verdict line each, in input order; a bare path
 	// means analyze.
 	code, out, _ = tg("--quiet", w4, w0)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], w4+": parallel (") || !strings.HasPrefix(lines[1], w0+": data-bound (") {
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], w4+": parallel (") || !strings.HasPrefix(lines[1], w0+": sequential (") {
 		t.Errorf("--quiet: exit %d, output\n%s", code, out)
 	}
 }
@@ -111,10 +111,10 @@ func TestAnalyzeOutputFile(t *testing.T) {
 	tests := []struct {
 		format, name, want string
 	}{
-		{"text", "r.txt", "data-bound (high confidence): the GPU waited on the input pipeline"},
+		{"text", "r.txt", "sequential (high confidence): the GPU waited on an input pipeline that runs inline"},
 		{"json", "r.json", `"schema": "tracegap/report/v1"`},
-		{"markdown", "r.md", "### tracegap: `" + workers0 + "` is **data-bound**"},
-		{"html", "r.html", `<span class="verdict v-data-bound">data-bound</span>`},
+		{"markdown", "r.md", "### tracegap: `" + workers0 + "` is **sequential**"},
+		{"html", "r.html", `<span class="verdict v-sequential">sequential</span>`},
 	}
 	for _, tt := range tests {
 		path := filepath.Join(dir, tt.name)
@@ -195,7 +195,7 @@ func TestAnalyzeStdin(t *testing.T) {
 		code       int
 		out, errln string
 	}{
-		{"gzip trace", data, []string{"analyze", "--format", "json", "-"}, exitOK, `"verdict": "data-bound"`, ""},
+		{"gzip trace", data, []string{"analyze", "--format", "json", "-"}, exitOK, `"verdict": "sequential"`, ""},
 		{"check fails", data, []string{"check", "--max-input-idle", "10%", "-"}, exitCheck, "", ""},
 		{"garbage", []byte("garbage\n"), []string{"analyze", "-"}, exitUsage, "", "tracegap: standard input: unrecognised format"},
 		{"empty", nil, []string{"-"}, exitUsage, "", "tracegap: standard input: empty file"},

@@ -178,7 +178,7 @@ func (r *checkRules) evaluate(res *analyze.Result) []outcome {
 	}{
 		{"max-idle", &r.maxIdle, res.Idle.Attributed()},
 		{"max-sync-idle", &r.maxSyncIdle, res.Idle.Sync()},
-		{"max-input-idle", &r.maxInputIdle, res.Idle.Input},
+		{"max-input-idle", &r.maxInputIdle, res.Idle.Of(analyze.Input)},
 	}
 	for _, s := range shares {
 		if !s.limit.set {

@@ -195,15 +195,15 @@ func TestCheckRealTraces(t *testing.T) {
 	}{
 		{"workers4 passes the defaults", []string{w4}, exitOK,
 			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed"}, ""},
-		{"workers0 is data-bound", []string{w0, w4}, exitCheck,
-			[]string{"FAIL " + w0 + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound",
+		{"workers0 is sequential", []string{w0, w4}, exitCheck,
+			[]string{"FAIL " + w0 + ": verdict: measured sequential (high confidence), limit not sequential,data-bound",
 				"ok   " + w4 + ": parallel (high confidence), 1 rule passed"}, ""},
 		{"input idle rule", []string{"--fail-on=none", "--max-input-idle", "10%", w4, w0}, exitCheck,
 			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
 				"FAIL " + w0 + ": max-input-idle: measured 22.7%, limit 10.0%"}, ""},
 		{"unusable input is reported, the rest still checked", []string{"-j", "2", bad, w4, w0}, exitUsage,
 			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
-				"FAIL " + w0 + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound"},
+				"FAIL " + w0 + ": verdict: measured sequential (high confidence), limit not sequential,data-bound"},
 			"ERROR " + bad},
 	}
 	for _, tt := range tests {
@@ -233,7 +233,7 @@ func TestCheckRealTraces(t *testing.T) {
 	if cs[1].Class != w4 || cs[1].Name != "verdict" || cs[1].Failure != nil || cs[1].Error != nil {
 		t.Errorf("case 1 = %+v, want a passing verdict for %s", cs[1], w4)
 	}
-	if cs[2].Class != w0 || cs[2].Failure == nil || cs[2].Failure.Message != "verdict: measured data-bound (high confidence), limit not sequential,data-bound" {
+	if cs[2].Class != w0 || cs[2].Failure == nil || cs[2].Failure.Message != "verdict: measured sequential (high confidence), limit not sequential,data-bound" {
 		t.Errorf("case 2 = %+v, want the failed verdict of %s", cs[2], w0)
 	}
 	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(junit), ".check.xml.tmp*")); len(m) != 0 {
@@ -247,7 +247,7 @@ func TestCheckGitHubFormat(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"check", "--format", "github", "--max-idle", "10%", w0}, &stdout, &stderr)
 	prop := strings.NewReplacer(":", "%3A", ",", "%2C").Replace(w0)
-	want := "::error file=" + prop + ",title=tracegap verdict::" + w0 + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound\n" +
+	want := "::error file=" + prop + ",title=tracegap verdict::" + w0 + ": verdict: measured sequential (high confidence), limit not sequential,data-bound\n" +
 		"::error file=" + prop + ",title=tracegap max-idle::" + w0 + ": max-idle: measured 30.7%25, limit 10.0%25\n"
 	if code != exitCheck || stdout.String() != want {
 		t.Errorf("exit %d, stdout:\n%s\nwant exit 1 and:\n%s", code, stdout.String(), want)

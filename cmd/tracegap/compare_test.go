@@ -65,8 +65,8 @@ func TestCompareRealTraces(t *testing.T) {
 	if c.Base.Input < 40*ms || c.Base.Input > 60*ms || c.New.Input < 1*ms || c.New.Input > 2*ms {
 		t.Errorf("input per step %d -> %d ns, want 40-60 ms -> 1-2 ms", c.Base.Input, c.New.Input)
 	}
-	if c.Base.Verdict != analyze.DataBound || c.New.Verdict != analyze.Parallel {
-		t.Errorf("verdict %s -> %s, want data-bound -> parallel", c.Base.Verdict, c.New.Verdict)
+	if c.Base.Verdict != analyze.Sequential || c.New.Verdict != analyze.Parallel {
+		t.Errorf("verdict %s -> %s, want sequential -> parallel", c.Base.Verdict, c.New.Verdict)
 	}
 	if r := c.Rows[0]; r.Metric != "input per step" || r.Diff > -38*ms {
 		t.Errorf("largest change = %+v, want input per step, down by more than 38 ms", r)
@@ -81,9 +81,9 @@ func TestCompareRealTraces(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	for _, re := range []string{
-		`(?m)^verdict: data-bound -> parallel$`,
+		`(?m)^verdict: sequential -> parallel$`,
 		`(?m)^  input per step +[4-5]\d\.\d ms +1\.\d\d ms +-[34]\d\.\d ms +0\.0\dx$`,
-		`(?m)^base  .*workers0\.pt\.trace\.json\.gz \(chrome\): data-bound, high confidence, \d+ steps$`,
+		`(?m)^base  .*workers0\.pt\.trace\.json\.gz \(chrome\): sequential, high confidence, \d+ steps$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("text does not match %s:\n%s", re, out)
@@ -114,7 +114,7 @@ func TestCompareRealTraces(t *testing.T) {
 		t.Fatalf("not JSON: %v\n%s", err, data)
 	}
 	if doc.Schema != "tracegap/compare/v1" || doc.Base.Input != c.Base.Input || doc.New.Input != c.New.Input ||
-		doc.Base.Verdict != "data-bound" || doc.New.Verdict != "parallel" {
+		doc.Base.Verdict != "sequential" || doc.New.Verdict != "parallel" {
 		t.Errorf("JSON = %+v, want the comparison's figures", doc)
 	}
 }
