@@ -37,7 +37,7 @@ func TestWriteJobJSON(t *testing.T) {
 		Schema        string
 		Verdict       string
 		IdleBreakdown Breakdown `json:"idle_breakdown"`
-		Job struct {
+		Job           struct {
 			Ranks int
 			Steps []struct {
 				Straggler   int
