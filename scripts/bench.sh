@@ -15,7 +15,7 @@
 # stats: a stress case). Arguments pick inputs by file name. Each run reads,
 # analyses and writes the text report under /usr/bin/time -v; MB/s is of the
 # uncompressed input. XPlane's memory budget is per event (at most 56 bytes
-# of peak RSS an event; see "Speed and memory" in README.md), as a quarter of the input
+# of peak RSS an event; see "XPlane" in docs/performance.md), as a quarter of the input
 # is less than its events take in memory. Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."

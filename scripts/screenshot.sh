@@ -1,6 +1,6 @@
 #!/bin/sh
 # screenshot.sh renders an HTML report with headless Chromium into a PNG, to
-# check the page by eye and to refresh the README's picture:
+# check the page by eye and to refresh the picture in docs/reports.md:
 #
 #	scripts/screenshot.sh [TRACE [PNG]]
 #
