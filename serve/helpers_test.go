@@ -46,7 +46,7 @@ func (f *fakeAnalyzer) analyze(ctx context.Context, u Upload) (Reports, error) {
 	}
 	var v map[string]any
 	if json.Unmarshal(b, &v) != nil || v["verdict"] == nil {
-		return Reports{}, fmt.Errorf("%s: unrecognised format: starts with %q, expected Chrome trace-event JSON or an XPlane protobuf", u.Name, head(b))
+		return Reports{}, fmt.Errorf("%s: unrecognised format: starts with %q, expected Chrome trace-event JSON or XPlane protobuf", u.Name, head(b))
 	}
 	v["source"] = map[string]any{"path": u.Name, "format": "fake", "bytes": len(b)}
 	js, _ := json.Marshal(v)

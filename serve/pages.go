@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/tracegap/tracegap/trace"
 )
 
 // pageCSP keeps pages self-contained: inline styles (and the report's inline
@@ -31,6 +33,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
 	"value": deltaValue,
 	"diff":  deltaDiff,
+	// The formats the readers linked into the program registered.
+	"formats": trace.Formats,
 }).Parse(`
 {{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -46,7 +50,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 {{else}}<tr><td colspan="7">No traces yet.</td></tr>{{end}}</table>{{end}}
 
 {{define "index"}}{{template "head" "Upload"}}
-<p>Upload a profiler trace (PyTorch/Kineto <code>.pt.trace.json.gz</code>, XPlane <code>.xplane.pb</code>)
+<p>Upload a profiler trace, {{range $i, $f := formats}}{{if $i}}, {{end}}{{$f.Title}}
+{{- with $f.Suffixes}} ({{range $j, $s := .}}{{if $j}}, {{end}}<code>{{$s}}</code>{{end}}){{end}}{{end}}, gzipped or not,
 to learn whether the accelerator waited on the host, and why.</p>
 <form class="up" method="post" action="/upload" enctype="multipart/form-data">
 {{if .TokenRequired}}<p><label>Token <input type="password" name="token" autocomplete="off"></label></p>{{end}}

@@ -16,8 +16,7 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
-	_ "github.com/tracegap/tracegap/trace/chrome"
-	_ "github.com/tracegap/tracegap/trace/xplane"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 // realServer runs a Server with the real readers, analysis and reports.

@@ -164,7 +164,7 @@ func (s *Server) receive(r io.Reader, name string) (tmp, sha string, size int64,
 		err = cerr
 	}
 	if err == nil && size == 0 {
-		err = errorf(http.StatusBadRequest, "%s: empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)", name)
+		err = errorf(http.StatusBadRequest, "%s: empty file, expected a trace (%s)", name, trace.FormatTitles())
 	}
 	if err != nil {
 		os.Remove(f.Name())
@@ -263,13 +263,15 @@ func oneLine(s string) string {
 	return s
 }
 
-// knownFormats are the values ?format= accepts.
-var knownFormats = map[string]bool{"chrome": true, "xplane": true}
-
+// formatParam returns the format that ?format= forces: empty, or the name
+// of a registered one.
 func formatParam(r *http.Request) (string, error) {
 	f := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("format")))
-	if f != "" && !knownFormats[f] {
-		return "", errorf(http.StatusBadRequest, "unknown format %q: expected chrome or xplane", f)
+	if f == "" {
+		return "", nil
+	}
+	if _, err := trace.LookupFormat(f); err != nil {
+		return "", errorf(http.StatusBadRequest, "%v", err)
 	}
 	return f, nil
 }

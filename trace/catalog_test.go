@@ -18,9 +18,8 @@ import (
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/trace"
-	_ "github.com/tracegap/tracegap/trace/chrome"
+	_ "github.com/tracegap/tracegap/trace/all"
 	"github.com/tracegap/tracegap/trace/tracetest"
-	_ "github.com/tracegap/tracegap/trace/xplane"
 	pb "github.com/tracegap/tracegap/trace/xplane/xplanepb"
 )
 
@@ -150,19 +149,19 @@ func catalogue() []badInput {
 		{name: "empty file", in: text(""),
 			err: "empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)"},
 		{name: "only white space", in: text(" \n\t\r\n  "),
-			err: "unrecognised format: only white space, expected Chrome trace-event JSON or an XPlane protobuf"},
+			err: "unrecognised format: only white space, expected Chrome trace-event JSON or XPlane protobuf"},
 		{name: "a page of white space", in: text(strings.Repeat(" \n", 600)),
 			err: "no JSON value (empty or only white space), expected a JSON object or array of trace events"},
 		{name: "plain text", in: text("step 1 loss 0.25\nstep 2 loss 0.24\n"),
-			err: `unrecognised format: starts with "step 1 loss 0.25", expected Chrome trace-event JSON or an XPlane protobuf`},
+			err: `unrecognised format: starts with "step 1 loss 0.25", expected Chrome trace-event JSON or XPlane protobuf`},
 		{name: "HTML error page saved as .json", in: text("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>\n"),
-			err: `unrecognised format: starts with "<!DOCTYPE html>\n", an HTML page (an error or login page saved in place of the trace?), expected Chrome trace-event JSON or an XPlane protobuf`},
+			err: `unrecognised format: starts with "<!DOCTYPE html>\n", an HTML page (an error or login page saved in place of the trace?), expected Chrome trace-event JSON or XPlane protobuf`},
 		{name: "binary garbage", in: text("\x7fELF\x02\x01\x01\x00\x00\x00"),
-			err: "unrecognised format: starts with bytes 7f 45 4c 46 02 01 01, expected Chrome trace-event JSON or an XPlane protobuf"},
+			err: "unrecognised format: starts with bytes 7f 45 4c 46 02 01 01, expected Chrome trace-event JSON or XPlane protobuf"},
 		{name: "JSON number at top level", in: text("42\n"),
-			err: `unrecognised format: starts with "42\n", expected Chrome trace-event JSON or an XPlane protobuf`},
+			err: `unrecognised format: starts with "42\n", expected Chrome trace-event JSON or XPlane protobuf`},
 		{name: "JSON string at top level", in: text(`"traceEvents"`),
-			err: `unrecognised format: starts with "\"traceEvents\"", expected Chrome trace-event JSON or an XPlane protobuf`},
+			err: `unrecognised format: starts with "\"traceEvents\"", expected Chrome trace-event JSON or XPlane protobuf`},
 		{name: "JSON number at top level, format forced", in: text("42"), opt: trace.Options{Format: "chrome"},
 			err: "top-level JSON number at byte 0, expected an object with traceEvents or an array of events"},
 		{name: "array of numbers", in: text("[1, 2, 3]"),
@@ -249,7 +248,7 @@ func catalogue() []badInput {
 			err:   "input larger than 1048576 bytes after decompression (raise --max-bytes if the trace is genuine)",
 			limit: true},
 		{name: "gzip bomb of zeros", in: bomb("", 0),
-			err: "unrecognised format: starts with 512 zero bytes, expected Chrome trace-event JSON or an XPlane protobuf", maxAlloc: 100 << 20},
+			err: "unrecognised format: starts with 512 zero bytes, expected Chrome trace-event JSON or XPlane protobuf", maxAlloc: 100 << 20},
 		{name: "gzip bomb of zeros read as XPlane", in: bomb("", 0), opt: trace.Options{Format: "xplane"},
 			errRE: `^gzip expands more than 200x \(\d+ bytes from \d+\): not a real trace \(real ones expand 5-30x\), likely a decompression bomb$`,
 			limit: true, maxAlloc: 100 << 20},

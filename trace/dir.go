@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,30 +10,21 @@ import (
 	"strings"
 )
 
-// traceSuffixes are the file names a directory expands to, longest first so
-// that a name's stem (the host or worker it comes from) is what precedes
-// the first match.
-var traceSuffixes = []string{
-	".xplane.pb.gz", ".xplane.pb",
-	".pt.trace.json.gz", ".pt.trace.json",
-	".trace.json.gz", ".trace.json",
-	".json.gz", ".json",
-}
-
 // notTraces are the JSON files XProf writes beside a run's trace that hold
 // something else.
 var notTraces = []string{".memory_profile.", ".pod_viewer.", ".op_profile.", ".memory_viewer."}
 
 // Expand turns command-line paths into trace files. A file stays as given
 // (and "-", standard input). A directory expands to the trace files it
-// holds (*.xplane.pb, *.xplane.pb.gz, *.trace.json.gz, *.pt.trace.json,
-// *.json and their .gz forms), sorted by name. A directory without any but
-// with run directories holding them, such as a TensorBoard log directory
+// holds (named with a registered format's suffix, or that suffix and .gz),
+// sorted by name. A directory without any but with run directories
+// holding them, such as a TensorBoard log directory
 // (<logdir>/plugins/profile/<run>/, also <logdir>/<name>/plugins/profile/)
 // or its plugins/profile directory, expands to each run's files, runs
 // newest first: run names are timestamps like 2024_01_02_03_04_05. Where a
-// run holds both host.xplane.pb and host.trace.json.gz, only the XPlane is
-// kept: the JSON is a conversion of it.
+// run holds files of one stem in several formats, such as host.xplane.pb
+// and host.trace.json.gz, only those of the primary format are kept: the
+// others are conversions of it (see Format.Primary).
 func Expand(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
@@ -53,7 +45,7 @@ func Expand(paths []string) ([]string, error) {
 			return nil, err
 		}
 		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: no trace files in this directory, expected *.xplane.pb, *.trace.json.gz, *.pt.trace.json(.gz) or *.json(.gz) files, or a TensorBoard log directory with plugins/profile/<run>/", p)
+			return nil, fmt.Errorf("%s: no trace files in this directory, expected %s files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/", p, filePatterns())
 		}
 		out = append(out, files...)
 	}
@@ -116,7 +108,8 @@ func listDir(dir string) (files, subdirs []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	xplanes := map[string]bool{}
+	suffixes := traceSuffixes()
+	primary := map[string]bool{} // stems with a file of a primary format
 	var names []string
 	for _, e := range entries {
 		name := e.Name()
@@ -128,18 +121,17 @@ func listDir(dir string) (files, subdirs []string, err error) {
 			subdirs = append(subdirs, path)
 			continue
 		}
-		stem, suffix := traceStem(name)
-		if suffix == "" {
+		stem, f, ok := traceStem(name, suffixes)
+		if !ok {
 			continue
 		}
-		if strings.HasPrefix(suffix, ".xplane") {
-			xplanes[stem] = true
+		if f.Primary {
+			primary[stem] = true
 		}
 		names = append(names, name)
 	}
 	for _, name := range names {
-		stem, suffix := traceStem(name)
-		if strings.Contains(suffix, ".json") && xplanes[stem] {
+		if stem, f, _ := traceStem(name, suffixes); !f.Primary && primary[stem] {
 			continue
 		}
 		files = append(files, filepath.Join(dir, name))
@@ -157,18 +149,57 @@ func isDir(e fs.DirEntry, path string) bool {
 	return e.IsDir()
 }
 
-// traceStem splits a trace file name into its stem and its trace suffix;
-// the suffix is empty for a file that is not a trace.
-func traceStem(name string) (string, string) {
+// suffix is a file-name suffix and the format whose files end so.
+type suffix struct {
+	s string
+	f *Format
+}
+
+// traceSuffixes returns the registered formats' suffixes, each also with
+// .gz, longest first so that a name's stem (the host or worker it comes
+// from) is what precedes the first match.
+func traceSuffixes() []suffix {
+	fs := Formats()
+	var out []suffix
+	for i := range fs {
+		for _, s := range fs[i].Suffixes {
+			out = append(out, suffix{s + ".gz", &fs[i]}, suffix{s, &fs[i]})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b suffix) int { return cmp.Compare(len(b.s), len(a.s)) })
+	return out
+}
+
+// traceStem splits a trace file name into its stem and the format its
+// suffix belongs to; ok is false for a file that is not a trace.
+func traceStem(name string, suffixes []suffix) (stem string, f *Format, ok bool) {
 	for _, nt := range notTraces {
 		if strings.Contains(name, nt) {
-			return name, ""
+			return name, nil, false
 		}
 	}
-	for _, s := range traceSuffixes {
-		if stem, ok := strings.CutSuffix(name, s); ok && stem != "" {
-			return stem, s
+	for _, s := range suffixes {
+		if stem, ok := strings.CutSuffix(name, s.s); ok && stem != "" {
+			return stem, s.f, true
 		}
 	}
-	return name, ""
+	return name, nil, false
+}
+
+// filePatterns lists the registered formats' file names for a message:
+// "*.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON) or
+// *.xplane.pb (XPlane protobuf)".
+func filePatterns() string {
+	var each []string
+	for _, f := range Formats() {
+		if len(f.Suffixes) == 0 {
+			continue
+		}
+		globs := make([]string, len(f.Suffixes))
+		for i, s := range f.Suffixes {
+			globs[i] = "*" + s
+		}
+		each = append(each, fmt.Sprintf("%s (%s)", strings.Join(globs, ", "), cmp.Or(f.Title, f.Name)))
+	}
+	return orList(each)
 }

@@ -1,4 +1,4 @@
-package trace
+package trace_test
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tracegap/tracegap/trace"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 // makeTree creates the files (paths relative to root; a trailing slash
@@ -85,7 +88,7 @@ func TestExpand(t *testing.T) {
 			for _, w := range tt.want {
 				want = append(want, join(root, w))
 			}
-			got, err := Expand(args)
+			got, err := trace.Expand(args)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,11 +110,11 @@ func TestExpandErrors(t *testing.T) {
 	root := t.TempDir()
 	makeTree(t, root, "empty/readme.md", "runs/2024_01_01_00_00_00/")
 	for _, tt := range []struct{ arg, msg string }{
-		{"empty", "empty: no trace files in this directory, expected *.xplane.pb"},
+		{"empty", "empty: no trace files in this directory, expected *.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON) or *.xplane.pb (XPlane protobuf) files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/"},
 		{"runs", "runs: no trace files in this directory"},
 		{"missing", "no such file or directory"},
 	} {
-		_, err := Expand([]string{filepath.Join(root, tt.arg)})
+		_, err := trace.Expand([]string{filepath.Join(root, tt.arg)})
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("Expand(%s) = %v, want an error containing %q", tt.arg, err, tt.msg)
 		}

@@ -7,22 +7,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
 // probed records the Options the probe format's reader was given.
 var probed Options
 
-// probing is set while TestExpectBytes runs: the probe format is in the
-// registry of this whole test binary, and must claim nothing in the other
-// tests and fuzz targets (FuzzSniff checks that only the real formats
-// claim input).
-var probing bool
-
-func init() {
-	Register(Format{
+// registerProbe registers, for the rest of t, a format that claims input
+// starting "PROBE" and records what its reader is given. It is gone
+// before the other tests and fuzz targets run: they see only the real
+// formats (FuzzSniff checks that only those claim input, error messages
+// list them).
+func registerProbe(t *testing.T) {
+	t.Helper()
+	formats.register(Format{
 		Name:  "probe",
-		Sniff: func(head []byte) bool { return probing && bytes.HasPrefix(head, []byte("PROBE")) },
+		Sniff: func(head []byte) bool { return bytes.HasPrefix(head, []byte("PROBE")) },
 		Read: func(r io.Reader, opt Options) (*Trace, error) {
 			probed = opt
 			if _, err := io.Copy(io.Discard, r); err != nil {
@@ -30,6 +31,11 @@ func init() {
 			}
 			return &Trace{}, nil
 		},
+	})
+	t.Cleanup(func() {
+		formats.mu.Lock()
+		defer formats.mu.Unlock()
+		formats.formats = slices.DeleteFunc(formats.formats, func(f Format) bool { return f.Name == "probe" })
 	})
 }
 
@@ -50,8 +56,7 @@ func gzipped(t *testing.T, data []byte) []byte {
 // plain input, the gzip trailer's for gzip, nothing when it cannot be
 // known (not a file) or trusted.
 func TestExpectBytes(t *testing.T) {
-	probing = true
-	defer func() { probing = false }()
+	registerProbe(t)
 	plain := append([]byte("PROBE"), bytes.Repeat([]byte("x"), 100_000)...)
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {

@@ -10,42 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
 )
-
-// Format describes a trace format that a reader can read.
-type Format struct {
-	// Name is the format's short name ("chrome", "xplane").
-	Name string
-	// Sniff reports whether head, the first bytes of the (decompressed)
-	// input, look like this format. It must not rely on more than 512 bytes.
-	Sniff func(head []byte) bool
-	// Read reads a whole trace from r.
-	Read func(r io.Reader, opt Options) (*Trace, error)
-}
-
-var (
-	formatsMu sync.Mutex
-	formats   []Format
-)
-
-// Register makes a format known to Open. Readers call it from init.
-func Register(f Format) {
-	formatsMu.Lock()
-	defer formatsMu.Unlock()
-	formats = append(formats, f)
-}
-
-// Formats returns the names of the registered formats.
-func Formats() []string {
-	formatsMu.Lock()
-	defer formatsMu.Unlock()
-	names := make([]string, len(formats))
-	for i, f := range formats {
-		names[i] = f.Name
-	}
-	return names
-}
 
 // Options bound what a reader may consume and let a caller watch progress.
 type Options struct {
@@ -203,16 +168,8 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 }
 
 func sniff(r *bufio.Reader, name string) (Format, error) {
-	formatsMu.Lock()
-	fs := append([]Format(nil), formats...)
-	formatsMu.Unlock()
 	if name != "" {
-		for _, f := range fs {
-			if f.Name == name {
-				return f, nil
-			}
-		}
-		return Format{}, fmt.Errorf("unknown format %q (known: %v)", name, Formats())
+		return LookupFormat(name)
 	}
 	head, err := r.Peek(512)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
@@ -226,14 +183,12 @@ func sniff(r *bufio.Reader, name string) (Format, error) {
 		}
 	}
 	if len(head) == 0 {
-		return Format{}, errors.New("empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)")
+		return Format{}, fmt.Errorf("empty file, expected a trace (%s)", FormatTitles())
 	}
-	for _, f := range fs {
-		if f.Sniff(head) {
-			return f, nil
-		}
+	if f, ok := sniffHead(Formats(), head); ok {
+		return f, nil
 	}
-	return Format{}, fmt.Errorf("unrecognised format: %s, expected Chrome trace-event JSON or an XPlane protobuf", describeHead(head))
+	return Format{}, fmt.Errorf("unrecognised format: %s, expected %s", describeHead(head), FormatTitles())
 }
 
 // describeHead says what an unrecognised input starts with: its first

@@ -219,10 +219,7 @@ func analyzeInputs(args []string, af *analysisFlags, jobs int) []analyzeInput {
 			inputs = append(inputs, analyzeInput{path: a})
 			continue
 		}
-		paths, err := trace.Expand([]string{a})
-		if err == nil && len(paths) == 0 {
-			err = errors.New("no trace files in this directory (expected *.pt.trace.json[.gz], *.trace.json[.gz], *.xplane.pb)")
-		}
+		paths, err := trace.Expand([]string{a}) // an error when the directory holds none
 		if err != nil {
 			inputs = append(inputs, analyzeInput{path: a, err: err})
 			continue

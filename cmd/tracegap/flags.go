@@ -148,7 +148,7 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
 	fs.IntVar(&f.maxEvents, "max-events", trace.DefaultMaxEvents, "refuse traces with more events than this")
 	fs.Int64Var(&f.maxValue, "max-value", trace.DefaultMaxValueBytes, "refuse JSON with a value (an event, a string) or run of white space longer than this many bytes")
-	fs.StringVar(&f.inFormat, "input-format", "", "force the input format (chrome, xplane) instead of sniffing it")
+	fs.StringVar(&f.inFormat, "input-format", "", "force the input format ("+strings.Join(trace.FormatNames(), ", ")+") instead of sniffing it")
 	return f
 }
 

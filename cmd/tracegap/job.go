@@ -1,15 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"regexp"
-	"strconv"
 	"sync"
 
 	"github.com/spf13/pflag"
@@ -61,8 +55,8 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 }
 
 // looksLikeJob reports whether the files are the ranks of one job: at
-// least two, each naming a different rank of the same world size in the
-// distributedInfo near its start (where PyTorch writes it).
+// least two, each naming near its start a different rank of the same world
+// size.
 func looksLikeJob(paths []string) bool {
 	if len(paths) < 2 {
 		return false
@@ -70,58 +64,13 @@ func looksLikeJob(paths []string) bool {
 	ranks := map[int]bool{}
 	world := -1
 	for _, p := range paths {
-		r, w, ok := probeRank(p)
+		r, w, ok := trace.ProbeRank(p)
 		if !ok || ranks[r] || (world >= 0 && w != world) {
 			return false
 		}
 		ranks[r], world = true, w
 	}
 	return true
-}
-
-// probeHead is how much of a (decompressed) trace probeRank reads: Kineto
-// writes distributedInfo after deviceProperties and before the events.
-const probeHead = 1 << 20
-
-var (
-	distributedRe = regexp.MustCompile(`"distributedInfo"\s*:\s*\{`)
-	rankRe        = regexp.MustCompile(`"rank"\s*:\s*(\d+)`)
-	worldRe       = regexp.MustCompile(`"world_size"\s*:\s*(\d+)`)
-)
-
-// probeRank reads the rank and world size from the distributedInfo near the
-// start of a Chrome trace, gzipped or not, without reading the whole file.
-func probeRank(path string) (rank, world int, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return 0, 0, false
-		}
-		r = zr
-	}
-	head, _ := io.ReadAll(io.LimitReader(r, probeHead)) // a short or cut file still has its head
-	loc := distributedRe.FindIndex(head)
-	if loc == nil {
-		return 0, 0, false
-	}
-	info := head[loc[1]:min(len(head), loc[1]+4096)]
-	if i := bytes.Index(info, []byte(`"traceEvents"`)); i >= 0 {
-		info = info[:i]
-	}
-	rm, wm := rankRe.FindSubmatch(info), worldRe.FindSubmatch(info)
-	if rm == nil || wm == nil {
-		return 0, 0, false
-	}
-	rank, err1 := strconv.Atoi(string(rm[1]))
-	world, err2 := strconv.Atoi(string(wm[1]))
-	return rank, world, err1 == nil && err2 == nil
 }
 
 // analyzeJobFiles reads every rank's trace, at most jobs at a time, and

@@ -15,8 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	_ "github.com/tracegap/tracegap/trace/chrome"
-	_ "github.com/tracegap/tracegap/trace/xplane"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -10,7 +10,17 @@ import (
 )
 
 func init() {
-	trace.Register(trace.Format{Name: "chrome", Sniff: Sniff, Read: Read})
+	trace.Register(trace.Format{
+		Name:  "chrome",
+		Title: "Chrome trace-event JSON",
+		// First: its sniffer looks at a few bytes, XPlane's walks a schema.
+		Order: 10,
+		// PyTorch/Kineto, XProf's conversions, anything else.
+		Suffixes:  []string{".pt.trace.json", ".trace.json", ".json"},
+		Sniff:     Sniff,
+		Read:      Read,
+		ProbeRank: ProbeRank,
+	})
 }
 
 // Sniff reports whether head looks like Chrome trace-event JSON: after an

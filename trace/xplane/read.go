@@ -13,7 +13,16 @@ import (
 )
 
 func init() {
-	trace.Register(trace.Format{Name: "xplane", Sniff: Sniff, Read: Read})
+	trace.Register(trace.Format{
+		Name:     "xplane",
+		Title:    "XPlane protobuf",
+		Order:    20,
+		Suffixes: []string{".xplane.pb"},
+		// XProf converts host.xplane.pb into host.trace.json.gz beside it.
+		Primary: true,
+		Sniff:   Sniff,
+		Read:    Read,
+	})
 }
 
 // Read reads a whole XSpace from r. An XSpace is one message whose planes

@@ -1,0 +1,166 @@
+package trace
+
+import (
+	"bufio"
+	"cmp"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Format describes a trace format that a reader can read. Everything the
+// rest of the program knows about a format (how to tell it, how to read
+// it, what its files are called, where a rank is written) is here, so that
+// a format is added by registering it once.
+type Format struct {
+	// Name is the format's short name ("chrome", "xplane"): the value of
+	// Options.Format and Trace.Format.
+	Name string
+	// Title names the format for people, in messages that say what input
+	// was expected ("Chrome trace-event JSON").
+	Title string
+	// Order places the format among the others: sniffing tries formats in
+	// ascending Order (then by Name), and Formats lists them so. Sniffers
+	// are meant to be exclusive; the order makes the outcome independent
+	// of the order in which packages happen to register.
+	Order int
+	// Suffixes are the file names that a directory expands to, without
+	// their ".gz" forms, which are matched too (".pt.trace.json").
+	Suffixes []string
+	// Primary marks a format whose files are the originals that files of
+	// other formats beside them were converted from: where a directory
+	// holds both for one stem, only the primary ones are kept (XProf
+	// writes host.trace.json.gz beside host.xplane.pb).
+	Primary bool
+	// Sniff reports whether head, the first bytes of the (decompressed)
+	// input, look like this format. It must not rely on more than 512 bytes.
+	Sniff func(head []byte) bool
+	// Read reads a whole trace from r.
+	Read func(r io.Reader, opt Options) (*Trace, error)
+	// ProbeRank, when set, reads the rank and world size of a distributed
+	// job that the trace names near its start, from r (decompressed, at the
+	// start of the input), reading no more of r than that takes.
+	ProbeRank func(r io.Reader) (rank, world int, ok bool)
+}
+
+// registry holds the registered formats.
+type registry struct {
+	mu      sync.Mutex
+	formats []Format // sorted by (Order, Name)
+}
+
+var formats registry
+
+// Register makes a format known to Open, Expand and ProbeRank. Readers call
+// it from init. It panics if the format lacks a name, a sniffer or a
+// reader, or if its name is taken.
+func Register(f Format) { formats.register(f) }
+
+func (r *registry) register(f Format) {
+	if f.Name == "" || f.Sniff == nil || f.Read == nil {
+		panic(fmt.Sprintf("trace: Register of format %q without a name, Sniff or Read", f.Name))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.ContainsFunc(r.formats, func(g Format) bool { return g.Name == f.Name }) {
+		panic(fmt.Sprintf("trace: Register called twice for format %q", f.Name))
+	}
+	f.Suffixes = slices.Clone(f.Suffixes)
+	i, _ := slices.BinarySearchFunc(r.formats, f, compareFormats)
+	r.formats = slices.Insert(r.formats, i, f)
+}
+
+func compareFormats(a, b Format) int {
+	return cmp.Or(cmp.Compare(a.Order, b.Order), strings.Compare(a.Name, b.Name))
+}
+
+func (r *registry) list() []Format {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.formats)
+}
+
+// Formats returns the registered formats in sniffing order.
+func Formats() []Format { return formats.list() }
+
+// FormatNames returns the registered formats' names in sniffing order.
+func FormatNames() []string {
+	fs := Formats()
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// LookupFormat returns the registered format called name. Its error says
+// which names are known.
+func LookupFormat(name string) (Format, error) {
+	for _, f := range Formats() {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("unknown format %q, expected %s", name, orList(FormatNames()))
+}
+
+// FormatTitles joins the registered formats' titles for a message that
+// says what input was expected: "Chrome trace-event JSON or XPlane
+// protobuf".
+func FormatTitles() string {
+	fs := Formats()
+	titles := make([]string, len(fs))
+	for i, f := range fs {
+		titles[i] = cmp.Or(f.Title, f.Name)
+	}
+	return orList(titles)
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// sniffHead returns the first of fs that claims head.
+func sniffHead(fs []Format, head []byte) (Format, bool) {
+	for _, f := range fs {
+		if f.Sniff(head) {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+// ProbeRank reads the rank and world size that the trace file at path
+// names near its start, for telling the ranks of one distributed job
+// apart, without reading the whole file. gzip is decompressed as by Open.
+// ok is false when the file cannot be read, its format is not known or
+// has no probe, or it names no rank.
+func ProbeRank(path string) (rank, world int, ok bool) {
+	file, err := os.Open(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer file.Close()
+	br := bufio.NewReader(file)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return 0, 0, false
+		}
+		br = bufio.NewReader(zr)
+	}
+	head, _ := br.Peek(512) // a short file is sniffed on what it has
+	f, found := sniffHead(Formats(), head)
+	if !found || f.ProbeRank == nil {
+		return 0, 0, false
+	}
+	return f.ProbeRank(br)
+}
