@@ -240,6 +240,28 @@ func (r *Result) PerStep() (input, busy int64, ok bool) {
 	return input / int64(len(st)), busy / int64(len(st)), true
 }
 
+// StepTime returns the pace the run trains at: the mean time from one step
+// to the next, measured both between the steps' starts and between their
+// ends (the end of the device work each step launched), whichever is
+// longer. Neither a step's length (in a pipelined run a step overlaps the
+// next) nor its starts alone (a host that runs ahead of the device starts
+// steps faster than they finish) give it. A lone step's length is all
+// there is; without steps it is 0.
+func (r *Result) StepTime() int64 {
+	st := r.Steps
+	switch n := len(st); n {
+	case 0:
+		return 0
+	case 1:
+		return st[0].Dur
+	default:
+		first, last := &st[0], &st[n-1]
+		starts := last.Start - first.Start
+		ends := last.Start + last.Dur - first.Start - first.Dur
+		return max(starts, ends) / int64(n-1)
+	}
+}
+
 // Source describes the input.
 type Source struct {
 	Path     string

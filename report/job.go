@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/analyze/job"
 )
 
 // WriteJob renders a distributed job in format f: the job seen as one run,
@@ -19,7 +20,7 @@ import (
 // sections: every rank's figures, the straggler of each step and the
 // collectives' wait and transfer. JSON is the v1 report of the job with
 // "job" and "ranks" added (JobReport).
-func WriteJob(w io.Writer, jr *analyze.JobResult, f Format, opt Options) error {
+func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 	if jr == nil {
 		return fmt.Errorf("report: job result is nil")
 	}
@@ -58,7 +59,7 @@ func WriteJob(w io.Writer, jr *analyze.JobResult, f Format, opt Options) error {
 
 // JobSummary is the one-line verdict of a job: the run's summary sentence
 // and the straggler, if any.
-func JobSummary(jr *analyze.JobResult) string {
+func JobSummary(jr *job.Result) string {
 	s := fmt.Sprintf("job of %d ranks: %s", len(jr.Ranks), Summary(&jr.Overall))
 	if r, n := mainStraggler(jr); r >= 0 {
 		s += fmt.Sprintf("; straggler rank %d (%d of %d steps)", jr.Ranks[r].Rank, n, len(jr.Steps))
@@ -68,7 +69,7 @@ func JobSummary(jr *analyze.JobResult) string {
 
 // mainStraggler returns the index of the rank that was the straggler in
 // most steps and in how many, or -1.
-func mainStraggler(jr *analyze.JobResult) (int, int) {
+func mainStraggler(jr *job.Result) (int, int) {
 	best, n := -1, 0
 	for i, r := range jr.Ranks {
 		if r.Straggles > n {
@@ -112,6 +113,7 @@ type WaitSplit struct {
 	InSyncNs    int64  `json:"in_sync_ns"`
 	AfterSyncNs int64  `json:"after_sync_ns"`
 	InputNs     int64  `json:"input_ns"`
+	RuntimeNs   int64  `json:"runtime_ns"`
 	HostNs      int64  `json:"host_ns"`
 	UntracedNs  int64  `json:"untraced_ns"`
 	ComputeNs   int64  `json:"compute_ns"`
@@ -170,7 +172,7 @@ type RankReport struct {
 }
 
 // JobJSONReport builds the JSON report of a job.
-func JobJSONReport(jr *analyze.JobResult) *JobReport {
+func JobJSONReport(jr *job.Result) *JobReport {
 	r := &JobReport{Report: *JSONReport(&jr.Overall), Ranks: []RankReport{}}
 	r.Summary = JobSummary(jr)
 	rank := func(i int) int {
@@ -204,22 +206,23 @@ func JobJSONReport(jr *analyze.JobResult) *JobReport {
 	return r
 }
 
-func jsonWait(w *analyze.WaitSplit) WaitSplit {
+func jsonWait(w *job.WaitSplit) WaitSplit {
 	return WaitSplit{
-		InSyncNs: w.Idle.Of(analyze.InSync), AfterSyncNs: w.Idle.Of(analyze.AfterSync), InputNs: w.Idle.Of(analyze.Input), HostNs: w.Idle.Of(analyze.Host),
+		InSyncNs: w.Idle.Of(analyze.InSync), AfterSyncNs: w.Idle.Of(analyze.AfterSync), InputNs: w.Idle.Of(analyze.Input),
+		RuntimeNs: w.Idle.Of(analyze.Runtime), HostNs: w.Idle.Of(analyze.Host),
 		UntracedNs: w.Idle.Of(analyze.Untraced), ComputeNs: w.Compute, LateNs: w.Late, TotalNs: w.Total(), Doing: w.Doing(),
 	}
 }
 
 // jobHeader says how many ranks there are and how their clocks were
 // aligned.
-func jobHeader(jr *analyze.JobResult) string {
+func jobHeader(jr *job.Result) string {
 	return fmt.Sprintf("Job of %d ranks (world size %d); %s.", len(jr.Ranks), jr.WorldSize, jr.Clock)
 }
 
 // waitLine sums up the collectives' time: the waiting by what held the
 // straggler back, and the transfer.
-func waitLine(jr *analyze.JobResult) string {
+func waitLine(jr *job.Result) string {
 	w := &jr.Wait
 	if w.Total()+jr.Transfer == 0 {
 		return "No collective was matched across the ranks."
@@ -240,7 +243,7 @@ func waitLine(jr *analyze.JobResult) string {
 	return s + ", " + Duration(jr.Transfer) + " transferring."
 }
 
-func (t *textWriter) jobText(jr *analyze.JobResult) {
+func (t *textWriter) jobText(jr *job.Result) {
 	t.printf("\n%s\n", strings.Repeat("=", 72))
 	t.printf("\n%s\n%s\n", t.style(jobHeader(jr), ansiBold), waitLine(jr))
 	t.heading("Ranks (window figures; collective waits counted as idle, by what held the straggler back)")
@@ -258,7 +261,7 @@ func (t *textWriter) jobText(jr *analyze.JobResult) {
 	t.table(jobCollectivesTable(jr, n))
 }
 
-func (t *textWriter) jobMarkdown(jr *analyze.JobResult) {
+func (t *textWriter) jobMarkdown(jr *job.Result) {
 	n := t.opt.MaxSteps
 	if n <= 0 {
 		n = markdownMaxSteps
@@ -278,7 +281,7 @@ func (t *textWriter) jobMarkdown(jr *analyze.JobResult) {
 // jobRanksTable has a row per rank: its pace, busy share, waits and
 // transfer, idle shares by cause with the waits, host time in input and
 // syncs, and its verdicts alone and in the job.
-func jobRanksTable(jr *analyze.JobResult) *table {
+func jobRanksTable(jr *job.Result) *table {
 	tb := newTable("rrrrrrrrrrllr", "rank", "step time", "busy", "waiting", "transfer", "input idle", "sync idle", "host idle",
 		"in input", "in syncs", "alone", "in the job", "straggler in")
 	for _, r := range jr.Ranks {
@@ -293,7 +296,7 @@ func jobRanksTable(jr *analyze.JobResult) *table {
 
 // jobStepsTable has a row per step, at most n: the ranks' step lengths,
 // the straggler and what held it back, and the wait it caused.
-func jobStepsTable(jr *analyze.JobResult, n int) *table {
+func jobStepsTable(jr *job.Result, n int) *table {
 	tb := newTable("lrrlrr", "step", "shortest", "longest", "straggler", "others waited", "collectives")
 	for i, s := range jr.Steps {
 		if i == n {
@@ -326,7 +329,7 @@ func durRange(ds []int64) (lo, hi int64) {
 }
 
 // jobCollectivesTable has a row per collective of the first n steps.
-func jobCollectivesTable(jr *analyze.JobResult, n int) *table {
+func jobCollectivesTable(jr *job.Result, n int) *table {
 	tb := newTable("lrlrrrrl", "step", "#", "collective", "last to start", "spread", "waited", "transfer", "straggler was in")
 	for i, s := range jr.Steps {
 		if i == n {
@@ -354,7 +357,7 @@ const (
 // writeJobHTML renders the job as one run's page and adds, after the
 // devices' timeline rows, a row per rank showing its collectives' wait and
 // transfer, and the job's tables before the findings.
-func writeJobHTML(w io.Writer, jr *analyze.JobResult, opt Options) error {
+func writeJobHTML(w io.Writer, jr *job.Result, opt Options) error {
 	var page bytes.Buffer
 	if err := writeHTML(&page, []*analyze.Result{&jr.Overall}, opt); err != nil {
 		return err
@@ -383,7 +386,7 @@ func insertBefore(s, marker, add string) string {
 // jobRowsHTML draws a timeline row per rank: its collectives, the waiting
 // part dark, the transfer light, on the page's axis so that zooming moves
 // them with the devices' rows.
-func jobRowsHTML(jr *analyze.JobResult) string {
+func jobRowsHTML(jr *job.Result) string {
 	a := newAxis(&jr.Overall)
 	const h = 16
 	var b strings.Builder
@@ -405,7 +408,7 @@ func jobRowsHTML(jr *analyze.JobResult) string {
 }
 
 // jobTablesHTML renders the job's sections as HTML.
-func jobTablesHTML(jr *analyze.JobResult) string {
+func jobTablesHTML(jr *job.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<h2>Job</h2>\n<p>%s %s</p>\n", html.EscapeString(jobHeader(jr)), html.EscapeString(waitLine(jr)))
 	b.WriteString("<h3>Ranks</h3>\n")

@@ -7,21 +7,22 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // slowInputJob analyses four ranks, rank 3's input (3 ms) three times its
 // compute: the other ranks wait 1.95 ms a step in the all-reduce for it.
-func slowInputJob(t *testing.T) *analyze.JobResult {
+func slowInputJob(t *testing.T) *job.Result {
 	t.Helper()
-	job := tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 3_000_000}, Dispatch: 100_000,
+	spec := tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 3_000_000}, Dispatch: 100_000,
 		CollectiveDispatch: 50_000, Compute: 1_000_000, Transfer: 200_000}
 	var ts []*trace.Trace
-	for _, s := range job.Specs() {
+	for _, s := range spec.Specs() {
 		ts = append(ts, tracetest.Build(s))
 	}
-	jr, err := analyze.AnalyzeJob(ts, analyze.DefaultOptions())
+	jr, err := job.Analyze(ts, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

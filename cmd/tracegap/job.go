@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -76,7 +77,7 @@ func looksLikeJob(paths []string) bool {
 // analyzeJobFiles reads every rank's trace, at most jobs at a time, and
 // analyses them as one job. Every file that cannot be read is named in the
 // error, one line each.
-func analyzeJobFiles(paths []string, af *analysisFlags, jobs int) (*analyze.JobResult, error) {
+func analyzeJobFiles(paths []string, af *analysisFlags, jobs int) (*job.Result, error) {
 	ts := make([]*trace.Trace, len(paths))
 	errs := make([]error, len(paths))
 	sem := make(chan struct{}, max(jobs, 1))
@@ -111,19 +112,19 @@ func analyzeJobFiles(paths []string, af *analysisFlags, jobs int) (*analyze.JobR
 	return analyzeJob(ts, af.options())
 }
 
-// analyzeJob is analyze.AnalyzeJob with a panic turned into an error.
-func analyzeJob(ts []*trace.Trace, opt analyze.Options) (jr *analyze.JobResult, err error) {
+// analyzeJob is job.Analyze with a panic turned into an error.
+func analyzeJob(ts []*trace.Trace, opt analyze.Options) (jr *job.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			jr, err = nil, fmt.Errorf("internal error while analysing the job: %v", v)
 		}
 	}()
-	return analyze.AnalyzeJob(ts, opt)
+	return job.Analyze(ts, opt)
 }
 
 // writeJobReport renders the job to stdout or, with -o, to a file; with
 // --quiet, one line.
-func writeJobReport(jr *analyze.JobResult, f *analyzeFlags, format report.Format, stdout, stderr io.Writer) error {
+func writeJobReport(jr *job.Result, f *analyzeFlags, format report.Format, stdout, stderr io.Writer) error {
 	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps}
 	if f.quiet {
 		if _, err := fmt.Fprintf(stdout, "%s: %s\n", jr.Overall.Source.Path, report.JobSummary(jr)); err != nil || f.out == "" {

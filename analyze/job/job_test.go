@@ -1,4 +1,4 @@
-package analyze
+package job
 
 import (
 	"bytes"
@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
+	_ "github.com/tracegap/tracegap/trace/chrome" // the formats the tests write
 	"github.com/tracegap/tracegap/trace/tracetest"
+	_ "github.com/tracegap/tracegap/trace/xplane"
 )
 
 // jobTraces turns every rank's spec of j into a trace: straight through
@@ -39,14 +42,22 @@ func jobTraces(t *testing.T, j tracetest.Job, format string) []*trace.Trace {
 	return ts
 }
 
-// TestAnalyzeJobSlowInput: four ranks, rank 3's input (3 ms) longer than
+// inputHost is idle of input and host time only.
+func inputHost(input, host int64) analyze.Breakdown {
+	var b analyze.Breakdown
+	b.Add(analyze.Input, input)
+	b.Add(analyze.Host, host)
+	return b
+}
+
+// TestAnalyzeSlowInput: four ranks, rank 3's input (3 ms) longer than
 // its compute (1 ms). Its host sets the pace, input + dispatches =
 // 3.15 ms a step; the other ranks' hosts run ahead, so their all-reduce
 // starts as soon as their compute ends and waits for rank 3's. The job is
 // data-bound, rank 3 is the straggler of every step, and every wait is
 // explained by what rank 3's device sat idle in meanwhile: its input, and
 // the aten::linear that launches its compute.
-func TestAnalyzeJobSlowInput(t *testing.T) {
+func TestAnalyzeSlowInput(t *testing.T) {
 	const (
 		fast, slow = 200_000, 3_000_000
 		dispatch   = 100_000
@@ -83,11 +94,11 @@ func TestAnalyzeJobSlowInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jr, err := AnalyzeJob(jobTraces(t, tt.job, tt.format), DefaultOptions())
+			jr, err := Analyze(jobTraces(t, tt.job, tt.format), analyze.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o := &jr.Overall; o.Verdict != DataBound {
+			if o := &jr.Overall; o.Verdict != analyze.DataBound {
 				t.Errorf("job verdict %s (%v), want data-bound", o.Verdict, o.Reasons)
 			}
 			if len(jr.Steps) != window || jr.Collectives != window {
@@ -96,7 +107,7 @@ func TestAnalyzeJobSlowInput(t *testing.T) {
 			wantStep := Collective{
 				Straggler: 3, Spread: wait,
 				Waits: []int64{wait, wait, wait, 0}, Transfers: []int64{transfer, transfer, transfer, transfer},
-				Split: WaitSplit{Idle: Breakdown{ByCause: [NumCauses]int64{Input: 3 * waitInput, Host: 3 * waitHost}}},
+				Split: WaitSplit{Idle: inputHost(3*waitInput, 3*waitHost)},
 			}
 			for _, s := range jr.Steps {
 				if s.Straggler != 3 || s.Doing != "input" || s.Wait != 3*wait {
@@ -109,13 +120,13 @@ func TestAnalyzeJobSlowInput(t *testing.T) {
 				}
 			}
 			for i, r := range jr.Ranks {
-				want := WaitSplit{Idle: Breakdown{ByCause: [NumCauses]int64{Input: firstWait + window*waitInput, Host: window * waitHost}}}
-				alone, straggles := Parallel, 0
+				want := WaitSplit{Idle: inputHost(firstWait+window*waitInput, window*waitHost)}
+				alone, straggles := analyze.Parallel, 0
 				if i == 3 {
-					want, alone, straggles = WaitSplit{}, DataBound, window
+					want, alone, straggles = WaitSplit{}, analyze.DataBound, window
 				}
 				if r.Rank != i || r.Offset != 0 || r.Wait != want || r.Transfer != steps*transfer ||
-					r.Result.Verdict != alone || r.Verdict != DataBound || r.Straggles != straggles || r.StepTime != period {
+					r.Result.Verdict != alone || r.Verdict != analyze.DataBound || r.Straggles != straggles || r.StepTime != period {
 					t.Errorf("rank %d: rank %d offset %d wait %+v transfer %d verdict %s alone %s straggles %d step time %d; want offset 0 wait %+v transfer %d verdict data-bound alone %s straggles %d step time %d",
 						i, r.Rank, r.Offset, r.Wait, r.Transfer, r.Verdict, r.Result.Verdict, r.Straggles, r.StepTime,
 						want, steps*transfer, alone, straggles, period)
@@ -128,19 +139,19 @@ func TestAnalyzeJobSlowInput(t *testing.T) {
 	}
 }
 
-// TestAnalyzeJobImbalance: ranks with the same input, rank 2 with 300 us
+// TestAnalyzeImbalance: ranks with the same input, rank 2 with 300 us
 // more compute a step. The others wait exactly that for it, all of it load
 // imbalance; no host cause passes its threshold, so the job is parallel
 // and a load-imbalance finding says why the ranks wait.
-func TestAnalyzeJobImbalance(t *testing.T) {
+func TestAnalyzeImbalance(t *testing.T) {
 	const extra = 300_000
 	job := tracetest.Job{Steps: 5, Input: []int64{100_000, 100_000, 100_000}, Dispatch: 20_000,
 		CollectiveDispatch: 20_000, Compute: 500_000, ExtraCompute: []int64{0, 0, extra}, Transfer: 50_000}
-	jr, err := AnalyzeJob(jobTraces(t, job, "build"), DefaultOptions())
+	jr, err := Analyze(jobTraces(t, job, "build"), analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if jr.Overall.Verdict != Parallel {
+	if jr.Overall.Verdict != analyze.Parallel {
 		t.Errorf("job verdict %s (%v), want parallel", jr.Overall.Verdict, jr.Overall.Reasons)
 	}
 	for _, s := range jr.Steps {
@@ -150,15 +161,15 @@ func TestAnalyzeJobImbalance(t *testing.T) {
 				s.Name, s.Straggler, s.Doing, c.Waits, c.Split, extra, extra)
 		}
 	}
-	if !slices.ContainsFunc(jr.Overall.Findings, func(f Finding) bool { return f.ID == "load-imbalance" }) {
+	if !slices.ContainsFunc(jr.Overall.Findings, func(f analyze.Finding) bool { return f.ID == "load-imbalance" }) {
 		t.Errorf("findings %+v: want load-imbalance", jr.Overall.Findings)
 	}
 }
 
-// TestAnalyzeJobRanks: ranks come from Meta, or from the input order when
+// TestAnalyzeRanks: ranks come from Meta, or from the input order when
 // not every trace has one; traces that cannot be one job are refused with
 // the reason.
-func TestAnalyzeJobRanks(t *testing.T) {
+func TestAnalyzeRanks(t *testing.T) {
 	job := tracetest.Job{Steps: 2, Input: []int64{100_000, 100_000}, Dispatch: 20_000,
 		CollectiveDispatch: 20_000, Compute: 500_000, Transfer: 50_000}
 	withMeta := func(meta ...map[string]string) []*trace.Trace {
@@ -184,7 +195,7 @@ func TestAnalyzeJobRanks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jr, err := AnalyzeJob(tt.traces, DefaultOptions())
+			jr, err := Analyze(tt.traces, analyze.DefaultOptions())
 			if tt.errSub != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errSub) {
 					t.Fatalf("error %v, want one saying %q", err, tt.errSub)
@@ -239,20 +250,20 @@ func TestIsCollective(t *testing.T) {
 		"volta_sgemm_128x64_nn":          false,
 		"Memcpy DtoD (Device -> Device)": false,
 	} {
-		if got := IsCollective(name); got != want {
-			t.Errorf("IsCollective(%q) = %v, want %v", name, got, want)
+		if got := isCollective(name); got != want {
+			t.Errorf("isCollective(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
 
-// TestAnalyzeJobDLRM: the 8 ranks of a real DLRM step (ProfilerStep#10 in
+// TestAnalyzeDLRM: the 8 ranks of a real DLRM step (ProfilerStep#10 in
 // the traces, though the files are named step_12) on 8 GPUs. Every rank
 // finishes the step within a millisecond of the others but enters it
 // between 0 and 7.5 ms later than rank 1; rank 7 enters last and holds
 // every rank in the step's first all-to-all (ncclKernel_SendRecv), which
 // makes the ranks' step lengths differ: rank 1 waits 7.6 ms there. What
 // made rank 7 late happened before the traced step.
-func TestAnalyzeJobDLRM(t *testing.T) {
+func TestAnalyzeDLRM(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(realtraces.Dir(t), "param-dlrm-8ranks", "*.pt.trace.json.gz"))
 	if err != nil || len(files) != 8 {
 		t.Fatalf("%d DLRM traces (%v), want 8", len(files), err)
@@ -265,7 +276,7 @@ func TestAnalyzeJobDLRM(t *testing.T) {
 		}
 		ts = append(ts, tr)
 	}
-	jr, err := AnalyzeJob(ts, DefaultOptions())
+	jr, err := Analyze(ts, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,10 +302,10 @@ func TestAnalyzeJobDLRM(t *testing.T) {
 			t.Errorf("rank %d: clock corrected by %d ns, want less than %d", r.Rank, d, clockJitter)
 		}
 	}
-	if jr.Overall.Verdict != HostBound || jr.Overall.Confidence != Low {
+	if jr.Overall.Verdict != analyze.HostBound || jr.Overall.Confidence != analyze.Low {
 		t.Errorf("job %s (%s), want host-bound at low confidence (one step, waits carried in)", jr.Overall.Verdict, jr.Overall.Confidence)
 	}
-	i := slices.IndexFunc(jr.Overall.Findings, func(f Finding) bool { return f.ID == "step-spread" })
+	i := slices.IndexFunc(jr.Overall.Findings, func(f analyze.Finding) bool { return f.ID == "step-spread" })
 	if i < 0 || !strings.Contains(jr.Overall.Findings[i].Message, "rank 1 first, rank 7 last") {
 		t.Errorf("findings %+v: want step-spread naming rank 1 first and rank 7 last", jr.Overall.Findings)
 	}

@@ -1,4 +1,4 @@
-package analyze
+package job
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -18,35 +19,36 @@ import (
 // collective-permute-done.2, ...).
 var collectivePattern = regexp.MustCompile(`(?i)^(nccl|rccl)|^%?(all-reduce|all-gather|reduce-scatter|all-to-all|ragged-all-to-all|collective-permute|collective-broadcast)(-start|-done)?([.-]\d+)*$`)
 
-// IsCollective reports whether device work named name is a collective
+// isCollective reports whether device work named name is a collective
 // (an NCCL or RCCL kernel, an XLA collective op).
-func IsCollective(name string) bool { return collectivePattern.MatchString(name) }
+func isCollective(name string) bool { return collectivePattern.MatchString(name) }
 
 // pseudoStep numbers the one stretch collectives are matched in when the
 // ranks have no step in common to match them by.
 const pseudoStep = -1
 
-// jobRank is one rank of a job analysis.
-type jobRank struct {
+// rankState is one rank of a job analysis.
+type rankState struct {
 	num int
-	idx int // index in JobResult.Ranks
+	idx int // index in Result.Ranks
 	t   *trace.Trace
-	a   *analyzer
+	a   *analyze.Analysis
+	res *analyze.Result
 	// off puts the rank's times on the job's timeline.
 	off int64
 	// steps are the rank's step markers, warm-up included.
-	steps []rawStep
+	steps []analyze.StepMarker
 	parts []*participant
 }
 
 // participant is one device of one rank: each device takes part in every
 // collective.
 type participant struct {
-	r     *jobRank
-	d     *device
+	r     *rankState
+	dev   int    // index in Result.Devices of the rank's analysis
 	colls []coll // in start order
 	// busy is the device's work with collective waits taken out.
-	busy []Interval
+	busy []analyze.Interval
 }
 
 // coll is one collective on one device. Times are the rank's own.
@@ -54,7 +56,7 @@ type coll struct {
 	ev         int // index in Trace.Events
 	start, end int64
 	step       int64 // step number; math.MinInt64 when in no step
-	stepIdx    int   // index in jobRank.steps, -1 when in no step
+	stepIdx    int   // index in rankState.steps, -1 when in no step
 	wait       int64
 	split      waitVec
 }
@@ -62,7 +64,7 @@ type coll struct {
 // member is a participant's part in a group: its i-th collective.
 type member struct {
 	p *participant
-	r *jobRank
+	r *rankState
 	i int
 }
 
@@ -91,20 +93,17 @@ func (g *group) earliest() int64 {
 
 // collect finds the rank's step markers and every device's collectives,
 // each with the step its launch falls in.
-func (r *jobRank) collect() {
-	r.steps, _, _ = r.a.findSteps() // the only error is a bad step regex, validated before
+func (r *rankState) collect() {
+	r.steps = r.a.StepMarkers()
 	isColl := make([]int8, len(r.t.Strings))
-	for _, d := range r.a.devs {
-		p := &participant{r: r, d: d}
-		for _, tr := range d.tracks {
-			lo := r.t.Tracks[tr].Lo
-			for i, e := range r.t.TrackEvents(int(tr)) {
-				if e.Kind != trace.KindWork || e.Dur <= 0 || !r.collective(isColl, e.Name) {
-					continue
-				}
-				num, idx := r.stepOf(&e)
-				p.colls = append(p.colls, coll{ev: lo + i, start: e.Start, end: e.End(), step: num, stepIdx: idx})
+	for dev := range r.res.Devices {
+		p := &participant{r: r, dev: dev}
+		for i, e := range r.a.Work(dev) {
+			if !r.collective(isColl, e.Name) {
+				continue
 			}
+			num, idx := r.stepOf(e)
+			p.colls = append(p.colls, coll{ev: i, start: e.Start, end: e.End(), step: num, stepIdx: idx})
 		}
 		slices.SortStableFunc(p.colls, func(x, y coll) int { return cmp.Compare(x.start, y.start) })
 		r.parts = append(r.parts, p)
@@ -112,13 +111,13 @@ func (r *jobRank) collect() {
 }
 
 // collective classifies a name once per distinct name.
-func (r *jobRank) collective(cache []int8, id trace.StrID) bool {
+func (r *rankState) collective(cache []int8, id trace.StrID) bool {
 	if int(id) >= len(cache) {
 		return false
 	}
 	if cache[id] == 0 {
 		cache[id] = -1
-		if IsCollective(r.t.Str(id)) {
+		if isCollective(r.t.Str(id)) {
 			cache[id] = 1
 		}
 	}
@@ -127,35 +126,35 @@ func (r *jobRank) collective(cache []int8, id trace.StrID) bool {
 
 // stepOf returns the number and index of the step whose marker holds the
 // launch of device work e (e's start when no launch is linked).
-func (r *jobRank) stepOf(e *trace.Event) (int64, int) {
+func (r *rankState) stepOf(e *trace.Event) (int64, int) {
 	at, linked := e.Start, false
-	if h := r.a.links.host(e.Corr); h >= 0 {
-		at, linked = r.t.Events[h].Start, true
+	if s, ok := r.a.Launch(e); ok {
+		at, linked = s, true
 	}
-	i, _ := slices.BinarySearchFunc(r.steps, at, func(s rawStep, t int64) int { return cmp.Compare(s.start, t+1) })
+	i, _ := slices.BinarySearchFunc(r.steps, at, func(s analyze.StepMarker, t int64) int { return cmp.Compare(s.Start, t+1) })
 	i--
-	if i < 0 || (i == len(r.steps)-1 && linked && at >= r.steps[i].end) {
+	if i < 0 || (i == len(r.steps)-1 && linked && at >= r.steps[i].End) {
 		return math.MinInt64, -1
 	}
-	return r.steps[i].num, i
+	return r.steps[i].Num, i
 }
 
 // match groups the collectives: the k-th collective of step N on each
 // participant is the same collective. Steps count when every rank with
 // device work has them; without any such step, the k-th collective of
 // each whole trace is matched.
-func (j *job) match() {
+func (j *analysis) match() {
 	act := j.active()
 	if len(act) < 2 {
 		j.reasons = append(j.reasons, "fewer than 2 ranks have device work: no collective can be matched across ranks")
 		return
 	}
 	common := stepNums(act[0].steps)
-	window := resultStepNums(act[0].a.res.Steps)
+	window := resultStepNums(act[0].res.Steps)
 	noSteps := len(act[0].steps) == 0
 	for _, r := range act[1:] {
 		common = intersect(common, stepNums(r.steps))
-		window = intersect(window, resultStepNums(r.a.res.Steps))
+		window = intersect(window, resultStepNums(r.res.Steps))
 		noSteps = noSteps || len(r.steps) == 0
 	}
 	switch {
@@ -187,7 +186,7 @@ func (j *job) match() {
 
 // matchStep groups step num's collectives and reports whether every
 // participant ran as many.
-func (j *job) matchStep(act []*jobRank, num int64) bool {
+func (j *analysis) matchStep(act []*rankState, num int64) bool {
 	var idx [][]int // per participant, its collectives in the step
 	var ms []member
 	n := math.MaxInt
@@ -219,16 +218,16 @@ func (j *job) matchStep(act []*jobRank, num int64) bool {
 	return same
 }
 
-func stepNums(steps []rawStep) []int64 {
+func stepNums(steps []analyze.StepMarker) []int64 {
 	var ns []int64
 	for _, s := range steps {
-		ns = append(ns, s.num)
+		ns = append(ns, s.Num)
 	}
 	slices.Sort(ns)
 	return slices.Compact(ns)
 }
 
-func resultStepNums(steps []Step) []int64 {
+func resultStepNums(steps []analyze.Step) []int64 {
 	var ns []int64
 	for _, s := range steps {
 		ns = append(ns, s.Num)
@@ -263,7 +262,7 @@ const clockJitter = 10_000
 // clock is shifted by the median difference between the ends of its first
 // device's collectives and those of the first rank; the timeline starts
 // at the earliest rank's trace start.
-func (j *job) align() {
+func (j *analysis) align() {
 	act := j.active()
 	raw := make([]int64, len(j.ranks))
 	var worst, worstRank int64
@@ -294,7 +293,7 @@ func (j *job) align() {
 	case worst == 0:
 		j.res.Clock = fmt.Sprintf("the ranks' clocks agree: their matched collectives (%d) end at the same instants", len(j.groups))
 	default:
-		j.res.Clock = fmt.Sprintf("clocks aligned on the ends of the ranks' collectives, which finish together: the largest correction is %s (rank %d)", formatDuration(worst), worstRank)
+		j.res.Clock = fmt.Sprintf("clocks aligned on the ends of the ranks' collectives, which finish together: the largest correction is %s (rank %d)", analyze.FormatDuration(worst), worstRank)
 	}
 	if len(unmatched) > 0 {
 		j.res.Clock += fmt.Sprintf("; rank(s) %s share no matched collective with rank %d and keep their own clock", strings.Join(unmatched, ", "), act[0].num)
@@ -303,7 +302,7 @@ func (j *job) align() {
 
 // clockDiff returns the median, over the groups both take part in, of
 // (ref's collective end - p's collective end) in absolute source time.
-func (j *job) clockDiff(ref, p *participant) (int64, bool) {
+func (j *analysis) clockDiff(ref, p *participant) (int64, bool) {
 	var ds []int64
 	for _, g := range j.groups {
 		a, b := -1, -1
@@ -358,19 +357,13 @@ func (p *participant) trimBusy() {
 			trim[c.ev] = c.wait
 		}
 	}
-	var ivs []Interval
-	for _, tr := range p.d.tracks {
-		lo := p.r.t.Tracks[tr].Lo
-		for i, e := range p.r.t.TrackEvents(int(tr)) {
-			if e.Kind != trace.KindWork || e.Dur <= 0 {
-				continue
-			}
-			if s := e.Start + trim[lo+i]; s < e.End() {
-				ivs = append(ivs, Interval{s, e.End()})
-			}
+	var ivs []analyze.Interval
+	for i, e := range p.r.a.Work(p.dev) {
+		if s := e.Start + trim[i]; s < e.End() {
+			ivs = append(ivs, analyze.Interval{Start: s, End: e.End()})
 		}
 	}
-	slices.SortFunc(ivs, func(x, y Interval) int { return cmp.Compare(x.Start, y.Start) })
+	slices.SortFunc(ivs, func(x, y analyze.Interval) int { return cmp.Compare(x.Start, y.Start) })
 	for _, iv := range ivs {
 		if n := len(p.busy); n > 0 && iv.Start <= p.busy[n-1].End {
 			p.busy[n-1].End = max(p.busy[n-1].End, iv.End)
@@ -422,103 +415,56 @@ func (g *group) attribute() {
 // collective that the comparison is over: from the end of the device's
 // previous collective, or else the start of the step, or else the device's
 // first work.
-func (m member) segment() Interval {
+func (m member) segment() analyze.Interval {
 	c := m.coll()
-	start := m.p.d.busy[0].Start
+	start := m.r.res.Devices[m.p.dev].Intervals[0].Start
 	switch {
 	case m.i > 0:
 		start = m.p.colls[m.i-1].end
 	case c.stepIdx >= 0:
-		start = m.r.steps[c.stepIdx].start
+		start = m.r.steps[c.stepIdx].Start
 	}
-	return Interval{min(start, c.start), c.start}
+	return analyze.Interval{Start: min(start, c.start), End: c.start}
 }
 
 // explain splits the device's idle time in iv (with collective waits
 // counted as idle) by cause: its own idle by what the waited-for host
 // thread did, its waits in collectives as late. It also returns the busy
 // time in iv.
-func (p *participant) explain(iv Interval) (waitVec, int64) {
+func (p *participant) explain(iv analyze.Interval) (waitVec, int64) {
 	var v waitVec
 	if iv.End <= iv.Start {
 		return v, 0
 	}
-	busy := (&device{busy: p.busy}).busyIn(iv)
-	b, idle := p.r.a.explainSpan(p.d, iv)
-	for c := InSync; c < NumCauses; c++ {
+	busy := analyze.Covered(p.busy, iv)
+	b, idle := p.r.a.ExplainIdle(p.dev, iv)
+	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		v[c] = b.Of(c)
 	}
 	v[waitLate] = max(0, iv.End-iv.Start-busy-idle)
 	return v, busy
 }
 
-// explainSpan attributes every idle instant of d inside iv (gaps shorter
-// than MinGap included) as the analysis attributes a gap, and returns the
-// split and the idle total.
-func (a *analyzer) explainSpan(d *device, iv Interval) (Breakdown, int64) {
-	var split Breakdown
-	var idle int64
-	i := d.firstEndingAfter(iv.Start)
-	for cur := iv.Start; cur < iv.End; {
-		if i < len(d.busy) && d.busy[i].Start <= cur {
-			cur = max(cur, d.busy[i].End)
-			i++
-			continue
-		}
-		full := Interval{math.MinInt64, math.MaxInt64}
-		if i > 0 {
-			full.Start = d.busy[i-1].End
-		}
-		if i < len(d.busy) {
-			full.End = d.busy[i].Start
-		}
-		piece := Interval{cur, min(iv.End, full.End)}
-		b := a.explainIdle(d, full, piece)
-		for c := InSync; c < NumCauses; c++ {
-			split.Add(c, b.Of(c))
-		}
-		idle += piece.End - piece.Start
-		cur = piece.End
-	}
-	return split, idle
-}
-
-// explainIdle splits the idle stretch piece of the idle interval full by
-// what the waited-for thread did, as a gap's segments are found.
-func (a *analyzer) explainIdle(d *device, full, piece Interval) Breakdown {
-	g := Gap{Device: d.id, Start: piece.Start, Dur: piece.End - piece.Start, Step: -1}
-	track, linked := a.waitedFor(d, full)
-	if track < 0 {
-		var b Breakdown
-		b.Add(Untraced, g.Dur)
-		return b
-	}
-	g.Track = track
-	a.segments(d, &g, full, linked)
-	return g.Split
-}
-
 // windowWaits returns the participant's collective waits inside w, by what
 // held the straggler back, and its collectives' transfer time inside w. A
 // wait counts where no other work of the device ran and no earlier wait
 // was counted.
-func (p *participant) windowWaits(w Interval) (waitVec, int64) {
+func (p *participant) windowWaits(w analyze.Interval) (waitVec, int64) {
 	var v waitVec
 	var transfer int64
 	counted := int64(math.MinInt64)
-	dev := &device{busy: p.busy}
 	for i := range p.colls {
 		c := &p.colls[i]
-		transfer += overlap(Interval{c.start + c.wait, c.end}, w)
+		transfer += analyze.Covered([]analyze.Interval{{Start: c.start + c.wait, End: c.end}}, w)
 		if c.wait <= 0 {
 			continue
 		}
-		wi := Interval{max(c.start, w.Start, counted), min(c.start+c.wait, w.End)}
+		wi := analyze.Interval{Start: max(c.start, w.Start, counted), End: min(c.start+c.wait, w.End)}
 		counted = max(counted, c.start+c.wait)
 		if wi.End <= wi.Start {
 			continue
 		}
-		n := wi.End - wi.Start - dev.busyIn(wi)
+		n := wi.End - wi.Start - analyze.Covered(p.busy, wi)
 		v.add(waitVec(apportionVec(n, c.split)))
 	}
 	return v, transfer
@@ -529,7 +475,7 @@ func (p *participant) windowWaits(w Interval) (waitVec, int64) {
 type waitVec [numWaitParts]int64
 
 const (
-	waitCompute = int(NumCauses) + iota
+	waitCompute = int(analyze.NumCauses) + iota
 	waitLate
 	numWaitParts
 )
@@ -553,14 +499,15 @@ func (v waitVec) div(n int64) waitVec {
 	return v
 }
 
-// folded merges in-sync and after-sync, in doingNames order.
+// folded merges in-sync and after-sync, and runtime into host work (as
+// the verdict counts them), in doingNames order.
 func (v waitVec) folded() [len(doingNames)]int64 {
-	return [...]int64{v[InSync] + v[AfterSync], v[Input], v[Host], v[Untraced], v[waitCompute], v[waitLate]}
+	return [...]int64{v[analyze.InSync] + v[analyze.AfterSync], v[analyze.Input], v[analyze.Host] + v[analyze.Runtime], v[analyze.Untraced], v[waitCompute], v[waitLate]}
 }
 
 func (v waitVec) split() WaitSplit {
 	var w WaitSplit
-	for c := InSync; c < NumCauses; c++ {
+	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		w.Idle.Add(c, v[c])
 	}
 	w.Compute, w.Late = v[waitCompute], v[waitLate]
@@ -569,7 +516,7 @@ func (v waitVec) split() WaitSplit {
 
 func toVec(w WaitSplit) waitVec {
 	var v waitVec
-	for c := InSync; c < NumCauses; c++ {
+	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		v[c] = w.Idle.Of(c)
 	}
 	v[waitCompute], v[waitLate] = w.Compute, w.Late

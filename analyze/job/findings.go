@@ -1,49 +1,51 @@
-package analyze
+package job
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
 )
 
 // findings writes the job's conclusions, most severe first: the straggler,
 // the collectives' wait and transfer, why step lengths differ across
 // ranks, load imbalance, and how the clocks were aligned.
-func (j *job) findings() {
+func (j *analysis) findings() {
 	o := &j.res.Overall
-	if o.Verdict == NoDevice {
+	if o.Verdict == analyze.NoDevice {
 		return
 	}
-	var fs []Finding
-	for _, f := range []func() (Finding, bool){j.stragglerFinding, j.waitFinding, j.spreadFinding, j.imbalanceFinding} {
+	var fs []analyze.Finding
+	for _, f := range []func() (analyze.Finding, bool){j.stragglerFinding, j.waitFinding, j.spreadFinding, j.imbalanceFinding} {
 		if f, ok := f(); ok {
 			fs = append(fs, f)
 		}
 	}
 	if j.clockFixed {
-		fs = append(fs, Finding{
+		fs = append(fs, analyze.Finding{
 			ID: "clock-alignment", Severity: "info", Message: capitalize(j.res.Clock) + ".",
 			Fix: "Nothing to fix: this is how the ranks' timelines were put side by side.",
 		})
 	}
-	slices.SortStableFunc(fs, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
+	analyze.SortFindings(fs)
 	o.Findings = fs
 }
 
 // windowTime sums the ranks' window lengths: the time the job's shares are
 // of when summed over ranks.
-func (j *job) windowTime() int64 {
+func (j *analysis) windowTime() int64 {
 	var t int64
 	for _, r := range j.active() {
-		t += r.a.res.Window.Dur()
+		t += r.res.Window.Dur()
 	}
 	return t
 }
 
 // stragglerFinding names the rank that made the others wait longest over
 // the window's steps, and what held it back.
-func (j *job) stragglerFinding() (Finding, bool) {
+func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 	imposed := make([]int64, len(j.ranks))
 	splits := make([]WaitSplit, len(j.ranks))
 	for _, js := range j.res.Steps {
@@ -59,16 +61,16 @@ func (j *job) stragglerFinding() (Finding, bool) {
 		}
 	}
 	if imposed[best] == 0 {
-		return Finding{}, false
+		return analyze.Finding{}, false
 	}
 	r := j.ranks[best]
 	doing := splits[best].Doing()
 	steps := len(j.res.Steps)
 	msg := fmt.Sprintf("Rank %d holds the job back: it was the straggler in %d of %d step(s), and the other ranks waited for it %s in all in collectives (%s of the ranks' time)",
-		r.num, j.res.Ranks[best].Straggles, steps, formatDuration(imposed[best]), pct(float64(imposed[best])/float64(max(j.windowTime(), 1))))
+		r.num, j.res.Ranks[best].Straggles, steps, analyze.FormatDuration(imposed[best]), pct(float64(imposed[best])/float64(max(j.windowTime(), 1))))
 	msg += j.doingText(r, doing) + "."
 	fix, id := doingFix(doing), doingFinding(doing)
-	for _, f := range r.a.res.Findings {
+	for _, f := range r.res.Findings {
 		if f.ID == id {
 			msg += fmt.Sprintf(" Rank %d alone: %s", r.num, f.Message)
 			fix = f.Fix
@@ -76,14 +78,14 @@ func (j *job) stragglerFinding() (Finding, bool) {
 		}
 	}
 	sev := "medium"
-	if verdictOf(id) == j.res.Overall.Verdict {
+	if (analyze.Finding{ID: id}).Verdict() == j.res.Overall.Verdict {
 		sev = "high"
 	}
-	return Finding{ID: "straggler", Severity: sev, Message: msg, Fix: fix}, true
+	return analyze.Finding{ID: "straggler", Severity: sev, Message: msg, Fix: fix}, true
 }
 
 // doingText says what the straggler did while the others waited.
-func (j *job) doingText(r *jobRank, doing string) string {
+func (j *analysis) doingText(r *rankState, doing string) string {
 	switch doing {
 	case "input":
 		return "; meanwhile its host was in the input pipeline"
@@ -133,10 +135,10 @@ func doingFix(doing string) string {
 }
 
 // waitFinding splits the collectives' time into waiting and transfer.
-func (j *job) waitFinding() (Finding, bool) {
+func (j *analysis) waitFinding() (analyze.Finding, bool) {
 	wait, transfer := j.res.Wait.Total(), j.res.Transfer
 	if wait+transfer == 0 {
-		return Finding{}, false
+		return analyze.Finding{}, false
 	}
 	n := int64(len(j.active()))
 	share := float64(wait) / float64(max(j.windowTime(), 1))
@@ -144,24 +146,24 @@ func (j *job) waitFinding() (Finding, bool) {
 	if share > j.opt.InputThreshold {
 		sev = "medium"
 	}
-	return Finding{
+	return analyze.Finding{
 		ID: "collective-wait", Severity: sev,
 		Message: fmt.Sprintf("Collectives took %s per rank over the window: %s (%s of their time) waiting for the slowest rank to arrive and %s transferring; the wait is %s of the ranks' time.",
-			formatDuration((wait+transfer)/n), formatDuration(wait/n), pct(float64(wait)/float64(wait+transfer)), formatDuration(transfer/n), pct(share)),
+			analyze.FormatDuration((wait+transfer)/n), analyze.FormatDuration(wait/n), pct(float64(wait)/float64(wait+transfer)), analyze.FormatDuration(transfer/n), pct(share)),
 		Fix: "The waiting part is not communication cost: it goes away when the straggler arrives on time. The transfer part is; overlap it with compute (DDP gradient buckets, FSDP prefetching).",
 	}, true
 }
 
 // imbalanceFinding reports waits for ranks whose devices had more work.
-func (j *job) imbalanceFinding() (Finding, bool) {
+func (j *analysis) imbalanceFinding() (analyze.Finding, bool) {
 	c := j.res.Wait.Compute
 	share := float64(c) / float64(max(j.windowTime(), 1))
 	if c == 0 || share <= j.opt.InputThreshold {
-		return Finding{}, false
+		return analyze.Finding{}, false
 	}
-	return Finding{
+	return analyze.Finding{
 		ID: "load-imbalance", Severity: "medium",
-		Message: fmt.Sprintf("Ranks waited %s in collectives (summed over ranks, %s of their time) for ranks whose devices had more work to do: the work is not spread evenly.", formatDuration(c), pct(share)),
+		Message: fmt.Sprintf("Ranks waited %s in collectives (summed over ranks, %s of their time) for ranks whose devices had more work to do: the work is not spread evenly.", analyze.FormatDuration(c), pct(share)),
 		Fix:     doingFix("compute"),
 	}, true
 }
@@ -169,23 +171,23 @@ func (j *job) imbalanceFinding() (Finding, bool) {
 // spreadFinding explains why step lengths differ across ranks, for the
 // step where they differ most: the ranks start it at different times and
 // finish it together, because collectives make the early ones wait.
-func (j *job) spreadFinding() (Finding, bool) {
+func (j *analysis) spreadFinding() (analyze.Finding, bool) {
 	js, lo, hi := j.widestStep()
 	if js == nil || js.Dur[hi] == 0 || float64(js.Dur[hi]-js.Dur[lo]) < 0.1*float64(js.Dur[hi]) {
-		return Finding{}, false
+		return analyze.Finding{}, false
 	}
 	if float64(js.Dur[hi]) > 1.1*float64(j.res.Ranks[hi].StepTime) {
 		// The long rank's steps overlap: its host runs ahead and its step
 		// markers measure queueing, not what the other ranks made it do.
-		return Finding{}, false
+		return analyze.Finding{}, false
 	}
 	rk := func(i int) int { return j.ranks[i].num }
 	var b strings.Builder
 	fmt.Fprintf(&b, "Step lengths differ across ranks: %s takes %s on rank %d and %s on rank %d.",
-		js.Name, formatDuration(js.Dur[lo]), rk(lo), formatDuration(js.Dur[hi]), rk(hi))
+		js.Name, analyze.FormatDuration(js.Dur[lo]), rk(lo), analyze.FormatDuration(js.Dur[hi]), rk(hi))
 	first, last, startSpread, endSpread := j.stepSpread(js)
 	fmt.Fprintf(&b, " The ranks entered it up to %s apart (rank %d first, rank %d last) and finished it within %s of each other",
-		formatDuration(startSpread), rk(first), rk(last), formatDuration(endSpread))
+		analyze.FormatDuration(startSpread), rk(first), rk(last), analyze.FormatDuration(endSpread))
 	if endSpread < startSpread {
 		b.WriteString(": collectives hold the ranks together, so a rank that starts early waits for the others.")
 	} else {
@@ -198,21 +200,21 @@ func (j *job) spreadFinding() (Finding, bool) {
 				b.WriteString("; ")
 			}
 			c := biggestWait(js, i)
-			fmt.Fprintf(&b, "rank %d %s (%s in collective %d, %s, for rank %d)", rk(i), formatDuration(stepWait(js, i)),
-				formatDuration(c.Waits[i]), c.Index+1, shortKernel(c.Name), rk(c.Straggler))
+			fmt.Fprintf(&b, "rank %d %s (%s in collective %d, %s, for rank %d)", rk(i), analyze.FormatDuration(stepWait(js, i)),
+				analyze.FormatDuration(c.Waits[i]), c.Index+1, shortKernel(c.Name), rk(c.Straggler))
 		}
 		b.WriteString(".")
 	}
 	if js.Straggler >= 0 {
 		fmt.Fprintf(&b, " Rank %d, the straggler%s.", rk(js.Straggler), j.doingText(j.ranks[js.Straggler], js.Doing))
 	}
-	return Finding{ID: "step-spread", Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
+	return analyze.Finding{ID: "step-spread", Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
 }
 
 // widestStep returns the job step whose rank lengths differ most, with the
 // indexes of its shortest and longest rank.
-func (j *job) widestStep() (*JobStep, int, int) {
-	var best *JobStep
+func (j *analysis) widestStep() (*Step, int, int) {
+	var best *Step
 	var blo, bhi int
 	for si := range j.res.Steps {
 		js := &j.res.Steps[si]
@@ -237,7 +239,7 @@ func (j *job) widestStep() (*JobStep, int, int) {
 
 // stepSpread returns the first and last rank to enter the step, and how far
 // apart the ranks' starts and ends are on the job's timeline.
-func (j *job) stepSpread(js *JobStep) (first, last int, starts, ends int64) {
+func (j *analysis) stepSpread(js *Step) (first, last int, starts, ends int64) {
 	var s0, s1, e0, e1 int64
 	seen := false
 	for i, r := range j.ranks {
@@ -265,7 +267,7 @@ func (j *job) stepSpread(js *JobStep) (first, last int, starts, ends int64) {
 
 // waiters returns the indexes of the n ranks that waited longest in the
 // step's collectives, longest first.
-func waiters(js *JobStep, n int) []int {
+func waiters(js *Step, n int) []int {
 	var idx []int
 	for i := range js.Dur {
 		if stepWait(js, i) > 0 {
@@ -276,7 +278,7 @@ func waiters(js *JobStep, n int) []int {
 	return idx[:min(n, len(idx))]
 }
 
-func stepWait(js *JobStep, i int) int64 {
+func stepWait(js *Step, i int) int64 {
 	var w int64
 	for _, c := range js.Collectives {
 		w += c.Waits[i]
@@ -284,7 +286,7 @@ func stepWait(js *JobStep, i int) int64 {
 	return w
 }
 
-func biggestWait(js *JobStep, i int) *Collective {
+func biggestWait(js *Step, i int) *Collective {
 	var best *Collective
 	for k := range js.Collectives {
 		if c := &js.Collectives[k]; best == nil || c.Waits[i] > best.Waits[i] {
@@ -300,4 +302,14 @@ func shortKernel(name string) string {
 		return name[:i]
 	}
 	return name
+}
+
+// pct writes a share as the analysis's messages do.
+func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

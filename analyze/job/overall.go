@@ -1,62 +1,58 @@
-package analyze
+package job
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
 )
 
-// overall fills JobResult.Overall: the job as one run on the job's
+// overall fills Result.Overall: the job as one run on the job's
 // timeline, with idle averaged over the ranks that have device work and
 // the verdict decided on those figures.
-func (j *job) overall() {
+func (j *analysis) overall() {
 	o := &j.res.Overall
 	o.Source = j.sourceOf()
 	o.Options = j.opt
 	act := j.active()
 	if len(act) == 0 {
-		o.Verdict, o.Confidence = NoDevice, High
+		o.Verdict, o.Confidence = analyze.NoDevice, analyze.High
 		o.Reasons = []string{"no rank's trace holds device activity (no kernels, copies or device ops): nothing to attribute"}
 		return
 	}
 	n := int64(len(act))
-	var input, busy int64
 	for i, r := range act {
 		rk := &j.res.Ranks[r.idx]
-		w := r.a.res.Window
+		w := r.res.Window
 		if i == 0 || w.Start+r.off < o.Window.Start {
 			o.Window.Start = w.Start + r.off
 		}
 		o.Window.End = max(o.Window.End, w.End+r.off)
 		o.Window.WarmupDropped = o.Window.WarmupDropped || w.WarmupDropped
-		for c := InSync; c < NumCauses; c++ {
-			o.Idle.Add(c, rk.Idle.Of(c))
-		}
-		o.Idle.BelowMinGap += rk.Idle.BelowMinGap
-		input += rk.Input
-		busy += rk.Busy
+		o.Idle.AddAll(&rk.Idle)
 		j.overallDevices(r)
 	}
 	o.Window.Steps = len(j.res.Steps)
-	o.Window.StepSource = act[0].a.res.Window.StepSource
+	o.Window.StepSource = act[0].res.Window.StepSource
 	o.Idle = o.Idle.Divide(n)
 	j.overallSteps(act)
-	slices.SortStableFunc(o.Gaps, func(x, y Gap) int { return cmp.Compare(x.Start, y.Start) })
-	o.TopGaps = topGaps(o.Gaps, j.opt.TopGaps)
+	slices.SortStableFunc(o.Gaps, func(x, y analyze.Gap) int { return cmp.Compare(x.Start, y.Start) })
+	o.TopGaps = analyze.TopGaps(o.Gaps, j.opt.TopGaps)
 	var deciding string
 	load, compute := j.slowestLoader()
-	o.Verdict, o.Secondary, deciding = act[0].a.decide(&o.Idle, o.Window.Dur(), load, compute)
+	o.Verdict, o.Secondary, deciding = act[0].a.Decide(&o.Idle, o.Window.Dur(), load, compute)
 	o.Confidence, o.Reasons = j.confidence(act)
 	o.Reasons = append([]string{"over the job's ranks, with collective waits counted as idle: " + deciding}, o.Reasons...)
 }
 
 // overallDevices adds rank r's devices and gaps to Overall, on the job's
 // timeline and named after the rank.
-func (j *job) overallDevices(r *jobRank) {
+func (j *analysis) overallDevices(r *rankState) {
 	o := &j.res.Overall
-	res := r.a.res
-	w := Interval{res.Window.Start, res.Window.End}
+	res := r.res
+	w := analyze.Interval{Start: res.Window.Start, End: res.Window.End}
 	prefix := fmt.Sprintf("rank %d ", r.num)
 	for di, d := range res.Devices {
 		p := r.parts[di]
@@ -64,9 +60,9 @@ func (j *job) overallDevices(r *jobRank) {
 		d.Start += r.off
 		d.End += r.off
 		d.Intervals = shift(d.Intervals, r.off)
-		d.WindowBusy = (&device{busy: p.busy}).busyIn(w)
+		d.WindowBusy = analyze.Covered(p.busy, w)
 		v, _ := p.windowWaits(w)
-		for c := InSync; c < NumCauses; c++ {
+		for c := analyze.InSync; c < analyze.NumCauses; c++ {
 			d.WindowIdle.Add(c, v[c])
 		}
 		o.Devices = append(o.Devices, d)
@@ -76,7 +72,7 @@ func (j *job) overallDevices(r *jobRank) {
 		g.Start += r.off
 		g.Thread = fmt.Sprintf("rank %d %s", r.num, g.Thread)
 		g.Step = j.windowIndex(res, g.Step)
-		segs := make([]Segment, len(g.Segments))
+		segs := make([]analyze.Segment, len(g.Segments))
 		for i, s := range g.Segments {
 			s.Start += r.off
 			segs[i] = s
@@ -88,7 +84,7 @@ func (j *job) overallDevices(r *jobRank) {
 
 // windowIndex maps an index into res.Steps to the index of the same step
 // number among the job's steps, -1 when it is not one of them.
-func (j *job) windowIndex(res *Result, i int) int {
+func (j *analysis) windowIndex(res *analyze.Result, i int) int {
 	if i < 0 || i >= len(res.Steps) {
 		return -1
 	}
@@ -100,22 +96,22 @@ func (j *job) windowIndex(res *Result, i int) int {
 	return -1
 }
 
-func shift(ivs []Interval, d int64) []Interval {
-	out := make([]Interval, len(ivs))
+func shift(ivs []analyze.Interval, d int64) []analyze.Interval {
+	out := make([]analyze.Interval, len(ivs))
 	for i, iv := range ivs {
-		out[i] = Interval{iv.Start + d, iv.End + d}
+		out[i] = analyze.Interval{Start: iv.Start + d, End: iv.End + d}
 	}
 	return out
 }
 
 // overallSteps fills Overall.Steps: each job step's figures averaged over
 // the ranks, collective waits counted as idle.
-func (j *job) overallSteps(act []*jobRank) {
+func (j *analysis) overallSteps(act []*rankState) {
 	o := &j.res.Overall
 	n := int64(len(act))
 	load, compute := j.slowestLoader()
 	for _, js := range j.res.Steps {
-		s := Step{Name: js.Name, Num: js.Num, Start: js.Start, Dur: js.End - js.Start}
+		s := analyze.Step{Name: js.Name, Num: js.Num, Start: js.Start, Dur: js.End - js.Start}
 		for _, r := range act {
 			j.addRankStep(&s, r)
 		}
@@ -123,21 +119,21 @@ func (j *job) overallSteps(act []*jobRank) {
 		s.Input /= n
 		s.Sync /= n
 		s.Idle = s.Idle.Divide(n)
-		s.Verdict, _, _ = act[0].a.decide(&s.Idle, s.Dur, load, compute)
+		s.Verdict, _, _ = act[0].a.Decide(&s.Idle, s.Dur, load, compute)
 		o.Steps = append(o.Steps, s)
 	}
 }
 
 // addRankStep adds rank r's figures for step s to s: its busy time with
 // waits taken out, input, sync and idle with the step's waits.
-func (j *job) addRankStep(s *Step, r *jobRank) {
-	res := r.a.res
-	var rs *Step
-	sw := Interval{res.Window.Start, res.Window.End}
+func (j *analysis) addRankStep(s *analyze.Step, r *rankState) {
+	res := r.res
+	var rs *analyze.Step
+	sw := analyze.Interval{Start: res.Window.Start, End: res.Window.End}
 	for i := range res.Steps {
 		if res.Steps[i].Num == s.Num {
 			rs = &res.Steps[i]
-			sw = Interval{rs.Start, rs.Start + rs.Dur}
+			sw = analyze.Interval{Start: rs.Start, End: rs.Start + rs.Dur}
 			if i+1 < len(res.Steps) {
 				sw.End = res.Steps[i+1].Start
 			}
@@ -147,7 +143,7 @@ func (j *job) addRankStep(s *Step, r *jobRank) {
 	var busy int64
 	var v waitVec
 	for _, p := range r.parts {
-		busy += (&device{busy: p.busy}).busyIn(sw)
+		busy += analyze.Covered(p.busy, sw)
 		for _, c := range p.colls {
 			if c.step == s.Num {
 				v.add(c.split)
@@ -161,12 +157,12 @@ func (j *job) addRankStep(s *Step, r *jobRank) {
 		s.Sync += rs.Sync
 		idle = rs.Idle
 	} else {
-		in, sy := r.a.hostTime(r.a.launchingThreads(), sw)
+		in, sy := r.a.HostTime(sw)
 		s.Input += in
 		s.Sync += sy
 	}
 	v = v.div(nd)
-	for c := InSync; c < NumCauses; c++ {
+	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		s.Idle.Add(c, idle.Of(c)+v[c])
 	}
 	s.Idle.BelowMinGap += idle.BelowMinGap
@@ -174,17 +170,17 @@ func (j *job) addRankStep(s *Step, r *jobRank) {
 
 // confidence grades the job's verdict: the ranks' own reasons, merged
 // where several ranks give the same, and the job's.
-func (j *job) confidence(act []*jobRank) (Confidence, []string) {
+func (j *analysis) confidence(act []*rankState) (analyze.Confidence, []string) {
 	o := &j.res.Overall
 	low := false
 	var order []string
 	who := map[string][]string{}
 	for _, r := range j.ranks {
-		rs := r.a.res.Reasons
-		if r.a.res.Verdict != NoDevice && len(rs) > 0 {
+		rs := r.res.Reasons
+		if r.res.Verdict != analyze.NoDevice && len(rs) > 0 {
 			rs = rs[1:] // the first is the rank's deciding sentence
 		}
-		low = low || r.a.res.Confidence == Low
+		low = low || r.res.Confidence == analyze.Low
 		for _, s := range rs {
 			if who[s] == nil {
 				order = append(order, s)
@@ -207,17 +203,18 @@ func (j *job) confidence(act []*jobRank) (Confidence, []string) {
 	w := &j.res.Wait
 	if l := w.Late; l > 0 && l >= w.Compute && l >= w.Idle.Attributed() {
 		low = true
-		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", formatDuration(l), formatDuration(w.Total())))
+		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", analyze.FormatDuration(l), analyze.FormatDuration(w.Total())))
 	}
-	if u := o.Idle.Of(Untraced); u > 0 && u >= o.Idle.Sync() && u >= o.Idle.Of(Input) && u >= o.Idle.Of(Host) {
+	if u := o.Idle.Of(analyze.Untraced); u > 0 && u >= o.Idle.Sync() && u >= o.Idle.Of(analyze.Input) && u >= o.Idle.Of(analyze.Host) {
 		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", formatDuration(u)))
+		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", analyze.FormatDuration(u)))
 	}
 	switch {
 	case low || len(reasons) >= 2:
-		return Low, reasons
+		return analyze.Low, reasons
 	case len(reasons) == 1:
-		return Medium, reasons
+		return analyze.Medium, reasons
 	}
-	return High, reasons
+	return analyze.High, reasons
 }
+

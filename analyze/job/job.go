@@ -1,4 +1,10 @@
-package analyze
+// Package job analyses a distributed job: one trace per rank, aligned on a
+// common clock, with every collective split into the time its ranks spent
+// waiting for the slowest one and the transfer, and the waits counted as
+// idle caused by what held the slowest rank back. It builds on the
+// analysis of each rank's trace (analyze.Analysis) and reaches one verdict
+// for the job by analyze's rule.
+package job
 
 import (
 	"errors"
@@ -10,27 +16,28 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/trace"
 )
 
-// JobResult is what the analysis found in a distributed job: one trace per
+// Result is what the analysis found in a distributed job: one trace per
 // rank, aligned on a common clock, with the time each rank spent waiting in
 // collectives for the slowest rank counted as idle caused by that rank.
-type JobResult struct {
+type Result struct {
 	// Overall is the job seen as one run, on the job's timeline (ns from
 	// the earliest rank's trace start, clocks aligned): the job's verdict,
 	// confidence, reasons and findings; every rank's devices (ids such as
 	// "rank 3 GPU:0") and gaps; idle averaged over the ranks, collective
 	// waits included; the steps common to all ranks. Reports render it as
 	// they render a single run.
-	Overall Result
+	Overall analyze.Result
 	// WorldSize is the job's size as the traces give it (the number of
 	// traces when they do not say).
 	WorldSize int
 	// Ranks are sorted by rank number.
 	Ranks []Rank
 	// Steps are the steady-state steps common to all ranks, in order.
-	Steps []JobStep
+	Steps []Step
 	// Wait is the window time all ranks spent waiting in collectives,
 	// summed over the ranks, by what held the slowest rank back.
 	Wait WaitSplit
@@ -45,14 +52,16 @@ type JobResult struct {
 }
 
 // Rank is one rank's figures within the job. Times are ns on the rank's
-// own timeline (as in Result); add Offset for the job's.
+// own timeline (as in analyze.Result); add Offset for the job's.
 type Rank struct {
-	Rank   int
-	Result *Result
+	// Rank is the rank's number in the job.
+	Rank int
+	// Result is the analysis of the rank's trace alone.
+	Result *analyze.Result
 	// Offset puts the rank's times on the job's timeline.
 	Offset int64
 	// StepTime is the rank's pace: the mean time from one step to the
-	// next (a lone step's length), as Summary.StepTime.
+	// next (a lone step's length), as analyze.Result.StepTime.
 	StepTime int64
 	// Busy is the window's device busy time with collective waits taken
 	// out, averaged over the rank's devices.
@@ -60,7 +69,7 @@ type Rank struct {
 	// Idle is the window's idle time by cause: the rank's own idle plus
 	// its collective waits, each by what the slowest rank was doing
 	// meanwhile (Wait.Idle); averaged over devices.
-	Idle Breakdown
+	Idle analyze.Breakdown
 	// Wait is the window time spent waiting in collectives, averaged over
 	// devices; Transfer the rest of the collectives' time.
 	Wait     WaitSplit
@@ -70,13 +79,13 @@ type Rank struct {
 	Input, Sync int64
 	// Verdict is the rank's verdict with its collective waits counted as
 	// idle; Result.Verdict is the verdict of the rank alone.
-	Verdict Verdict
+	Verdict analyze.Verdict
 	// Straggles counts the window's steps in which this rank held the
 	// others back.
 	Straggles int
 	// Waits are the stretches its devices waited in collectives, in time
 	// order, for timelines.
-	Waits []Interval
+	Waits []analyze.Interval
 }
 
 // WaitSplit splits time spent waiting in collectives by what held the
@@ -84,7 +93,7 @@ type Rank struct {
 type WaitSplit struct {
 	// Idle is the part explained by the straggler's device sitting idle,
 	// by the cause of that idle (BelowMinGap is unused).
-	Idle Breakdown
+	Idle analyze.Breakdown
 	// Compute is the part explained by the straggler's device having more
 	// work than the waiting rank's: load imbalance.
 	Compute int64
@@ -99,7 +108,7 @@ func (w *WaitSplit) Total() int64 { return w.Idle.Attributed() + w.Compute + w.L
 
 // Add adds o to w.
 func (w *WaitSplit) Add(o WaitSplit) {
-	for c := InSync; c < NumCauses; c++ {
+	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		w.Idle.Add(c, o.Idle.Of(c))
 	}
 	w.Compute += o.Compute
@@ -123,16 +132,18 @@ func (w *WaitSplit) Doing() string {
 	return doingNames[best]
 }
 
-// JobStep is one step of the job across its ranks.
-type JobStep struct {
+// Step is one step of the job across its ranks.
+type Step struct {
+	// Num and Name are the step's number and marker name, as the ranks
+	// mark it.
 	Num  int64
 	Name string
 	// Start and End bound the step on the job's timeline: the earliest
 	// rank's start and the latest rank's end.
 	Start, End int64
-	// Dur holds each rank's step length, indexed as JobResult.Ranks.
+	// Dur holds each rank's step length, indexed as Result.Ranks.
 	Dur []int64
-	// Straggler indexes JobResult.Ranks: the rank whose collectives
+	// Straggler indexes Result.Ranks: the rank whose collectives
 	// started last and made the others wait longest; -1 when the step
 	// has no collective wait.
 	Straggler int
@@ -140,34 +151,37 @@ type JobStep struct {
 	Doing string
 	// Wait is the time the other ranks waited for the straggler in this
 	// step, summed over them.
-	Wait        int64
+	Wait int64
+	// Collectives are the step's collectives, in the order every rank
+	// ran them.
 	Collectives []Collective
 }
 
 // Collective is the k-th collective of a step on every rank.
 type Collective struct {
+	// Index is k: the collective's place in its step, from 0.
 	Index int
 	// Name is the straggler's kernel or op name.
 	Name string
-	// Straggler indexes JobResult.Ranks: the rank that started it last.
+	// Straggler indexes Result.Ranks: the rank that started it last.
 	Straggler int
 	// Start is the latest start, on the job's timeline; Spread the time
 	// from the earliest start to it.
 	Start, Spread int64
 	// Waits and Transfers hold each rank's time waiting and not, summed
-	// over its devices, indexed as JobResult.Ranks.
+	// over its devices, indexed as Result.Ranks.
 	Waits, Transfers []int64
 	// Split is the waits, summed over the ranks, by what held the
 	// straggler back.
 	Split WaitSplit
 }
 
-// AnalyzeJob analyses the traces of one distributed job, one per rank (a
+// Analyze analyses the traces of one distributed job, one per rank (a
 // rank's "rank" in Trace.Meta orders them; without it, their order does),
 // aligns the ranks by step number, splits every collective into the time
 // spent waiting for the slowest rank and the transfer, and reaches one
 // verdict for the job.
-func AnalyzeJob(ranks []*trace.Trace, opt Options) (*JobResult, error) {
+func Analyze(ranks []*trace.Trace, opt analyze.Options) (*Result, error) {
 	if len(ranks) < 2 {
 		return nil, fmt.Errorf("analyze job: %d trace(s) given: expected one per rank, at least 2", len(ranks))
 	}
@@ -187,7 +201,7 @@ func AnalyzeJob(ranks []*trace.Trace, opt Options) (*JobResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := newJob(ranks, nums, as, opt)
+	j := newAnalysis(ranks, nums, as, opt)
 	if note != "" {
 		j.reasons = append(j.reasons, note)
 	}
@@ -239,9 +253,9 @@ func traceName(t *trace.Trace, i int) string {
 }
 
 // analyzeRanks analyses every rank's trace, several at a time, and returns
-// the analyzers in input order. A panic in one becomes its error.
-func analyzeRanks(ts []*trace.Trace, nums []int, opt Options) ([]*analyzer, error) {
-	as := make([]*analyzer, len(ts))
+// the analyses in input order. A panic in one becomes its error.
+func analyzeRanks(ts []*trace.Trace, nums []int, opt analyze.Options) ([]*analyze.Analysis, error) {
+	as := make([]*analyze.Analysis, len(ts))
 	errs := make([]error, len(ts))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -256,7 +270,7 @@ func analyzeRanks(ts []*trace.Trace, nums []int, opt Options) ([]*analyzer, erro
 				<-sem
 				wg.Done()
 			}()
-			as[i], errs[i] = analyzeTrace(ts[i], opt)
+			as[i], errs[i] = analyze.New(ts[i], opt)
 		}()
 	}
 	wg.Wait()
@@ -269,10 +283,10 @@ func analyzeRanks(ts []*trace.Trace, nums []int, opt Options) ([]*analyzer, erro
 	return as, errors.Join(all...)
 }
 
-// job holds the state of one job analysis.
-type job struct {
-	opt   Options
-	ranks []*jobRank // sorted by rank number
+// analysis holds the state of one job analysis.
+type analysis struct {
+	opt   analyze.Options
+	ranks []*rankState // sorted by rank number
 	// groups are the collectives matched across ranks, by step and index.
 	groups []*group
 	// window holds the step numbers common to all ranks' windows.
@@ -280,19 +294,19 @@ type job struct {
 	reasons []string
 	// clockFixed is set when a rank's clock needed a correction.
 	clockFixed bool
-	res        *JobResult
+	res        *Result
 }
 
-func newJob(ts []*trace.Trace, nums []int, as []*analyzer, opt Options) *job {
-	j := &job{opt: opt, res: &JobResult{}}
+func newAnalysis(ts []*trace.Trace, nums []int, as []*analyze.Analysis, opt analyze.Options) *analysis {
+	j := &analysis{opt: opt, res: &Result{}}
 	for i := range ts {
-		j.ranks = append(j.ranks, &jobRank{num: nums[i], t: ts[i], a: as[i]})
+		j.ranks = append(j.ranks, &rankState{num: nums[i], t: ts[i], a: as[i], res: as[i].Result()})
 	}
-	slices.SortFunc(j.ranks, func(x, y *jobRank) int { return x.num - y.num })
+	slices.SortFunc(j.ranks, func(x, y *rankState) int { return x.num - y.num })
 	return j
 }
 
-func (j *job) run() {
+func (j *analysis) run() {
 	for _, r := range j.ranks {
 		r.collect()
 	}
@@ -316,8 +330,8 @@ func (j *job) run() {
 }
 
 // active returns the ranks with device work.
-func (j *job) active() []*jobRank {
-	var rs []*jobRank
+func (j *analysis) active() []*rankState {
+	var rs []*rankState
 	for _, r := range j.ranks {
 		if len(r.parts) > 0 {
 			rs = append(rs, r)
@@ -326,14 +340,14 @@ func (j *job) active() []*jobRank {
 	return rs
 }
 
-// rankFigures fills JobResult.Ranks: each rank's window figures with its
+// rankFigures fills Result.Ranks: each rank's window figures with its
 // collective waits taken out of busy time and counted as idle.
-func (j *job) rankFigures() {
+func (j *analysis) rankFigures() {
 	for i, r := range j.ranks {
-		res := r.a.res
+		res := r.res
 		rk := Rank{Rank: r.num, Result: res, Offset: r.off}
 		if len(res.Steps) > 0 {
-			rk.StepTime = stepTime(res.Steps)
+			rk.StepTime = res.StepTime()
 		}
 		r.idx = i
 		rk.Verdict = res.Verdict
@@ -347,7 +361,7 @@ func (j *job) rankFigures() {
 	load, busy := j.slowestLoader()
 	for i, r := range j.ranks {
 		if rk := &j.res.Ranks[i]; len(r.parts) > 0 {
-			rk.Verdict, _, _ = r.a.decide(&rk.Idle, r.a.res.Window.Dur(), load, busy)
+			rk.Verdict, _, _ = r.a.Decide(&rk.Idle, r.res.Window.Dur(), load, busy)
 		}
 	}
 }
@@ -356,7 +370,7 @@ func (j *job) rankFigures() {
 // the most time loading. A rank waiting in a collective waits on the
 // job's slowest rank, so whether loading keeps up with compute is that
 // rank's question, for every rank's verdict and the job's.
-func (j *job) slowestLoader() (load, busy int64) {
+func (j *analysis) slowestLoader() (load, busy int64) {
 	for _, rk := range j.res.Ranks {
 		if rk.Input > load {
 			load, busy = rk.Input, rk.Busy
@@ -367,37 +381,37 @@ func (j *job) slowestLoader() (load, busy int64) {
 
 // windowFigures computes a rank's busy, wait and transfer time inside its
 // window, averaged over its devices.
-func (r *jobRank) windowFigures(rk *Rank) {
-	res := r.a.res
-	w := Interval{res.Window.Start, res.Window.End}
+func (r *rankState) windowFigures(rk *Rank) {
+	res := r.res
+	w := analyze.Interval{Start: res.Window.Start, End: res.Window.End}
 	n := int64(len(r.parts))
 	var v waitVec
 	for _, p := range r.parts {
-		rk.Busy += (&device{busy: p.busy}).busyIn(w)
+		rk.Busy += analyze.Covered(p.busy, w)
 		pv, transfer := p.windowWaits(w)
 		v.add(pv)
 		rk.Transfer += transfer
 		for _, c := range p.colls {
 			if c.wait > 0 {
-				rk.Waits = append(rk.Waits, Interval{c.start, c.start + c.wait})
+				rk.Waits = append(rk.Waits, analyze.Interval{Start: c.start, End: c.start + c.wait})
 			}
 		}
 	}
-	slices.SortFunc(rk.Waits, func(x, y Interval) int { return int(x.Start - y.Start) })
+	slices.SortFunc(rk.Waits, func(x, y analyze.Interval) int { return int(x.Start - y.Start) })
 	rk.Busy /= n
 	rk.Transfer /= n
 	rk.Wait = v.div(n).split()
 	rk.Idle = res.Idle
-	for c := InSync; c < NumCauses; c++ {
+	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		rk.Idle.Add(c, rk.Wait.Idle.Of(c))
 	}
-	rk.Input, rk.Sync = r.a.hostTime(r.a.launchingThreads(), w)
+	rk.Input, rk.Sync = r.a.HostTime(w)
 }
 
-// steps fills JobResult.Steps with the window's steps common to all ranks.
-func (j *job) steps() {
+// steps fills Result.Steps with the window's steps common to all ranks.
+func (j *analysis) steps() {
 	for _, num := range j.window {
-		js := JobStep{Num: num, Straggler: -1, Dur: make([]int64, len(j.ranks))}
+		js := Step{Num: num, Straggler: -1, Dur: make([]int64, len(j.ranks))}
 		first := true
 		for i, r := range j.ranks {
 			s := r.windowStep(num)
@@ -425,7 +439,7 @@ func (j *job) steps() {
 
 // stepCollectives fills a step's collectives and names its straggler: the
 // rank whose late collectives made the others wait longest.
-func (j *job) stepCollectives(js *JobStep) {
+func (j *analysis) stepCollectives(js *Step) {
 	imposed := make([]waitVec, len(j.ranks))
 	for _, g := range j.groups {
 		if g.num != js.Num {
@@ -436,7 +450,7 @@ func (j *job) stepCollectives(js *JobStep) {
 			Waits: make([]int64, len(j.ranks)), Transfers: make([]int64, len(j.ranks)),
 		}
 		s := g.straggler()
-		c.Name = s.r.t.Str(s.p.r.t.Events[s.coll().ev].Name)
+		c.Name = s.r.t.Str(s.r.t.Events[s.coll().ev].Name)
 		var v waitVec
 		for _, m := range g.members {
 			cl := m.coll()
@@ -461,10 +475,10 @@ func (j *job) stepCollectives(js *JobStep) {
 }
 
 // windowStep returns the rank's window step numbered num, or nil.
-func (r *jobRank) windowStep(num int64) *Step {
-	for i := range r.a.res.Steps {
-		if r.a.res.Steps[i].Num == num {
-			return &r.a.res.Steps[i]
+func (r *rankState) windowStep(num int64) *analyze.Step {
+	for i := range r.res.Steps {
+		if r.res.Steps[i].Num == num {
+			return &r.res.Steps[i]
 		}
 	}
 	return nil
@@ -473,11 +487,11 @@ func (r *jobRank) windowStep(num int64) *Step {
 // sourceOf describes the job's inputs as one source: the directory they
 // share (or the first path and how many more), their sizes summed, every
 // rank's warnings prefixed with its rank.
-func (j *job) sourceOf() Source {
-	var s Source
+func (j *analysis) sourceOf() analyze.Source {
+	var s analyze.Source
 	dirs := map[string]bool{}
 	for _, r := range j.ranks {
-		src := &r.a.res.Source
+		src := &r.res.Source
 		s.Bytes += src.Bytes
 		s.Events += src.Events
 		s.Tracks += src.Tracks
@@ -490,7 +504,7 @@ func (j *job) sourceOf() Source {
 		}
 		dirs[filepath.Dir(src.Path)] = true
 	}
-	first := j.ranks[0].a.res.Source.Path
+	first := j.ranks[0].res.Source.Path
 	switch {
 	case len(dirs) == 1 && first != "":
 		s.Path = filepath.Dir(first)
