@@ -6,6 +6,7 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/olekukonko/tablewriter v1.1.5
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/spf13/pflag v1.0.10
 	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.60.1

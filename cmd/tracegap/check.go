@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/check"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -26,11 +27,6 @@ func init() {
 		run:     runCheck,
 	}
 }
-
-// defaultFailOn are the verdicts that fail a check unless --fail-on says
-// otherwise: the two the mission is about. host-bound is left out because
-// a small model legitimately spends its idle in dispatch.
-var defaultFailOn = []analyze.Verdict{analyze.Sequential, analyze.DataBound}
 
 // verdictList is a pflag.Value holding verdicts, written as
 // "sequential,data-bound" (repeatable) or "none".
@@ -67,13 +63,11 @@ func (l *verdictList) Set(s string) error {
 	return nil
 }
 
-var allVerdicts = []analyze.Verdict{analyze.Parallel, analyze.Sequential, analyze.DataBound, analyze.HostBound, analyze.NoDevice}
-
 // Append adds one verdict (pflag.SliceValue).
 func (l *verdictList) Append(s string) error {
-	v := analyze.Verdict(strings.ToLower(strings.TrimSpace(s)))
-	if !slices.Contains(allVerdicts, v) {
-		return fmt.Errorf("unknown verdict %q: expected sequential, data-bound, host-bound, parallel, no-device or none", s)
+	v, err := check.ParseVerdict(s)
+	if err != nil {
+		return err
 	}
 	if !slices.Contains(l.v, v) {
 		l.v = append(l.v, v)
@@ -126,124 +120,61 @@ func (l *limitFlag) Set(s string) error {
 	return nil
 }
 
-// checkRules are the rules a check holds each trace against.
-type checkRules struct {
+// limit returns the rule the flag describes.
+func (l *limitFlag) limit() check.Limit { return check.Limit{Share: l.v, On: l.set} }
+
+// ruleFlags hold the rule flags until they become check.Rules.
+type ruleFlags struct {
 	failOn                             verdictList
 	maxIdle, maxSyncIdle, maxInputIdle limitFlag
 	minUtil                            limitFlag
 	minSteps                           int
 }
 
-// addRuleFlags defines the rule flags on fs.
-func addRuleFlags(fs *pflag.FlagSet, r *checkRules) {
-	r.failOn.v = slices.Clone(defaultFailOn)
+// addRuleFlags defines the rule flags on fs, with check's default rules.
+func addRuleFlags(fs *pflag.FlagSet, r *ruleFlags) {
+	d := check.DefaultRules()
+	r.failOn.v = d.FailOn
 	fs.Var(&r.failOn, "fail-on", "verdicts that fail the check (comma-separated, or none)")
 	fs.Var(&r.maxIdle, "max-idle", "fail when attributed device idle exceeds this share of the window")
 	fs.Var(&r.maxSyncIdle, "max-sync-idle", "fail when sync-caused idle (in-sync + after-sync) exceeds this share of the window")
 	fs.Var(&r.maxInputIdle, "max-input-idle", "fail when input-caused idle exceeds this share of the window")
 	fs.Var(&r.minUtil, "min-utilization", "fail when any device is busy less than this share of the window")
-	fs.IntVar(&r.minSteps, "min-steps", 0, "fail a capture with fewer steady steps than this (too short to judge)")
+	fs.IntVar(&r.minSteps, "min-steps", d.MinSteps, "fail a capture with fewer steady steps than this (too short to judge)")
+}
+
+// rules returns the rules the flags describe.
+func (r *ruleFlags) rules() check.Rules {
+	return check.Rules{
+		FailOn:         slices.Clone(r.failOn.v),
+		MaxIdle:        r.maxIdle.limit(),
+		MaxSyncIdle:    r.maxSyncIdle.limit(),
+		MaxInputIdle:   r.maxInputIdle.limit(),
+		MinUtilization: r.minUtil.limit(),
+		MinSteps:       r.minSteps,
+	}
 }
 
 // checkKeys are the flags a [check] config section may set.
-var checkKeys = flagNames(func(fs *pflag.FlagSet) { addRuleFlags(fs, &checkRules{}) })
-
-// outcome is one rule held against one trace.
-type outcome struct {
-	rule            string
-	measured, limit string
-	failed          bool
-}
-
-func (o outcome) message() string {
-	return fmt.Sprintf("%s: measured %s, limit %s", o.rule, o.measured, o.limit)
-}
-
-// evaluate holds res against every rule that is set, in a fixed order.
-func (r *checkRules) evaluate(res *analyze.Result) []outcome {
-	var out []outcome
-	if len(r.failOn.v) > 0 {
-		out = append(out, outcome{
-			rule:     "verdict",
-			measured: fmt.Sprintf("%s (%s confidence)", res.Verdict, res.Confidence),
-			limit:    "not " + r.failOn.String(),
-			failed:   slices.Contains(r.failOn.v, res.Verdict),
-		})
-	}
-	win := res.Window.Dur()
-	shares := []struct {
-		rule  string
-		limit *limitFlag
-		idle  int64
-	}{
-		{"max-idle", &r.maxIdle, res.Idle.Attributed()},
-		{"max-sync-idle", &r.maxSyncIdle, res.Idle.Sync()},
-		{"max-input-idle", &r.maxInputIdle, res.Idle.Of(analyze.Input)},
-	}
-	for _, s := range shares {
-		if !s.limit.set {
-			continue
-		}
-		v := fraction(s.idle, win)
-		out = append(out, outcome{rule: s.rule, measured: pct(v), limit: pct(s.limit.v), failed: v > s.limit.v})
-	}
-	if r.minUtil.set {
-		out = append(out, r.utilization(res))
-	}
-	if r.minSteps > 0 {
-		out = append(out, outcome{
-			rule:     "min-steps",
-			measured: fmt.Sprintf("%d steps", res.Window.Steps),
-			limit:    fmt.Sprintf("%d steps", r.minSteps),
-			failed:   res.Window.Steps < r.minSteps,
-		})
-	}
-	return out
-}
-
-// utilization checks each device's busy share of the window (the steady
-// state, warm-up left out) and reports the least busy device.
-func (r *checkRules) utilization(res *analyze.Result) outcome {
-	o := outcome{rule: "min-utilization", limit: pct(r.minUtil.v)}
-	if len(res.Devices) == 0 || res.Window.Dur() <= 0 {
-		o.measured, o.failed = "no device activity", true
-		return o
-	}
-	low, dev := 2.0, ""
-	for _, d := range res.Devices {
-		if u := fraction(d.WindowBusy, res.Window.Dur()); u < low {
-			low, dev = u, d.ID
-		}
-	}
-	o.measured = fmt.Sprintf("%s (%s)", pct(low), dev)
-	o.failed = low < r.minUtil.v
-	return o
-}
-
-func fraction(part, whole int64) float64 {
-	if whole <= 0 {
-		return 0
-	}
-	return float64(part) / float64(whole)
-}
-
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+var checkKeys = flagNames(func(fs *pflag.FlagSet) { addRuleFlags(fs, &ruleFlags{}) })
 
 // checkResult is what checking one input gave.
 type checkResult struct {
 	path     string
 	res      *analyze.Result
 	err      error
-	outcomes []outcome
+	outcomes []check.Outcome
 	seconds  float64
 }
 
 func (c *checkResult) failed() bool {
-	return slices.ContainsFunc(c.outcomes, func(o outcome) bool { return o.failed })
+	return slices.ContainsFunc(c.outcomes, func(o check.Outcome) bool { return o.Failed })
 }
 
 type checkFlags struct {
-	rules    checkRules
+	ruleFlags ruleFlags
+	// rules are the rules the flags and the config file give.
+	rules    check.Rules
 	analysis *analysisFlags
 	junit    string
 	format   string
@@ -256,12 +187,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &checkFlags{}
-	addRuleFlags(fs, &f.rules)
+	addRuleFlags(fs, &f.ruleFlags)
 	f.analysis = addAnalysisFlags(fs)
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
 	fs.StringVar(&f.format, "format", "text", "output: text, or github for workflow annotations")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "how many files to check at once")
-	fs.StringVar(&f.config, "config", "", "read rules and thresholds from this file (flags win)")
+	fs.StringVar(&f.config, "config", "", "read rules and thresholds from this file (flags win); default: the first "+check.ConfigName+" from the working directory up")
 	f.job = addJobFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap check [flags] FILE|DIR...\n\nExit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
@@ -298,11 +229,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 // finish applies the config file and checks the flags.
 func (f *checkFlags) finish(fs *pflag.FlagSet) error {
-	if f.config != "" {
-		c, err := loadConfig(f.config)
-		if err != nil {
-			return err
-		}
+	c, err := findConfig(f.config)
+	if err != nil {
+		return err
+	}
+	if c != nil {
 		if err := c.apply(fs, map[string][]string{"check": checkKeys, "analysis": analysisKeys}); err != nil {
 			return err
 		}
@@ -319,8 +250,9 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	if f.jobs < 1 {
 		return fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
 	}
-	if f.rules.minSteps < 0 {
-		return fmt.Errorf("invalid --min-steps %d: expected 0 (off) or more", f.rules.minSteps)
+	f.rules = f.ruleFlags.rules()
+	if err := f.rules.Validate(); err != nil {
+		return err
 	}
 	return f.analysis.options().Validate()
 }
@@ -393,7 +325,7 @@ func (f *checkFlags) checkJob(args []string) (r checkResult, ok bool) {
 		return r, true
 	}
 	r.res = &jr.Overall
-	r.outcomes = f.rules.evaluate(r.res)
+	r.outcomes = f.rules.Evaluate(r.res)
 	return r, true
 }
 
@@ -424,7 +356,7 @@ func (f *checkFlags) checkOne(r *checkResult) {
 	}()
 	r.res, r.err = f.analysis.analyzeFile(r.path)
 	if r.err == nil {
-		r.outcomes = f.rules.evaluate(r.res)
+		r.outcomes = f.rules.Evaluate(r.res)
 	}
 }
 
@@ -450,13 +382,13 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 				status = exitCheck
 			}
 			for _, o := range r.outcomes {
-				if !o.failed {
+				if !o.Failed {
 					continue
 				}
 				if f.format == "github" {
-					fmt.Fprintf(stdout, "::error file=%s,title=tracegap %s::%s\n", ghProperty(r.path), ghProperty(o.rule), ghData(r.path+": "+o.message()))
+					fmt.Fprintf(stdout, "::error file=%s,title=tracegap %s::%s\n", ghProperty(r.path), ghProperty(o.Rule), ghData(r.path+": "+o.Message()))
 				} else {
-					fmt.Fprintf(stdout, "FAIL %s: %s\n", r.path, o.message())
+					fmt.Fprintf(stdout, "FAIL %s: %s\n", r.path, o.Message())
 				}
 			}
 		default:
@@ -494,9 +426,9 @@ func junitCases(results []checkResult) []report.JUnitCase {
 			continue
 		}
 		for _, o := range r.outcomes {
-			c := report.JUnitCase{Class: r.path, Name: o.rule, Seconds: r.seconds}
-			if o.failed {
-				c.Failure = o.message()
+			c := report.JUnitCase{Class: r.path, Name: o.Rule, Seconds: r.seconds}
+			if o.Failed {
+				c.Failure = o.Message()
 				c.Detail = fmt.Sprintf("%s: verdict %s (%s confidence)\n%s", r.path, r.res.Verdict, r.res.Confidence, strings.Join(r.res.Reasons, "\n"))
 			}
 			cases = append(cases, c)

@@ -5,12 +5,14 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
@@ -31,97 +33,36 @@ var (
 	// it: the device idles 4 ms of every 20 right after the sync, 20%.
 	sequentialLoop = tracetest.Loop{Steps: 6, Dispatch: 4 * ms, Compute: 16 * ms, Sync: true}
 	// The same on two devices, GPU:1's kernels 4 ms shorter: GPU:1 is
-	// busy 12 ms of every 20, 60%.
+	// busy 12 ms of every 20, 60%, and GPU:0 80%.
 	twoDeviceLoop = tracetest.Loop{Steps: 6, Dispatch: 4 * ms, Compute: 16 * ms, Sync: true, Devices: 2, Skew: 4 * ms}
 	// Three steps (none dropped) where the host runs ahead of 20 ms
 	// kernels: parallel.
 	shortLoop = tracetest.Loop{Steps: 3, Input: 1 * ms, Dispatch: 1 * ms, Compute: 20 * ms}
 )
 
-func analyzeLoop(t *testing.T, l tracetest.Loop) *analyze.Result {
-	t.Helper()
-	res, err := analyze.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-// parseRules parses check flags into rules.
-func parseRules(t *testing.T, args ...string) *checkRules {
-	t.Helper()
-	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	r := &checkRules{}
-	addRuleFlags(fs, r)
-	if err := fs.Parse(args); err != nil {
-		t.Fatalf("parsing %q: %v", args, err)
-	}
-	return r
-}
-
-func TestCheckRules(t *testing.T) {
-	results := map[string]*analyze.Result{}
-	for name, l := range map[string]tracetest.Loop{"data-bound": dataBoundLoop, "sequential": sequentialLoop, "two devices": twoDeviceLoop, "short": shortLoop} {
-		results[name] = analyzeLoop(t, l)
-	}
+func TestRuleFlags(t *testing.T) {
+	def := check.DefaultRules()
 	tests := []struct {
-		run  string
 		args []string
-		// fail lists the failed rules' messages; pass the rules that
-		// passed.
-		fail []string
-		pass []string
+		want check.Rules
 	}{
-		{"data-bound", nil, []string{"verdict: measured data-bound (high confidence), limit not sequential,data-bound"}, nil},
-		{"data-bound", []string{"--fail-on", "sequential"}, nil, []string{"verdict"}},
-		{"data-bound", []string{"--fail-on", "none"}, nil, nil},
-		{"sequential", nil, []string{"verdict: measured sequential (high confidence), limit not sequential,data-bound"}, nil},
-		{"sequential", []string{"--fail-on", "data-bound,host-bound"}, nil, []string{"verdict"}},
-		{"short", nil, nil, []string{"verdict"}},
-		{"data-bound", []string{"--fail-on=none", "--max-idle", "30%"}, []string{"max-idle: measured 31.4%, limit 30.0%"}, nil},
-		{"data-bound", []string{"--fail-on=none", "--max-idle", "32%"}, nil, []string{"max-idle"}},
-		{"data-bound", []string{"--fail-on=none", "--max-input-idle", "0.25"}, []string{"max-input-idle: measured 28.6%, limit 25.0%"}, nil},
-		{"data-bound", []string{"--fail-on=none", "--max-input-idle", "30%", "--max-sync-idle", "0%"}, nil, []string{"max-sync-idle", "max-input-idle"}},
-		{"sequential", []string{"--fail-on=none", "--max-sync-idle", "10%"}, []string{"max-sync-idle: measured 20.0%, limit 10.0%"}, nil},
-		{"sequential", []string{"--fail-on=none", "--max-sync-idle", "21%", "--max-input-idle", "1%"}, nil, []string{"max-sync-idle", "max-input-idle"}},
-		{"data-bound", []string{"--fail-on=none", "--min-utilization", "70%"}, []string{"min-utilization: measured 68.6% (GPU:0), limit 70.0%"}, nil},
-		{"sequential", []string{"--fail-on=none", "--min-utilization", "80%"}, nil, []string{"min-utilization"}},
-		{"two devices", []string{"--fail-on=none", "--min-utilization", "70%"}, []string{"min-utilization: measured 60.0% (GPU:1), limit 70.0%"}, nil},
-		{"two devices", []string{"--fail-on=none", "--min-utilization", "60%"}, nil, []string{"min-utilization"}},
-		{"short", []string{"--min-steps", "4"}, []string{"min-steps: measured 3 steps, limit 4 steps"}, []string{"verdict"}},
-		{"short", []string{"--min-steps", "3"}, nil, []string{"verdict", "min-steps"}},
-		{"data-bound", []string{"--min-steps", "5", "--max-idle", "10%"},
-			[]string{"verdict: measured data-bound (high confidence), limit not sequential,data-bound", "max-idle: measured 31.4%, limit 10.0%"},
-			[]string{"min-steps"}},
+		{nil, def},
+		{[]string{"--fail-on", "none"}, check.Rules{}},
+		{[]string{"--fail-on", "Host-Bound,sequential", "--fail-on", "host-bound"}, check.Rules{FailOn: []analyze.Verdict{analyze.HostBound, analyze.Sequential}}},
+		{[]string{"--max-idle", "30%", "--max-sync-idle", "0%", "--max-input-idle", "0.25", "--min-utilization", "70", "--min-steps", "4"},
+			check.Rules{FailOn: def.FailOn, MaxIdle: check.Limit{Share: 0.3, On: true}, MaxSyncIdle: check.Limit{Share: 0, On: true},
+				MaxInputIdle: check.Limit{Share: 0.25, On: true}, MinUtilization: check.Limit{Share: 0.7, On: true}, MinSteps: 4}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.run+" "+strings.Join(tt.args, " "), func(t *testing.T) {
-			var fail, pass []string
-			for _, o := range parseRules(t, tt.args...).evaluate(results[tt.run]) {
-				if o.failed {
-					fail = append(fail, o.message())
-				} else {
-					pass = append(pass, o.rule)
-				}
-			}
-			if !slices.Equal(fail, tt.fail) || !slices.Equal(pass, tt.pass) {
-				t.Errorf("failed %q passed %q\nwant failed %q passed %q", fail, pass, tt.fail, tt.pass)
-			}
-		})
-	}
-}
-
-func TestCheckNoDevice(t *testing.T) {
-	res := &analyze.Result{Verdict: analyze.NoDevice, Confidence: analyze.High}
-	var fail []string
-	for _, o := range parseRules(t, "--max-idle", "10%", "--min-utilization", "50%").evaluate(res) {
-		if o.failed {
-			fail = append(fail, o.message())
+		fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+		var r ruleFlags
+		addRuleFlags(fs, &r)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatalf("parsing %q: %v", tt.args, err)
 		}
-	}
-	want := []string{"min-utilization: measured no device activity, limit 50.0%"}
-	if !slices.Equal(fail, want) {
-		t.Errorf("failed %q, want %q", fail, want)
+		if got := r.rules(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: rules %+v, want %+v", tt.args, got, tt.want)
+		}
 	}
 }
 
@@ -135,6 +76,7 @@ func TestCheckBadFlags(t *testing.T) {
 		{[]string{"check", "--max-idle", "200%", "x.json"}, `invalid percentage "200%"`},
 		{[]string{"check", "--format", "xml", "x.json"}, `unknown --format "xml": expected text or github`},
 		{[]string{"check", "-j", "0", "x.json"}, "invalid --jobs 0"},
+		{[]string{"check", "--min-steps", "-1", "x.json"}, "invalid min-steps -1: expected 0 (off) or more"},
 		{[]string{"check", "--config", "/nonexistent/tracegap.toml", "x.json"}, "/nonexistent/tracegap.toml"},
 	}
 	for _, tt := range tests {
@@ -293,6 +235,7 @@ func TestCheckGeneratedFiles(t *testing.T) {
 	seq := writeLoop(t, dir, "a-sequential.xplane.pb", sequentialLoop)
 	data := writeLoop(t, dir, "b-data-bound.xplane.pb", dataBoundLoop)
 	short := writeLoop(t, dir, "c-short.xplane.pb", shortLoop)
+	two := writeLoop(t, t.TempDir(), "two-devices.xplane.pb", twoDeviceLoop)
 	missing := filepath.Join(dir, "missing.xplane.pb")
 	tests := []struct {
 		name   string
@@ -317,6 +260,11 @@ func TestCheckGeneratedFiles(t *testing.T) {
 				"FAIL " + data + ": max-input-idle: measured 28.6%, limit 28.0%\n" +
 				"FAIL " + data + ": min-utilization: measured 68.6% (GPU:0), limit 70.0%\n" +
 				"FAIL " + short + ": min-steps: measured 3 steps, limit 4 steps\n", ""},
+		// The least busy device is the one held to --min-utilization.
+		{"two devices", []string{"--fail-on", "none", "--min-utilization", "70%", two}, exitCheck,
+			"FAIL " + two + ": min-utilization: measured 60.0% (GPU:1), limit 70.0%\n", ""},
+		{"two devices pass", []string{"--fail-on", "none", "--min-utilization", "60%", two}, exitOK,
+			"ok   " + two + ": sequential (high confidence), 1 rule passed\n", ""},
 		{"a missing file", []string{missing, short}, exitUsage,
 			"ok   " + short + ": parallel (high confidence), 1 rule passed\n", "ERROR " + missing},
 	}

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,77 +10,31 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/realtraces"
 )
 
-func TestParseConfig(t *testing.T) {
-	text := `# tracegap rules for this repository
-[check]
-fail_on = ["sequential",   # the mission's verdicts
-           "data-bound",]
-max_idle = "10%"  # a comment
-min_steps = 3
-
-[analysis]
-min_gap = '50us'
-sync_pattern = ["wait#for\"me\"", 'raw\d+']
-sync_threshold = 0.07
-`
-	c, err := parseConfig("tracegap.toml", text)
-	if err != nil {
+// writeConfig writes text as a config file in a new directory.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tracegap.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := []configEntry{
-		{"check", "fail_on", 3, []string{"sequential", "data-bound"}},
-		{"check", "max_idle", 5, []string{"10%"}},
-		{"check", "min_steps", 6, []string{"3"}},
-		{"analysis", "min_gap", 9, []string{"50us"}},
-		{"analysis", "sync_pattern", 10, []string{`wait#for"me"`, `raw\d+`}},
-		{"analysis", "sync_threshold", 11, []string{"0.07"}},
-	}
-	if len(c.entries) != len(want) {
-		t.Fatalf("got %d entries %+v, want %d", len(c.entries), c.entries, len(want))
-	}
-	for i, e := range c.entries {
-		w := want[i]
-		if e.section != w.section || e.key != w.key || e.line != w.line || !slices.Equal(e.values, w.values) {
-			t.Errorf("entry %d = %+v, want %+v", i, e, w)
-		}
-	}
+	return path
 }
 
-func TestParseConfigErrors(t *testing.T) {
-	tests := []struct{ text, want string }{
-		{"max_idle = 1", "ci.toml:1: key max_idle outside a section"},
-		{"[checks]", "ci.toml:1: unknown section [checks]: expected one of [analysis], [check], [compare]"},
-		{"[check]\nmax_idle 10", `ci.toml:2: expected key = value or [section], got "max_idle 10"`},
-		{"[check]\n\nmax_idle = 10%", `ci.toml:3: max_idle: invalid value "10%": expected a quoted string`},
-		{"[check]\nmax_idle = \"10%", "ci.toml:2: max_idle: string \"10% not closed"},
-		{"[check]\nfail_on = [\"sequential\"", "ci.toml:2: fail_on: array not closed: expected ]"},
-		{"[check]\nfail_on = [\"a\" \"b\"]", `ci.toml:2: fail_on: expected , or ] after array element "a"`},
-		{"[check]\nmax_idle = \"1\" x", `ci.toml:2: max_idle: unexpected "x" after the value`},
-		{"[check]\nmin_steps = 1\nmin_steps = 2", "ci.toml:3: min_steps set again in [check] (first on line 2)"},
-		{"[check]\nx = \"a\\q\"", `ci.toml:2: x: invalid escape \q`},
-	}
-	for _, tt := range tests {
-		_, err := parseConfig("ci.toml", tt.text)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("parseConfig(%q) error = %v, want one containing %q", tt.text, err, tt.want)
-		}
-	}
-}
-
-// ruleFlags parses args into fresh check and analysis flags and applies
+// configFlags parses args into fresh check and analysis flags and applies
 // the config text.
-func ruleFlags(t *testing.T, text string, args ...string) (*checkRules, *analysisFlags, error) {
+func configFlags(t *testing.T, text string, args ...string) (*ruleFlags, *analysisFlags, error) {
 	t.Helper()
 	set := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	r := &checkRules{}
+	r := &ruleFlags{}
 	addRuleFlags(set, r)
 	af := addAnalysisFlags(set)
 	if err := set.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	c, err := parseConfig("tracegap.toml", text)
+	c, err := loadConfig(writeConfig(t, text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +43,7 @@ func ruleFlags(t *testing.T, text string, args ...string) (*checkRules, *analysi
 
 func TestConfigApply(t *testing.T) {
 	text := "[check]\nfail_on = [\"host-bound\"]\nmax_idle = \"10%\"\nmin_steps = 3\n[analysis]\nmin_gap = \"50us\"\nsync_pattern = [\"a\", \"b\"]\n[compare]\nfail_on_regression = \"5%\"\n"
-	r, af, err := ruleFlags(t, text, "--max-idle", "20%", "--sync-pattern", "c")
+	r, af, err := configFlags(t, text, "--max-idle", "20%", "--sync-pattern", "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,39 +60,75 @@ func TestConfigApply(t *testing.T) {
 		t.Errorf("sync patterns = %q, want the flag's [c] alone", af.syncPatterns)
 	}
 
-	r, _, err = ruleFlags(t, "[check]\nfail_on = []\n")
-	if err != nil || len(r.failOn.v) != 0 {
-		t.Errorf("fail_on = [] gave %v, %v; want no verdict rule", r.failOn.v, err)
+	tests := []struct {
+		text string
+		ok   func(*ruleFlags, *analysisFlags) bool
+	}{
+		{"[check]\nfail_on = []\n", func(r *ruleFlags, _ *analysisFlags) bool { return len(r.failOn.v) == 0 }},
+		{"[check]\nmax_idle = 0.15\n", func(r *ruleFlags, _ *analysisFlags) bool { return r.maxIdle.v == 0.15 }},
+		{"[check]\nmax_idle = 15\n", func(r *ruleFlags, _ *analysisFlags) bool { return r.maxIdle.v == 0.15 }},
+		{"[analysis]\nmin_gap = 20\nsync_threshold = 0.07\ntop = 3\n", func(_ *ruleFlags, af *analysisFlags) bool {
+			return af.minGap == 20_000 && af.syncThr == 0.07 && af.top == 3
+		}},
 	}
-	r, _, err = ruleFlags(t, "[check]\nmax_idle = 0.15\n")
-	if err != nil || r.maxIdle.v != 0.15 {
-		t.Errorf("max_idle = 0.15 gave %v, %v; want 15%%", r.maxIdle.v, err)
+	for _, tt := range tests {
+		r, af, err := configFlags(t, tt.text)
+		if err != nil || !tt.ok(r, af) {
+			t.Errorf("%q gave %+v %+v, %v", tt.text, r, af, err)
+		}
 	}
 }
 
 func TestConfigApplyErrors(t *testing.T) {
 	tests := []struct{ text, want string }{
-		{"[check]\nmax_idel = \"1%\"", "tracegap.toml:2: unknown key max_idel in [check]: expected one of fail_on, max_idle"},
-		{"[analysis]\nmax_idle = \"1%\"", "tracegap.toml:2: unknown key max_idle in [analysis]"},
-		{"[check]\n\nfail_on = [\"slow\"]", `tracegap.toml:3: fail_on: unknown verdict "slow"`},
-		{"[check]\nmax_idle = \"lots\"", `tracegap.toml:2: max_idle: invalid percentage "lots"`},
-		{"[check]\nmin_steps = []", "tracegap.toml:2: min_steps: expected a value, got an empty array"},
-		{"[analysis]\nmin_gap = \"fast\"", `tracegap.toml:2: min_gap: invalid duration "fast"`},
+		{"[check]\nmax_idel = \"1%\"", ":2: unknown key max_idel in [check]: expected one of fail_on, max_idle"},
+		{"[analysis]\nmax_idle = \"1%\"", ":2: unknown key max_idle in [analysis]"},
+		{"[check]\n\nfail_on = [\"slow\"]", `:3: fail_on: unknown verdict "slow"`},
+		{"[check]\nmax_idle = \"lots\"", `:2: max_idle: invalid percentage "lots"`},
+		{"[check]\nmin_steps = []", ":2: min_steps in [check]: expected an integer, got an array"},
+		{"[analysis]\nmin_gap = \"fast\"", `:2: min_gap: invalid duration "fast"`},
+		{"[analysis]\nmax_bytes = 1.5", ":2: max_bytes in [analysis]: expected an integer, got a float"},
 	}
 	for _, tt := range tests {
-		_, _, err := ruleFlags(t, tt.text)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		_, _, err := configFlags(t, tt.text)
+		if err == nil || !strings.Contains(err.Error(), "tracegap.toml"+tt.want) {
 			t.Errorf("config %q: error = %v, want one containing %q", tt.text, err, tt.want)
 		}
 	}
 }
 
-func TestLoadConfigMissing(t *testing.T) {
-	_, err := loadConfig(filepath.Join(t.TempDir(), "nope.toml"))
-	if err == nil || !strings.Contains(err.Error(), "nope.toml") {
-		t.Errorf("loadConfig of a missing file: %v, want an error naming it", err)
+// TestCheckFindsConfig: without --config, check reads the first
+// tracegap.toml from the working directory up.
+func TestCheckFindsConfig(t *testing.T) {
+	w4 := filepath.Join(realtraces.Dir(t), "kineto-resnet50-workers4.pt.trace.json.gz")
+	root := filepath.Dir(writeConfig(t, "[check]\nmin_utilization = \"90%\"\n"))
+	deep := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("error %v does not wrap the not-exist error", err)
+	t.Chdir(deep)
+	fail := "FAIL " + w4 + ": min-utilization: measured 86.1% (GPU:0), limit 90.0%\n"
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{w4}, exitCheck, fail},
+		// --config wins over the file found.
+		{[]string{"--config", writeConfig(t, "[check]\nmin_steps = 1\n"), w4}, exitOK, "ok   " + w4 + ": parallel (high confidence), 2 rules passed\n"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runCmd(append([]string{"check"}, tt.args...)...)
+		if code != tt.code || out != tt.out {
+			t.Errorf("%q: exit %d stdout %q stderr %q; want %d %q", tt.args, code, out, errs, tt.code, tt.out)
+		}
+	}
+	// A broken file found is an error, not passed over.
+	if err := os.WriteFile(filepath.Join(root, "a", "tracegap.toml"), []byte("[check\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCmd("check", w4)
+	if want := filepath.Join(root, "a", "tracegap.toml") + ":1:"; code != exitUsage || !strings.Contains(errs, want) {
+		t.Errorf("broken config: exit %d stderr %q; want 2 and %q", code, errs, want)
 	}
 }

@@ -1,0 +1,316 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	// go-toml/v2 rather than BurntSushi/toml: it reports the line and key
+	// of unknown keys and type errors, and its parser gives every key's
+	// line, so errors found after decoding (a bad percentage, a key a
+	// section does not have) name their line too. It has no dependencies.
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// A config file keeps a repository's rules and thresholds, so that the rules
+// live in review and CI runs "tracegap check profiles/":
+//
+//	[check]
+//	fail_on = ["sequential", "data-bound"]
+//	max_idle = "10%"
+//	min_steps = 3
+//
+//	[analysis]
+//	min_gap = "50us"
+//	sync_pattern = ["my_blocking_call"]
+//
+// [analysis] holds the analysis settings every command shares; [check] and
+// [compare] those of the command they name. Which keys a section has, and
+// of what kind, is the front end's to say (see [Config.Section]): the CLI's
+// keys are its flag names with "_" for "-".
+
+// ConfigName is the name of the config file [FindConfig] looks for.
+const ConfigName = "tracegap.toml"
+
+// sectionNames are the sections a config file may hold, sorted.
+var sectionNames = []string{"analysis", "check", "compare"}
+
+// Config is a parsed config file.
+type Config struct {
+	// Path names the file in errors.
+	Path    string
+	entries []entry
+}
+
+// entry is one key of a section, in file order.
+type entry struct {
+	section, key string
+	line         int
+	value        any // as go-toml decodes it
+}
+
+// FindConfig looks for ConfigName in dir, then in each of its parents up to
+// the filesystem root, and returns the first found; "" when there is none.
+func FindConfig(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("finding %s: %w", ConfigName, err)
+	}
+	for {
+		p := filepath.Join(dir, ConfigName)
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && !st.IsDir():
+			return p, nil
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			// A file that may be there but cannot be seen must not be
+			// passed over for one further up.
+			return "", fmt.Errorf("finding %s: %w", ConfigName, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// LoadConfig reads and parses the config file at path.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return parseConfig(path, data)
+}
+
+// parseConfig parses a config file's text; path names it in errors.
+func parseConfig(path string, data []byte) (*Config, error) {
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, col := de.Position()
+			return nil, fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c := &Config{Path: path}
+	seen := map[[2]string]bool{}
+	for _, k := range keyLines(data) {
+		name := k.key[0]
+		section, ok := doc[name].(map[string]any)
+		switch {
+		case !ok && k.kind == unstable.ArrayTable && len(k.key) == 1:
+			return nil, fmt.Errorf("%s:%d: [[%s]]: expected a [%[3]s] table", path, k.line, quoteKey(name))
+		case !ok:
+			return nil, fmt.Errorf("%s:%d: key %s outside a section: expected a [check], [compare] or [analysis] header first", path, k.line, quoteKey(name))
+		case !slices.Contains(sectionNames, name):
+			return nil, fmt.Errorf("%s:%d: unknown section [%s]: expected one of [%s]", path, k.line, quoteKey(name), strings.Join(sectionNames, "], ["))
+		case len(k.key) > 1:
+			// A dotted key or a [check.x] table is key x of [check].
+			c.add(seen, entry{name, k.key[1], k.line, section[k.key[1]]})
+		case k.kind == unstable.KeyValue:
+			// A section written as an inline table: the parser does not
+			// list its keys, which take its line.
+			for _, key := range slices.Sorted(maps.Keys(section)) {
+				c.add(seen, entry{name, key, k.line, section[key]})
+			}
+		}
+	}
+	return c, nil
+}
+
+// add appends e unless its key is already there.
+func (c *Config) add(seen map[[2]string]bool, e entry) {
+	if id := [2]string{e.section, e.key}; !seen[id] {
+		seen[id] = true
+		c.entries = append(c.entries, e)
+	}
+}
+
+// keyLine is where a table header or a key-value line names a key.
+type keyLine struct {
+	key  []string // from the top: a key under [check] is [check key]
+	line int
+	kind unstable.Kind // Table, ArrayTable or KeyValue
+}
+
+// keyLines lists the keys of a document that decodes, in file order.
+func keyLines(data []byte) []keyLine {
+	var p unstable.Parser
+	p.Reset(data)
+	var table []string
+	var out []keyLine
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			key, line := keyOf(&p, e)
+			table = key
+			out = append(out, keyLine{key, line, e.Kind})
+		case unstable.KeyValue:
+			key, line := keyOf(&p, e)
+			out = append(out, keyLine{append(slices.Clone(table), key...), line, e.Kind})
+		}
+	}
+	return out
+}
+
+// keyOf returns the parts of an expression's key and its line.
+func keyOf(p *unstable.Parser, e *unstable.Node) (key []string, line int) {
+	it := e.Key()
+	for it.Next() {
+		n := it.Node()
+		if key == nil {
+			line = p.Shape(n.Raw).Start.Line
+		}
+		key = append(key, string(n.Data))
+	}
+	return key, line
+}
+
+// A Kind is what a key's value must be.
+type Kind int
+
+const (
+	// String is a string.
+	String Kind = iota
+	// Strings is a string or an array of strings.
+	Strings
+	// Int is an integer.
+	Int
+	// Bool is true or false.
+	Bool
+	// Percent is a percentage ("10%") or a fraction (0.1).
+	Percent
+	// Duration is a duration ("50us") or a number of microseconds.
+	Duration
+)
+
+var kindExpected = [...]string{
+	String:   "a string",
+	Strings:  "a string or an array of strings",
+	Int:      "an integer",
+	Bool:     "true or false",
+	Percent:  `a percentage like "10%" or a fraction like 0.1`,
+	Duration: `a duration like "50us" or a number of microseconds`,
+}
+
+// text returns v as the strings a flag of kind k takes, one per array
+// element; ok is false when v is not of kind k.
+func (k Kind) text(v any) (vals []string, ok bool) {
+	switch v := v.(type) {
+	case string:
+		return []string{v}, k != Int && k != Bool
+	case int64:
+		return []string{strconv.FormatInt(v, 10)}, k == Int || k == Percent || k == Duration
+	case float64:
+		return []string{strconv.FormatFloat(v, 'g', -1, 64)}, k == Percent || k == Duration
+	case bool:
+		return []string{strconv.FormatBool(v)}, k == Bool
+	case []any:
+		if k != Strings {
+			return nil, false
+		}
+		vals = []string{} // an empty array clears the list: not nil
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			vals = append(vals, s)
+		}
+		return vals, true
+	}
+	return nil, false
+}
+
+// typeName names the TOML type of a decoded value.
+func typeName(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any:
+		for _, e := range v {
+			if _, ok := e.(string); !ok {
+				return "an array holding " + typeName(e)
+			}
+		}
+		return "an array"
+	case map[string]any:
+		return "a table"
+	case time.Time, toml.LocalDate, toml.LocalTime, toml.LocalDateTime:
+		return "a date or time"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// A Setting is one key of a section, its value in text form.
+type Setting struct {
+	// Key is the key as written ("max_idle") and Line where.
+	Key  string
+	Line int
+	// Values holds the value, or an array's elements, as text: numbers as
+	// strconv formats them. An empty array gives an empty Values.
+	Values []string
+
+	path string
+}
+
+// Wrap places err, found using s, at its key in the file.
+func (s Setting) Wrap(err error) error {
+	return fmt.Errorf("%s:%d: %s: %w", s.path, s.Line, quoteKey(s.Key), err)
+}
+
+// Section returns the settings of the named section in file order, after
+// checking that each is one of keys and of its kind. A section the file
+// does not have gives none.
+func (c *Config) Section(name string, keys map[string]Kind) ([]Setting, error) {
+	var out []Setting
+	for _, e := range c.entries {
+		if e.section != name {
+			continue
+		}
+		kind, ok := keys[e.key]
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: unknown key %s in [%s]: expected one of %s",
+				c.Path, e.line, quoteKey(e.key), name, strings.Join(slices.Sorted(maps.Keys(keys)), ", "))
+		}
+		vals, ok := kind.text(e.value)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: %s in [%s]: expected %s, got %s", c.Path, e.line, quoteKey(e.key), name, kindExpected[kind], typeName(e.value))
+		}
+		out = append(out, Setting{Key: e.key, Line: e.line, Values: vals, path: c.Path})
+	}
+	return out, nil
+}
+
+// quoteKey returns a key as TOML would write it bare, or quoted when it
+// holds other characters: a key is text from the file and may hold
+// anything, terminal escapes included.
+func quoteKey(k string) string {
+	bare := k != ""
+	for _, r := range k {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			bare = false
+		}
+	}
+	if bare {
+		return k
+	}
+	return strconv.Quote(k)
+}
