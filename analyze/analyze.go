@@ -127,7 +127,6 @@ func (a *analyzer) run() error {
 	for _, d := range a.devs {
 		a.scanDevice(d)
 	}
-	a.stretchSteps()
 	a.setWindow(src)
 	for _, d := range a.devs {
 		a.attributeDevice(d)

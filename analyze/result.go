@@ -218,48 +218,28 @@ type Result struct {
 	Findings []Finding
 }
 
-// PerStep returns the input time and the device busy time of a typical
-// step: their means over the steps but the last. The last step's figures
-// run to the window's end, so besides its own work they hold the tail of
-// the work launched before the window (the warm-up step's): counting it
-// would put one step's spill-over too many into the mean. With one step,
-// that step's figures; ok is false without steps.
+// PerStep returns the loading time and the device busy time of a typical
+// step: their means over the steps of the window, the same steps every
+// figure is over. ok is false without steps.
 func (r *Result) PerStep() (input, busy int64, ok bool) {
-	st := r.Steps
-	switch len(st) {
-	case 0:
+	if len(r.Steps) == 0 {
 		return 0, 0, false
-	case 1:
-	default:
-		st = st[:len(st)-1]
 	}
-	for _, s := range st {
+	for _, s := range r.Steps {
 		input += s.Input
 		busy += s.DeviceBusy
 	}
-	return input / int64(len(st)), busy / int64(len(st)), true
+	n := int64(len(r.Steps))
+	return input / n, busy / n, true
 }
 
-// StepTime returns the pace the run trains at: the mean time from one step
-// to the next, measured both between the steps' starts and between their
-// ends (the end of the device work each step launched), whichever is
-// longer. Neither a step's length (in a pipelined run a step overlaps the
-// next) nor its starts alone (a host that runs ahead of the device starts
-// steps faster than they finish) give it. A lone step's length is all
-// there is; without steps it is 0.
+// StepTime returns the mean step time: the steps tile the window, so it is
+// the window's length over the number of steps. 0 without steps.
 func (r *Result) StepTime() int64 {
-	st := r.Steps
-	switch n := len(st); n {
-	case 0:
+	if len(r.Steps) == 0 {
 		return 0
-	case 1:
-		return st[0].Dur
-	default:
-		first, last := &st[0], &st[n-1]
-		starts := last.Start - first.Start
-		ends := last.Start + last.Dur - first.Start - first.Dur
-		return max(starts, ends) / int64(n-1)
 	}
+	return r.Window.Dur() / int64(len(r.Steps))
 }
 
 // Source describes the input.
@@ -318,15 +298,12 @@ type Step struct {
 	Name  string
 	Num   int64
 	Start int64
-	// Dur runs from the step's start to the end of the device work its
-	// launches produced (or the next step's start, whichever is later).
+	// Dur is the step's pace: from its start to the next step's start;
+	// for the last step, to the end of the last device work the steps
+	// launched. Steps tile the window without overlap.
 	Dur int64
 	// DeviceBusy is busy time inside the step, averaged over devices.
-	// Steps overlap where a step's work outlasts the next step's start;
-	// DeviceBusy, Input, Sync and Idle count the time from the step's
-	// start to the next step's start (the last step: to the window's
-	// end), so that they add up over the steps to the window's figures,
-	// and the step's verdict weighs Idle against that time.
+	// DeviceBusy, the idle below and the idle below MinGap add up to Dur.
 	DeviceBusy int64
 	// Input is the input-pipeline time on the launching thread(s).
 	Input int64

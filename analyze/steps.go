@@ -180,14 +180,23 @@ func (a *analyzer) stepAt(t int64) int {
 	return i - 1
 }
 
-// stretchSteps makes each step run to the end of the device work its
-// launches produced or to the next step's start, whichever is later.
-func (a *analyzer) stretchSteps() {
+// tileSteps makes the steps tile time without overlap: each step runs from
+// its start to the next step's start (its pace), and the last step to the
+// end of the last device work launched from inside the steps, or its own
+// end when no launch is known. The profiler-stop tail after the last work
+// is outside the last step: counting it as idle would blame the host for
+// the profiler stopping.
+func (a *analyzer) tileSteps() {
+	lastWork := int64(-1)
+	for _, s := range a.steps {
+		lastWork = max(lastWork, s.workEnd)
+	}
 	for i := range a.steps {
 		s := &a.steps[i]
-		s.end = max(s.end, s.workEnd)
 		if i+1 < len(a.steps) {
-			s.end = max(s.end, a.steps[i+1].start)
+			s.end = a.steps[i+1].start
+		} else if lastWork > s.start {
+			s.end = lastWork
 		}
 	}
 }
@@ -209,12 +218,10 @@ func (a *analyzer) setWindow(src string) {
 		a.steps = a.steps[1:]
 		w.WarmupDropped = true
 	}
+	a.tileSteps()
 	w.StepSource = src
 	w.Steps = len(a.steps)
-	w.Start, w.End = a.steps[0].start, a.steps[0].end
-	for _, s := range a.steps[1:] {
-		w.End = max(w.End, s.end)
-	}
+	w.Start, w.End = a.steps[0].start, a.steps[len(a.steps)-1].end
 	a.res.Steps = make([]Step, len(a.steps))
 	for i, s := range a.steps {
 		a.res.Steps[i] = Step{Name: s.name, Num: s.num, Start: s.start, Dur: s.end - s.start}
