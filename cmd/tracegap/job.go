@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"os"
-	"regexp"
-	"strconv"
-	"sync"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -41,14 +35,14 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 		return 0, false
 	}
 	paths, err := trace.Expand(args)
-	if err != nil || (!jf.job && !looksLikeJob(paths)) {
+	if err != nil || (!jf.job && !irun.LooksLikeJob(paths)) {
 		if jf.job {
 			fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
 			return exitUsage, true
 		}
 		return 0, false // the per-file analysis reports the error
 	}
-	jr, err := analyzeJobFiles(paths, f.analysis, f.jobs)
+	jr, err := f.analysis.engine(f.jobs).AnalyzeJob(context.Background(), paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %v\n", err)
 		return exitUsage, true
@@ -58,118 +52,6 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 		return exitUsage, true
 	}
 	return exitOK, true
-}
-
-// looksLikeJob reports whether the files are the ranks of one job: at
-// least two, each naming a different rank of the same world size in the
-// distributedInfo near its start (where PyTorch writes it).
-func looksLikeJob(paths []string) bool {
-	if len(paths) < 2 {
-		return false
-	}
-	ranks := map[int]bool{}
-	world := -1
-	for _, p := range paths {
-		r, w, ok := probeRank(p)
-		if !ok || ranks[r] || (world >= 0 && w != world) {
-			return false
-		}
-		ranks[r], world = true, w
-	}
-	return true
-}
-
-// probeHead is how much of a (decompressed) trace probeRank reads: Kineto
-// writes distributedInfo after deviceProperties and before the events.
-const probeHead = 1 << 20
-
-var (
-	distributedRe = regexp.MustCompile(`"distributedInfo"\s*:\s*\{`)
-	rankRe        = regexp.MustCompile(`"rank"\s*:\s*(\d+)`)
-	worldRe       = regexp.MustCompile(`"world_size"\s*:\s*(\d+)`)
-)
-
-// probeRank reads the rank and world size from the distributedInfo near the
-// start of a Chrome trace, gzipped or not, without reading the whole file.
-func probeRank(path string) (rank, world int, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return 0, 0, false
-		}
-		r = zr
-	}
-	head, _ := io.ReadAll(io.LimitReader(r, probeHead)) // a short or cut file still has its head
-	loc := distributedRe.FindIndex(head)
-	if loc == nil {
-		return 0, 0, false
-	}
-	info := head[loc[1]:min(len(head), loc[1]+4096)]
-	if i := bytes.Index(info, []byte(`"traceEvents"`)); i >= 0 {
-		info = info[:i]
-	}
-	rm, wm := rankRe.FindSubmatch(info), worldRe.FindSubmatch(info)
-	if rm == nil || wm == nil {
-		return 0, 0, false
-	}
-	rank, err1 := strconv.Atoi(string(rm[1]))
-	world, err2 := strconv.Atoi(string(wm[1]))
-	return rank, world, err1 == nil && err2 == nil
-}
-
-// analyzeJobFiles reads every rank's trace, at most jobs at a time, and
-// analyses them as one job. Every file that cannot be read is named in the
-// error, one line each.
-func analyzeJobFiles(paths []string, af *analysisFlags, jobs int) (*analyze.JobResult, error) {
-	ts := make([]*trace.Trace, len(paths))
-	errs := make([]error, len(paths))
-	sem := make(chan struct{}, max(jobs, 1))
-	var wg sync.WaitGroup
-	for i, p := range paths {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() {
-				if v := recover(); v != nil {
-					errs[i] = fmt.Errorf("internal error while reading: %v", v)
-				}
-				<-sem
-				wg.Done()
-			}()
-			ts[i], errs[i] = openTrace(p, af.readOptions())
-		}()
-	}
-	wg.Wait()
-	var all []error
-	for i, err := range errs {
-		if err != nil {
-			all = append(all, errors.New(inputError(paths[i], err)))
-		}
-	}
-	if len(all) > 0 {
-		return nil, errors.Join(all...)
-	}
-	for _, t := range ts { // all ranks are in memory at once
-		defer memLimit.hold(t)()
-	}
-	return analyzeJob(ts, af.options())
-}
-
-// analyzeJob is analyze.AnalyzeJob with a panic turned into an error.
-func analyzeJob(ts []*trace.Trace, opt analyze.Options) (jr *analyze.JobResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			jr, err = nil, fmt.Errorf("internal error while analysing the job: %v", v)
-		}
-	}()
-	return analyze.AnalyzeJob(ts, opt)
 }
 
 // writeJobReport renders the job to stdout or, with -o, to a file; with

@@ -93,24 +93,3 @@ func TestAnalyzeJobMode(t *testing.T) {
 		})
 	}
 }
-
-func TestProbeRank(t *testing.T) {
-	dir := writeJob(t, false)
-	other := filepath.Join(t.TempDir(), "x.json")
-	os.WriteFile(other, []byte(`{"traceEvents":[]}`), 0o644)
-	tests := []struct {
-		path        string
-		rank, world int
-		ok          bool
-	}{
-		{filepath.Join(dir, "rank-2.pt.trace.json"), 2, 4, true},
-		{other, 0, 0, false},
-		{filepath.Join(dir, "missing.json"), 0, 0, false},
-	}
-	for _, tt := range tests {
-		r, w, ok := probeRank(tt.path)
-		if r != tt.rank || w != tt.world || ok != tt.ok {
-			t.Errorf("probeRank(%s) = %d, %d, %v; want %d, %d, %v", tt.path, r, w, ok, tt.rank, tt.world, tt.ok)
-		}
-	}
-}
