@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -78,7 +79,11 @@ func (e *Engine) admitJob(ctx context.Context, paths []string) (release func(), 
 		closeIn()
 		total += n
 	}
-	return e.Budget.Acquire(ctx, total)
+	release, err = e.Budget.Acquire(ctx, total)
+	if err != nil {
+		return nil, fmt.Errorf("job of %d ranks: %w", len(paths), err)
+	}
+	return release, nil
 }
 
 // LooksLikeJob reports whether the files are the ranks of one job: at

@@ -90,11 +90,11 @@ func openError(in Input, err error) error {
 
 // estimate returns the memory the input r is expected to need, from its
 // first bytes and, for a file, its gzip trailer, and the reader to read it
-// from: r itself for a file (read at offsets, left at its start), else r
+// from: r itself for a file (read at offsets, left where it was), else r
 // behind the buffer that was peeked into.
 func (e *Engine) estimate(r io.Reader, size int64, format string) (int64, io.Reader) {
 	head := make([]byte, headLen)
-	if f, ok := r.(io.ReaderAt); ok && size > 0 {
+	if f, ok := r.(io.ReaderAt); ok && size > 0 && atStart(r) {
 		n, _ := f.ReadAt(head, 0)
 		var tail []byte
 		if size >= 4 {
@@ -108,6 +108,18 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (int64, io.Rea
 	br := bufio.NewReaderSize(r, headLen)
 	head, _ = br.Peek(headLen)
 	return need(head, nil, size, format, e.Read.MaxBytes), br
+}
+
+// atStart reports whether r can seek and is at its start, so that offsets
+// in it are offsets in the input (as trace.Read requires of an
+// io.ReaderAt).
+func atStart(r io.Reader) bool {
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return false
+	}
+	pos, err := s.Seek(0, io.SeekCurrent)
+	return err == nil && pos == 0
 }
 
 // ctxReader fails reads once ctx is done, so that reading a large input
