@@ -17,9 +17,12 @@ import (
 	"github.com/tracegap/tracegap/trace"
 )
 
-// Engine analyses inputs with one set of options and limits. Its zero value
-// analyses with zero options, one input at a time, without a memory budget;
-// an Engine is safe for concurrent use once set up.
+// Engine analyses inputs with one set of options and limits. Fields left
+// at zero read with the default limits, one input at a time, without a
+// memory budget; Analysis is usually analyze.DefaultOptions(). An Engine
+// is safe for concurrent use once set up. Whatever the budget, the
+// runtime's soft memory limit follows the inputs being analysed (see
+// heapBudget), unless GOMEMLIMIT is set.
 type Engine struct {
 	// Analysis are the analysis options.
 	Analysis analyze.Options
