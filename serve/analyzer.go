@@ -4,73 +4,39 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"os"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace"
 )
 
 // NewAnalyzer returns the Analyzer that reads an upload with the registered
-// trace readers (the caller imports them), analyses it with opt and renders
-// the v1 JSON and the HTML reports. read bounds the reading: its MaxBytes is
-// what refuses a gzip bomb. Reading stops early when ctx is cancelled (the
-// client went away); an analysis, once reading is done, runs to its end.
-func NewAnalyzer(opt analyze.Options, read trace.Options, ropt report.Options) Analyzer {
+// trace readers (the caller imports them), analyses it with the engine e,
+// as the command line does, and renders the v1 JSON and the HTML reports.
+// e's limits bound the reading (its Read.MaxBytes is what refuses a gzip
+// bomb) and its Budget, when set, admits an upload only once its estimated
+// memory fits beside the analyses running. Reading stops early when ctx is
+// cancelled (the client went away); an analysis, once reading is done,
+// runs to its end. A panic while analysing or rendering is returned as an
+// error (a *run.PanicError), and the server goes on serving.
+func NewAnalyzer(e *run.Engine, ropt report.Options) Analyzer {
 	return func(ctx context.Context, u Upload) (Reports, error) {
-		t, err := readUpload(ctx, u, read)
+		res, err := e.Analyze(ctx, run.Input{Path: u.Path, Name: u.Name, Format: u.Format})
 		if err != nil {
 			return Reports{}, err
 		}
-		res, err := analyze.Analyze(t, opt)
-		if err != nil {
-			return Reports{}, fmt.Errorf("%s: %w", u.Name, err)
-		}
 		var js, page bytes.Buffer
-		if err := report.Write(&js, res, report.JSON, ropt); err != nil {
-			return Reports{}, fmt.Errorf("%s: rendering JSON report: %w", u.Name, err)
-		}
-		if err := report.Write(&page, res, report.HTML, ropt); err != nil {
-			return Reports{}, fmt.Errorf("%s: rendering HTML report: %w", u.Name, err)
+		err = run.Protect("rendering the reports", func() error {
+			if err := report.Write(&js, res, report.JSON, ropt); err != nil {
+				return fmt.Errorf("rendering JSON report: %w", err)
+			}
+			if err := report.Write(&page, res, report.HTML, ropt); err != nil {
+				return fmt.Errorf("rendering HTML report: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return Reports{}, run.Named(u.Name, err)
 		}
 		return Reports{JSON: js.Bytes(), HTML: page.Bytes()}, nil
 	}
-}
-
-// readUpload reads the stored upload as the command line reads a file, but
-// names it by its display name, not by its temporary path.
-func readUpload(ctx context.Context, u Upload, opt trace.Options) (*trace.Trace, error) {
-	f, err := os.Open(u.Path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u.Name, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u.Name, err)
-	}
-	if u.Format != "" {
-		opt.Format = u.Format
-	}
-	t, err := trace.Read(&ctxReader{ctx: ctx, r: f}, st.Size(), opt)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u.Name, err)
-	}
-	t.Path = u.Name
-	return t, nil
-}
-
-// ctxReader fails reads once ctx is done, so that reading a large upload
-// stops soon after its client has gone.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
@@ -22,7 +23,7 @@ import (
 // realServer runs a Server with the real readers, analysis and reports.
 func realServer(t *testing.T, maxBytes int64) *testServer {
 	t.Helper()
-	an := NewAnalyzer(analyze.DefaultOptions(), trace.Options{MaxBytes: maxBytes}, report.Options{})
+	an := NewAnalyzer(&run.Engine{Analysis: analyze.DefaultOptions(), Read: trace.Options{MaxBytes: maxBytes}}, report.Options{})
 	return start(t, Config{Analyze: an, MaxAnalyses: 4})
 }
 
@@ -133,7 +134,7 @@ func TestGzipBomb(t *testing.T) {
 		t.Fatalf("bomb is %d bytes, want under 1 MiB", bomb.Len())
 	}
 
-	an := NewAnalyzer(analyze.DefaultOptions(), trace.Options{MaxBytes: maxBytes}, report.Options{})
+	an := NewAnalyzer(&run.Engine{Analysis: analyze.DefaultOptions(), Read: trace.Options{MaxBytes: maxBytes}}, report.Options{})
 	path := filepath.Join(t.TempDir(), "bomb.json.gz")
 	os.WriteFile(path, bomb.Bytes(), 0o600)
 	if _, err := an(context.Background(), Upload{Path: path, Name: "bomb"}); !errors.Is(err, trace.ErrLimit) {

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -206,16 +207,28 @@ func (s *Server) duplicate(ctx context.Context, rec Record, tmp string) (stored,
 	return stored{rec: rec, duplicate: true, report: rep}, nil
 }
 
-// analyze runs the Analyzer and turns its errors into HTTP errors.
+// analyze runs the Analyzer and turns its errors into HTTP errors. A panic
+// in the Analyzer fails this upload alone, with 500: the server goes on.
 func (s *Server) analyze(ctx context.Context, u Upload) (Reports, error) {
 	s.metrics.inFlight.Add(1)
 	start := time.Now()
-	rep, err := s.cfg.Analyze(ctx, u)
+	var rep Reports
+	err := run.Protect("analysing", func() error {
+		var err error
+		rep, err = s.cfg.Analyze(ctx, u)
+		return err
+	})
 	s.metrics.analysis(time.Since(start), err != nil)
 	s.metrics.inFlight.Add(-1)
+	var pe *run.PanicError
 	switch {
 	case err == nil:
 		return rep, nil
+	case errors.As(err, &pe):
+		if s.cfg.Log != nil {
+			s.cfg.Log.Printf("%s: %v\n%s", u.Name, pe, pe.Stack)
+		}
+		return Reports{}, errorf(http.StatusInternalServerError, "%s", oneLine(run.Named(u.Name, err).Error()))
 	case errors.Is(err, trace.ErrLimit):
 		return Reports{}, errorf(http.StatusRequestEntityTooLarge, "%s", oneLine(err.Error()))
 	case ctx.Err() != nil:

@@ -45,6 +45,9 @@ type Format struct {
 	// job that the trace names near its start, from r (decompressed, at the
 	// start of the input), reading no more of r than that takes.
 	ProbeRank func(r io.Reader) (rank, world int, ok bool)
+	// Hidden formats are read like the others but left out of the names
+	// and titles that messages list: formats that tests register.
+	Hidden bool
 }
 
 // registry holds the registered formats.
@@ -87,12 +90,14 @@ func (r *registry) list() []Format {
 // Formats returns the registered formats in sniffing order.
 func Formats() []Format { return formats.list() }
 
-// FormatNames returns the registered formats' names in sniffing order.
+// FormatNames returns the registered formats' names in sniffing order,
+// hidden ones left out.
 func FormatNames() []string {
-	fs := Formats()
-	names := make([]string, len(fs))
-	for i, f := range fs {
-		names[i] = f.Name
+	var names []string
+	for _, f := range Formats() {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
 	}
 	return names
 }
@@ -112,10 +117,11 @@ func LookupFormat(name string) (Format, error) {
 // says what input was expected: "Chrome trace-event JSON or XPlane
 // protobuf".
 func FormatTitles() string {
-	fs := Formats()
-	titles := make([]string, len(fs))
-	for i, f := range fs {
-		titles[i] = cmp.Or(f.Title, f.Name)
+	var titles []string
+	for _, f := range Formats() {
+		if !f.Hidden {
+			titles = append(titles, cmp.Or(f.Title, f.Name))
+		}
 	}
 	return orList(titles)
 }

@@ -217,4 +217,3 @@ func (j *analysis) confidence(act []*rankState) (analyze.Confidence, []string) {
 	}
 	return analyze.High, reasons
 }
-

@@ -1,20 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace"
 )
 
 func init() {
@@ -103,17 +102,17 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if wantProgress(format == report.JSON, f.quiet, stderr) {
 		f.analysis.progress = newProgress(stderr, time.Now)
 	}
-	inputs := analyzeInputs(fs.Args(), f.analysis, f.jobs)
+	outcomes := f.analysis.engine(f.jobs).AnalyzeArgs(context.Background(), fs.Args())
 	f.analysis.progress.done()
 	var results []*analyze.Result
 	status := exitOK
-	for _, in := range inputs {
-		if in.err != nil {
-			fmt.Fprintf(stderr, "tracegap: %s\n", inputError(in.path, in.err))
+	for _, o := range outcomes {
+		if o.Err != nil {
+			fmt.Fprintf(stderr, "tracegap: %s\n", inputError(o.Path, o.Err))
 			status = exitUsage
 			continue
 		}
-		results = append(results, in.res)
+		results = append(results, o.Result)
 	}
 	if len(results) == 0 {
 		return status
@@ -202,68 +201,10 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// analyzeInput is one input file and what analysing it gave.
-type analyzeInput struct {
-	path string
-	res  *analyze.Result
-	err  error
-}
-
-// analyzeInputs expands directories and analyses every input, at most jobs
-// at a time, returning them in input order. An argument that cannot be
-// expanded becomes an input with an error, so that the others still run.
-func analyzeInputs(args []string, af *analysisFlags, jobs int) []analyzeInput {
-	var inputs []analyzeInput
-	for _, a := range args {
-		if st, err := os.Stat(a); err != nil || !st.IsDir() {
-			inputs = append(inputs, analyzeInput{path: a})
-			continue
-		}
-		paths, err := trace.Expand([]string{a}) // an error when the directory holds none
-		if err != nil {
-			inputs = append(inputs, analyzeInput{path: a, err: err})
-			continue
-		}
-		for _, p := range paths {
-			inputs = append(inputs, analyzeInput{path: p})
-		}
-	}
-	sem := make(chan struct{}, jobs)
-	var wg sync.WaitGroup
-	for i := range inputs {
-		if inputs[i].err != nil {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(in *analyzeInput) {
-			defer func() { <-sem; wg.Done() }()
-			in.res, in.err = analyzeOne(af, in.path)
-		}(&inputs[i])
-	}
-	wg.Wait()
-	return inputs
-}
-
-// analyzeOne analyses one file; a panic in a reader or the analysis
-// becomes that input's error instead of taking the other inputs down.
-func analyzeOne(af *analysisFlags, path string) (res *analyze.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("internal error while analysing: %v", p)
-		}
-	}()
-	return af.analyzeFile(path)
-}
-
 // inputError writes an input's error once prefixed with its path.
 func inputError(path string, err error) string {
 	if path == "-" {
-		path = stdinName
+		path = irun.StdinName
 	}
-	msg := err.Error()
-	if strings.HasPrefix(msg, path+":") {
-		return msg
-	}
-	return path + ": " + msg
+	return irun.Named(path, err).Error()
 }

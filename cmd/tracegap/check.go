@@ -1,22 +1,22 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/check"
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -257,46 +257,17 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	return f.analysis.options().Validate()
 }
 
-// expand turns the arguments into the files to check, in order; an
-// argument that cannot be expanded becomes an errored entry, so that the
-// other inputs are still checked.
-func expand(args []string) []checkResult {
-	var out []checkResult
-	for _, a := range args {
-		if st, err := os.Stat(a); err != nil || !st.IsDir() {
-			out = append(out, checkResult{path: a})
-			continue
-		}
-		paths, err := trace.Expand([]string{a})
-		if err != nil {
-			out = append(out, checkResult{path: a, err: err})
-			continue
-		}
-		for _, p := range paths {
-			out = append(out, checkResult{path: p})
-		}
-	}
-	return out
-}
-
 // checkAll checks every input, at most f.jobs at a time, and returns the
 // results in input order.
 func (f *checkFlags) checkAll(args []string) []checkResult {
-	results := expand(args)
-	sem := make(chan struct{}, f.jobs)
-	var wg sync.WaitGroup
-	for i := range results {
-		if results[i].err != nil {
-			continue
+	outcomes := f.analysis.engine(f.jobs).AnalyzeArgs(context.Background(), args)
+	results := make([]checkResult, len(outcomes))
+	for i, o := range outcomes {
+		results[i] = checkResult{path: o.Path, res: o.Result, err: o.Err, seconds: o.Elapsed.Seconds()}
+		if o.Err == nil {
+			results[i].outcomes = f.rules.Evaluate(o.Result)
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(r *checkResult) {
-			defer func() { <-sem; wg.Done() }()
-			f.checkOne(r)
-		}(&results[i])
 	}
-	wg.Wait()
 	return results
 }
 
@@ -310,7 +281,7 @@ func (f *checkFlags) checkJob(args []string) (r checkResult, ok bool) {
 		return r, false
 	}
 	paths, err := trace.Expand(args)
-	if err != nil || (!f.job.job && !looksLikeJob(paths)) {
+	if err != nil || (!f.job.job && !irun.LooksLikeJob(paths)) {
 		if f.job.job {
 			return checkResult{path: strings.Join(args, " "), err: err}, true
 		}
@@ -318,7 +289,7 @@ func (f *checkFlags) checkJob(args []string) (r checkResult, ok bool) {
 	}
 	r.path = jobName(paths)
 	start := time.Now()
-	jr, err := analyzeJobFiles(paths, f.analysis, f.jobs)
+	jr, err := f.analysis.engine(f.jobs).AnalyzeJob(context.Background(), paths)
 	r.seconds = time.Since(start).Seconds()
 	if err != nil {
 		r.err = err
@@ -342,22 +313,6 @@ func jobName(paths []string) string {
 		return fmt.Sprintf("job (%d ranks)", len(paths))
 	}
 	return dir
-}
-
-func (f *checkFlags) checkOne(r *checkResult) {
-	start := time.Now()
-	defer func() {
-		r.seconds = time.Since(start).Seconds()
-		// One bad input must not take the others' results down with it.
-		if p := recover(); p != nil {
-			r.res, r.outcomes = nil, nil
-			r.err = fmt.Errorf("%s: internal error while analysing: %v", r.path, p)
-		}
-	}()
-	r.res, r.err = f.analysis.analyzeFile(r.path)
-	if r.err == nil {
-		r.outcomes = f.rules.Evaluate(r.res)
-	}
 }
 
 // print reports every result in order and returns the exit status: 2 when

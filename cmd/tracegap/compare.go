@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -110,16 +110,11 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 // analyzeBoth analyses the two traces at once and reports each one that is
 // unusable.
 func (f *compareFlags) analyzeBoth(basePath, newPath string, stderr io.Writer) (base, next *analyze.Result, ok bool) {
-	var errs [2]error
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); base, errs[0] = f.analysis.analyzeFile(basePath) }()
-	go func() { defer wg.Done(); next, errs[1] = f.analysis.analyzeFile(newPath) }()
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			fmt.Fprintf(stderr, "tracegap compare: %s: %v\n", []string{"BASE", "NEW"}[i], err)
+	out := f.analysis.engine(2).AnalyzeFiles(context.Background(), []string{basePath, newPath})
+	for i, o := range out {
+		if o.Err != nil {
+			fmt.Fprintf(stderr, "tracegap compare: %s: %v\n", []string{"BASE", "NEW"}[i], o.Err)
 		}
 	}
-	return base, next, errs[0] == nil && errs[1] == nil
+	return out[0].Result, out[1].Result, out[0].Err == nil && out[1].Err == nil
 }

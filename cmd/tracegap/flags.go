@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -169,40 +171,22 @@ func (f *analysisFlags) options() analyze.Options {
 
 // readOptions returns the reading limits the flags describe.
 func (f *analysisFlags) readOptions() trace.Options {
-	return trace.Options{MaxBytes: f.maxBytes, MaxEvents: f.maxEvents, MaxValueBytes: f.maxValue, Format: f.inFormat, Progress: f.progress.watch()}
+	return trace.Options{MaxBytes: f.maxBytes, MaxEvents: f.maxEvents, MaxValueBytes: f.maxValue, Format: f.inFormat}
 }
 
-// analyzeFile reads and analyses one trace file.
+// engine returns the engine that analyses inputs as the flags say, jobs
+// inputs at a time; "-" is standard input.
+func (f *analysisFlags) engine(jobs int) *irun.Engine {
+	return &irun.Engine{Analysis: f.options(), Read: f.readOptions(), Jobs: jobs, Stdin: stdin, Watch: f.progress.watch}
+}
+
+// analyzeFile reads and analyses one trace file, or standard input for
+// "-" (a trace piped from a bucket or an archive: gzip is still detected,
+// but a stream cannot be read in parallel).
 func (f *analysisFlags) analyzeFile(path string) (*analyze.Result, error) {
-	t, err := openTrace(path, f.readOptions())
-	if err != nil {
-		return nil, err
-	}
-	defer memLimit.hold(t)()
-	res, err := analyze.Analyze(t, f.options())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Path, err)
-	}
-	return res, nil
+	o := f.engine(1).AnalyzeFiles(context.Background(), []string{path})[0]
+	return o.Result, o.Err
 }
 
 // stdin is where the input "-" is read from; tests replace it.
 var stdin io.Reader = os.Stdin
-
-// stdinName names standard input in reports and errors.
-const stdinName = "standard input"
-
-// openTrace reads the trace file at path, or standard input for "-" (a
-// trace piped from a bucket or an archive: gzip is still detected, but a
-// stream cannot be read in parallel).
-func openTrace(path string, opt trace.Options) (*trace.Trace, error) {
-	if path != "-" {
-		return trace.Open(path, opt)
-	}
-	t, err := trace.Read(stdin, 0, opt)
-	if err != nil {
-		return nil, err
-	}
-	t.Path = stdinName
-	return t, nil
-}

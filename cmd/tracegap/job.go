@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/analyze/job"
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -36,14 +35,14 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 		return 0, false
 	}
 	paths, err := trace.Expand(args)
-	if err != nil || (!jf.job && !looksLikeJob(paths)) {
+	if err != nil || (!jf.job && !irun.LooksLikeJob(paths)) {
 		if jf.job {
 			fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
 			return exitUsage, true
 		}
 		return 0, false // the per-file analysis reports the error
 	}
-	jr, err := analyzeJobFiles(paths, f.analysis, f.jobs)
+	jr, err := f.analysis.engine(f.jobs).AnalyzeJob(context.Background(), paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %v\n", err)
 		return exitUsage, true
@@ -53,73 +52,6 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 		return exitUsage, true
 	}
 	return exitOK, true
-}
-
-// looksLikeJob reports whether the files are the ranks of one job: at
-// least two, each naming near its start a different rank of the same world
-// size.
-func looksLikeJob(paths []string) bool {
-	if len(paths) < 2 {
-		return false
-	}
-	ranks := map[int]bool{}
-	world := -1
-	for _, p := range paths {
-		r, w, ok := trace.ProbeRank(p)
-		if !ok || ranks[r] || (world >= 0 && w != world) {
-			return false
-		}
-		ranks[r], world = true, w
-	}
-	return true
-}
-
-// analyzeJobFiles reads every rank's trace, at most jobs at a time, and
-// analyses them as one job. Every file that cannot be read is named in the
-// error, one line each.
-func analyzeJobFiles(paths []string, af *analysisFlags, jobs int) (*job.Result, error) {
-	ts := make([]*trace.Trace, len(paths))
-	errs := make([]error, len(paths))
-	sem := make(chan struct{}, max(jobs, 1))
-	var wg sync.WaitGroup
-	for i, p := range paths {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() {
-				if v := recover(); v != nil {
-					errs[i] = fmt.Errorf("internal error while reading: %v", v)
-				}
-				<-sem
-				wg.Done()
-			}()
-			ts[i], errs[i] = openTrace(p, af.readOptions())
-		}()
-	}
-	wg.Wait()
-	var all []error
-	for i, err := range errs {
-		if err != nil {
-			all = append(all, errors.New(inputError(paths[i], err)))
-		}
-	}
-	if len(all) > 0 {
-		return nil, errors.Join(all...)
-	}
-	for _, t := range ts { // all ranks are in memory at once
-		defer memLimit.hold(t)()
-	}
-	return analyzeJob(ts, af.options())
-}
-
-// analyzeJob is job.Analyze with a panic turned into an error.
-func analyzeJob(ts []*trace.Trace, opt analyze.Options) (jr *job.Result, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			jr, err = nil, fmt.Errorf("internal error while analysing the job: %v", v)
-		}
-	}()
-	return job.Analyze(ts, opt)
 }
 
 // writeJobReport renders the job to stdout or, with -o, to a file; with

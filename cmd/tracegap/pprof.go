@@ -63,7 +63,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	res, err := analyzeOne(af, path)
+	res, err := af.analyzeFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
 		return exitUsage

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/serve"
 )
@@ -46,13 +47,17 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
+// serveDefaultMaxMemory is the memory budget analyses are admitted within
+// unless --max-memory says otherwise.
+const serveDefaultMaxMemory = 8 << 30
+
 // serveDefaultMaxBytes caps decompressed uploads lower than the command
 // line does: a service holds several analyses in memory at once.
 const serveDefaultMaxBytes = 16 << 30
 
 type serveFlags struct {
 	addr, dataDir, token string
-	maxUpload            sizeFlag
+	maxUpload, maxMemory sizeFlag
 	maxAnalyses          int
 	maxQueue             int
 	readHeader, read     time.Duration
@@ -61,10 +66,11 @@ type serveFlags struct {
 }
 
 func addServeFlags(fs *pflag.FlagSet) *serveFlags {
-	f := &serveFlags{maxUpload: serve.DefaultMaxUpload}
+	f := &serveFlags{maxUpload: serve.DefaultMaxUpload, maxMemory: serveDefaultMaxMemory}
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
 	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database")
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
+	fs.Var(&f.maxMemory, "max-memory", "memory the analyses running at once may need, by estimate from each upload's size and format; an upload waits for room, and one needing more than all of it gets 413")
 	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads received and analysed at once")
 	fs.IntVar(&f.maxQueue, "max-queue", 4*runtime.NumCPU(), "uploads that may wait for a slot; more get 503 with Retry-After (0: none wait)")
 	fs.StringVar(&f.token, "token", "", "bearer token required for uploads and deletes (default $TRACEGAP_TOKEN)")
@@ -112,10 +118,11 @@ func (f *serveFlags) config(logw io.Writer) (serve.Config, error) {
 	if f.token == "" {
 		f.token = os.Getenv("TRACEGAP_TOKEN")
 	}
-	read := f.analysis.readOptions()
+	e := f.analysis.engine(1)
+	e.Budget = irun.NewBudget(int64(f.maxMemory))
 	return serve.Config{
 		DataDir:           f.dataDir,
-		Analyze:           serve.NewAnalyzer(opt, read, report.Options{Top: opt.TopGaps}),
+		Analyze:           serve.NewAnalyzer(e, report.Options{Top: opt.TopGaps}),
 		MaxUpload:         int64(f.maxUpload),
 		MaxAnalyses:       f.maxAnalyses,
 		MaxQueue:          f.maxQueue,

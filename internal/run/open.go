@@ -1,0 +1,137 @@
+package run
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// read reads one input within the engine's limits: admitted by the budget,
+// stopped when ctx is cancelled, and, once read, held under the soft
+// memory limit. The caller calls release when done with the trace; errors
+// name the input, as trace.Open's do.
+func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release func(), err error) {
+	name := in.name()
+	r, size, closeIn, err := open(in)
+	if err != nil {
+		return nil, nil, openError(in, err)
+	}
+	defer closeIn()
+	free := func() {}
+	if e.Budget != nil {
+		var need int64
+		need, r = e.estimate(r, size, in.Format)
+		if free, err = e.Budget.Acquire(ctx, need); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	opt := e.Read
+	opt.Progress = nil
+	if e.Watch != nil {
+		opt.Progress = e.Watch()
+	}
+	if in.Format != "" {
+		opt.Format = in.Format
+	}
+	if ctx.Done() != nil {
+		r = &ctxReader{ctx: ctx, r: r}
+	}
+	t, err = trace.Read(r, size, opt)
+	if err != nil {
+		free()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	t.Path = name
+	unhold := memLimit.hold(t)
+	return t, func() { unhold(); free() }, nil
+}
+
+// open returns the input's reader and its size as stored (0 if unknown),
+// and what closes it.
+func open(in Input) (r io.Reader, size int64, closeIn func(), err error) {
+	if in.R != nil {
+		return in.R, in.Size, func() {}, nil
+	}
+	f, err := os.Open(in.Path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		err = fmt.Errorf("is a directory, expected a trace file")
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, err
+	}
+	return f, st.Size(), func() { f.Close() }, nil
+}
+
+// openError names the input in an error from opening it. An error from
+// the file system names the file already, which is the input's name on
+// the command line; an input with a name of its own (an upload) is named
+// by it alone, so that no temporary path shows.
+func openError(in Input, err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", in.name(), err)
+	}
+	if in.Name == "" || in.Name == in.Path {
+		return err
+	}
+	return fmt.Errorf("%s: %w", in.Name, pe.Err)
+}
+
+// estimate returns the memory the input r is expected to need, from its
+// first bytes and, for a file, its gzip trailer, and the reader to read it
+// from: r itself for a file (read at offsets, left where it was), else r
+// behind the buffer that was peeked into.
+func (e *Engine) estimate(r io.Reader, size int64, format string) (int64, io.Reader) {
+	head := make([]byte, headLen)
+	if f, ok := r.(io.ReaderAt); ok && size > 0 && atStart(r) {
+		n, _ := f.ReadAt(head, 0)
+		var tail []byte
+		if size >= 4 {
+			tail = make([]byte, 4)
+			if _, err := f.ReadAt(tail, size-4); err != nil {
+				tail = nil
+			}
+		}
+		return need(head[:n], tail, size, format, e.Read.MaxBytes), r
+	}
+	br := bufio.NewReaderSize(r, headLen)
+	head, _ = br.Peek(headLen)
+	return need(head, nil, size, format, e.Read.MaxBytes), br
+}
+
+// atStart reports whether r can seek and is at its start, so that offsets
+// in it are offsets in the input (as trace.Read requires of an
+// io.ReaderAt).
+func atStart(r io.Reader) bool {
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return false
+	}
+	pos, err := s.Seek(0, io.SeekCurrent)
+	return err == nil && pos == 0
+}
+
+// ctxReader fails reads once ctx is done, so that reading a large input
+// stops soon after its client has gone.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

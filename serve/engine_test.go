@@ -1,0 +1,76 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/internal/run/runtest"
+	"github.com/tracegap/tracegap/report"
+)
+
+// realAnalyzer is NewAnalyzer with the default options, within budget
+// bytes of memory (0: no budget).
+func realAnalyzer(budget int64) Analyzer {
+	e := &run.Engine{Analysis: analyze.DefaultOptions()}
+	if budget > 0 {
+		e.Budget = run.NewBudget(budget)
+	}
+	return NewAnalyzer(e, report.Options{})
+}
+
+// TestPanicFailsOneUpload checks that a panic while analysing, in the real
+// Analyzer's reader or in any Analyzer, fails that upload with 500 and an
+// error naming it, stores nothing, and leaves the server serving: the only
+// analysis slot is free again for the next upload.
+func TestPanicFailsOneUpload(t *testing.T) {
+	fa := &fakeAnalyzer{}
+	panicky := func(ctx context.Context, u Upload) (Reports, error) {
+		if u.Name == "bug" {
+			panic("analyzer bug")
+		}
+		return fa.analyze(ctx, u)
+	}
+	tests := []struct {
+		name    string
+		analyze Analyzer
+		good    []byte
+		want    string
+	}{
+		{"reader", realAnalyzer(0), kinetoTrace(3, 3000, 1000), "bug: internal error while analysing: " + runtest.PanicValue},
+		{"analyzer", panicky, fakeReport("parallel", 1, 1e6), "bug: internal error while analysing: analyzer bug"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := start(t, Config{Analyze: tt.analyze, MaxAnalyses: 1})
+			r := ts.upload(t, "bug", []byte(runtest.PanicMagic), nil)
+			if r.code != http.StatusInternalServerError || r.errorText(t) != tt.want {
+				t.Fatalf("panicking upload = %d %s, want 500 %q", r.code, r.body, tt.want)
+			}
+			assertNothingStored(t, ts)
+			ts.mustUpload(t, "good", tt.good)
+		})
+	}
+}
+
+// TestMemoryAdmission checks that an upload whose estimated memory is
+// more than the whole budget is refused with 413, and one within it is
+// analysed.
+func TestMemoryAdmission(t *testing.T) {
+	data := kinetoTrace(3, 3000, 1000)
+	refused := start(t, Config{Analyze: realAnalyzer(1 << 20)})
+	r := refused.upload(t, "gen.json", data, nil)
+	if r.code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("upload over the budget = %d %s, want 413", r.code, r.body)
+	}
+	if msg := r.errorText(t); !strings.HasPrefix(msg, "gen.json: needs an estimated ") || !strings.Contains(msg, "memory budget of 1048576 bytes") {
+		t.Errorf("error %q, want the upload and the budget named", msg)
+	}
+	assertNothingStored(t, refused)
+
+	admitted := start(t, Config{Analyze: realAnalyzer(64 << 20)})
+	admitted.mustUpload(t, "gen.json", data)
+}
