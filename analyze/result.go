@@ -168,13 +168,9 @@ type Result struct {
 // would put one step's spill-over too many into the mean. With one step,
 // that step's figures; ok is false without steps.
 func (r *Result) PerStep() (input, busy int64, ok bool) {
-	st := r.Steps
-	switch len(st) {
-	case 0:
+	st := r.typicalSteps()
+	if len(st) == 0 {
 		return 0, 0, false
-	case 1:
-	default:
-		st = st[:len(st)-1]
 	}
 	for _, s := range st {
 		input += s.Input

@@ -3,18 +3,20 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/compare"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
 
 // NewAnalyzer returns the Analyzer that reads an upload with the registered
-// trace readers (the caller imports them), analyses it with opt and renders
-// the v1 JSON and the HTML reports. read bounds the reading: its MaxBytes is
+// trace readers (the caller imports them), analyses it with opt, renders
+// the v1 JSON and the HTML reports, and summarises the run for comparisons. read bounds the reading: its MaxBytes is
 // what refuses a gzip bomb. Reading stops early when ctx is cancelled (the
 // client went away); an analysis, once reading is done, runs to its end.
 func NewAnalyzer(opt analyze.Options, read trace.Options, ropt report.Options) Analyzer {
@@ -34,7 +36,11 @@ func NewAnalyzer(opt analyze.Options, read trace.Options, ropt report.Options) A
 		if err := report.Write(&page, res, report.HTML, ropt); err != nil {
 			return Reports{}, fmt.Errorf("%s: rendering HTML report: %w", u.Name, err)
 		}
-		return Reports{JSON: js.Bytes(), HTML: page.Bytes()}, nil
+		sum, err := json.Marshal(compare.Summarize(res))
+		if err != nil {
+			return Reports{}, fmt.Errorf("%s: encoding the comparison summary: %w", u.Name, err)
+		}
+		return Reports{JSON: js.Bytes(), HTML: page.Bytes(), Summary: sum}, nil
 	}
 }
 
