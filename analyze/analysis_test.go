@@ -6,24 +6,25 @@ import (
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
-// TestStepTime: the pace is the longer of the mean start-to-start and
-// end-to-end times; a host that runs ahead starts steps faster than they
-// end.
+// TestStepTime: the steps tile the window, so the pace is the window's
+// length over its steps, whatever each step's own length.
 func TestStepTime(t *testing.T) {
 	tests := []struct {
-		name  string
-		steps []Step
-		want  int64
+		name   string
+		window Window
+		steps  []Step
+		want   int64
+		ok     bool
 	}{
-		{"none", nil, 0},
-		{"one", []Step{{Start: 5, Dur: 40}}, 40},
-		{"starts decide", []Step{{Start: 0, Dur: 10}, {Start: 30, Dur: 10}, {Start: 60, Dur: 10}}, 30},
-		{"ends decide", []Step{{Start: 0, Dur: 10}, {Start: 10, Dur: 30}, {Start: 20, Dur: 50}}, 30},
+		{"none", Window{Start: 0, End: 100}, nil, 0, false},
+		{"one", Window{Start: 5, End: 45}, []Step{{Start: 5, Dur: 40}}, 40, true},
+		{"three", Window{Start: 0, End: 90}, []Step{{Start: 0, Dur: 30}, {Start: 30, Dur: 30}, {Start: 60, Dur: 30}}, 30, true},
+		{"uneven", Window{Start: 10, End: 110}, []Step{{Start: 10, Dur: 20}, {Start: 30, Dur: 80}}, 50, true},
 	}
 	for _, tt := range tests {
-		r := &Result{Steps: tt.steps}
-		if got := r.StepTime(); got != tt.want {
-			t.Errorf("%s: StepTime() = %d, want %d", tt.name, got, tt.want)
+		r := &Result{Window: tt.window, Steps: tt.steps}
+		if got, ok := r.StepTime(); got != tt.want || ok != tt.ok {
+			t.Errorf("%s: StepTime() = %d, %v; want %d, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -51,6 +51,8 @@ type analyzer struct {
 	// threads holds per-thread facts, built on first use.
 	threads map[int32]*thread
 	steps   []rawStep // steps found, warm-up included
+	// hostSpans are the window's steps on the host's clock (see tileSteps).
+	hostSpans []Interval
 	// stepHint is the step of the last launch looked up.
 	stepHint int
 	tally    tally

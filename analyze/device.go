@@ -146,7 +146,7 @@ func (a *analyzer) scanDevice(d *device) {
 		if e.Has(trace.FlagMemcpy) && (e.Has(trace.FlagPageable) || e.Has(trace.FlagDtoH)) {
 			l.blocking = append(l.blocking, h)
 		}
-		a.stepLaunched(he.Start, e.End())
+		a.stepLaunched(he.Start, e.Start, e.End())
 	}
 	d.busy = append(d.busy, cur)
 	if len(d.busy) < cap(d.busy)/4 {

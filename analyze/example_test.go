@@ -57,8 +57,11 @@ func TestExample(t *testing.T) {
 	if res.Verdict != DataBound || res.Confidence != High || res.Idle != want {
 		t.Errorf("verdict %s (%s), idle %+v; want data-bound (high), idle %+v", res.Verdict, res.Confidence, res.Idle, want)
 	}
-	if got := (Interval{res.Window.Start, res.Window.End}); got != (Interval{63 * msec, 420100 * usec}) {
-		t.Errorf("window %v, want [63 ms, 420.1 ms)", got)
+	// The window runs from the warm-up step's kernel's end (105.1 ms),
+	// when the device is ready for the first kept step, to the last
+	// kernel's end: five steps of 63 ms.
+	if got := (Interval{res.Window.Start, res.Window.End}); got != (Interval{105100 * usec, 420100 * usec}) {
+		t.Errorf("window %v, want [105.1 ms, 420.1 ms)", got)
 	}
 	// A typical step loads for 60 ms against 45 ms of kernels:
 	// ceil(60 / 45) + 1 = 3 workers.

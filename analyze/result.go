@@ -218,30 +218,6 @@ type Result struct {
 	Findings []Finding
 }
 
-// PerStep returns the loading time and the device busy time of a typical
-// step: their means over the steps of the window, the same steps every
-// figure is over. ok is false without steps.
-func (r *Result) PerStep() (input, busy int64, ok bool) {
-	if len(r.Steps) == 0 {
-		return 0, 0, false
-	}
-	for _, s := range r.Steps {
-		input += s.Input
-		busy += s.DeviceBusy
-	}
-	n := int64(len(r.Steps))
-	return input / n, busy / n, true
-}
-
-// StepTime returns the mean step time: the steps tile the window, so it is
-// the window's length over the number of steps. 0 without steps.
-func (r *Result) StepTime() int64 {
-	if len(r.Steps) == 0 {
-		return 0
-	}
-	return r.Window.Dur() / int64(len(r.Steps))
-}
-
 // Source describes the input.
 type Source struct {
 	Path     string

@@ -42,11 +42,12 @@ var scenarios = []scenario{
 	{
 		// Host step = input 20 + dispatch 1; the kernel (10) runs during
 		// the next input, so each gap is the last 10 ms of input and the
-		// 1 ms op. Window: step 2 start (21) to the last kernel's end (136).
+		// 1 ms op. Window: the warm-up's kernel ends (31; step 2's host
+		// start, 21, falls inside it) to the last kernel's end (136).
 		name:    "b/input-longer-than-compute",
 		loop:    tracetest.Loop{Steps: 6, Input: 20 * msec, Dispatch: 1 * msec, Compute: 10 * msec},
 		verdict: DataBound, confidence: High,
-		window: Interval{21 * msec, 136 * msec},
+		window: Interval{31 * msec, 136 * msec},
 		idle:   Breakdown{ByCause: [NumCauses]int64{Input: 5 * 10 * msec, Host: 5 * 1 * msec}},
 	},
 	{
@@ -61,19 +62,22 @@ var scenarios = []scenario{
 	},
 	{
 		// Host step 1.5 ms against 10 ms kernels: the queue never drains.
+		// The host runs ahead, so the steps are paced by the device: from
+		// the warm-up's kernel's end (11.5 ms), 10 ms each.
 		name:    "d/prefetching-workers",
 		loop:    tracetest.Loop{Steps: 6, Input: 500 * usec, InputName: tracetest.MultiProcessLoader, Dispatch: 1 * msec, Compute: 10 * msec},
 		verdict: Parallel, confidence: High,
-		window: Interval{1500 * usec, 61500 * usec},
+		window: Interval{11500 * usec, 61500 * usec},
 	},
 	{
 		// Ten 200 us ops per step, each launching a 50 us kernel at its
 		// end: 150 us of every 200 us idle inside aten::linear. Window:
-		// 2 ms to 12.05 ms (the last kernel's end).
+		// the warm-up's last kernel's end (2.05 ms) to the last kernel's
+		// end (12.05 ms).
 		name:    "e/heavy-dispatch",
 		loop:    tracetest.Loop{Steps: 6, Dispatch: 200 * usec, Kernels: 10, Compute: 50 * usec},
 		verdict: HostBound, confidence: High,
-		window: Interval{2 * msec, 12050 * usec},
+		window: Interval{2050 * usec, 12050 * usec},
 		idle:   Breakdown{ByCause: [NumCauses]int64{Host: 50 * 150 * usec}},
 	},
 	{
@@ -82,11 +86,11 @@ var scenarios = []scenario{
 		name:    "f/syncs-overlapped",
 		loop:    tracetest.Loop{Steps: 6, Input: 500 * usec, InputName: tracetest.MultiProcessLoader, Dispatch: 1 * msec, Compute: 10 * msec, Sync: true, SyncPrevious: true},
 		verdict: Parallel, confidence: High,
-		window: Interval{1505 * usec, 61500 * usec},
+		window: Interval{11500 * usec, 61500 * usec},
 	},
 	{
-		// b without step markers: the window is the device span, which
-		// here is the same interval.
+		// b without step markers: the window is the device span, the
+		// warm-up's kernel included.
 		name:    "g/no-steps",
 		loop:    tracetest.Loop{Steps: 6, NoStepMarkers: true, Input: 20 * msec, Dispatch: 1 * msec, Compute: 10 * msec},
 		verdict: DataBound, confidence: Medium,
@@ -119,12 +123,13 @@ var scenarios = []scenario{
 		// so it has the most launches, but the gap before each step's
 		// first kernel is ended by the main thread's launch: 2 ms of input
 		// and 1 ms of dispatch there, not untraced time. Loading (6 ms a
-		// step) is faster than the device's work (6.8 ms) but inline:
-		// sequential.
+		// step) is no slower than the device's work (6 ms) but inline:
+		// sequential. The steps start where the previous step's last
+		// kernel ends (13 ms for the first kept one).
 		name:    "j/backward-thread",
 		loop:    tracetest.Loop{Steps: 6, Input: 6 * msec, Dispatch: 1 * msec, Kernels: 3, Compute: 2 * msec, Backward: true},
 		verdict: Sequential, confidence: High,
-		window: Interval{9 * msec, 58 * msec},
+		window: Interval{13 * msec, 58 * msec},
 		idle:   Breakdown{ByCause: [NumCauses]int64{Input: 5 * 2 * msec, Host: 5 * 1 * msec}},
 	},
 	{

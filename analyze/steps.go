@@ -15,9 +15,10 @@ type rawStep struct {
 	name       string
 	num        int64
 	start, end int64
-	// workEnd is the end of the last device work launched from inside
-	// the step (-1 when none is known).
-	workEnd int64
+	// workStart and workEnd are the start of the first and the end of
+	// the last device work launched from inside the step (-1 when none is
+	// known).
+	workStart, workEnd int64
 }
 
 // findSteps returns the steps of the trace in time order and says how they
@@ -92,7 +93,7 @@ func (a *analyzer) stepsMatching(re *regexp.Regexp) []rawStep {
 
 func (a *analyzer) rawStep(e *trace.Event) rawStep {
 	name := a.t.Str(e.Name)
-	return rawStep{name: name, num: trailingNumber(name), start: e.Start, end: e.End(), workEnd: -1}
+	return rawStep{name: name, num: trailingNumber(name), start: e.Start, end: e.End(), workStart: -1, workEnd: -1}
 }
 
 // trailingNumber returns the number a name ends with, or -1.
@@ -155,16 +156,21 @@ func dedupeSteps(steps []rawStep) []rawStep {
 	return kept
 }
 
-// stepLaunched records that work ending at end was launched at host time
-// launch, stretching the step that holds the launch.
-func (a *analyzer) stepLaunched(launch, end int64) {
+// stepLaunched records that work from start to end was launched at host
+// time launch, by the step that holds the launch.
+func (a *analyzer) stepLaunched(launch, start, end int64) {
 	i := a.stepHint
 	if i < 0 || i >= len(a.steps) || launch < a.steps[i].start || (i+1 < len(a.steps) && launch >= a.steps[i+1].start) {
 		i = a.stepAt(launch)
 		a.stepHint = i
 	}
-	if i >= 0 && launch < a.steps[i].end && end > a.steps[i].workEnd {
-		a.steps[i].workEnd = end
+	if i < 0 || launch >= a.steps[i].end {
+		return
+	}
+	s := &a.steps[i]
+	s.workEnd = max(s.workEnd, end)
+	if s.workStart < 0 || start < s.workStart {
+		s.workStart = start
 	}
 }
 
@@ -180,25 +186,47 @@ func (a *analyzer) stepAt(t int64) int {
 	return i - 1
 }
 
-// tileSteps makes the steps tile time without overlap: each step runs from
-// its start to the next step's start (its pace), and the last step to the
-// end of the last device work launched from inside the steps, or its own
-// end when no launch is known. The profiler-stop tail after the last work
-// is outside the last step: counting it as idle would blame the host for
-// the profiler stopping.
-func (a *analyzer) tileSteps() {
+// tileSteps makes the steps tile time without overlap, and records each
+// step's host span. A step starts when the device finishes the work the
+// step before launched (prevWork; -1 when unknown) or, if later, when its
+// host starts it: the step then holds the device's wait for the step's
+// host work and the step's own device work, and the steps' lengths are the
+// pace the device runs at, also when the host runs ahead of it. A step ends
+// where the next one starts; the last one at the end of the last device
+// work the steps launched, or at its host end when no launch is known. The
+// profiler-stop tail after that work is outside the last step: counting
+// it as idle would blame the host for the profiler stopping.
+//
+// The host span of a step runs from its host start to the next step's host
+// start (the last: to the later of its host end and its end): the host
+// figures of a step (loading, syncs) are over it.
+func (a *analyzer) tileSteps(prevWork int64) {
+	n := len(a.steps)
+	a.hostSpans = make([]Interval, n)
 	lastWork := int64(-1)
-	for _, s := range a.steps {
+	for i := range a.steps {
+		s := &a.steps[i]
+		a.hostSpans[i].Start = s.start
+		if i+1 < n {
+			a.hostSpans[i].End = a.steps[i+1].start
+		}
+		s.start = max(s.start, prevWork)
+		if i > 0 {
+			s.start = max(s.start, a.steps[i-1].start)
+		}
+		prevWork = s.workEnd
 		lastWork = max(lastWork, s.workEnd)
 	}
 	for i := range a.steps {
 		s := &a.steps[i]
-		if i+1 < len(a.steps) {
+		if i+1 < n {
 			s.end = a.steps[i+1].start
 		} else if lastWork > s.start {
 			s.end = lastWork
 		}
+		s.end = max(s.end, s.start)
 	}
+	a.hostSpans[n-1].End = max(a.steps[n-1].end, a.hostSpans[n-1].Start)
 }
 
 // setWindow sets the window to the steady-state steps (the first dropped as
@@ -214,11 +242,13 @@ func (a *analyzer) setWindow(src string) {
 		w.Start, w.End = sp.Start, sp.End
 		return
 	}
+	prevWork := int64(-1)
 	if len(a.steps) > 3 {
+		prevWork = a.steps[0].workEnd
 		a.steps = a.steps[1:]
 		w.WarmupDropped = true
 	}
-	a.tileSteps()
+	a.tileSteps(prevWork)
 	w.StepSource = src
 	w.Steps = len(a.steps)
 	w.Start, w.End = a.steps[0].start, a.steps[len(a.steps)-1].end

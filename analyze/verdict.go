@@ -24,25 +24,26 @@ func (a *analyzer) summarize() {
 	r.TopGaps = topGaps(r.Gaps, a.opt.TopGaps)
 
 	launchers := a.launchingThreads()
+	w := Interval{r.Window.Start, r.Window.End}
 	var busy int64
 	for _, d := range a.devs {
 		busy += d.winBusy
 	}
 	busy /= n
-	w := Interval{r.Window.Start, r.Window.End}
 	input, _ := a.hostTime(launchers, w)
+	if len(r.Steps) > 0 {
+		input = 0 // the sum of the steps' loading, over their host spans
+	}
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		// Steps overlap where a step's work runs past the next step's
-		// start; the figures split the window at step starts instead, so
-		// that they add up to the window's.
 		sw := a.stepSpan(i)
 		for _, d := range a.devs {
 			s.DeviceBusy += d.busyIn(sw)
 		}
 		s.DeviceBusy /= n
 		s.Idle = s.Idle.Divide(n)
-		s.Input, s.Sync = a.hostTime(launchers, sw)
+		s.Input, s.Sync = a.hostTime(launchers, a.hostSpans[i])
+		input += s.Input
 		s.Verdict, _, _ = a.decide(&s.Idle, sw.End-sw.Start, s.Input, s.DeviceBusy)
 	}
 	var deciding string

@@ -9,8 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/compare"
 )
 
 // CompareSchema names the version of the comparison's JSON document.
@@ -18,7 +19,8 @@ const CompareSchema = "tracegap/compare/v1"
 
 // WriteComparison renders a comparison of two runs as text, JSON or
 // Markdown. Text and Markdown leave out the rows that are zero in both runs.
-func WriteComparison(w io.Writer, c *analyze.Comparison, f Format) error {
+// The JSON document is the one the upload service answers too.
+func WriteComparison(w io.Writer, c *compare.Comparison, f Format) error {
 	if c == nil {
 		return fmt.Errorf("report: comparison is nil")
 	}
@@ -40,20 +42,77 @@ func WriteComparison(w io.Writer, c *analyze.Comparison, f Format) error {
 	return bw.Flush()
 }
 
-func compareText(w io.Writer, c *analyze.Comparison) error {
-	fmt.Fprintf(w, "base  %s\nnew   %s\n", cmpRunLine(&c.Base), cmpRunLine(&c.New))
+// ComparisonRows returns the rows of a comparison that are not zero in both
+// runs, formatted for people: metric, base, new, change and ratio. Text,
+// Markdown and the service's page show these cells.
+func ComparisonRows(c *compare.Comparison) [][5]string {
+	var out [][5]string
+	for i := range c.Rows {
+		r := &c.Rows[i]
+		if r.Base != 0 || r.New != 0 {
+			out = append(out, [5]string{r.Metric, cmpValue(r, r.Base), cmpValue(r, r.New), cmpDiff(r), cmpRatio(r.Ratio)})
+		}
+	}
+	return out
+}
+
+// SyntheticConclusion says in a sentence or two what the synthetic-data test
+// shows. Names of blocking calls come from the trace: escape them for the
+// medium.
+func SyntheticConclusion(s *compare.Synthetic) string {
+	fits := "is longer than"
+	if s.InputFits {
+		fits = "fits inside"
+	}
+	in := fmt.Sprintf("the new run's input (%s per step) %s the synthetic run's compute (%s per step)",
+		Duration(s.NewInput), fits, Duration(s.BaseCompute))
+	switch s.Outcome {
+	case compare.InputBound:
+		return in + ": the input pipeline is the bottleneck; add loader workers, prefetch, or preprocess offline."
+	case compare.KeepsUp:
+		return in + fmt.Sprintf(" and its step (%s) reaches the target (%s): the input pipeline keeps up.",
+			Duration(s.NewStep), Duration(s.Target))
+	}
+	msg := in + fmt.Sprintf(", yet its step (%s) is %s slower than the target (%s): the input pipeline is not the bottleneck, and a forced synchronization is the likely cause",
+		Duration(s.NewStep), percent(float64(s.NewStep)/float64(max(s.Target, 1))-1), Duration(s.Target))
+	if len(s.Syncs) == 0 {
+		if s.NewSync > 0 || s.NewAfterSync > 0 {
+			return msg + fmt.Sprintf(": the new run spends %s per step in blocking calls, and its device idles %s per step right after they return.",
+				Duration(s.NewSync), Duration(s.NewAfterSync))
+		}
+		return msg + "; no blocking call was found in the new run, so look at the host work in its gaps."
+	}
+	names := make([]string, 0, 3)
+	for _, site := range s.Syncs[:min(3, len(s.Syncs))] {
+		names = append(names, fmt.Sprintf("%s (%s in %s)", site.Name, Duration(site.Time), cmpGaps(site.Gaps)))
+	}
+	return msg + ": " + strings.Join(names, ", ") + "."
+}
+
+// RegressionMessage says in one line how a figure grew past its limit.
+func RegressionMessage(r compare.Regression) string {
+	if r.Metric == compare.MetricStepTime {
+		return fmt.Sprintf("step time grew %s (%s -> %s), limit %s",
+			percent(r.Change), Duration(int64(r.Base)), Duration(int64(r.New)), percent(r.Limit))
+	}
+	return fmt.Sprintf("attributed %s grew %.1f points (%s -> %s), limit %.1f points",
+		r.Metric, r.Change*100, percent(r.Base), percent(r.New), r.Limit*100)
+}
+
+func compareText(w io.Writer, c *compare.Comparison) error {
+	fmt.Fprintf(w, "base  %s\nnew   %s\n", termSafe(cmpRunLine(&c.Base)), termSafe(cmpRunLine(&c.New)))
 	fmt.Fprintf(w, "verdict: %s\n\n", cmpVerdictChange(c))
-	rows := cmpShownRows(c)
+	rows := ComparisonRows(c)
 	// The metric names read left-aligned, the figures right-aligned:
 	// pad the names to one width and let tabwriter align the rest.
 	width := len("metric")
 	for _, r := range rows {
-		width = max(width, len(r.Metric))
+		width = max(width, len(r[0]))
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\tbase\tnew\tchange\tratio\t\n", width, "metric")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t\n", width, r.Metric, cmpValue(&r, r.Base), cmpValue(&r, r.New), cmpDiff(&r), cmpRatio(r.Ratio))
+		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t\n", width, r[0], r[1], r[2], r[3], r[4])
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -62,15 +121,35 @@ func compareText(w io.Writer, c *analyze.Comparison) error {
 		fmt.Fprintf(w, "\nsynthetic-data test (%s):\n", cmpSyntheticWhy(s))
 		fmt.Fprintf(w, "  target step %s (base); base compute %s per step\n", Duration(s.Target), Duration(s.BaseCompute))
 		fmt.Fprintf(w, "  new step %s; new input %s per step\n", Duration(s.NewStep), Duration(s.NewInput))
-		fmt.Fprintf(w, "  %s\n", s.Conclusion)
+		fmt.Fprintf(w, "  %s\n", termSafe(SyntheticConclusion(s)))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "  sync %s in %s: %s\n", Duration(site.Time), cmpGaps(site.Gaps), stackString(site.Stack))
+			fmt.Fprintf(w, "  sync %s in %s: %s\n", Duration(site.Time), cmpGaps(site.Gaps), termSafe(stackString(site.Stack)))
 		}
 	}
 	if c.Limit > 0 {
 		fmt.Fprintf(w, "\nregressions (limit %s): %s\n", percent(c.Limit), cmpRegressions(c, "; "))
 	}
 	return nil
+}
+
+// termSafe escapes the control and format characters of text from a trace
+// (escape sequences, bidirectional overrides) so that it cannot drive a
+// terminal.
+func termSafe(s string) string {
+	unsafe := func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
+	if !strings.ContainsFunc(s, unsafe) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafe(r) {
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func cmpGaps(n int) string {
@@ -80,7 +159,7 @@ func cmpGaps(n int) string {
 	return count(n) + " gaps"
 }
 
-func cmpRunLine(s *analyze.Summary) string {
+func cmpRunLine(s *compare.Summary) string {
 	steps := fmt.Sprintf("%d steps", s.Steps)
 	if s.PerWindow {
 		steps = "no steps (figures per window)"
@@ -88,54 +167,44 @@ func cmpRunLine(s *analyze.Summary) string {
 	return fmt.Sprintf("%s (%s): %s, %s confidence, %s", s.Path, s.Format, s.Verdict, s.Confidence, steps)
 }
 
-func cmpVerdictChange(c *analyze.Comparison) string {
+func cmpVerdictChange(c *compare.Comparison) string {
 	if c.Base.Verdict == c.New.Verdict {
 		return fmt.Sprintf("%s (unchanged)", c.New.Verdict)
 	}
 	return fmt.Sprintf("%s -> %s", c.Base.Verdict, c.New.Verdict)
 }
 
-func cmpSyntheticWhy(s *analyze.Synthetic) string {
+func cmpSyntheticWhy(s *compare.Synthetic) string {
 	if s.Forced {
 		return "base taken as fed with synthetic data"
 	}
 	return "base has no input-pipeline time: read as fed with synthetic data"
 }
 
-func cmpRegressions(c *analyze.Comparison, sep string) string {
+func cmpRegressions(c *compare.Comparison, sep string) string {
 	if len(c.Regressions) == 0 {
 		return "none"
 	}
 	msgs := make([]string, len(c.Regressions))
 	for i, r := range c.Regressions {
-		msgs[i] = r.Message
+		msgs[i] = RegressionMessage(r)
 	}
 	return strings.Join(msgs, sep)
 }
 
-func cmpShownRows(c *analyze.Comparison) []analyze.Row {
-	var rows []analyze.Row
-	for _, r := range c.Rows {
-		if r.Base != 0 || r.New != 0 {
-			rows = append(rows, r)
-		}
-	}
-	return rows
-}
-
-func cmpValue(r *analyze.Row, v float64) string {
-	if r.Unit == analyze.UnitShare {
+func cmpValue(r *compare.Row, v float64) string {
+	if r.Unit == compare.UnitShare {
 		return percent(v)
 	}
 	return Duration(int64(math.Round(v)))
 }
 
-func cmpDiff(r *analyze.Row) string {
+func cmpDiff(r *compare.Row) string {
 	sign := ""
 	if r.Diff > 0 {
 		sign = "+"
 	}
-	if r.Unit == analyze.UnitShare {
+	if r.Unit == compare.UnitShare {
 		return sign + strconv.FormatFloat(r.Diff*100, 'f', 1, 64) + " pt"
 	}
 	return sign + Duration(int64(math.Round(r.Diff)))
@@ -148,26 +217,45 @@ func cmpRatio(x float64) string {
 	return strconv.FormatFloat(x, 'f', 2, 64) + "x"
 }
 
-func compareMarkdown(w io.Writer, c *analyze.Comparison) error {
+func compareMarkdown(w io.Writer, c *compare.Comparison) error {
 	fmt.Fprintf(w, "## tracegap compare: %s\n\n", cmpVerdictChange(c))
-	fmt.Fprintf(w, "- base: `%s` (%s): **%s**, %s confidence, %d steps\n", c.Base.Path, c.Base.Format, c.Base.Verdict, c.Base.Confidence, c.Base.Steps)
-	fmt.Fprintf(w, "- new: `%s` (%s): **%s**, %s confidence, %d steps\n\n", c.New.Path, c.New.Format, c.New.Verdict, c.New.Confidence, c.New.Steps)
-	fmt.Fprintln(w, "| metric | base | new | change | ratio |")
+	for _, side := range []struct {
+		name string
+		s    *compare.Summary
+	}{{"base", &c.Base}, {"new", &c.New}} {
+		fmt.Fprintf(w, "- %s: %s (%s): **%s**, %s confidence, %d steps\n", side.name, mdCode(side.s.Path),
+			mdEscape(side.s.Format), side.s.Verdict, side.s.Confidence, side.s.Steps)
+	}
+	fmt.Fprintln(w, "\n| metric | base | new | change | ratio |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
-	for _, r := range cmpShownRows(c) {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Metric, cmpValue(&r, r.Base), cmpValue(&r, r.New), cmpDiff(&r), cmpRatio(r.Ratio))
+	for _, r := range ComparisonRows(c) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r[0], r[1], r[2], r[3], r[4])
 	}
 	if s := c.Synthetic; s != nil {
 		fmt.Fprintf(w, "\n### Synthetic-data test\n\n%s. Target step %s, base compute %s per step; new step %s, new input %s per step.\n\n%s\n",
-			mdEscape(cmpSyntheticWhy(s)), Duration(s.Target), Duration(s.BaseCompute), Duration(s.NewStep), Duration(s.NewInput), mdEscape(s.Conclusion))
+			mdEscape(cmpSyntheticWhy(s)), Duration(s.Target), Duration(s.BaseCompute), Duration(s.NewStep), Duration(s.NewInput), mdEscape(termSafe(SyntheticConclusion(s))))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "- `%s`: %s in %s\n", stackString(site.Stack), Duration(site.Time), cmpGaps(site.Gaps))
+			fmt.Fprintf(w, "- %s: %s in %s\n", mdCode(stackString(site.Stack)), Duration(site.Time), cmpGaps(site.Gaps))
 		}
 	}
 	if c.Limit > 0 {
 		fmt.Fprintf(w, "\n**Regressions** (limit %s): %s\n", percent(c.Limit), mdEscape(cmpRegressions(c, "; ")))
 	}
 	return nil
+}
+
+// mdCode writes s as inline code: backticks cannot close it early (a run of
+// them longer than any in s fences it) and a newline cannot end it.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(termSafe(s), "\n", " ")
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
 type cmpJSON struct {
@@ -215,6 +303,7 @@ type cmpJSONSynthetic struct {
 	NewInput    int64         `json:"new_input_ns"`
 	InputFits   bool          `json:"input_fits"`
 	Slower      bool          `json:"slower"`
+	Outcome     string        `json:"outcome"`
 	Syncs       []cmpJSONSync `json:"syncs"`
 	Conclusion  string        `json:"conclusion"`
 }
@@ -235,13 +324,14 @@ type cmpJSONRegression struct {
 	Message string  `json:"message"`
 }
 
-func compareJSON(w io.Writer, c *analyze.Comparison) error {
+func compareJSON(w io.Writer, c *compare.Comparison) error {
 	doc := cmpJSON{
 		Schema:      CompareSchema,
 		Base:        cmpSummaryJSON(&c.Base),
 		New:         cmpSummaryJSON(&c.New),
 		Changed:     c.Base.Verdict != c.New.Verdict,
 		Rows:        make([]cmpJSONRow, len(c.Rows)),
+		Synthetic:   cmpSyntheticJSON(c.Synthetic),
 		Regressions: []cmpJSONRegression{},
 	}
 	for i, r := range c.Rows {
@@ -250,37 +340,41 @@ func compareJSON(w io.Writer, c *analyze.Comparison) error {
 			doc.Rows[i].Ratio = &r.Ratio
 		}
 	}
-	if s := c.Synthetic; s != nil {
-		js := &cmpJSONSynthetic{Forced: s.Forced, TargetNs: s.Target, BaseCompute: s.BaseCompute, NewStep: s.NewStep,
-			NewInput: s.NewInput, InputFits: s.InputFits, Slower: s.Slower, Syncs: []cmpJSONSync{}, Conclusion: s.Conclusion}
-		for _, site := range s.Syncs {
-			js.Syncs = append(js.Syncs, cmpJSONSync{Name: site.Name, Stack: site.Stack, Ns: site.Time, Gaps: site.Gaps})
-		}
-		doc.Synthetic = js
-	}
 	if c.Limit > 0 {
 		doc.Limit = &c.Limit
 	}
 	for _, r := range c.Regressions {
-		doc.Regressions = append(doc.Regressions, cmpJSONRegression{r.Metric, r.Base, r.New, r.Change, r.Limit, r.Message})
+		doc.Regressions = append(doc.Regressions, cmpJSONRegression{r.Metric, r.Base, r.New, r.Change, r.Limit, RegressionMessage(r)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }
 
-func cmpSummaryJSON(s *analyze.Summary) cmpJSONSummary {
+func cmpSyntheticJSON(s *compare.Synthetic) *cmpJSONSynthetic {
+	if s == nil {
+		return nil
+	}
+	js := &cmpJSONSynthetic{Forced: s.Forced, TargetNs: s.Target, BaseCompute: s.BaseCompute, NewStep: s.NewStep,
+		NewInput: s.NewInput, InputFits: s.InputFits, Slower: s.Slower, Outcome: string(s.Outcome),
+		Syncs: []cmpJSONSync{}, Conclusion: SyntheticConclusion(s)}
+	for _, site := range s.Syncs {
+		js.Syncs = append(js.Syncs, cmpJSONSync{Name: site.Name, Stack: site.Stack, Ns: site.Time, Gaps: site.Gaps})
+	}
+	return js
+}
+
+func cmpSummaryJSON(s *compare.Summary) cmpJSONSummary {
 	j := cmpJSONSummary{
 		Path: s.Path, Format: s.Format, Verdict: string(s.Verdict), Confidence: string(s.Confidence),
 		Steps: s.Steps, PerWindow: s.PerWindow, StepNs: s.StepTime, DeviceBusy: s.DeviceBusy,
 		Input: s.Input, Sync: s.Sync, Utilization: s.Utilization, IdleShare: s.IdleShare,
-		IdlePerStep: map[string]int64{"below_min_gap": s.IdlePerStep.BelowMinGap},
-		IdleShares:  map[string]float64{"below_min_gap": s.IdleShares[analyze.NumCauses]},
+		IdlePerStep: map[string]int64{}, IdleShares: map[string]float64{},
 	}
-	for c := range analyze.NumCauses {
-		key := strings.ReplaceAll(c.String(), "-", "_")
-		j.IdlePerStep[key] = s.IdlePerStep.Of(c)
-		j.IdleShares[key] = s.IdleShares[c]
+	for _, ci := range s.Idle {
+		key := strings.ReplaceAll(ci.Cause, "-", "_")
+		j.IdlePerStep[key] = ci.PerStep
+		j.IdleShares[key] = ci.Share
 	}
 	return j
 }

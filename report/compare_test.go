@@ -7,18 +7,21 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/compare"
 )
 
 const ms = int64(1_000_000)
 
 // stepRun is a one-device run of four 100 ms steps with busy device time
 // and input time per step and the window's idle.
-func stepRun(path string, v analyze.Verdict, busy, input int64, idle analyze.Breakdown) *analyze.Result {
+func stepRun(path string, v analyze.Verdict, busy, input int64, idle map[analyze.Cause]int64) *analyze.Result {
 	r := &analyze.Result{
 		Source: analyze.Source{Path: path, Format: "chrome"}, Verdict: v, Confidence: analyze.High,
 		Window:  analyze.Window{End: 400 * ms, Steps: 4},
 		Devices: []analyze.Device{{ID: "GPU:0", WindowBusy: 4 * busy}},
-		Idle:    idle,
+	}
+	for c, d := range idle {
+		r.Idle.Add(c, d)
 	}
 	for i := range 4 {
 		r.Steps = append(r.Steps, analyze.Step{Start: int64(i) * 100 * ms, Dur: 100 * ms, DeviceBusy: busy, Input: input})
@@ -26,16 +29,16 @@ func stepRun(path string, v analyze.Verdict, busy, input int64, idle analyze.Bre
 	return r
 }
 
-func testComparison() *analyze.Comparison {
-	base := stepRun("base.json", analyze.Parallel, 90*ms, 0, analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.Host: 40 * ms}})
-	next := stepRun("new.json", analyze.Sequential, 60*ms, 10*ms, analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.InSync: 120 * ms, analyze.Host: 40 * ms}})
+func testComparison() *compare.Comparison {
+	base := stepRun("base.json", analyze.Parallel, 90*ms, 0, map[analyze.Cause]int64{analyze.Host: 40 * ms})
+	next := stepRun("new.json", analyze.Sequential, 60*ms, 10*ms, map[analyze.Cause]int64{analyze.InSync: 120 * ms, analyze.Host: 40 * ms})
 	for i := range next.Steps {
 		next.Steps[i].Start, next.Steps[i].Dur = int64(i)*130*ms, 130*ms
 	}
 	next.Gaps = []analyze.Gap{{Device: "GPU:0", Dur: 30 * ms, Cause: analyze.InSync, Segments: []analyze.Segment{
 		{Dur: 30 * ms, Cause: analyze.InSync, Stack: []string{"ProfilerStep#3", "aten::item", "cudaStreamSynchronize"}},
 	}}}
-	c := analyze.Compare(base, next)
+	c := compare.Compare(compare.Summarize(base), compare.Summarize(next), compare.Options{})
 	c.Check(0.05)
 	return c
 }
@@ -139,5 +142,36 @@ func TestComparisonMarkdown(t *testing.T) {
 	}
 	if err := WriteComparison(&buf, testComparison(), HTML); err == nil {
 		t.Error("WriteComparison(HTML) succeeded; want an error naming the formats it writes")
+	}
+}
+
+// TestComparisonHostileNames checks that names from a trace cannot drive a
+// terminal nor break out of Markdown code.
+func TestComparisonHostileNames(t *testing.T) {
+	c := testComparison()
+	evil := "sync\x1b]0;pwned\x07`**x**`\u202e"
+	c.Synthetic.Syncs = []compare.SyncSite{{Name: evil, Stack: []string{"step", evil}, Time: 30 * ms, Gaps: 1}}
+	c.New.Path = "new\x1b[2J.json"
+	tests := []struct {
+		format Format
+		want   []string
+	}{
+		{Text, []string{`sync\x1b]0;pwned\a` + "`**x**`" + `\u202e (30.0 ms in 1 gap)`, `new\x1b[2J.json (chrome)`}},
+		{Markdown, []string{"- ``step > sync\\x1b]0;pwned\\a`**x**`\\u202e``: 30.0 ms in 1 gap\n", "- new: `new\\x1b[2J.json` (chrome)"}},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		if err := WriteComparison(&buf, c, tt.format); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.ContainsAny(out, "\x1b\x07\u202e") {
+			t.Errorf("%s output holds control characters:\n%q", tt.format, out)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s output lacks %q:\n%s", tt.format, w, out)
+			}
+		}
 	}
 }

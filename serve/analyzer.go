@@ -3,9 +3,11 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/compare"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -14,7 +16,8 @@ import (
 // as the command line does, and renders the v1 JSON and the HTML reports.
 // e's limits bound the reading (its Read.MaxBytes is what refuses a gzip
 // bomb) and its Budget, when set, admits an upload only once its estimated
-// memory fits beside the analyses running. Reading stops early when ctx is
+// memory fits beside the analyses running; the run is also summarised for
+// comparisons. Reading stops early when ctx is
 // cancelled (the client went away); an analysis, once reading is done,
 // runs to its end. A panic while analysing or rendering is returned as an
 // error (a *run.PanicError), and the server goes on serving.
@@ -37,6 +40,10 @@ func NewAnalyzer(e *run.Engine, ropt report.Options) Analyzer {
 		if err != nil {
 			return Reports{}, run.Named(u.Name, err)
 		}
-		return Reports{JSON: js.Bytes(), HTML: page.Bytes()}, nil
+		sum, err := json.Marshal(compare.Summarize(res))
+		if err != nil {
+			return Reports{}, fmt.Errorf("%s: encoding the comparison summary: %w", u.Name, err)
+		}
+		return Reports{JSON: js.Bytes(), HTML: page.Bytes(), Summary: sum}, nil
 	}
 }

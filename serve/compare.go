@@ -1,170 +1,90 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
 	"net/http"
+
+	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/report"
 )
 
-// RunFigures are one run's comparable figures, read back from its stored v1
-// JSON report: per step where the run has steps, else over the window taken
-// as one step.
-type RunFigures struct {
-	Verdict    string `json:"verdict"`
-	Confidence string `json:"confidence"`
-	Steps      int    `json:"steps"`
-	PerWindow  bool   `json:"per_window"`
-	// StepNs, DeviceBusyNs, InputNs and SyncNs are means per step.
-	StepNs       int64 `json:"step_ns"`
-	DeviceBusyNs int64 `json:"device_busy_ns"`
-	InputNs      int64 `json:"input_ns"`
-	SyncNs       int64 `json:"sync_ns"`
-	// Utilization is the window's device busy share, averaged over
-	// devices; the shares split the window's idle by cause.
-	Utilization float64 `json:"utilization"`
-	IdleShare   float64 `json:"idle_share"`
-	SyncShare   float64 `json:"sync_share"`
-	InputShare  float64 `json:"input_share"`
-	HostShare   float64 `json:"host_share"`
-}
+// Comparisons read each run's compare.Summary, computed and stored when the
+// run was analysed: the same figures `tracegap compare` computes from the
+// traces, so the service and the command line agree. A trace stored before
+// the service kept summaries (or by a tracegap whose Summary layout differs)
+// is not compared: the answer (409) asks to delete it and upload it again,
+// which analyses it anew under the same id. Re-analysing it on demand would
+// cost a full analysis per request, outside the upload slots that bound the
+// server's memory.
 
-// Delta is one figure of both runs side by side.
-type Delta struct {
-	Metric string  `json:"metric"`
-	Unit   string  `json:"unit"` // "ns" or "share"
-	Base   float64 `json:"base"`
-	New    float64 `json:"new"`
-	// Diff is New - Base; Ratio is New / Base, absent when Base is 0.
-	Diff  float64  `json:"diff"`
-	Ratio *float64 `json:"ratio,omitempty"`
-}
-
-// CompareSide is one run of a comparison.
-type CompareSide struct {
-	Record  Record          `json:"trace"`
-	Figures RunFigures      `json:"figures"`
-	Report  json.RawMessage `json:"report"`
-}
-
-// Comparison is the GET /api/v1/compare answer.
-type Comparison struct {
-	Base           CompareSide `json:"base"`
-	New            CompareSide `json:"new"`
-	VerdictChanged bool        `json:"verdict_changed"`
-	Deltas         []Delta     `json:"deltas"`
-}
-
-// v1Report is the part of the tracegap/report/v1 document a comparison reads.
-type v1Report struct {
-	Verdict    string `json:"verdict"`
-	Confidence string `json:"confidence"`
-	Window     struct {
-		DurNs int64 `json:"dur_ns"`
-	} `json:"window"`
-	Devices []struct {
-		WindowBusyNs int64 `json:"window_busy_ns"`
-	} `json:"devices"`
-	Idle struct {
-		IdleShare  float64 `json:"idle_share"`
-		SyncShare  float64 `json:"sync_share"`
-		InputShare float64 `json:"input_share"`
-		HostShare  float64 `json:"host_share"`
-	} `json:"idle_breakdown"`
-	Steps []struct {
-		DurNs        int64 `json:"dur_ns"`
-		DeviceBusyNs int64 `json:"device_busy_ns"`
-		InputNs      int64 `json:"input_ns"`
-		SyncNs       int64 `json:"sync_ns"`
-	} `json:"steps"`
-}
-
-// Figures reads a run's comparable figures from its v1 JSON report.
-func Figures(report []byte) (RunFigures, error) {
-	var r v1Report
-	if err := json.Unmarshal(report, &r); err != nil {
-		return RunFigures{}, fmt.Errorf("reading stored report: %w", err)
-	}
-	f := RunFigures{Verdict: r.Verdict, Confidence: r.Confidence, Steps: len(r.Steps),
-		IdleShare: r.Idle.IdleShare, SyncShare: r.Idle.SyncShare, InputShare: r.Idle.InputShare, HostShare: r.Idle.HostShare}
-	var busy int64
-	for _, d := range r.Devices {
-		busy += d.WindowBusyNs
-	}
-	if n := int64(len(r.Devices)); n > 0 && r.Window.DurNs > 0 {
-		f.Utilization = float64(busy/n) / float64(r.Window.DurNs)
-	}
-	if len(r.Steps) == 0 {
-		f.PerWindow, f.StepNs = true, r.Window.DurNs
-		if n := int64(len(r.Devices)); n > 0 {
-			f.DeviceBusyNs = busy / n
-		}
-		return f, nil
-	}
-	for _, s := range r.Steps {
-		f.StepNs += s.DurNs
-		f.DeviceBusyNs += s.DeviceBusyNs
-		f.InputNs += s.InputNs
-		f.SyncNs += s.SyncNs
-	}
-	n := int64(len(r.Steps))
-	f.StepNs, f.DeviceBusyNs, f.InputNs, f.SyncNs = f.StepNs/n, f.DeviceBusyNs/n, f.InputNs/n, f.SyncNs/n
-	return f, nil
-}
-
-// deltas lines up the figures of two runs.
-func deltas(b, n RunFigures) []Delta {
-	rows := []Delta{
-		delta("step_time", "ns", float64(b.StepNs), float64(n.StepNs)),
-		delta("device_busy", "ns", float64(b.DeviceBusyNs), float64(n.DeviceBusyNs)),
-		delta("input", "ns", float64(b.InputNs), float64(n.InputNs)),
-		delta("sync", "ns", float64(b.SyncNs), float64(n.SyncNs)),
-		delta("utilization", "share", b.Utilization, n.Utilization),
-		delta("idle", "share", b.IdleShare, n.IdleShare),
-		delta("idle_sync", "share", b.SyncShare, n.SyncShare),
-		delta("idle_input", "share", b.InputShare, n.InputShare),
-		delta("idle_host", "share", b.HostShare, n.HostShare),
-	}
-	return rows
-}
-
-func delta(metric, unit string, b, n float64) Delta {
-	d := Delta{Metric: metric, Unit: unit, Base: b, New: n, Diff: n - b}
-	if b != 0 {
-		r := n / b
-		if !math.IsInf(r, 0) && !math.IsNaN(r) {
-			d.Ratio = &r
-		}
-	}
-	return d
+// comparison is one comparison of two stored traces.
+type comparison struct {
+	Base, New Record
+	C         *compare.Comparison
 }
 
 // compare builds the comparison of ?base= and ?new=.
-func (s *Server) compare(r *http.Request) (*Comparison, error) {
+func (s *Server) compare(r *http.Request) (*comparison, error) {
 	ids := [2]string{r.URL.Query().Get("base"), r.URL.Query().Get("new")}
 	if ids[0] == "" || ids[1] == "" {
 		return nil, errorf(http.StatusBadRequest, "compare needs two traces: ?base=ID&new=ID")
 	}
-	var sides [2]CompareSide
+	var recs [2]Record
+	var sums [2]compare.Summary
+	// A trace that is not there says so before one that cannot be compared.
 	for i, id := range ids {
-		rec, err := s.store.Get(r.Context(), id)
-		if err != nil {
+		var err error
+		if recs[i], err = s.store.Get(r.Context(), id); err != nil {
 			return nil, notFound(err, id)
 		}
-		rep, err := s.store.JSON(r.Context(), id)
-		if err != nil {
-			return nil, notFound(err, id)
-		}
-		fig, err := Figures(rep)
-		if err != nil {
-			return nil, fmt.Errorf("trace %s: %w", id, err)
-		}
-		sides[i] = CompareSide{Record: rec, Figures: fig, Report: rep}
 	}
-	return &Comparison{
-		Base:           sides[0],
-		New:            sides[1],
-		VerdictChanged: sides[0].Figures.Verdict != sides[1].Figures.Verdict,
-		Deltas:         deltas(sides[0].Figures, sides[1].Figures),
-	}, nil
+	for i, id := range ids {
+		var err error
+		if sums[i], err = s.summary(r, id); err != nil {
+			return nil, err
+		}
+	}
+	c := compare.Compare(sums[0], sums[1], compare.Options{})
+	return &comparison{Base: recs[0], New: recs[1], C: c}, nil
+}
+
+// summary reads the stored compare.Summary of trace id.
+func (s *Server) summary(r *http.Request, id string) (compare.Summary, error) {
+	b, err := s.store.Summary(r.Context(), id)
+	if errors.Is(err, ErrNoSummary) {
+		return compare.Summary{}, errorf(http.StatusConflict, "trace %s was stored before comparisons were kept: delete it and upload it again", id)
+	}
+	if err != nil {
+		return compare.Summary{}, notFound(err, id)
+	}
+	var sum compare.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return compare.Summary{}, fmt.Errorf("trace %s: reading its stored summary: %w", id, err)
+	}
+	if sum.Version != compare.SummaryVersion {
+		return compare.Summary{}, errorf(http.StatusConflict, "trace %s was summarised by another tracegap (summary version %d, this one reads %d): delete it and upload it again",
+			id, sum.Version, compare.SummaryVersion)
+	}
+	return sum, nil
+}
+
+// handleCompare is GET /api/v1/compare?base=ID&new=ID: the
+// tracegap/compare/v1 document, as `tracegap compare --format json` writes
+// it.
+func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+	c, err := s.compare(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var b bytes.Buffer
+	if err := report.WriteComparison(&b, c.C, report.JSON); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b.Bytes())
 }

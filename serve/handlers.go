@@ -329,16 +329,6 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleCompare is GET /api/v1/compare?base=ID&new=ID.
-func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
-	c, err := s.compare(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
-}
-
 // handleHealth is GET /healthz: 200 when the store answers.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Ping(r.Context()); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -214,5 +215,42 @@ func TestMigrations(t *testing.T) {
 	s.Close()
 	if _, err := OpenSQLite(path); err == nil || !strings.Contains(err.Error(), "schema version 99 is newer") {
 		t.Errorf("opening a newer schema: %v, want a refusal naming version 99", err)
+	}
+}
+
+// TestMigrateKeepsOldTraces opens a database of schema version 1 (before
+// comparison summaries): its traces stay, without a summary.
+func TestMigrateKeepsOldTraces(t *testing.T) {
+	path := t.TempDir() + "/t.db"
+	s, err := OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP TABLE reports`, `DROP TABLE traces`, migrations[0], `UPDATE schema_version SET version = 1`,
+		`INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES ('0123456789abcdef', 'x', 'old', 1, 'chrome', 'parallel', 'high', 0)`,
+		`INSERT INTO reports (id, json, html) VALUES ('0123456789abcdef', '{}', '<p>')`,
+	} {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+	if s, err = OpenSQLite(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if v, err := s.Version(ctx); err != nil || v != SchemaVersion {
+		t.Errorf("version = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	if b, err := s.JSON(ctx, "0123456789abcdef"); err != nil || string(b) != "{}" {
+		t.Errorf("old report = %q, %v; want it kept", b, err)
+	}
+	if _, err := s.Summary(ctx, "0123456789abcdef"); !errors.Is(err, ErrNoSummary) {
+		t.Errorf("old trace's summary: %v, want ErrNoSummary", err)
+	}
+	if _, err := s.Summary(ctx, "ffffffffffffffff"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing trace's summary: %v, want ErrNotFound", err)
 	}
 }

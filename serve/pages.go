@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -28,13 +29,13 @@ nav a{margin-right:1rem}
 `
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"size":  humanSize,
-	"when":  func(t time.Time) string { return t.Format("2006-01-02 15:04:05Z") },
-	"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
-	"value": deltaValue,
-	"diff":  deltaDiff,
+	"size": humanSize,
+	"when": func(t time.Time) string { return t.Format("2006-01-02 15:04:05Z") },
+	"pct":  func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
 	// The formats the readers linked into the program registered.
-	"formats": trace.Formats,
+	"formats":    trace.Formats,
+	"rows":       report.ComparisonRows,
+	"conclusion": report.SyntheticConclusion,
 }).Parse(`
 {{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -69,13 +70,15 @@ to learn whether the accelerator waited on the host, and why.</p>
 
 {{define "compare"}}{{template "head" "Compare"}}
 <table><tr><th></th><th>base</th><th>new</th></tr>
-<tr><td>trace</td><td><a href="/traces/{{.Base.Record.ID}}">{{.Base.Record.Name}}</a></td><td><a href="/traces/{{.New.Record.ID}}">{{.New.Record.Name}}</a></td></tr>
-<tr><td>verdict</td><td><span class="v v-{{.Base.Figures.Verdict}}">{{.Base.Figures.Verdict}}</span> <small>{{.Base.Figures.Confidence}}</small></td>
-<td><span class="v v-{{.New.Figures.Verdict}}">{{.New.Figures.Verdict}}</span> <small>{{.New.Figures.Confidence}}</small></td></tr>
-<tr><td>steps</td><td class="n">{{.Base.Figures.Steps}}</td><td class="n">{{.New.Figures.Steps}}</td></tr></table>
-<table><tr><th>figure</th><th class="n">base</th><th class="n">new</th><th class="n">change</th></tr>
-{{range .Deltas}}<tr><td>{{.Metric}}</td><td class="n">{{value .Unit .Base}}</td><td class="n">{{value .Unit .New}}</td><td class="n">{{diff .}}</td></tr>{{end}}</table>
-<p><small>Times are means per step ({{if or .Base.Figures.PerWindow .New.Figures.PerWindow}}a run without steps counts its window as one step{{else}}steady steps only{{end}}); shares are of the window's wall time.</small></p>
+<tr><td>trace</td><td><a href="/traces/{{.Base.ID}}">{{.Base.Name}}</a></td><td><a href="/traces/{{.New.ID}}">{{.New.Name}}</a></td></tr>
+<tr><td>verdict</td><td><span class="v v-{{.C.Base.Verdict}}">{{.C.Base.Verdict}}</span> <small>{{.C.Base.Confidence}}</small></td>
+<td><span class="v v-{{.C.New.Verdict}}">{{.C.New.Verdict}}</span> <small>{{.C.New.Confidence}}</small></td></tr>
+<tr><td>steps</td><td class="n">{{.C.Base.Steps}}</td><td class="n">{{.C.New.Steps}}</td></tr></table>
+<table><tr><th>figure</th><th class="n">base</th><th class="n">new</th><th class="n">change</th><th class="n">ratio</th></tr>
+{{range rows .C}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td><td class="n">{{index . 4}}</td></tr>{{end}}</table>
+{{with .C.Synthetic}}<h2>Synthetic-data test</h2><p>{{conclusion .}}</p>{{end}}
+<p><small>Largest change first. Times are per step ({{if or .C.Base.PerWindow .C.New.PerWindow}}a run without steps counts its window as one step{{else}}steady steps{{end}}); shares are of the window's wall time.
+The same figures as <code>tracegap compare</code>; as JSON: <a href="/api/v1/compare?base={{.Base.ID}}&amp;new={{.New.ID}}">/api/v1/compare</a>.</small></p>
 {{template "foot"}}{{end}}
 
 {{define "error"}}{{template "head" "Error"}}<p class="err">{{.}}</p>{{template "foot"}}{{end}}
@@ -188,21 +191,4 @@ func humanSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-func deltaValue(unit string, v float64) string {
-	if unit == "share" {
-		return fmt.Sprintf("%.1f%%", v*100)
-	}
-	return time.Duration(int64(v)).Round(time.Microsecond).String()
-}
-
-func deltaDiff(d Delta) string {
-	if d.Unit == "share" {
-		return fmt.Sprintf("%+.1f pt", d.Diff*100)
-	}
-	if d.Ratio == nil {
-		return "+" + deltaValue(d.Unit, d.Diff)
-	}
-	return fmt.Sprintf("%+.1f%%", (*d.Ratio-1)*100)
 }

@@ -31,6 +31,9 @@ var migrations = []string{
 		json BLOB NOT NULL,
 		html BLOB NOT NULL
 	);`,
+	// Each run's compare.Summary, which comparisons read. NULL for the
+	// traces stored before: those are not compared (ErrNoSummary).
+	`ALTER TABLE reports ADD COLUMN summary BLOB;`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -162,7 +165,7 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 	if rec.Seq, err = res.LastInsertId(); err != nil {
 		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html) VALUES (?, ?, ?)`, rec.ID, rep.JSON, rep.HTML); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary) VALUES (?, ?, ?, ?)`, rec.ID, rep.JSON, rep.HTML, rep.Summary); err != nil {
 		return Record{}, fmt.Errorf("storing reports of %s: %w", rec.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -189,6 +192,15 @@ func (s *SQLiteStore) JSON(ctx context.Context, id string) ([]byte, error) {
 // HTML implements Store.
 func (s *SQLiteStore) HTML(ctx context.Context, id string) ([]byte, error) {
 	return s.report(ctx, id, "html")
+}
+
+// Summary implements Store.
+func (s *SQLiteStore) Summary(ctx context.Context, id string) ([]byte, error) {
+	b, err := s.report(ctx, id, "summary")
+	if err == nil && b == nil {
+		return nil, ErrNoSummary
+	}
+	return b, err
 }
 
 func (s *SQLiteStore) report(ctx context.Context, id, column string) ([]byte, error) {

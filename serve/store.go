@@ -34,12 +34,19 @@ type Record struct {
 	Seq int64 `json:"-"`
 }
 
+// ErrNoSummary is returned by Store.Summary for a trace stored before the
+// service kept the figures that comparisons read.
+var ErrNoSummary = errors.New("trace stored without a comparison summary")
+
 // Reports are the renderings of one analysis that the Store keeps.
 type Reports struct {
 	// JSON is the tracegap/report/v1 document.
 	JSON []byte
 	// HTML is the self-contained HTML report page.
 	HTML []byte
+	// Summary is the run's compare.Summary as JSON, which comparisons
+	// read; nil when the Analyzer gives none.
+	Summary []byte
 }
 
 // ListQuery selects a page of records, newest first.
@@ -66,6 +73,9 @@ type Store interface {
 	// JSON and HTML return a record's reports.
 	JSON(ctx context.Context, id string) ([]byte, error)
 	HTML(ctx context.Context, id string) ([]byte, error)
+	// Summary returns a record's compare.Summary (JSON), or ErrNoSummary
+	// when it was stored without one.
+	Summary(ctx context.Context, id string) ([]byte, error)
 	// List returns a page of records, newest first, and the total count.
 	List(ctx context.Context, q ListQuery) ([]Record, int, error)
 	// Delete removes a record and its reports, returning what it removed.

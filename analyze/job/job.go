@@ -346,9 +346,7 @@ func (j *analysis) rankFigures() {
 	for i, r := range j.ranks {
 		res := r.res
 		rk := Rank{Rank: r.num, Result: res, Offset: r.off}
-		if len(res.Steps) > 0 {
-			rk.StepTime = res.StepTime()
-		}
+		rk.StepTime, _ = res.StepTime()
 		r.idx = i
 		rk.Verdict = res.Verdict
 		if len(r.parts) > 0 {

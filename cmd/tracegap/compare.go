@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/compare"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -59,8 +60,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	c := analyze.CompareWith(base, next, analyze.CompareOptions{SyntheticBase: f.synthetic})
-	var regressions []analyze.Regression
+	c := compare.Compare(compare.Summarize(base), compare.Summarize(next), compare.Options{SyntheticBase: f.synthetic})
+	var regressions []compare.Regression
 	if f.regression.set {
 		regressions = c.Check(f.regression.v)
 	}
@@ -75,7 +76,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	for _, r := range regressions {
-		fmt.Fprintf(stderr, "REGRESSION %s\n", r.Message)
+		fmt.Fprintf(stderr, "REGRESSION %s\n", report.RegressionMessage(r))
 	}
 	if len(regressions) > 0 {
 		return exitCheck

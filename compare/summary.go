@@ -1,0 +1,207 @@
+// Package compare is the one comparison of analysed runs: what changed
+// between a base and a new run, whether the new one regressed past a limit,
+// and the synthetic-data test.
+//
+// A comparison works from two Summaries alone, so a run's Summary can be
+// computed when it is analysed, stored (it is JSON), and compared later
+// without the trace or its analysis.
+package compare
+
+import (
+	"cmp"
+	"math"
+	"regexp"
+	"slices"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// SummaryVersion is the version of Summary's JSON layout. A stored Summary of
+// another version is not compared: its figures may not mean the same.
+const SummaryVersion = 1
+
+// BelowMinGap names, among the idle causes, the idle in gaps shorter than
+// the analysis's minimum gap.
+const BelowMinGap = "below-min-gap"
+
+// Summary is one run's figures, per step where steps are known.
+type Summary struct {
+	// Version is SummaryVersion when the Summary was computed.
+	Version    int                `json:"version"`
+	Path       string             `json:"path"`
+	Format     string             `json:"format"`
+	Verdict    analyze.Verdict    `json:"verdict"`
+	Confidence analyze.Confidence `json:"confidence"`
+	// Steps is the number of steady steps the window's idle is divided
+	// by.
+	Steps int `json:"steps"`
+	// PerWindow is set when the run has no steps: the "per step" figures
+	// are then over the whole window, taken as one step.
+	PerWindow bool `json:"per_window"`
+	// StepTime is the run's pace (analyze.Result.StepTime); the window's
+	// length divided by Steps when there are no steps.
+	StepTime int64 `json:"step_ns"`
+	// DeviceBusy, Input and Sync are per typical step (ns): device busy
+	// time averaged over devices, input-pipeline time, and time in
+	// blocking calls on the launching thread(s) (analyze.Result.PerStep
+	// and SyncPerStep). Without steps, the window's busy time, and its
+	// idle on input and on syncs, divided by Steps.
+	DeviceBusy int64 `json:"device_busy_ns"`
+	Input      int64 `json:"input_ns"`
+	Sync       int64 `json:"sync_ns"`
+	// Utilization is the device busy share of the window, averaged over
+	// devices (analyze.Result.Utilization).
+	Utilization float64 `json:"utilization"`
+	// IdleShare is the attributed idle (gaps of at least the minimum
+	// gap) as a share of the window.
+	IdleShare float64 `json:"idle_share"`
+	// Idle splits the window's idle by cause, in analyze.Cause order,
+	// then BelowMinGap.
+	Idle []CauseIdle `json:"idle"`
+	// Syncs are the blocking calls the devices waited on in the run's
+	// gaps, most time first.
+	Syncs []SyncSite `json:"syncs"`
+}
+
+// CauseIdle is the window's idle time of one cause.
+type CauseIdle struct {
+	// Cause is an analyze.Cause's name, or BelowMinGap.
+	Cause string `json:"cause"`
+	// PerStep is the idle divided by Summary.Steps (ns).
+	PerStep int64 `json:"per_step_ns"`
+	// Share is the idle as a share of the window.
+	Share float64 `json:"share"`
+}
+
+// SyncSite is one blocking call the device waited on in a run's gaps.
+type SyncSite struct {
+	// Name is the blocking call: the innermost host event of in-sync
+	// segments, or the call after-sync segments follow.
+	Name string `json:"name"`
+	// Stack is the longest segment's stack, outermost first, with step
+	// numbers replaced by N so that steps group together (for a call
+	// known only from after-sync segments, the call alone).
+	Stack []string `json:"stack"`
+	// Time is the gap time spent inside the call or right after it
+	// returned (ns); Gaps counts the gaps.
+	Time int64 `json:"ns"`
+	Gaps int   `json:"gaps"`
+}
+
+// Summarize computes a run's figures.
+func Summarize(r *analyze.Result) Summary {
+	s := Summary{
+		Version:     SummaryVersion,
+		Path:        r.Source.Path,
+		Format:      r.Source.Format,
+		Verdict:     r.Verdict,
+		Confidence:  r.Confidence,
+		Steps:       len(r.Steps),
+		Utilization: r.Utilization(),
+		Syncs:       syncSites(r),
+	}
+	if s.Steps == 0 {
+		s.Steps = r.Window.Steps
+	}
+	if s.Steps == 0 {
+		s.Steps, s.PerWindow = 1, true
+	}
+	n := int64(s.Steps)
+	win := r.Window.Dur()
+	s.StepTime, s.Input, s.DeviceBusy, s.Sync = perStep(r, n)
+	if win > 0 {
+		s.IdleShare = float64(r.Idle.Attributed()) / float64(win)
+	}
+	idle := func(cause string, ns int64) {
+		ci := CauseIdle{Cause: cause, PerStep: ns / n}
+		if win > 0 {
+			ci.Share = float64(ns) / float64(win)
+		}
+		s.Idle = append(s.Idle, ci)
+	}
+	for c := range analyze.NumCauses {
+		idle(c.String(), r.Idle.Of(c))
+	}
+	idle(BelowMinGap, r.Idle.BelowMinGap)
+	return s
+}
+
+// perStep returns the run's step time and its input, device busy and sync
+// time per step, from the analysis's own figures where the run has steps;
+// without steps, from the window taken as n steps.
+func perStep(r *analyze.Result, n int64) (step, input, busy, sync int64) {
+	step, ok := r.StepTime()
+	input, busy, _ = r.PerStep()
+	sync, _ = r.SyncPerStep()
+	if ok {
+		return step, input, busy, sync
+	}
+	// Input and sync are known only where they left the device idle.
+	win := r.Window.Dur()
+	busy = int64(math.Round(r.Utilization() * float64(win)))
+	return win / n, r.Idle.Of(analyze.Input) / n, busy / n, r.Idle.Sync() / n
+}
+
+// IdleOf returns the run's idle of cause (an analyze.Cause's name or
+// BelowMinGap); zero for a cause the Summary does not know.
+func (s *Summary) IdleOf(cause string) CauseIdle {
+	for _, ci := range s.Idle {
+		if ci.Cause == cause {
+			return ci
+		}
+	}
+	return CauseIdle{Cause: cause}
+}
+
+var stepNumber = regexp.MustCompile(`#\d+`)
+
+// syncSites names the blocking calls r's devices waited on: the innermost
+// host event of the gaps' in-sync segments, and the call an after-sync
+// segment follows where the analysis named it; most idle time first.
+func syncSites(r *analyze.Result) []SyncSite {
+	index := map[string]int{}
+	sites := []SyncSite{}
+	var longest []int64 // per site, the longest in-sync segment seen
+	for gi := range r.Gaps {
+		seen := map[int]bool{}
+		for _, seg := range r.Gaps[gi].Segments {
+			name, stack := seg.Sync, []string{seg.Sync}
+			switch {
+			case seg.Cause == analyze.InSync && len(seg.Stack) > 0:
+				name, stack = seg.Stack[len(seg.Stack)-1], seg.Stack
+			case seg.Cause != analyze.AfterSync || seg.Sync == "":
+				continue
+			}
+			i, ok := index[name]
+			if !ok {
+				i = len(sites)
+				index[name] = i
+				sites = append(sites, SyncSite{Name: name})
+				longest = append(longest, -1)
+			}
+			sites[i].Time += seg.Dur
+			if !seen[i] {
+				seen[i] = true
+				sites[i].Gaps++
+			}
+			// The longest in-sync stack shows where the call was
+			// made; an after-sync segment knows only the call.
+			if seg.Cause == analyze.InSync && seg.Dur > longest[i] {
+				longest[i] = seg.Dur
+				sites[i].Stack = normalizeStack(stack)
+			} else if sites[i].Stack == nil {
+				sites[i].Stack = stack
+			}
+		}
+	}
+	slices.SortStableFunc(sites, func(x, y SyncSite) int { return cmp.Compare(y.Time, x.Time) })
+	return sites
+}
+
+func normalizeStack(stack []string) []string {
+	out := make([]string, len(stack))
+	for i, s := range stack {
+		out[i] = stepNumber.ReplaceAllString(s, "#N")
+	}
+	return out
+}
