@@ -16,6 +16,7 @@ import (
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/chrome"
+	"github.com/tracegap/tracegap/trace/tracetest"
 	_ "github.com/tracegap/tracegap/trace/xplane"
 )
 
@@ -40,13 +41,41 @@ func moduleRoot(t testing.TB) string {
 	}
 }
 
-// goldenTraces are the traces whose reports are kept as golden files: real
-// traces with a known verdict (paths relative to the module root).
-var goldenTraces = []struct{ name, path string }{
-	{"workers0", "../shared/traces/kineto-resnet50-workers0.pt.trace.json.gz"},
-	{"jax-conv", "../shared/traces/tracelens-jax-conv-block-until-ready.xplane.pb"},
-	{"workers4", "../shared/traces/kineto-resnet50-workers4.pt.trace.json.gz"},
-	{"example", "testdata/example.pt.trace.json.gz"},
+// goldenTrace is a trace whose reports are kept as golden files: a file in
+// the repository (path, relative to the module root), or a generated run
+// (spec) that the test writes as file, in the format its name gives, so
+// that the readers take part.
+type goldenTrace struct {
+	name string
+	path string
+	file string
+	spec *tracetest.Spec
+}
+
+// ms is a millisecond in nanoseconds.
+const ms = int64(1_000_000)
+
+// goldenTraces cover each verdict (the example is a data-bound run), with
+// steps or without, one GPU or two, and both formats. The real traces in
+// ../shared stay out of the repository and so out of the goldens;
+// analyze.TestRealFigures and TestRealReports cover them.
+var goldenTraces = []goldenTrace{
+	{name: "example", path: "testdata/example.pt.trace.json.gz"},
+	// Kernels of 50 us, each behind 200 us of dispatch on the host.
+	{name: "host-bound", file: "host-bound.pt.trace.json", spec: tracetest.Loop{
+		Steps: 6, Dispatch: ms / 5, Kernels: 10, Compute: ms / 20,
+	}.Spec()},
+	// JAX: the Python thread blocks until the device is done, then logs
+	// for 3 ms before it dispatches the next step; no step markers.
+	{name: "jax-sequential", file: "jax-sequential.xplane.pb", spec: tracetest.JAXLoop{
+		Steps: 6, Dispatch: 2 * ms, Kernels: 4, Compute: 2 * ms, Block: true, Host: 3 * ms,
+	}.Spec()},
+	// Worker processes feed two GPUs; each step's sync waits only for the
+	// previous step's work, so the host stays a step ahead.
+	{name: "parallel", file: "parallel.pt.trace.json", spec: tracetest.Loop{
+		Steps: 6, Input: ms / 2, InputName: tracetest.MultiProcessLoader, Dispatch: 1 * ms, Kernels: 4,
+		Compute: 5 * ms, Devices: 2, Sync: true, SyncPrevious: true,
+	}.Spec()},
 }
 
 var (
@@ -57,16 +86,21 @@ var (
 // analyzed reads and analyses a trace once per test binary, with the
 // default options; the source path is shortened to the file name so that
 // golden files do not depend on where the checkout is.
-func analyzed(t testing.TB, rel string) *analyze.Result {
+func analyzed(t testing.TB, gt goldenTrace) *analyze.Result {
 	t.Helper()
 	resultsMu.Lock()
 	defer resultsMu.Unlock()
-	if r := results[rel]; r != nil {
+	if r := results[gt.name]; r != nil {
 		return r
 	}
-	path := filepath.Join(moduleRoot(t), rel)
-	if name, ok := strings.CutPrefix(rel, "../shared/traces/"); ok {
-		path = realtraces.Path(t, name) // skipped where missing, but not under CI
+	path := gt.path
+	switch {
+	case gt.spec != nil:
+		path = writeSpec(t, gt.file, gt.spec)
+	case strings.HasPrefix(path, "../shared/traces/"):
+		path = realtraces.Path(t, filepath.Base(path)) // skipped where missing, but not under CI
+	default:
+		path = filepath.Join(moduleRoot(t), path)
 	}
 	tr, err := trace.Open(path, trace.Options{})
 	if err != nil {
@@ -76,9 +110,28 @@ func analyzed(t testing.TB, rel string) *analyze.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Source.Path = filepath.Base(rel)
-	results[rel] = res
+	res.Source.Path = filepath.Base(path)
+	results[gt.name] = res
 	return res
+}
+
+// writeSpec writes s into a temporary file named name, as XPlane when the
+// name ends in .pb and as Chrome JSON otherwise.
+func writeSpec(t testing.TB, name string, s *tracetest.Spec) string {
+	t.Helper()
+	var buf bytes.Buffer
+	write := tracetest.WriteChrome
+	if strings.HasSuffix(name, ".pb") {
+		write = tracetest.WriteXPlane
+	}
+	if err := write(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 var goldenFormats = []struct {
@@ -92,7 +145,7 @@ func TestGolden(t *testing.T) {
 	root := moduleRoot(t)
 	for _, tr := range goldenTraces {
 		t.Run(tr.name, func(t *testing.T) {
-			res := analyzed(t, tr.path)
+			res := analyzed(t, tr)
 			for _, gf := range goldenFormats {
 				var buf bytes.Buffer
 				if err := report.Write(&buf, res, gf.f, report.Options{}); err != nil {
@@ -150,27 +203,42 @@ func clipLine(s string) string {
 	return s
 }
 
+// goldenNamed returns the golden trace called name.
+func goldenNamed(t testing.TB, name string) goldenTrace {
+	t.Helper()
+	for _, gt := range goldenTraces {
+		if gt.name == name {
+			return gt
+		}
+	}
+	t.Fatalf("no golden trace %q", name)
+	return goldenTrace{}
+}
+
 // TestTextNamesCauseAndFix checks that the text report for a trace with a
 // known problem names the problem and its fix in words a person can act on.
 func TestTextNamesCauseAndFix(t *testing.T) {
 	tests := []struct {
-		name, path string
-		verdict    analyze.Verdict
-		want       []string
+		name    string
+		verdict analyze.Verdict
+		want    []string
 	}{
-		{"workers0", goldenTraces[0].path, analyze.DataBound, []string{
+		{"example", analyze.DataBound, []string{
 			"Single-process DataLoader", "per step against", "num_workers",
 		}},
-		{"jax-conv", goldenTraces[1].path, analyze.Sequential, []string{
+		{"jax-sequential", analyze.Sequential, []string{
 			"block_until_ready", "off the step",
 		}},
-		{"workers4", goldenTraces[2].path, analyze.Parallel, []string{
-			"parallel (high confidence): the GPU was busy",
+		{"host-bound", analyze.HostBound, []string{
+			"aten::linear", "CUDA graphs",
+		}},
+		{"parallel", analyze.Parallel, []string{
+			"parallel (high confidence): the 2 GPUs were busy",
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := analyzed(t, tt.path)
+			res := analyzed(t, goldenNamed(t, tt.name))
 			var buf bytes.Buffer
 			if err := report.Write(&buf, res, report.Text, report.Options{}); err != nil {
 				t.Fatal(err)
@@ -193,9 +261,10 @@ func TestTextNamesCauseAndFix(t *testing.T) {
 	}
 }
 
-// BenchmarkWrite renders each format for the data-bound ResNet-50 trace.
+// BenchmarkWrite renders each format for a real run: the ResNet-50 trace
+// with a single-process DataLoader.
 func BenchmarkWrite(b *testing.B) {
-	res := analyzed(b, goldenTraces[0].path)
+	res := analyzed(b, goldenTrace{name: "workers0", path: "../shared/traces/kineto-resnet50-workers0.pt.trace.json.gz"})
 	for _, gf := range goldenFormats {
 		b.Run(gf.ext, func(b *testing.B) {
 			var buf bytes.Buffer
