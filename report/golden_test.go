@@ -157,8 +157,24 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// Golden files stay small enough to review: a change to one shows as a
+// few changed lines in a diff.
+const (
+	maxGoldenBytes = 100 << 10
+	maxGoldenLine  = 2000
+)
+
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
+	if len(got) > maxGoldenBytes {
+		t.Errorf("%s would be %d bytes, over %d: golden files come from small traces", filepath.Base(path), len(got), maxGoldenBytes)
+	}
+	for i, line := range bytes.Split(got, []byte("\n")) {
+		if len(line) > maxGoldenLine {
+			t.Errorf("%s: line %d is %d bytes, over %d: a diff of it would not show what changed", filepath.Base(path), i+1, len(line), maxGoldenLine)
+			break
+		}
+	}
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
