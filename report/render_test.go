@@ -317,6 +317,9 @@ func TestCoalesce(t *testing.T) {
 }
 
 func TestHTMLStaysSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders 200,000 intervals")
+	}
 	// 200,000 busy intervals and 100,000 gaps over 10 s: the timeline
 	// merges what is narrower than a bucket, so the page stays small.
 	r := fixtureResult()

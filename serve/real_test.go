@@ -17,6 +17,7 @@ import (
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/chrome"
+	"github.com/tracegap/tracegap/trace/tracetest"
 	_ "github.com/tracegap/tracegap/trace/xplane"
 )
 
@@ -122,14 +123,16 @@ func TestErrorsMatchCommandLine(t *testing.T) {
 // trace's opening and blanks: refused with 413 once MaxBytes is crossed.
 func TestGzipBomb(t *testing.T) {
 	const maxBytes = 8 << 20
-	var bomb bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
-	zw.Write([]byte(`{"traceEvents":[`))
-	blanks := bytes.Repeat([]byte(" "), 1<<20)
-	for range 100 {
-		zw.Write(blanks)
+	// 100 MiB of blanks after the array's start, made without compressing
+	// them.
+	zr, err := tracetest.GzipBomb([]byte(`{"traceEvents":[`), ' ', 100<<20)
+	if err != nil {
+		t.Fatal(err)
 	}
-	zw.Close()
+	var bomb bytes.Buffer
+	if _, err := bomb.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
 	if bomb.Len() > 1<<20 {
 		t.Fatalf("bomb is %d bytes, want under 1 MiB", bomb.Len())
 	}

@@ -162,6 +162,9 @@ func TestTenMillionEvents(t *testing.T) {
 // ratio cap at 40x, a fifth of the default: real traces expand 5-30x, so
 // the guard refuses bombs (about 1000x) and nothing real.
 func TestRatioGuardSparesRealTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads every real gzipped trace; the bomb tests check the guard itself")
+	}
 	dir := realtraces.Dir(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json.gz"))
 	if len(files) == 0 {
