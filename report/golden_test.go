@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,10 +152,46 @@ func TestGolden(t *testing.T) {
 				if err := report.Write(&buf, res, gf.f, report.Options{}); err != nil {
 					t.Fatalf("%s: %v", gf.f, err)
 				}
-				checkGolden(t, filepath.Join(root, "testdata", "golden", tr.name+"."+gf.ext), buf.Bytes())
+				got := buf.Bytes()
+				if gf.f == report.HTML {
+					got = elideFixed(got)
+				}
+				checkGolden(t, filepath.Join(root, "testdata", "golden", tr.name+"."+gf.ext), got)
 			}
 		})
 	}
+}
+
+// fixedHTML matches the page's style and script: the template's fixed
+// text, the same on every page.
+var fixedHTML = regexp.MustCompile(`(?s)(<style>|<script>)\n.*?\n(</style>|</script>)`)
+
+// elideFixed replaces the body of the page's style and script by a line
+// that says where they are, so that a golden HTML file holds what the
+// report says of its run, and a change to the page's CSS or script shows
+// in one golden file, page.html, rather than in all.
+func elideFixed(page []byte) []byte {
+	return fixedHTML.ReplaceAll(page, []byte("$1\n(see page.html)\n$2"))
+}
+
+// TestHTMLFixedText checks that every golden trace's page has the same
+// style and script, and holds them to the golden file page.html.
+func TestHTMLFixedText(t *testing.T) {
+	var first []byte
+	for _, gt := range goldenTraces {
+		var buf bytes.Buffer
+		if err := report.Write(&buf, analyzed(t, gt), report.HTML, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		fixed := bytes.Join(fixedHTML.FindAll(buf.Bytes(), -1), []byte("\n"))
+		switch {
+		case first == nil:
+			first = fixed
+		case !bytes.Equal(fixed, first):
+			t.Errorf("%s: style or script differ from %s's:\n%s", gt.name, goldenTraces[0].name, firstDiff(string(first), string(fixed)))
+		}
+	}
+	checkGolden(t, filepath.Join(moduleRoot(t), "testdata", "golden", "page.html"), append(first, '\n'))
 }
 
 // Golden files stay small enough to review: a change to one shows as a
