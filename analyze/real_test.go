@@ -8,8 +8,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
-	_ "github.com/tracegap/tracegap/trace/chrome"
-	_ "github.com/tracegap/tracegap/trace/xplane"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 // TestRealTraces checks the verdict on every trace listed in expected.tsv

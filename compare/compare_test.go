@@ -127,11 +127,13 @@ func TestSummarize(t *testing.T) {
 			},
 		},
 		{
-			name: "a typical step leaves out the last",
+			// The steps tile the window: a typical step is the mean of
+			// them all, the last one too.
+			name: "a typical step is the mean of every step",
 			res:  tail,
 			want: Summary{
 				Path: "parallel.json", Format: "chrome", Verdict: analyze.Parallel, Confidence: analyze.High,
-				Steps: 3, StepTime: 10 * ms, DeviceBusy: 6 * ms, Input: 2 * ms, Sync: 1 * ms,
+				Steps: 3, StepTime: 10 * ms, DeviceBusy: 7 * ms, Input: 3 * ms, Sync: 2 * ms,
 				Utilization: 0.6, Idle: idleOf(nil, nil),
 			},
 		},
@@ -395,10 +397,8 @@ func TestSyntheticGenerated(t *testing.T) {
 		return Summarize(r)
 	}
 	base := summarizeLoop(tracetest.Loop{Steps: 6, Dispatch: 1 * ms, Compute: 20 * ms, Sync: true, SyncPrevious: true})
-	// The typical step is the mean over the steady steps but the last
-	// (four). The first of them starts 5 us (a sync's SyncMin) late, and
-	// its figures run to the next step's start: 5 us less busy.
-	compute := 20*ms - tracetest.SyncMin/4
+	// Each steady step holds one 20 ms kernel.
+	compute := int64(20 * ms)
 	tests := []struct {
 		name string
 		loop tracetest.Loop
@@ -418,8 +418,9 @@ func TestSyntheticGenerated(t *testing.T) {
 			want: Synthetic{Target: 20 * ms, BaseCompute: compute, NewStep: 20 * ms, NewInput: 5 * ms,
 				// Each step syncs 14 ms on the previous kernel, but
 				// step 2 waits on step 1's kernel, launched 5 us
-				// (step 1's SyncMin) earlier in the pace.
-				NewSync: 14*ms - tracetest.SyncMin/4, InputFits: true, Outcome: KeepsUp},
+				// (step 1's SyncMin) earlier in the pace: the mean over
+				// the five steps is 1 us short.
+				NewSync: 14*ms - tracetest.SyncMin/5, InputFits: true, Outcome: KeepsUp},
 		},
 		{
 			// 30 ms of input cannot hide behind 20 ms of compute: a step

@@ -31,10 +31,11 @@ func stepRun(path string, v analyze.Verdict, busy, input int64, idle map[analyze
 
 func testComparison() *compare.Comparison {
 	base := stepRun("base.json", analyze.Parallel, 90*ms, 0, map[analyze.Cause]int64{analyze.Host: 40 * ms})
-	next := stepRun("new.json", analyze.Sequential, 60*ms, 10*ms, map[analyze.Cause]int64{analyze.InSync: 120 * ms, analyze.Host: 40 * ms})
+	next := stepRun("new.json", analyze.Sequential, 60*ms, 10*ms, map[analyze.Cause]int64{analyze.InSync: 156 * ms, analyze.Host: 52 * ms})
 	for i := range next.Steps {
 		next.Steps[i].Start, next.Steps[i].Dur = int64(i)*130*ms, 130*ms
 	}
+	next.Window.End = 4 * 130 * ms
 	next.Gaps = []analyze.Gap{{Device: "GPU:0", Dur: 30 * ms, Cause: analyze.InSync, Segments: []analyze.Segment{
 		{Dur: 30 * ms, Cause: analyze.InSync, Stack: []string{"ProfilerStep#3", "aten::item", "cudaStreamSynchronize"}},
 	}}}

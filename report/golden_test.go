@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +19,8 @@ import (
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
-	_ "github.com/tracegap/tracegap/trace/chrome"
-	_ "github.com/tracegap/tracegap/trace/xplane"
+	_ "github.com/tracegap/tracegap/trace/all"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -43,13 +44,41 @@ func moduleRoot(t testing.TB) string {
 	}
 }
 
-// goldenTraces are the traces whose reports are kept as golden files: real
-// traces with a known verdict (paths relative to the module root).
-var goldenTraces = []struct{ name, path string }{
-	{"workers0", "../shared/traces/kineto-resnet50-workers0.pt.trace.json.gz"},
-	{"jax-conv", "../shared/traces/tracelens-jax-conv-block-until-ready.xplane.pb"},
-	{"workers4", "../shared/traces/kineto-resnet50-workers4.pt.trace.json.gz"},
-	{"example", "testdata/example.pt.trace.json.gz"},
+// goldenTrace is a trace whose reports are kept as golden files: a file in
+// the repository (path, relative to the module root), or a generated run
+// (spec) that the test writes as file, in the format its name gives, so
+// that the readers take part.
+type goldenTrace struct {
+	name string
+	path string
+	file string
+	spec *tracetest.Spec
+}
+
+// ms is a millisecond in nanoseconds.
+const ms = int64(1_000_000)
+
+// goldenTraces cover each verdict (the example is a data-bound run), with
+// steps or without, one GPU or two, and both formats. The real traces in
+// ../shared stay out of the repository and so out of the goldens;
+// analyze.TestRealFigures and TestRealReports cover them.
+var goldenTraces = []goldenTrace{
+	{name: "example", path: "testdata/example.pt.trace.json.gz"},
+	// Kernels of 50 us, each behind 200 us of dispatch on the host.
+	{name: "host-bound", file: "host-bound.pt.trace.json", spec: tracetest.Loop{
+		Steps: 6, Dispatch: ms / 5, Kernels: 10, Compute: ms / 20,
+	}.Spec()},
+	// JAX: the Python thread blocks until the device is done, then logs
+	// for 3 ms before it dispatches the next step; no step markers.
+	{name: "jax-sequential", file: "jax-sequential.xplane.pb", spec: tracetest.JAXLoop{
+		Steps: 6, Dispatch: 2 * ms, Kernels: 4, Compute: 2 * ms, Block: true, Host: 3 * ms,
+	}.Spec()},
+	// Worker processes feed two GPUs; each step's sync waits only for the
+	// previous step's work, so the host stays a step ahead.
+	{name: "parallel", file: "parallel.pt.trace.json", spec: tracetest.Loop{
+		Steps: 6, Input: ms / 2, InputName: tracetest.MultiProcessLoader, Dispatch: 1 * ms, Kernels: 4,
+		Compute: 5 * ms, Devices: 2, Sync: true, SyncPrevious: true,
+	}.Spec()},
 }
 
 var (
@@ -60,16 +89,21 @@ var (
 // analyzed reads and analyses a trace once per test binary, with the
 // default options; the source path is shortened to the file name so that
 // golden files do not depend on where the checkout is.
-func analyzed(t testing.TB, rel string) *analyze.Result {
+func analyzed(t testing.TB, gt goldenTrace) *analyze.Result {
 	t.Helper()
 	resultsMu.Lock()
 	defer resultsMu.Unlock()
-	if r := results[rel]; r != nil {
+	if r := results[gt.name]; r != nil {
 		return r
 	}
-	path := filepath.Join(moduleRoot(t), rel)
-	if name, ok := strings.CutPrefix(rel, "../shared/traces/"); ok {
-		path = realtraces.Path(t, name) // skipped where missing, but not under CI
+	path := gt.path
+	switch {
+	case gt.spec != nil:
+		path = writeSpec(t, gt.file, gt.spec)
+	case strings.HasPrefix(path, "../shared/traces/"):
+		path = realtraces.Path(t, filepath.Base(path)) // skipped where missing, but not under CI
+	default:
+		path = filepath.Join(moduleRoot(t), path)
 	}
 	tr, err := trace.Open(path, trace.Options{})
 	if err != nil {
@@ -79,9 +113,28 @@ func analyzed(t testing.TB, rel string) *analyze.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Source.Path = filepath.Base(rel)
-	results[rel] = res
+	res.Source.Path = filepath.Base(path)
+	results[gt.name] = res
 	return res
+}
+
+// writeSpec writes s into a temporary file named name, as XPlane when the
+// name ends in .pb and as Chrome JSON otherwise.
+func writeSpec(t testing.TB, name string, s *tracetest.Spec) string {
+	t.Helper()
+	var buf bytes.Buffer
+	write := tracetest.WriteChrome
+	if strings.HasSuffix(name, ".pb") {
+		write = tracetest.WriteXPlane
+	}
+	if err := write(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 var goldenFormats = []struct {
@@ -95,20 +148,72 @@ func TestGolden(t *testing.T) {
 	root := moduleRoot(t)
 	for _, tr := range goldenTraces {
 		t.Run(tr.name, func(t *testing.T) {
-			res := analyzed(t, tr.path)
+			res := analyzed(t, tr)
 			for _, gf := range goldenFormats {
 				var buf bytes.Buffer
 				if err := report.Write(&buf, res, gf.f, report.Options{}); err != nil {
 					t.Fatalf("%s: %v", gf.f, err)
 				}
-				checkGolden(t, filepath.Join(root, "testdata", "golden", tr.name+"."+gf.ext), buf.Bytes())
+				got := buf.Bytes()
+				if gf.f == report.HTML {
+					got = elideFixed(got)
+				}
+				checkGolden(t, filepath.Join(root, "testdata", "golden", tr.name+"."+gf.ext), got)
 			}
 		})
 	}
 }
 
+// fixedHTML matches the page's style and script: the template's fixed
+// text, the same on every page.
+var fixedHTML = regexp.MustCompile(`(?s)(<style>|<script>)\n.*?\n(</style>|</script>)`)
+
+// elideFixed replaces the body of the page's style and script by a line
+// that says where they are, so that a golden HTML file holds what the
+// report says of its run, and a change to the page's CSS or script shows
+// in one golden file, page.html, rather than in all.
+func elideFixed(page []byte) []byte {
+	return fixedHTML.ReplaceAll(page, []byte("$1\n(see page.html)\n$2"))
+}
+
+// TestHTMLFixedText checks that every golden trace's page has the same
+// style and script, and holds them to the golden file page.html.
+func TestHTMLFixedText(t *testing.T) {
+	var first []byte
+	for _, gt := range goldenTraces {
+		var buf bytes.Buffer
+		if err := report.Write(&buf, analyzed(t, gt), report.HTML, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		fixed := bytes.Join(fixedHTML.FindAll(buf.Bytes(), -1), []byte("\n"))
+		switch {
+		case first == nil:
+			first = fixed
+		case !bytes.Equal(fixed, first):
+			t.Errorf("%s: style or script differ from %s's:\n%s", gt.name, goldenTraces[0].name, firstDiff(string(first), string(fixed)))
+		}
+	}
+	checkGolden(t, filepath.Join(moduleRoot(t), "testdata", "golden", "page.html"), append(first, '\n'))
+}
+
+// Golden files stay small enough to review: a change to one shows as a
+// few changed lines in a diff.
+const (
+	maxGoldenBytes = 100 << 10
+	maxGoldenLine  = 2000
+)
+
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
+	if len(got) > maxGoldenBytes {
+		t.Errorf("%s would be %d bytes, over %d: golden files come from small traces", filepath.Base(path), len(got), maxGoldenBytes)
+	}
+	for i, line := range bytes.Split(got, []byte("\n")) {
+		if len(line) > maxGoldenLine {
+			t.Errorf("%s: line %d is %d bytes, over %d: a diff of it would not show what changed", filepath.Base(path), i+1, len(line), maxGoldenLine)
+			break
+		}
+	}
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -153,27 +258,42 @@ func clipLine(s string) string {
 	return s
 }
 
+// goldenNamed returns the golden trace called name.
+func goldenNamed(t testing.TB, name string) goldenTrace {
+	t.Helper()
+	for _, gt := range goldenTraces {
+		if gt.name == name {
+			return gt
+		}
+	}
+	t.Fatalf("no golden trace %q", name)
+	return goldenTrace{}
+}
+
 // TestTextNamesCauseAndFix checks that the text report for a trace with a
 // known problem names the problem and its fix in words a person can act on.
 func TestTextNamesCauseAndFix(t *testing.T) {
 	tests := []struct {
-		name, path string
-		verdict    analyze.Verdict
-		want       []string
+		name    string
+		verdict analyze.Verdict
+		want    []string
 	}{
-		{"workers0", goldenTraces[0].path, analyze.Sequential, []string{
-			"Single-process DataLoader", "per step against", "num_workers", "runs inline",
+		{"example", analyze.DataBound, []string{
+			"Single-process DataLoader", "per step against", "num_workers",
 		}},
-		{"jax-conv", goldenTraces[1].path, analyze.Sequential, []string{
+		{"jax-sequential", analyze.Sequential, []string{
 			"block_until_ready", "off the step",
 		}},
-		{"workers4", goldenTraces[2].path, analyze.Parallel, []string{
-			"parallel (high confidence): the GPU was busy",
+		{"host-bound", analyze.HostBound, []string{
+			"aten::linear", "CUDA graphs",
+		}},
+		{"parallel", analyze.Parallel, []string{
+			"parallel (high confidence): the 2 GPUs were busy",
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := analyzed(t, tt.path)
+			res := analyzed(t, goldenNamed(t, tt.name))
 			var buf bytes.Buffer
 			if err := report.Write(&buf, res, report.Text, report.Options{}); err != nil {
 				t.Fatal(err)
@@ -196,9 +316,10 @@ func TestTextNamesCauseAndFix(t *testing.T) {
 	}
 }
 
-// BenchmarkWrite renders each format for the data-bound ResNet-50 trace.
+// BenchmarkWrite renders each format for a real run: the ResNet-50 trace
+// with a single-process DataLoader.
 func BenchmarkWrite(b *testing.B) {
-	res := analyzed(b, goldenTraces[0].path)
+	res := analyzed(b, goldenTrace{name: "workers0", path: "../shared/traces/kineto-resnet50-workers0.pt.trace.json.gz"})
 	for _, gf := range goldenFormats {
 		b.Run(gf.ext, func(b *testing.B) {
 			var buf bytes.Buffer

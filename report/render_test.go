@@ -72,9 +72,9 @@ func TestSummary(t *testing.T) {
 		want   string
 	}{
 		{"data-bound", func(*analyze.Result) {},
-			"data-bound (high confidence): the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 1.50 ms per step against 3.00 ms of GPU work"},
+			"data-bound (high confidence): the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 750 us per step against 3.70 ms of GPU work"},
 		{"data-bound exposed by a sync", func(r *analyze.Result) { r.Idle.ByCause[analyze.InSync] = 3 * ms },
-			"data-bound (high confidence): the GPU waited on blocking calls that exposed the input pipeline for 30.0% of the 2 steps; the input pipeline takes 1.50 ms per step against 3.00 ms of GPU work"},
+			"data-bound (high confidence): the GPU waited on blocking calls that exposed the input pipeline for 30.0% of the 2 steps; the input pipeline takes 750 us per step against 3.70 ms of GPU work"},
 		{"sequential", func(r *analyze.Result) {
 			r.Verdict, r.Confidence, r.Idle.ByCause[analyze.AfterSync] = analyze.Sequential, analyze.Medium, 1*ms
 		}, "sequential (medium confidence): the GPU waited on the host's blocking calls for 15.0% of the 2 steps: 5.0% inside a sync, 10.0% right after one"},
@@ -317,6 +317,9 @@ func TestCoalesce(t *testing.T) {
 }
 
 func TestHTMLStaysSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders 200,000 intervals")
+	}
 	// 200,000 busy intervals and 100,000 gaps over 10 s: the timeline
 	// merges what is narrower than a bucket, so the page stays small.
 	r := fixtureResult()

@@ -54,7 +54,8 @@ func Summary(res *analyze.Result) string {
 			fmt.Fprintf(&b, "; the input pipeline takes %s per step against %s of %s work", Duration(in), Duration(busy), kind)
 		}
 	case analyze.HostBound:
-		if idle.HostWork() == 0 {
+		if share(idle.HostWork(), win) <= res.Options.HostThreshold {
+			// Untraced idle alone decided (see analyze's rule).
 			fmt.Fprintf(&b, "%s waited on host time the profile does not show for %s of %s",
 				dev, percent(share(idle.Of(analyze.Untraced), win)), where)
 			break

@@ -122,7 +122,8 @@ func merge(run []mark, noun string) mark {
 	return m
 }
 
-// svgRow writes marks as rects at height y..y+h.
+// svgRow writes marks as rects at height y..y+h. Every SVG element of a
+// timeline ends its line, so that a diff of two reports shows what moved.
 func svgRow(b *strings.Builder, a axis, marks []mark, y, h int, class string) {
 	for _, m := range marks {
 		b.WriteString("<rect")
@@ -134,9 +135,9 @@ func svgRow(b *strings.Builder, a axis, marks []mark, y, h int, class string) {
 			fmt.Fprintf(b, ` fill-opacity="%.2f"`, max(0.35, float64(m.busy)/float64(ext)))
 		}
 		if m.title != "" {
-			fmt.Fprintf(b, "><title>%s</title></rect>", html.EscapeString(m.title))
+			fmt.Fprintf(b, "><title>%s</title></rect>\n", html.EscapeString(m.title))
 		} else {
-			b.WriteString("/>")
+			b.WriteString("/>\n")
 		}
 	}
 }
@@ -173,9 +174,9 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, a axis) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="tl" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`,
+	fmt.Fprintf(&b, `<svg class="tl" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`+"\n",
 		deviceSVGH, timelineUnits, deviceSVGH, deviceSVGH*2)
-	fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f4f4f4"/>`, a.x(d.Start), rowDevice, a.w(d.End-d.Start), rowDeviceH)
+	fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f4f4f4"/>`+"\n", a.x(d.Start), rowDevice, a.w(d.End-d.Start), rowDeviceH)
 	svgRow(&b, a, coalesce(busy, q, ""), rowDevice, rowDeviceH, "")
 	svgRow(&b, a, coalesce(gaps, q, "gaps"), rowDevice, rowDeviceH, "g")
 	svgRow(&b, a, coalesce(host, q, "host stretches"), rowHost, rowHostH, "")
@@ -212,11 +213,11 @@ func tipStack(stack []string) string {
 func outside(b *strings.Builder, res *analyze.Result, a axis, h int) {
 	w := res.Window
 	if w.Start > a.t0 {
-		fmt.Fprintf(b, `<rect x="0" y="0" width="%s" height="%d" fill="%s" fill-opacity="0.12"><title>outside the window</title></rect>`,
+		fmt.Fprintf(b, `<rect x="0" y="0" width="%s" height="%d" fill="%s" fill-opacity="0.12"><title>outside the window</title></rect>`+"\n",
 			a.w(w.Start-a.t0), h, outsideColor)
 	}
 	if w.End < a.t1 && w.End > a.t0 {
-		fmt.Fprintf(b, `<rect x="%s" y="0" width="%s" height="%d" fill="%s" fill-opacity="0.12"><title>outside the window</title></rect>`,
+		fmt.Fprintf(b, `<rect x="%s" y="0" width="%s" height="%d" fill="%s" fill-opacity="0.12"><title>outside the window</title></rect>`+"\n",
 			a.x(w.End), a.w(a.t1-w.End), h, outsideColor)
 	}
 }
@@ -224,14 +225,14 @@ func outside(b *strings.Builder, res *analyze.Result, a axis, h int) {
 // stepsSVG draws the steps as a band; clicking a step zooms to it.
 func stepsSVG(res *analyze.Result, a axis) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="tl steps" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`,
+	fmt.Fprintf(&b, `<svg class="tl steps" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`+"\n",
 		stepsSVGH, timelineUnits, stepsSVGH, stepsSVGH*2)
 	for i, s := range res.Steps {
 		fill := stepColor
 		if i%2 == 1 {
 			fill = "#c5d2e0"
 		}
-		fmt.Fprintf(&b, `<rect class="s" data-a="%s" data-b="%s" x="%s" y="1" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+		fmt.Fprintf(&b, `<rect class="s" data-a="%s" data-b="%s" x="%s" y="1" width="%s" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
 			a.x(s.Start), a.x(s.Start+s.Dur), a.x(s.Start), a.w(s.Dur), stepsSVGH-2, fill,
 			html.EscapeString(fmt.Sprintf("%s: %s, device busy %s, %s (click to zoom)", stepName(res, i), Duration(s.Dur), Duration(s.DeviceBusy), s.Verdict)))
 	}

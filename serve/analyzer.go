@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 )
 

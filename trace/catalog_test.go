@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
 	"github.com/tracegap/tracegap/trace/tracetest"
@@ -332,8 +331,8 @@ func marshal(t *testing.T, m proto.Message) []byte {
 }
 
 // TestCatalogue reads every input of the catalogue and checks the exact
-// outcome, and that a trace read from bad input still analyses, carrying
-// its warnings into the result.
+// outcome, and that a trace read from bad input keeps every promise of a
+// trace (analyze.TestReaderWarningsCarried takes such a trace on).
 func TestCatalogue(t *testing.T) {
 	for _, c := range catalogue() {
 		t.Run(c.name, func(t *testing.T) {
@@ -358,7 +357,7 @@ func TestCatalogue(t *testing.T) {
 			if tr.Truncated != c.truncated || len(tr.Events) != c.events {
 				t.Errorf("truncated %v with %d events, want %v with %d", tr.Truncated, len(tr.Events), c.truncated, c.events)
 			}
-			checkAnalysis(t, tr)
+			checkInvariants(t, tr)
 		})
 	}
 }
@@ -377,23 +376,6 @@ func checkError(t *testing.T, tr *trace.Trace, err error, c badInput) {
 	}
 	if got := errors.Is(err, trace.ErrLimit); got != c.limit {
 		t.Errorf("errors.Is(err, ErrLimit) = %v, want %v", got, c.limit)
-	}
-}
-
-// checkAnalysis analyses a trace read from bad input: the analysis must
-// succeed, say what the reader warned of and grade down a truncated trace.
-func checkAnalysis(t *testing.T, tr *trace.Trace) {
-	t.Helper()
-	res, err := analyze.Analyze(tr, analyze.DefaultOptions())
-	if err != nil {
-		t.Fatalf("analyze: %v", err)
-	}
-	if !slices.Equal(res.Source.Warnings, tr.Warnings) || res.Source.Truncated != tr.Truncated {
-		t.Errorf("result source has warnings %q, truncated %v; want the trace's %q, %v",
-			res.Source.Warnings, res.Source.Truncated, tr.Warnings, tr.Truncated)
-	}
-	if tr.Truncated && res.Verdict != analyze.NoDevice && res.Confidence == analyze.High {
-		t.Errorf("verdict %s at high confidence on a truncated trace", res.Verdict)
 	}
 }
 

@@ -10,9 +10,8 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
-	_ "github.com/tracegap/tracegap/trace/chrome" // the formats the tests write
+	_ "github.com/tracegap/tracegap/trace/all"
 	"github.com/tracegap/tracegap/trace/tracetest"
-	_ "github.com/tracegap/tracegap/trace/xplane"
 )
 
 // jobTraces turns every rank's spec of j into a trace: straight through

@@ -106,19 +106,20 @@ func TestAnalyzeSeveralInputs(t *testing.T) {
 }
 
 func TestAnalyzeOutputFile(t *testing.T) {
-	w0 := realtraces.Path(t, workers0)
+	// The shipped example, a small data-bound run: this is about -o.
+	example := filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz")
 	dir := t.TempDir()
 	tests := []struct {
 		format, name, want string
 	}{
-		{"text", "r.txt", "sequential (high confidence): the GPU waited on an input pipeline that runs inline"},
+		{"text", "r.txt", "data-bound (high confidence): the GPU waited on the input pipeline"},
 		{"json", "r.json", `"schema": "tracegap/report/v1"`},
-		{"markdown", "r.md", "### tracegap: `" + workers0 + "` is **sequential**"},
-		{"html", "r.html", `<span class="verdict v-sequential">sequential</span>`},
+		{"markdown", "r.md", "### tracegap: `example.pt.trace.json.gz` is **data-bound**"},
+		{"html", "r.html", `<span class="verdict v-data-bound">data-bound</span>`},
 	}
 	for _, tt := range tests {
 		path := filepath.Join(dir, tt.name)
-		code, out, errOut := tg("analyze", "--format", tt.format, "-o", path, w0)
+		code, out, errOut := tg("analyze", "--format", tt.format, "-o", path, example)
 		if code != 0 || out != "" || errOut != "tracegap: wrote "+tt.format+" report to "+path+"\n" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", tt.format, code, out, errOut)
 		}
@@ -130,7 +131,7 @@ func TestAnalyzeOutputFile(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != len(tests) {
 		t.Errorf("%d files in the output directory, want %d (temporary files left?)", len(ents), len(tests))
 	}
-	code, _, errOut := tg("analyze", "-o", filepath.Join(dir, "missing", "r.txt"), w0)
+	code, _, errOut := tg("analyze", "-o", filepath.Join(dir, "missing", "r.txt"), example)
 	if code != exitUsage || !strings.Contains(errOut, "missing") {
 		t.Errorf("-o into a missing directory: exit %d, stderr %q", code, errOut)
 	}

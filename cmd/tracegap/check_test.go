@@ -25,9 +25,10 @@ var (
 	// Each step reads input for 30 ms, dispatches for 1 ms and runs a
 	// 20 ms kernel that overlaps the next step's input: a step every
 	// 31 ms, the device idle 10 ms in input and 1 ms in dispatch. The
-	// window runs from step 2 to the end of step 6's kernel (5*31+20 =
-	// 175 ms) and holds six kernels (120 ms): input idle 50/175 = 28.6%,
-	// all idle 55/175 = 31.4%, utilization 68.6%.
+	// window runs from the end of the warm-up step's kernel (51 ms) to the
+	// end of step 6's kernel (5*31+51 = 206 ms), 155 ms holding five
+	// kernels (100 ms): input idle 50/155 = 32.3%, all idle 55/155 =
+	// 35.5%, utilization 64.5%.
 	dataBoundLoop = tracetest.Loop{Steps: 6, Input: 30 * ms, Dispatch: 1 * ms, Compute: 20 * ms}
 	// Each step dispatches for 4 ms, runs a 16 ms kernel and waits for
 	// it: the device idles 4 ms of every 20 right after the sync, 20%.
@@ -142,7 +143,7 @@ func TestCheckRealTraces(t *testing.T) {
 				"ok   " + w4 + ": parallel (high confidence), 1 rule passed"}, ""},
 		{"input idle rule", []string{"--fail-on=none", "--max-input-idle", "10%", w4, w0}, exitCheck,
 			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
-				"FAIL " + w0 + ": max-input-idle: measured 22.7%, limit 10.0%"}, ""},
+				"FAIL " + w0 + ": max-input-idle: measured 22.9%, limit 10.0%"}, ""},
 		{"unusable input is reported, the rest still checked", []string{"-j", "2", bad, w4, w0}, exitUsage,
 			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
 				"FAIL " + w0 + ": verdict: measured sequential (high confidence), limit not sequential,data-bound"},
@@ -190,7 +191,7 @@ func TestCheckGitHubFormat(t *testing.T) {
 	code := run([]string{"check", "--format", "github", "--max-idle", "10%", w0}, &stdout, &stderr)
 	prop := strings.NewReplacer(":", "%3A", ",", "%2C").Replace(w0)
 	want := "::error file=" + prop + ",title=tracegap verdict::" + w0 + ": verdict: measured sequential (high confidence), limit not sequential,data-bound\n" +
-		"::error file=" + prop + ",title=tracegap max-idle::" + w0 + ": max-idle: measured 30.7%25, limit 10.0%25\n"
+		"::error file=" + prop + ",title=tracegap max-idle::" + w0 + ": max-idle: measured 30.9%25, limit 10.0%25\n"
 	if code != exitCheck || stdout.String() != want {
 		t.Errorf("exit %d, stdout:\n%s\nwant exit 1 and:\n%s", code, stdout.String(), want)
 	}
@@ -210,7 +211,7 @@ func TestCheckConfigFile(t *testing.T) {
 		out  string
 	}{
 		// workers4 keeps its GPU 86.1% busy over the steps.
-		{[]string{"--config", cfg, w4}, exitCheck, "FAIL " + w4 + ": min-utilization: measured 86.1% (GPU:0), limit 90.0%\n"},
+		{[]string{"--config", cfg, w4}, exitCheck, "FAIL " + w4 + ": min-utilization: measured 89.3% (GPU:0), limit 90.0%\n"},
 		{[]string{"--config", cfg, "--min-utilization", "85%", w4}, exitOK, "ok   " + w4 + ": parallel (high confidence), 2 rules passed\n"},
 	}
 	for _, tt := range tests {
@@ -248,17 +249,17 @@ func TestCheckGeneratedFiles(t *testing.T) {
 			"FAIL " + seq + ": verdict: measured sequential (high confidence), limit not sequential,data-bound\n" +
 				"FAIL " + data + ": verdict: measured data-bound (high confidence), limit not sequential,data-bound\n" +
 				"ok   " + short + ": parallel (high confidence), 1 rule passed\n", ""},
-		{"every rule passes", []string{"--fail-on", "host-bound", "--max-idle", "35%", "--max-sync-idle", "20%", "--max-input-idle", "30%",
+		{"every rule passes", []string{"--fail-on", "host-bound", "--max-idle", "36%", "--max-sync-idle", "20%", "--max-input-idle", "33%",
 			"--min-utilization", "60%", "--min-steps", "3", "-j", "1", seq, data, short}, exitOK,
 			"ok   " + seq + ": sequential (high confidence), 6 rules passed\n" +
 				"ok   " + data + ": data-bound (high confidence), 6 rules passed\n" +
 				"ok   " + short + ": parallel (high confidence), 6 rules passed\n", ""},
-		{"every rule fails somewhere", []string{"--fail-on", "none", "--max-idle", "30%", "--max-sync-idle", "19%", "--max-input-idle", "28%",
+		{"every rule fails somewhere", []string{"--fail-on", "none", "--max-idle", "35%", "--max-sync-idle", "19%", "--max-input-idle", "32%",
 			"--min-utilization", "70%", "--min-steps", "4", "-j", "3", seq, data, short}, exitCheck,
 			"FAIL " + seq + ": max-sync-idle: measured 20.0%, limit 19.0%\n" +
-				"FAIL " + data + ": max-idle: measured 31.4%, limit 30.0%\n" +
-				"FAIL " + data + ": max-input-idle: measured 28.6%, limit 28.0%\n" +
-				"FAIL " + data + ": min-utilization: measured 68.6% (GPU:0), limit 70.0%\n" +
+				"FAIL " + data + ": max-idle: measured 35.5%, limit 35.0%\n" +
+				"FAIL " + data + ": max-input-idle: measured 32.3%, limit 32.0%\n" +
+				"FAIL " + data + ": min-utilization: measured 64.5% (GPU:0), limit 70.0%\n" +
 				"FAIL " + short + ": min-steps: measured 3 steps, limit 4 steps\n", ""},
 		// The least busy device is the one held to --min-utilization.
 		{"two devices", []string{"--fail-on", "none", "--min-utilization", "70%", two}, exitCheck,

@@ -107,7 +107,7 @@ func TestCheckFindsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(deep)
-	fail := "FAIL " + w4 + ": min-utilization: measured 86.1% (GPU:0), limit 90.0%\n"
+	fail := "FAIL " + w4 + ": min-utilization: measured 89.3% (GPU:0), limit 90.0%\n"
 	tests := []struct {
 		args []string
 		code int

@@ -14,8 +14,7 @@ import (
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/internal/run/runtest"
-	_ "github.com/tracegap/tracegap/trace/chrome"
-	_ "github.com/tracegap/tracegap/trace/xplane"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 // example is the small data-bound trace the project ships.

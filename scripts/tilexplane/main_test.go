@@ -7,7 +7,7 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
-	_ "github.com/tracegap/tracegap/trace/xplane"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 // corrs returns the distinct correlation ids of t's events.
@@ -31,10 +31,13 @@ func TestTile(t *testing.T) {
 		// sameVerdict: the copies keep the source's verdict. The
 		// fused-attention trace's host line starts 9.7 s before 13 ms
 		// of device work, so its copies leave the device idle between
-		// them: tiled, it is another run.
+		// them: tiled, it is another run. So is the TPU capture's: the
+		// idle between copies, where no host thread shows an event,
+		// takes its untraced share from 14.1% to 17.5%, over the host
+		// threshold.
 		sameVerdict bool
 	}{
-		{"xprof-tpu-inference.xplane.pb", 3, true},
+		{"xprof-tpu-inference.xplane.pb", 3, false},
 		{"tracelens-jax-te-fused-attn.xplane.pb", 4, false},
 	}
 	for _, tt := range tests {

@@ -47,6 +47,9 @@ func readBoth(t *testing.T, data []byte) (serial, par *trace.Trace, serr, perr e
 // TestParallelRealTraces reads every real Chrome trace serially and cut
 // into many pieces read in parallel: the traces must be identical.
 func TestParallelRealTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads every real Chrome trace serially and in parallel; TestParallelFallback covers the split")
+	}
 	smallPieces(t, 1<<20)
 	dir := realtraces.Dir(t)
 	for _, tc := range realTraces {
@@ -71,6 +74,9 @@ func TestParallelRealTraces(t *testing.T) {
 // in place, serially and in parallel: the traces must be those read
 // without the estimate.
 func TestReserveRealTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads every real Chrome trace with and without the estimate")
+	}
 	dir := realtraces.Dir(t)
 	for _, tc := range realTraces {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {

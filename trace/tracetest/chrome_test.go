@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
-	_ "github.com/tracegap/tracegap/trace/chrome"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 // chromeSpecs are the specs the Chrome round trip is checked on.

@@ -62,6 +62,9 @@ func checkSame(t *testing.T, name string, b []byte, opt trace.Options) {
 }
 
 func TestParallelRealTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads every real XPlane trace serially and in parallel; TestParallelChunks covers the split")
+	}
 	files, err := filepath.Glob(filepath.Join(realtraces.Dir(t), "*.xplane.pb"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no XPlane traces: %v", err)
