@@ -67,20 +67,11 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap gaps: unknown --format %q: expected tsv or json\n", format)
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "tracegap gaps: expected one FILE, got %d arguments (see tracegap gaps --help)\n", fs.NArg())
+	res, ok := analyzeOneArg("gaps", fs, af, stderr)
+	if !ok {
 		return exitUsage
 	}
-	if err := af.options().Validate(); err != nil {
-		fmt.Fprintf(stderr, "tracegap gaps: %v\n", err)
-		return exitUsage
-	}
-	path := fs.Arg(0)
-	res, err := af.analyzeFile(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
-		return exitUsage
-	}
+	var err error
 	if out != "" {
 		err = report.WriteFile(out, func(w io.Writer) error { return write(w, res) })
 	} else {
@@ -122,4 +113,24 @@ func writeGapsJSON(w io.Writer, res *analyze.Result) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// analyzeOneArg analyses the one FILE argument of a command that takes
+// exactly one, saying on stderr what was wrong otherwise.
+func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.Writer) (*analyze.Result, bool) {
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "tracegap %s: expected one FILE, got %d arguments (see tracegap %s --help)\n", cmd, fs.NArg(), cmd)
+		return nil, false
+	}
+	if err := af.options().Validate(); err != nil {
+		fmt.Fprintf(stderr, "tracegap %s: %v\n", cmd, err)
+		return nil, false
+	}
+	path := fs.Arg(0)
+	res, err := af.analyzeFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
+		return nil, false
+	}
+	return res, true
 }
