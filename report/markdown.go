@@ -40,8 +40,8 @@ func (t *textWriter) markdown(res *analyze.Result) {
 		name = "(stdin)"
 	}
 	t.printf("### tracegap: `%s` is **%s**\n\n", strings.ReplaceAll(name, "`", "'"), res.Verdict)
-	sum := Summary(res)
-	t.printf("%s\n\n", mdEscape(sum))
+	line := summarize(res)
+	t.printf("%s\n\n", mdEscape(line.String()))
 	if len(res.Secondary) > 0 {
 		s := make([]string, len(res.Secondary))
 		for i, v := range res.Secondary {
@@ -49,7 +49,7 @@ func (t *textWriter) markdown(res *analyze.Result) {
 		}
 		t.printf("Also over its threshold: %s.\n\n", strings.Join(s, ", "))
 	}
-	reasons := otherReasons(res, sum)
+	reasons := otherReasons(res, line)
 	for _, r := range reasons {
 		t.printf("- %s\n", mdEscape(r))
 	}

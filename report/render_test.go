@@ -270,6 +270,8 @@ func TestHTML(t *testing.T) {
 	out := buf.String()
 	for _, w := range []string{
 		"<!DOCTYPE html>", `<span class="verdict v-data-bound">data-bound</span>`,
+		// The badge shows the verdict; the summary goes on from the confidence.
+		`<p class="summary">high confidence: the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 750 us per step against 3.70 ms of GPU work</p>`,
 		`<svg class="tl steps"`, `<svg class="tl" data-h="50"`,
 		// Every gap is drawn with its cause colour and its host stack.
 		`fill="#ff7f0e"><title>gap 2.00 ms at 2.000 ms: input`,
@@ -485,6 +487,12 @@ func TestNoDevice(t *testing.T) {
 		}
 		if f != JSON && (strings.Contains(out, "Longest gaps") || strings.Contains(out, "<svg")) {
 			t.Errorf("%s: a no-device report shows gaps or timelines", f)
+		}
+		const badged = `<span class="verdict v-no-device">no-device</span>cpu.json</h1>
+<div class="facts">cpu.json (chrome, 7 events)</div>
+<p class="summary">the trace holds 7 host events but no device activity</p>`
+		if f == HTML && !strings.Contains(out, badged) {
+			t.Errorf("HTML: no badge no-device followed by the reason alone as the summary")
 		}
 	}
 }

@@ -113,12 +113,8 @@ func verdictColor(v analyze.Verdict) string {
 }
 
 func (t *textWriter) verdict(res *analyze.Result) {
-	sum := Summary(res)
-	v := string(res.Verdict)
-	if strings.HasPrefix(sum, v) {
-		sum = t.style(v, ansiBold+verdictColor(res.Verdict)) + sum[len(v):]
-	}
-	t.printf("\n%s\n", sum)
+	line := summarize(res)
+	t.printf("\n%s\n", line.withVerdict(t.style(string(line.Verdict), ansiBold+verdictColor(line.Verdict))))
 	if len(res.Secondary) > 0 {
 		s := make([]string, len(res.Secondary))
 		for i, v := range res.Secondary {
@@ -126,7 +122,7 @@ func (t *textWriter) verdict(res *analyze.Result) {
 		}
 		t.printf("  also over its threshold: %s\n", strings.Join(s, ", "))
 	}
-	for _, r := range otherReasons(res, sum) {
+	for _, r := range otherReasons(res, line) {
 		t.printf("  - %s\n", r)
 	}
 }

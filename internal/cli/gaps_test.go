@@ -75,7 +75,7 @@ func TestGapsJSONLines(t *testing.T) {
 		t.Fatalf("%d gaps of 1 ms or more, want at least the 5 DataLoader gaps", len(lines))
 	}
 	for i, line := range lines {
-		var g report.Gap
+		var g report.GapV1
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&g); err != nil {
