@@ -28,14 +28,17 @@ type Report struct {
 	Reasons    []string `json:"reasons"`
 	// Secondary lists the verdicts of the other causes over their
 	// thresholds.
-	Secondary     []string   `json:"secondary"`
-	Thresholds    Thresholds `json:"thresholds"`
-	Window        Window     `json:"window"`
-	Devices       []Device   `json:"devices"`
-	IdleBreakdown Breakdown  `json:"idle_breakdown"`
-	Steps         []Step     `json:"steps"`
-	TopGaps       []Gap      `json:"top_gaps"`
-	Findings      []Finding  `json:"findings"`
+	Secondary  []string   `json:"secondary"`
+	Thresholds Thresholds `json:"thresholds"`
+	Window     Window     `json:"window"`
+	// Figures are the run's headline figures, each defined once
+	// (docs/reports.md).
+	Figures       Figures   `json:"figures"`
+	Devices       []Device  `json:"devices"`
+	IdleBreakdown Breakdown `json:"idle_breakdown"`
+	Steps         []Step    `json:"steps"`
+	TopGaps       []Gap     `json:"top_gaps"`
+	Findings      []Finding `json:"findings"`
 }
 
 // Source describes the input file.
@@ -47,6 +50,9 @@ type Source struct {
 	Tracks    int      `json:"tracks"`
 	Warnings  []string `json:"warnings"`
 	Truncated bool     `json:"truncated"`
+	// ClockOffsetNs is the time on the trace's own clock of time 0 (see
+	// analyze.Source.ClockOffsetNs).
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
 }
 
 // Thresholds are the options the analysis ran with.
@@ -70,6 +76,11 @@ type Window struct {
 	Steps         int    `json:"steps"`
 	StepSource    string `json:"step_source"`
 	WarmupDropped bool   `json:"warmup_dropped"`
+	// TraceEndNs is the end of the trace's last host or device event;
+	// TailNs is the time from EndNs to it, left out of every figure (the
+	// time before, from 0 to StartNs, is left out too).
+	TraceEndNs int64 `json:"trace_end_ns"`
+	TailNs     int64 `json:"tail_ns"`
 }
 
 // Device holds one device's figures over its whole span (first to last
@@ -120,7 +131,10 @@ type Gap struct {
 	Device  string `json:"device"`
 	StartNs int64  `json:"start_ns"`
 	DurNs   int64  `json:"dur_ns"`
-	Cause   string `json:"cause"`
+	// ClockStartNs is StartNs on the trace's own clock (ns), the time a
+	// viewer of the source's timestamps shows.
+	ClockStartNs int64  `json:"clock_start_ns"`
+	Cause        string `json:"cause"`
 	// Step indexes Report.Steps; -1 when the gap is in no step.
 	Step   int    `json:"step"`
 	Thread string `json:"thread"`
@@ -176,7 +190,9 @@ func JSONReport(res *analyze.Result) *Report {
 			StartNs: res.Window.Start, EndNs: res.Window.End, DurNs: res.Window.Dur(),
 			Steps: res.Window.Steps, StepSource: res.Window.StepSource,
 			WarmupDropped: res.Window.WarmupDropped,
+			TraceEndNs:    res.Window.TraceEnd, TailNs: res.Window.Tail(),
 		},
+		Figures:       jsonFigures(res),
 		Devices:       []Device{},
 		IdleBreakdown: jsonBreakdown(&res.Idle, res.Window.Dur()),
 		Steps:         []Step{},
@@ -193,7 +209,7 @@ func JSONReport(res *analyze.Result) *Report {
 		r.Steps = append(r.Steps, jsonStep(&res.Steps[i]))
 	}
 	for _, g := range topGaps(res, 0) {
-		r.TopGaps = append(r.TopGaps, JSONGap(g))
+		r.TopGaps = append(r.TopGaps, JSONGap(res, g))
 	}
 	for _, f := range res.Findings {
 		r.Findings = append(r.Findings, Finding{ID: f.ID, Severity: f.Severity, Message: f.Message, Fix: f.Fix})
@@ -205,6 +221,7 @@ func jsonSource(s *analyze.Source) Source {
 	return Source{
 		Path: s.Path, Format: s.Format, Bytes: s.Bytes, Events: s.Events,
 		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated,
+		ClockOffsetNs: s.ClockOffsetNs,
 	}
 }
 
@@ -224,10 +241,11 @@ func jsonStep(s *analyze.Step) Step {
 	}
 }
 
-// JSONGap returns the v1 JSON form of one gap (as in Report.TopGaps).
-func JSONGap(g *analyze.Gap) Gap {
+// JSONGap returns the v1 JSON form of one gap of res (as in
+// Report.TopGaps).
+func JSONGap(res *analyze.Result, g *analyze.Gap) Gap {
 	return Gap{
-		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, Cause: g.Cause.String(),
+		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, ClockStartNs: res.Source.ClockNs(g.Start), Cause: g.Cause.String(),
 		Step: g.Step, Thread: g.Thread, HostStack: HostStack(g),
 		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(g, maxGapStacks),
 	}
