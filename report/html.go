@@ -39,6 +39,7 @@ type htmlRun struct {
 	Reasons    []string
 	Facts      string
 	Window     string
+	Figures    string
 	Thresholds string
 	Check      string
 	// T0 and Unit convert SVG units back to trace time for the axis.
@@ -113,6 +114,7 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	r.T0, r.Unit = a.t0, a.unit
 	r.WinA, r.WinB = a.x(res.Window.Start), a.x(res.Window.End)
 	r.Window = windowLine(res.Window)
+	r.Figures = figuresLine(res)
 	r.Check = thresholdCheck(res)
 	for j, st := range res.Steps {
 		r.Steps = append(r.Steps, htmlStep{stepName(res, j), a.x(st.Start), a.x(st.Start + st.Dur)})

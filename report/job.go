@@ -281,7 +281,7 @@ func (t *textWriter) jobMarkdown(jr *job.Result) {
 // transfer, idle shares by cause with the waits, host time in input and
 // syncs, and its verdicts alone and in the job.
 func jobRanksTable(jr *job.Result) *table {
-	tb := newTable("rrrrrrrrrrllr", "rank", "step time", "busy", "waiting", "transfer", "input idle", "sync idle", "host idle",
+	tb := newTable("rrrrrrrrrrllr", "rank", "step time", "busy w/o waits", "waiting", "transfer", "input idle", "sync idle", "host idle",
 		"in input", "in syncs", "alone", "in the job", "straggler in")
 	for _, r := range jr.Ranks {
 		win := r.Result.Window.Dur()

@@ -30,9 +30,12 @@ type Report struct {
 	Reasons    []string `json:"reasons"`
 	// Secondary lists the verdicts of the other causes over their
 	// thresholds.
-	Secondary     []string    `json:"secondary"`
-	Thresholds    Thresholds  `json:"thresholds"`
-	Window        WindowV1    `json:"window"`
+	Secondary  []string   `json:"secondary"`
+	Thresholds Thresholds `json:"thresholds"`
+	Window     WindowV1   `json:"window"`
+	// Figures are the run's headline figures, each defined once
+	// (docs/reports.md).
+	Figures       Figures     `json:"figures"`
 	Devices       []DeviceV1  `json:"devices"`
 	IdleBreakdown BreakdownV1 `json:"idle_breakdown"`
 	Steps         []StepV1    `json:"steps"`
@@ -49,6 +52,9 @@ type SourceV1 struct {
 	Tracks    int      `json:"tracks"`
 	Warnings  []string `json:"warnings"`
 	Truncated bool     `json:"truncated"`
+	// ClockOffsetNs is the time on the trace's own clock of time 0 (see
+	// analyze.Source.ClockOffsetNs).
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
 }
 
 // Thresholds are the options the analysis ran with.
@@ -72,6 +78,11 @@ type WindowV1 struct {
 	Steps         int    `json:"steps"`
 	StepSource    string `json:"step_source"`
 	WarmupDropped bool   `json:"warmup_dropped"`
+	// TraceEndNs is the end of the trace's last host or device event;
+	// TailNs is the time from EndNs to it, left out of every figure (the
+	// time before, from 0 to StartNs, is left out too).
+	TraceEndNs int64 `json:"trace_end_ns"`
+	TailNs     int64 `json:"tail_ns"`
 }
 
 // DeviceV1 holds one device's figures over its whole span (first to last
@@ -122,7 +133,10 @@ type GapV1 struct {
 	Device  string `json:"device"`
 	StartNs int64  `json:"start_ns"`
 	DurNs   int64  `json:"dur_ns"`
-	Cause   string `json:"cause"`
+	// ClockStartNs is StartNs on the trace's own clock (ns), the time a
+	// viewer of the source's timestamps shows.
+	ClockStartNs int64  `json:"clock_start_ns"`
+	Cause        string `json:"cause"`
 	// Step indexes Report.Steps; -1 when the gap is in no step.
 	Step   int    `json:"step"`
 	Thread string `json:"thread"`
@@ -178,7 +192,9 @@ func JSONReport(res *analyze.Result) *Report {
 			StartNs: res.Window.Start, EndNs: res.Window.End, DurNs: res.Window.Dur(),
 			Steps: res.Window.Steps, StepSource: res.Window.StepSource,
 			WarmupDropped: res.Window.WarmupDropped,
+			TraceEndNs:    res.Window.TraceEnd, TailNs: res.Window.Tail(),
 		},
+		Figures:       jsonFigures(res),
 		Devices:       []DeviceV1{},
 		IdleBreakdown: jsonBreakdown(&res.Idle, res.Window.Dur()),
 		Steps:         []StepV1{},
@@ -195,7 +211,7 @@ func JSONReport(res *analyze.Result) *Report {
 		r.Steps = append(r.Steps, jsonStep(&res.Steps[i]))
 	}
 	for _, g := range topGaps(res, 0) {
-		r.TopGaps = append(r.TopGaps, JSONGap(g))
+		r.TopGaps = append(r.TopGaps, JSONGap(res, g))
 	}
 	for _, f := range res.Findings {
 		r.Findings = append(r.Findings, FindingV1{ID: f.ID, Severity: f.Severity, Message: f.Message, Fix: f.Fix})
@@ -207,6 +223,7 @@ func jsonSource(s *analyze.Source) SourceV1 {
 	return SourceV1{
 		Path: s.Path, Format: s.Format, Bytes: s.Bytes, Events: s.Events,
 		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated,
+		ClockOffsetNs: s.ClockOffsetNs,
 	}
 }
 
@@ -226,10 +243,11 @@ func jsonStep(s *analyze.Step) StepV1 {
 	}
 }
 
-// JSONGap returns the v1 JSON form of one gap (as in Report.TopGaps).
-func JSONGap(g *analyze.Gap) GapV1 {
+// JSONGap returns the v1 JSON form of one gap of res (as in
+// Report.TopGaps).
+func JSONGap(res *analyze.Result, g *analyze.Gap) GapV1 {
 	return GapV1{
-		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, Cause: g.Cause.String(),
+		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, ClockStartNs: res.Source.ClockNs(g.Start), Cause: g.Cause.String(),
 		Step: g.Step, Thread: g.Thread, HostStack: HostStack(g),
 		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(g, maxGapStacks),
 	}

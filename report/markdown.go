@@ -75,7 +75,7 @@ func (t *textWriter) markdown(res *analyze.Result) {
 }
 
 func (t *textWriter) mdFigures(res *analyze.Result) {
-	t.printf("**Idle in the window** (%s):\n\n", mdEscape(windowLine(res.Window)))
+	t.printf("**Idle in the window** (%s):\n\n%s.\n\n", mdEscape(windowLine(res.Window)), mdEscape(figuresLine(res)))
 	t.mdTable(breakdownTable(res))
 	t.printf("\n%s\n\n", mdEscape(thresholdCheck(res)))
 	t.mdTable(devicesTable(res))

@@ -191,7 +191,7 @@ func TestText(t *testing.T) {
 		"runs/a.pt.trace.json.gz  (chrome, 12.3 MB, 54,321 events)\n\ndata-bound (high confidence): the GPU waited",
 		"also over its threshold: sequential",
 		"input 1.50 ms 15.0% in the input pipeline",
-		"total 2.65 ms 26.5%",
+		"all idle 2.65 ms 26.5%",
 		"sync 5.0% (threshold 5%), input 15.0% (threshold 5%) OVER, host 5.0% (threshold 15%)",
 		"Longest gaps (3 of 3)",
 		"1 GPU:0 2.000 ms 2.00 ms input ProfilerStep#1 thread 7 (python) ProfilerStep#1 > enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",

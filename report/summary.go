@@ -73,7 +73,7 @@ func sentence(res *analyze.Result) string {
 	switch res.Verdict {
 	case analyze.Parallel:
 		fmt.Fprintf(&b, "%s %s busy %s of %s; no cause of idle is over its threshold (sync %s, input %s, other host work %s)",
-			dev, was, percent(windowBusy(res)), where,
+			dev, was, percent(res.Utilization()), where,
 			percent(share(idle.Sync(), win)), percent(share(idle.Of(analyze.Input), win)), percent(share(idle.HostWork(), win)))
 	case analyze.Sequential:
 		if idle.Of(analyze.Input) > idle.Sync() {
@@ -107,7 +107,7 @@ func sentence(res *analyze.Result) string {
 		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for %s of %s",
 			dev, percent(share(idle.HostWork(), win)), where)
 	default:
-		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(windowBusy(res)), where)
+		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(res.Utilization()), where)
 	}
 	return b.String()
 }
@@ -147,20 +147,7 @@ func windowNoun(w analyze.Window) string {
 	return "the traced span (no steps found)"
 }
 
-// windowBusy is the share of the window the devices were busy, averaged
-// over devices.
-func windowBusy(res *analyze.Result) float64 {
-	if len(res.Devices) == 0 {
-		return 0
-	}
-	var sum int64
-	for _, d := range res.Devices {
-		sum += d.WindowBusy
-	}
-	return share(sum, res.Window.Dur()*int64(len(res.Devices)))
-}
-
-// otherReasons returns the reasons that the summary's sentence does not
+// otherReasons returns the reasons that the summary sentence does not
 // already say (a no-device summary is its first reason).
 func otherReasons(res *analyze.Result, l verdictLine) []string {
 	var out []string

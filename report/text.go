@@ -128,12 +128,12 @@ func (t *textWriter) verdict(res *analyze.Result) {
 }
 
 func (t *textWriter) devices(res *analyze.Result) {
-	t.heading("Devices (each over its span, first to last work)")
+	t.heading("Devices (busy, idle and gaps over each device's span, first to last work)")
 	t.table(devicesTable(res))
 }
 
 func devicesTable(res *analyze.Result) *table {
-	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "utilization", "gaps", "busy in window")
+	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", "busy/window")
 	for _, d := range res.Devices {
 		tb.add(d.ID, Duration(d.End-d.Start), Duration(d.Busy), Duration(d.Idle),
 			percent(d.Utilization), count(d.Gaps), percent(share(d.WindowBusy, res.Window.Dur())))
@@ -141,8 +141,9 @@ func devicesTable(res *analyze.Result) *table {
 	return tb
 }
 
-// windowLine describes the window: "9 steps (ProfilerStep), 1.21 s,
-// warm-up step dropped".
+// windowLine describes the window and what of the trace it leaves out: "9
+// steps (ProfilerStep), 1.21 s, warm-up step dropped; outside it: 152 ms
+// before, 23.1 ms after the last device work".
 func windowLine(w analyze.Window) string {
 	var parts []string
 	switch {
@@ -160,11 +161,16 @@ func windowLine(w analyze.Window) string {
 	if w.WarmupDropped {
 		parts = append(parts, "warm-up step dropped")
 	}
-	return strings.Join(parts, ", ")
+	line := strings.Join(parts, ", ")
+	if out := outsideLine(w); out != "" {
+		line += "; " + out
+	}
+	return line
 }
 
 func (t *textWriter) breakdown(res *analyze.Result) {
 	t.heading("Idle in the window: " + windowLine(res.Window))
+	t.printf("  %s\n", figuresLine(res))
 	t.table(breakdownTable(res))
 	t.printf("  %s\n", thresholdCheck(res))
 }
@@ -187,7 +193,7 @@ func breakdownTable(res *analyze.Result) *table {
 		total += r.ns
 		tb.add(r.name, Duration(r.ns), percent(share(r.ns, win)), r.what)
 	}
-	tb.add("total", Duration(total), percent(share(total, win)), "")
+	tb.add("all idle", Duration(total), percent(share(total, win)), "(attributed and below min-gap)")
 	return tb
 }
 
