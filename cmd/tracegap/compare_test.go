@@ -262,7 +262,7 @@ func TestCompareServiceAgrees(t *testing.T) {
 	if err := fs.Parse([]string{"--data-dir", t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.config(io.Discard)
+	cfg, err := f.serveConfig(fs, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
