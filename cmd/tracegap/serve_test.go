@@ -12,11 +12,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/serve"
 )
@@ -276,4 +279,30 @@ func errorOf(t *testing.T, body []byte) string {
 		t.Fatalf("error answer %s: %v", body, err)
 	}
 	return a.Error
+}
+
+// TestServeConfig: --config gives the check endpoint its default rules
+// ([check]) and the analysis the settings ([analysis]) its flags left
+// alone.
+func TestServeConfig(t *testing.T) {
+	path := writeConfig(t, "[check]\nfail_on = [\"host-bound\"]\nmax_idle = \"10%\"\n[analysis]\nmin_gap = \"50us\"\ntop = 3\n")
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f := addServeFlags(fs)
+	if err := fs.Parse([]string{"--data-dir", t.TempDir(), "--config", path, "--top", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.serveConfig(fs, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := check.Rules{FailOn: []analyze.Verdict{analyze.HostBound}, MaxIdle: check.Limit{Share: 0.1, On: true}}
+	if !reflect.DeepEqual(*cfg.Rules, want) || f.analysis.minGap != 50_000 || f.analysis.top != 7 {
+		t.Errorf("rules %+v, min-gap %d, top %d; want %+v, the file's 50us and the flag's 7", *cfg.Rules, f.analysis.minGap, f.analysis.top, want)
+	}
+	fs = pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f = addServeFlags(fs)
+	fs.Parse([]string{"--config", writeConfig(t, "[check]\nmax_idle = \"lots\"\n")})
+	if _, err := f.serveConfig(fs, io.Discard); err == nil || !strings.Contains(err.Error(), `max_idle: invalid percentage "lots"`) {
+		t.Errorf("bad config: %v, want the bad key named", err)
+	}
 }
