@@ -1,9 +1,11 @@
 // Package check holds the rules a CI job holds traces to and the config
 // file (tracegap.toml) that keeps them in a repository.
 //
-// A front end (the CLI, the upload service) builds a [Rules], runs the
-// analysis, and calls [Rules.Evaluate] on the result; the package neither
-// parses flags nor writes output.
+// A front end (the CLI, the upload service) builds a [Rules], setting it
+// by name through [Rules.Params] (flags, config keys, query parameters),
+// runs the analysis, and calls [Rules.Evaluate] on the result, or
+// [Rules.EvaluateFigures] on the [Figures] it kept of a run; the package
+// writes no output.
 package check
 
 import (
@@ -101,65 +103,70 @@ func (o Outcome) Message() string {
 // multi-rank job is evaluated on its overall result, whose idle includes
 // the time ranks waited in collectives for the slowest one.
 func (r Rules) Evaluate(res *analyze.Result) []Outcome {
+	return r.EvaluateFigures(FiguresOf(res))
+}
+
+// EvaluateFigures holds a run's figures against every rule that is on, as
+// Evaluate holds the Result they were taken from.
+func (r Rules) EvaluateFigures(f Figures) []Outcome {
 	var out []Outcome
 	if len(r.FailOn) > 0 {
-		out = append(out, r.verdict(res))
+		out = append(out, r.verdict(f))
 	}
-	win := res.Window.Dur()
 	for _, s := range []struct {
 		rule  string
 		limit Limit
 		idle  int64
 	}{
-		{"max-idle", r.MaxIdle, res.Idle.Attributed()},
-		{"max-sync-idle", r.MaxSyncIdle, res.Idle.Sync()},
-		{"max-input-idle", r.MaxInputIdle, res.Idle.Of(analyze.Input)},
+		{"max-idle", r.MaxIdle, f.IdleNs},
+		{"max-sync-idle", r.MaxSyncIdle, f.SyncIdleNs},
+		{"max-input-idle", r.MaxInputIdle, f.InputIdleNs},
 	} {
 		if !s.limit.On {
 			continue
 		}
-		v := fraction(s.idle, win)
+		v := fraction(s.idle, f.WindowNs)
 		out = append(out, Outcome{Rule: s.rule, Figure: pct(v), Limit: pct(s.limit.Share), Failed: v > s.limit.Share})
 	}
 	if r.MinUtilization.On {
-		out = append(out, r.utilization(res))
+		out = append(out, r.utilization(f))
 	}
 	if r.MinSteps > 0 {
 		out = append(out, Outcome{
 			Rule:   "min-steps",
-			Figure: fmt.Sprintf("%d steps", res.Window.Steps),
+			Figure: fmt.Sprintf("%d steps", f.Steps),
 			Limit:  fmt.Sprintf("%d steps", r.MinSteps),
-			Failed: res.Window.Steps < r.MinSteps,
+			Failed: f.Steps < r.MinSteps,
 		})
 	}
 	return out
 }
 
-func (r Rules) verdict(res *analyze.Result) Outcome {
+func (r Rules) verdict(f Figures) Outcome {
 	names := make([]string, len(r.FailOn))
 	for i, v := range r.FailOn {
 		names[i] = string(v)
 	}
 	return Outcome{
 		Rule:   "verdict",
-		Figure: fmt.Sprintf("%s (%s confidence)", res.Verdict, res.Confidence),
+		Figure: fmt.Sprintf("%s (%s confidence)", f.Verdict, f.Confidence),
 		Limit:  "not " + strings.Join(names, ","),
-		Failed: slices.Contains(r.FailOn, res.Verdict),
+		Failed: slices.Contains(r.FailOn, f.Verdict),
 	}
 }
 
 // utilization checks each device's busy share of the window (the steady
-// state, warm-up left out) and reports the least busy device. A result
+// state, warm-up left out) and reports the least busy device. A run
 // without device activity fails: there is nothing to be busy.
-func (r Rules) utilization(res *analyze.Result) Outcome {
+func (r Rules) utilization(f Figures) Outcome {
 	o := Outcome{Rule: "min-utilization", Limit: pct(r.MinUtilization.Share)}
-	if len(res.Devices) == 0 || res.Window.Dur() <= 0 {
+	if len(f.Devices) == 0 || f.WindowNs <= 0 {
 		o.Figure, o.Failed = "no device activity", true
 		return o
 	}
 	low, dev := 2.0, ""
-	for _, d := range res.Devices {
-		if u := fraction(d.WindowBusy, res.Window.Dur()); u < low {
+	for _, d := range f.Devices {
+		if u := fraction(d.BusyNs, f.WindowNs); u < low {
 			low, dev = u, d.ID
 		}
 	}

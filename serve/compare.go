@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,22 +54,32 @@ func (s *Server) compare(r *http.Request) (*comparison, error) {
 
 // summary reads the stored compare.Summary of trace id.
 func (s *Server) summary(r *http.Request, id string) (compare.Summary, error) {
-	b, err := s.store.Summary(r.Context(), id)
-	if errors.Is(err, ErrNoSummary) {
-		return compare.Summary{}, errorf(http.StatusConflict, "trace %s was stored before comparisons were kept: delete it and upload it again", id)
-	}
-	if err != nil {
-		return compare.Summary{}, notFound(err, id)
-	}
 	var sum compare.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		return compare.Summary{}, fmt.Errorf("trace %s: reading its stored summary: %w", id, err)
+	if err := readKept(r.Context(), id, s.store.Summary, ErrNoSummary, "comparisons", &sum); err != nil {
+		return compare.Summary{}, err
 	}
 	if sum.Version != compare.SummaryVersion {
 		return compare.Summary{}, errorf(http.StatusConflict, "trace %s was summarised by another tracegap (summary version %d, this one reads %d): delete it and upload it again",
 			id, sum.Version, compare.SummaryVersion)
 	}
 	return sum, nil
+}
+
+// readKept decodes into v what the store kept of trace id for the named
+// use (a comparison summary, check figures): get reads it, and missing is
+// get's error for a trace stored before the service kept it, answered 409.
+func readKept(ctx context.Context, id string, get func(context.Context, string) ([]byte, error), missing error, use string, v any) error {
+	b, err := get(ctx, id)
+	if errors.Is(err, missing) {
+		return errorf(http.StatusConflict, "trace %s was stored before %s were kept: delete it and upload it again", id, use)
+	}
+	if err != nil {
+		return notFound(err, id)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("trace %s: reading what was kept for %s: %w", id, use, err)
+	}
+	return nil
 }
 
 // handleCompare is GET /api/v1/compare?base=ID&new=ID: the

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"archive/tar"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,14 +9,18 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/tracegap/tracegap/internal/run"
 )
 
 // uploadResult is one upload's entry in a POST /api/v1/traces answer.
 type uploadResult struct {
 	ID        string          `json:"id,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
 	Name      string          `json:"name"`
 	Duplicate bool            `json:"duplicate"`
 	Report    json.RawMessage `json:"report,omitempty"`
@@ -24,11 +29,12 @@ type uploadResult struct {
 }
 
 func resultOf(st stored) uploadResult {
-	return uploadResult{ID: st.rec.ID, Name: st.rec.Name, Duplicate: st.duplicate, Report: st.report}
+	return uploadResult{ID: st.rec.ID, Kind: st.rec.Kind, Name: st.rec.Name, Duplicate: st.duplicate, Report: st.report}
 }
 
 // handleUpload is POST /api/v1/traces: a raw body is one trace, a multipart
-// form is one trace per file part.
+// form is one trace per file part, or one job when the parts are the ranks
+// of one job.
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	if isMultipart(r) {
 		results, code := s.uploadMultipart(w, r)
@@ -90,10 +96,18 @@ func (s *Server) uploadRaw(w http.ResponseWriter, r *http.Request) (stored, erro
 	}
 	defer release()
 	name := cleanName(r.URL.Query().Get("name"), "upload")
-	return s.ingest(r.Context(), r.Body, name, format)
+	f, err := s.receive(r.Body, name)
+	if err != nil {
+		return stored{}, err
+	}
+	defer os.Remove(f.tmp) // a no-op once committed
+	return s.ingest(r.Context(), f, format)
 }
 
-// uploadMultipart stores every file part of a multipart form. A "token" field
+// uploadMultipart stores every file part of a multipart form: as one job
+// when the server analyses jobs and the parts are the ranks of one job
+// (run.LooksLikeJob, as the command line decides), named by ?name= (by
+// default "job (N ranks)"); else each as its own trace. A "token" field
 // placed before the files authorizes a browser form, which cannot send an
 // Authorization header. The status is the first failure's, else 201 when
 // something new was stored, else 200.
@@ -114,16 +128,56 @@ func (s *Server) uploadMultipart(w http.ResponseWriter, r *http.Request) ([]uplo
 	if err != nil {
 		return fail(errorf(http.StatusBadRequest, "reading multipart form: %v", err))
 	}
+	parts := s.receiveParts(r, mr)
+	defer func() {
+		for _, p := range parts {
+			if p.err == nil {
+				os.Remove(p.f.tmp) // a no-op once committed
+			}
+		}
+	}()
+	if files, ok := s.job(parts); ok {
+		name := cleanName(r.URL.Query().Get("name"), fmt.Sprintf("job (%d ranks)", len(files)))
+		st, err := s.ingestJob(r.Context(), name, files, format)
+		res, code := s.partResult(name, st, err)
+		return []uploadResult{res}, code
+	}
 	var results []uploadResult
-	code, token := 0, ""
+	code := 0
+	for _, p := range parts {
+		err := p.err
+		var st stored
+		if err == nil {
+			st, err = s.ingest(r.Context(), p.f, format)
+		}
+		res, c := s.partResult(p.f.name, st, err)
+		results, code = append(results, res), firstCode(code, c)
+	}
+	if code == 0 {
+		code = http.StatusBadRequest
+	}
+	return results, code
+}
+
+// part is one file part of a multipart form, received or refused.
+type part struct {
+	f   received // f.name is set either way
+	err error
+}
+
+// receiveParts receives every file part of a multipart form into a
+// temporary file, stopping at the first refusal that the rest of the body
+// would meet too.
+func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
+	var parts []part
+	token := ""
 	for {
 		p, err := mr.NextPart()
 		if err == io.EOF {
-			break
+			return parts
 		}
 		if err != nil {
-			res, c := fail(s.receiveError(err, "multipart form", 0))
-			return append(results, res...), firstCode(code, c)
+			return append(parts, part{err: s.receiveError(err, "multipart form", 0)})
 		}
 		if p.FileName() == "" {
 			if p.FormName() == "token" {
@@ -132,26 +186,40 @@ func (s *Server) uploadMultipart(w http.ResponseWriter, r *http.Request) ([]uplo
 			p.Close()
 			continue
 		}
-		res, c := s.uploadPart(r, p, token, format)
-		results, code = append(results, res), firstCode(code, c)
+		pt := part{f: received{name: cleanName(path.Base(strings.ReplaceAll(p.FileName(), `\`, "/")), "upload")}}
+		if pt.err = s.authorize(r, token); pt.err == nil {
+			var f received
+			if f, pt.err = s.receive(p, pt.f.name); pt.err == nil {
+				pt.f = f
+			}
+		}
 		p.Close()
-		if c == http.StatusUnauthorized || c == http.StatusRequestEntityTooLarge {
-			break // the rest of the body would be refused the same way
+		parts = append(parts, pt)
+		if c := statusOf(pt.err); pt.err != nil && (c == http.StatusUnauthorized || c == http.StatusRequestEntityTooLarge) {
+			return parts
 		}
 	}
-	if code == 0 {
-		code = http.StatusBadRequest
-	}
-	return results, code
 }
 
-func (s *Server) uploadPart(r *http.Request, p *multipart.Part, token, format string) (uploadResult, int) {
-	name := cleanName(path.Base(strings.ReplaceAll(p.FileName(), `\`, "/")), "upload")
-	err := s.authorize(r, token)
-	var st stored
-	if err == nil {
-		st, err = s.ingest(r.Context(), p, name, format)
+// job returns the received files when they are the ranks of one job that
+// the server analyses as one.
+func (s *Server) job(parts []part) ([]received, bool) {
+	if s.cfg.AnalyzeJob == nil || len(parts) < 2 {
+		return nil, false
 	}
+	files := make([]received, len(parts))
+	paths := make([]string, len(parts))
+	for i, p := range parts {
+		if p.err != nil {
+			return nil, false
+		}
+		files[i], paths[i] = p.f, p.f.tmp
+	}
+	return files, run.LooksLikeJob(paths)
+}
+
+// partResult is the answer entry and status of one stored part (or job).
+func (s *Server) partResult(name string, st stored, err error) (uploadResult, int) {
 	if err != nil {
 		s.metrics.rejected.Add(1)
 		return uploadResult{Name: name, Error: err.Error(), Status: statusOf(err)}, statusOf(err)
@@ -279,12 +347,17 @@ func notFound(err error, id string) error {
 	return err
 }
 
-// handleRaw is GET /api/v1/traces/{id}/raw: the file as uploaded.
+// handleRaw is GET /api/v1/traces/{id}/raw: the file as uploaded; a job's
+// rank files in a tar.
 func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	rec, err := s.store.Get(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, notFound(err, id))
+		return
+	}
+	if rec.Kind == KindJob {
+		s.rawJob(w, r, rec)
 		return
 	}
 	f, err := s.blobs.open(rec.SHA256)
@@ -299,7 +372,44 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", rec.Created, f)
 }
 
-// handleDelete is DELETE /api/v1/traces/{id}.
+// rawJob writes a job's rank files, as uploaded, as a tar. Every blob is
+// opened before the answer starts, so that a missing one is an error
+// rather than a cut tar.
+func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
+	files := make([]*os.File, len(rec.Files))
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	for i, file := range rec.Files {
+		f, err := s.blobs.open(file.SHA256)
+		if err != nil {
+			s.fail(w, r, fmt.Errorf("job %s: opening stored file %s: %w", rec.ID, file.Name, err))
+			return
+		}
+		files[i] = f
+	}
+	w.Header().Set("Content-Type", "application/x-tar")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rec.Name) + ".tar"}))
+	w.Header().Set("ETag", `"`+rec.SHA256+`"`)
+	tw := tar.NewWriter(w)
+	for i, file := range rec.Files {
+		hdr := &tar.Header{Name: file.Name, Size: file.Size, Mode: 0o644, ModTime: rec.Created, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return // the client went away; the status is sent
+		}
+		if _, err := io.Copy(tw, files[i]); err != nil {
+			return
+		}
+	}
+	tw.Close()
+}
+
+// handleDelete is DELETE /api/v1/traces/{id}: the record, its reports, and
+// the blobs no other record holds.
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	if err := s.authorize(r, ""); err != nil {
 		s.fail(w, r, err)
@@ -322,11 +432,31 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, notFound(err, id))
 		return
 	}
-	if err := s.blobs.remove(rec.SHA256); err != nil {
+	if err := s.dropBlobs(r, rec); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// dropBlobs removes the blobs of a deleted record that no other record
+// holds. The caller holds the lock of rec's content: a trace's blob; a
+// job's rank blobs are locked here, as a job upload locks them.
+func (s *Server) dropBlobs(r *http.Request, rec Record) error {
+	if rec.Kind != KindJob {
+		return s.dropBlob(r.Context(), rec.SHA256)
+	}
+	unlock, err := s.lockAll(r.Context(), rec.blobSHAs())
+	if err != nil {
+		return errorf(http.StatusServiceUnavailable, "deleting %s: %v", rec.ID, err)
+	}
+	defer unlock()
+	for _, sha := range rec.blobSHAs() {
+		if err := s.dropBlob(r.Context(), sha); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // handleHealth is GET /healthz: 200 when the store answers.

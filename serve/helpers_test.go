@@ -174,6 +174,7 @@ func (ts *testServer) upload(t *testing.T, name string, data []byte, header map[
 // uploadAnswer is one upload's answer.
 type uploadAnswer struct {
 	ID        string          `json:"id"`
+	Kind      string          `json:"kind"`
 	Name      string          `json:"name"`
 	Duplicate bool            `json:"duplicate"`
 	Report    json.RawMessage `json:"report"`

@@ -219,7 +219,8 @@ func TestMigrations(t *testing.T) {
 }
 
 // TestMigrateKeepsOldTraces opens a database of schema version 1 (before
-// comparison summaries): its traces stay, without a summary.
+// comparison summaries, jobs and check figures): its traces stay, traces
+// without a summary or figures.
 func TestMigrateKeepsOldTraces(t *testing.T) {
 	path := t.TempDir() + "/t.db"
 	s, err := OpenSQLite(path)
@@ -227,7 +228,7 @@ func TestMigrateKeepsOldTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`DROP TABLE reports`, `DROP TABLE traces`, migrations[0], `UPDATE schema_version SET version = 1`,
+		`DROP TABLE job_files`, `DROP TABLE reports`, `DROP TABLE traces`, migrations[0], `UPDATE schema_version SET version = 1`,
 		`INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES ('0123456789abcdef', 'x', 'old', 1, 'chrome', 'parallel', 'high', 0)`,
 		`INSERT INTO reports (id, json, html) VALUES ('0123456789abcdef', '{}', '<p>')`,
 	} {
@@ -249,6 +250,12 @@ func TestMigrateKeepsOldTraces(t *testing.T) {
 	}
 	if _, err := s.Summary(ctx, "0123456789abcdef"); !errors.Is(err, ErrNoSummary) {
 		t.Errorf("old trace's summary: %v, want ErrNoSummary", err)
+	}
+	if _, err := s.Figures(ctx, "0123456789abcdef"); !errors.Is(err, ErrNoFigures) {
+		t.Errorf("old trace's figures: %v, want ErrNoFigures", err)
+	}
+	if rec, err := s.Get(ctx, "0123456789abcdef"); err != nil || rec.Kind != KindTrace {
+		t.Errorf("old trace = %+v, %v; want kind %q", rec, err, KindTrace)
 	}
 	if _, err := s.Summary(ctx, "ffffffffffffffff"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing trace's summary: %v, want ErrNotFound", err)

@@ -45,7 +45,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 
 {{define "rows"}}<table><tr><th>base</th><th>new</th><th>trace</th><th>verdict</th><th>format</th><th class="n">size</th><th>uploaded</th></tr>
 {{range .}}<tr><td><input type="radio" name="base" value="{{.ID}}"></td><td><input type="radio" name="new" value="{{.ID}}"></td>
-<td><a href="/traces/{{.ID}}">{{.Name}}</a><br><small>{{.ID}}</small></td>
+<td><a href="/traces/{{.ID}}">{{.Name}}</a><br><small>{{.ID}}{{with .Files}} · job of {{len .}} ranks{{end}}</small></td>
 <td><span class="v v-{{.Verdict}}">{{.Verdict}}</span> <small>{{.Confidence}}</small></td>
 <td>{{.Format}}</td><td class="n">{{size .Size}}</td><td>{{when .Created}}</td></tr>
 {{else}}<tr><td colspan="7">No traces yet.</td></tr>{{end}}</table>{{end}}
@@ -53,7 +53,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 {{define "index"}}{{template "head" "Upload"}}
 <p>Upload a profiler trace, {{range $i, $f := formats}}{{if $i}}, {{end}}{{$f.Title}}
 {{- with $f.Suffixes}} ({{range $j, $s := .}}{{if $j}}, {{end}}<code>{{$s}}</code>{{end}}){{end}}{{end}}, gzipped or not,
-to learn whether the accelerator waited on the host, and why.</p>
+to learn whether the accelerator waited on the host, and why. The traces of every rank
+of one distributed job, uploaded together, are analysed as one job.</p>
 <form class="up" method="post" action="/upload" enctype="multipart/form-data">
 {{if .TokenRequired}}<p><label>Token <input type="password" name="token" autocomplete="off"></label></p>{{end}}
 <p><input type="file" name="file" multiple required></p>

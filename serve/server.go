@@ -22,6 +22,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/tracegap/tracegap/check"
 )
 
 // Upload is what an Analyzer is asked to analyse.
@@ -39,12 +41,24 @@ type Upload struct {
 // errors wrapping trace.ErrLimit are answered with 413, others with 422.
 type Analyzer func(ctx context.Context, u Upload) (Reports, error)
 
+// JobAnalyzer reads and analyses the ranks of one distributed job, uploaded
+// together, as one job and renders its reports; name names the job. Its
+// errors are answered as an Analyzer's.
+type JobAnalyzer func(ctx context.Context, name string, ranks []Upload) (Reports, error)
+
 // Config configures a Server. DataDir and Analyze are required.
 type Config struct {
 	// DataDir holds blobs/, tmp/ and the database tracegap.db.
 	DataDir string
 	// Analyze analyses uploads.
 	Analyze Analyzer
+	// AnalyzeJob, when set, analyses a multipart upload whose files are
+	// the ranks of one job (run.LooksLikeJob) as one job, stored as one
+	// record; nil stores every file as its own trace.
+	AnalyzeJob JobAnalyzer
+	// Rules are the rules a check applies before its query parameters
+	// (nil: check.DefaultRules()).
+	Rules *check.Rules
 	// Store overrides the SQLite store in DataDir (tests, other databases).
 	Store Store
 	// MaxUpload caps an upload request's body (default DefaultMaxUpload).
@@ -103,6 +117,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("serve: Config.DataDir is required")
 	}
 	cfg.setDefaults()
+	if err := cfg.Rules.Validate(); err != nil {
+		return nil, fmt.Errorf("serve: Config.Rules: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
@@ -148,6 +165,10 @@ func (c *Config) setDefaults() {
 	if c.MaxHeaderBytes <= 0 {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
+	if c.Rules == nil {
+		r := check.DefaultRules()
+		c.Rules = &r
+	}
 }
 
 // Store returns the server's store.
@@ -179,6 +200,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/traces", s.handleList)
 	m.HandleFunc("GET /api/v1/traces/{id}", s.handleReport)
 	m.HandleFunc("GET /api/v1/traces/{id}/raw", s.handleRaw)
+	m.HandleFunc("GET /api/v1/traces/{id}/check", s.handleCheck)
 	m.HandleFunc("DELETE /api/v1/traces/{id}", s.handleDelete)
 	m.HandleFunc("GET /api/v1/compare", s.handleCompare)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

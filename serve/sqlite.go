@@ -34,6 +34,20 @@ var migrations = []string{
 	// Each run's compare.Summary, which comparisons read. NULL for the
 	// traces stored before: those are not compared (ErrNoSummary).
 	`ALTER TABLE reports ADD COLUMN summary BLOB;`,
+	// Jobs (a record of kind 'job' and its rank files, whose blobs are
+	// shared with any trace of the same content), and each run's
+	// check.Figures, which checks read: NULL for the traces stored before.
+	`ALTER TABLE traces ADD COLUMN kind TEXT NOT NULL DEFAULT 'trace';
+	CREATE TABLE job_files (
+		job_id TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+		idx    INTEGER NOT NULL,
+		name   TEXT NOT NULL,
+		sha256 TEXT NOT NULL,
+		size   INTEGER NOT NULL,
+		PRIMARY KEY (job_id, idx)
+	);
+	CREATE INDEX job_files_sha256 ON job_files(sha256);
+	ALTER TABLE reports ADD COLUMN figures BLOB;`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -125,14 +139,14 @@ func (s *SQLiteStore) apply(ctx context.Context, v int) error {
 // Version returns the database's schema version.
 func (s *SQLiteStore) Version(ctx context.Context) (int, error) { return s.version(ctx) }
 
-const recordColumns = `seq, id, sha256, name, size, format, verdict, confidence, created_ns`
+const recordColumns = `seq, id, kind, sha256, name, size, format, verdict, confidence, created_ns`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanRecord(sc scanner) (Record, error) {
 	var r Record
 	var created int64
-	err := sc.Scan(&r.Seq, &r.ID, &r.SHA256, &r.Name, &r.Size, &r.Format, &r.Verdict, &r.Confidence, &created)
+	err := sc.Scan(&r.Seq, &r.ID, &r.Kind, &r.SHA256, &r.Name, &r.Size, &r.Format, &r.Verdict, &r.Confidence, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, ErrNotFound
 	}
@@ -147,7 +161,7 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
 	}
 	defer tx.Rollback()
-	old, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE sha256 = ?`, rec.SHA256))
+	old, err := s.record(ctx, tx, `sha256`, rec.SHA256)
 	switch {
 	case err == nil:
 		return old, ErrExists
@@ -157,15 +171,23 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 	if _, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE id = ?`, rec.ID)); err == nil {
 		return Record{}, fmt.Errorf("storing %s: id already used by different content (SHA-256 %s)", rec.ID, rec.SHA256)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		rec.ID, rec.SHA256, rec.Name, rec.Size, rec.Format, rec.Verdict, rec.Confidence, rec.Created.UnixNano())
+	if rec.Kind == "" {
+		rec.Kind = KindTrace
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO traces (id, kind, sha256, name, size, format, verdict, confidence, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rec.ID, rec.Kind, rec.SHA256, rec.Name, rec.Size, rec.Format, rec.Verdict, rec.Confidence, rec.Created.UnixNano())
 	if err != nil {
 		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
 	}
 	if rec.Seq, err = res.LastInsertId(); err != nil {
 		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary) VALUES (?, ?, ?, ?)`, rec.ID, rep.JSON, rep.HTML, rep.Summary); err != nil {
+	for i, f := range rec.Files {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, idx, name, sha256, size) VALUES (?, ?, ?, ?, ?)`, rec.ID, i, f.Name, f.SHA256, f.Size); err != nil {
+			return Record{}, fmt.Errorf("storing the files of %s: %w", rec.ID, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, figures) VALUES (?, ?, ?, ?, ?)`, rec.ID, rep.JSON, rep.HTML, rep.Summary, rep.Figures); err != nil {
 		return Record{}, fmt.Errorf("storing reports of %s: %w", rec.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -176,12 +198,59 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 
 // Get implements Store.
 func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
-	return scanRecord(s.db.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE id = ?`, id))
+	return s.record(ctx, s.db, `id`, id)
 }
 
 // BySHA implements Store.
 func (s *SQLiteStore) BySHA(ctx context.Context, sha string) (Record, error) {
-	return scanRecord(s.db.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE sha256 = ?`, sha))
+	return s.record(ctx, s.db, `sha256`, sha)
+}
+
+// querier is a database or a transaction.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// record returns the record whose column (id or sha256) is v, with its
+// files.
+func (s *SQLiteStore) record(ctx context.Context, q querier, column, v string) (Record, error) {
+	rec, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE `+column+` = ?`, v))
+	if err != nil {
+		return Record{}, err
+	}
+	return rec, s.files(ctx, q, &rec)
+}
+
+// files reads a job's files into rec.
+func (s *SQLiteStore) files(ctx context.Context, q querier, rec *Record) error {
+	if rec.Kind != KindJob {
+		return nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT name, sha256, size FROM job_files WHERE job_id = ? ORDER BY idx`, rec.ID)
+	if err != nil {
+		return fmt.Errorf("reading the files of %s: %w", rec.ID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f File
+		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size); err != nil {
+			return fmt.Errorf("reading the files of %s: %w", rec.ID, err)
+		}
+		rec.Files = append(rec.Files, f)
+	}
+	return rows.Err()
+}
+
+// Referenced implements Store.
+func (s *SQLiteStore) Referenced(ctx context.Context, sha string) (bool, error) {
+	var used bool
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM traces WHERE sha256 = ? AND kind = 'trace')
+		OR EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?)`, sha, sha).Scan(&used)
+	if err != nil {
+		return false, fmt.Errorf("looking for blob %s: %w", sha, err)
+	}
+	return used, nil
 }
 
 // JSON implements Store.
@@ -199,6 +268,15 @@ func (s *SQLiteStore) Summary(ctx context.Context, id string) ([]byte, error) {
 	b, err := s.report(ctx, id, "summary")
 	if err == nil && b == nil {
 		return nil, ErrNoSummary
+	}
+	return b, err
+}
+
+// Figures implements Store.
+func (s *SQLiteStore) Figures(ctx context.Context, id string) ([]byte, error) {
+	b, err := s.report(ctx, id, "figures")
+	if err == nil && b == nil {
+		return nil, ErrNoFigures
 	}
 	return b, err
 }
@@ -241,6 +319,12 @@ func (s *SQLiteStore) List(ctx context.Context, q ListQuery) ([]Record, int, err
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("listing traces: %w", err)
 	}
+	rows.Close() // before the files' queries: the pool may hold one connection
+	for i := range recs {
+		if err := s.files(ctx, s.db, &recs[i]); err != nil {
+			return nil, 0, err
+		}
+	}
 	return recs, total, nil
 }
 
@@ -251,7 +335,7 @@ func (s *SQLiteStore) Delete(ctx context.Context, id string) (Record, error) {
 		return Record{}, fmt.Errorf("deleting %s: %w", id, err)
 	}
 	defer tx.Rollback()
-	rec, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE id = ?`, id))
+	rec, err := s.record(ctx, tx, `id`, id)
 	if err != nil {
 		return Record{}, err
 	}

@@ -13,17 +13,33 @@ var ErrNotFound = errors.New("no such trace")
 // (SHA-256) is already stored; the existing record is returned with it.
 var ErrExists = errors.New("trace already stored")
 
-// Record describes one stored upload. Its raw bytes live in the blob
-// directory under SHA256; its reports live in the Store.
+// The kinds of record.
+const (
+	// KindTrace is one uploaded file analysed as one run.
+	KindTrace = "trace"
+	// KindJob is the ranks of one distributed job, uploaded together and
+	// analysed as one job.
+	KindJob = "job"
+)
+
+// Record describes one stored upload. The raw bytes of its files live in
+// the blob directory under their SHA-256; its reports live in the Store.
 type Record struct {
 	// ID is the upload's public id: the first IDLen hex digits of SHA256.
 	ID string `json:"id"`
-	// SHA256 is the hex SHA-256 of the bytes as uploaded.
+	// Kind is KindTrace or KindJob.
+	Kind string `json:"kind"`
+	// SHA256 is the hex SHA-256 of the bytes as uploaded; for a job, of
+	// its ranks' SHA-256s (jobSHA), so that the same ranks make the same
+	// job whatever their order.
 	SHA256 string `json:"sha256"`
 	// Name is the display name (?name= or the multipart file name).
 	Name string `json:"name"`
-	// Size is the upload's size in bytes, as uploaded (compressed or not).
+	// Size is the upload's size in bytes, as uploaded (compressed or not);
+	// for a job, its ranks' sizes summed.
 	Size int64 `json:"size"`
+	// Files are a job's rank files in upload order; empty for a trace.
+	Files []File `json:"files,omitempty"`
 	// Format is the reader that read it ("chrome", "xplane").
 	Format string `json:"format"`
 	// Verdict and Confidence repeat the report's, for listing.
@@ -33,6 +49,30 @@ type Record struct {
 	// Seq orders records by insertion; it is the list cursor.
 	Seq int64 `json:"-"`
 }
+
+// File is one file of a job as uploaded.
+type File struct {
+	// Name is the multipart file name, without directories.
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// blobSHAs returns the blobs that hold rec's files.
+func (rec *Record) blobSHAs() []string {
+	if rec.Kind != KindJob {
+		return []string{rec.SHA256}
+	}
+	shas := make([]string, len(rec.Files))
+	for i, f := range rec.Files {
+		shas[i] = f.SHA256
+	}
+	return shas
+}
+
+// ErrNoFigures is returned by Store.Figures for a trace stored before the
+// service kept the figures that checks read.
+var ErrNoFigures = errors.New("trace stored without check figures")
 
 // ErrNoSummary is returned by Store.Summary for a trace stored before the
 // service kept the figures that comparisons read.
@@ -47,6 +87,9 @@ type Reports struct {
 	// Summary is the run's compare.Summary as JSON, which comparisons
 	// read; nil when the Analyzer gives none.
 	Summary []byte
+	// Figures are the run's check.Figures as JSON, which checks read; nil
+	// when the Analyzer gives none.
+	Figures []byte
 }
 
 // ListQuery selects a page of records, newest first.
@@ -63,7 +106,7 @@ type ListQuery struct {
 // today; the interface leaves room for a shared database (PostgreSQL) when
 // several servers front one store.
 type Store interface {
-	// Put adds rec with its reports. If a record with rec.SHA256 exists it
+	// Put adds rec with its reports (and a job's files). If a record with rec.SHA256 exists it
 	// returns that record and ErrExists.
 	Put(ctx context.Context, rec Record, rep Reports) (Record, error)
 	// Get returns the record with the given id.
@@ -76,6 +119,12 @@ type Store interface {
 	// Summary returns a record's compare.Summary (JSON), or ErrNoSummary
 	// when it was stored without one.
 	Summary(ctx context.Context, id string) ([]byte, error)
+	// Figures returns a record's check.Figures (JSON), or ErrNoFigures
+	// when it was stored without them.
+	Figures(ctx context.Context, id string) ([]byte, error)
+	// Referenced reports whether a record still holds the blob sha: a
+	// trace of that content, or a job with a rank of it.
+	Referenced(ctx context.Context, sha string) (bool, error)
 	// List returns a page of records, newest first, and the total count.
 	List(ctx context.Context, q ListQuery) ([]Record, int, error)
 	// Delete removes a record and its reports, returning what it removed.

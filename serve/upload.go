@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -109,55 +111,153 @@ func (s *Server) lockContent(ctx context.Context, sha string) (unlock func(), er
 	}
 }
 
-// ingest receives one file from r, and stores and analyses it unless its
-// content is already stored. Nothing is left on disk when it fails.
-func (s *Server) ingest(ctx context.Context, r io.Reader, name, format string) (stored, error) {
-	tmp, sha, size, err := s.receive(r, name)
+// received is one file received in full into a temporary file, not yet
+// stored.
+type received struct {
+	tmp, sha, name string
+	size           int64
+}
+
+// ingest stores and analyses a received file unless its content is already
+// stored. Nothing is left in blobs/ when it fails.
+func (s *Server) ingest(ctx context.Context, f received, format string) (stored, error) {
+	unlock, err := s.lockContent(ctx, f.sha)
+	if err != nil {
+		return stored{}, errorf(http.StatusBadRequest, "%s: upload abandoned: %v", f.name, err)
+	}
+	defer unlock()
+	if rec, err := s.store.BySHA(ctx, f.sha); err == nil {
+		return s.duplicate(ctx, rec, []received{f})
+	} else if !errors.Is(err, ErrNotFound) {
+		return stored{}, err
+	}
+	rep, err := s.analyze(ctx, f.name, func() (Reports, error) {
+		return s.cfg.Analyze(ctx, Upload{Path: f.tmp, Name: f.name, Format: format})
+	})
 	if err != nil {
 		return stored{}, err
 	}
-	defer os.Remove(tmp) // a no-op once committed
-	unlock, err := s.lockContent(ctx, sha)
+	rec := Record{ID: f.sha[:IDLen], Kind: KindTrace, SHA256: f.sha, Name: f.name, Size: f.size, Created: time.Now().UTC()}
+	return s.keep(ctx, rec, rep, []received{f})
+}
+
+// ingestJob stores and analyses received files, the ranks of one job named
+// name, as one job unless the same ranks are already stored as one.
+func (s *Server) ingestJob(ctx context.Context, name string, files []received, format string) (stored, error) {
+	rec := Record{Kind: KindJob, SHA256: jobSHA(files), Name: name, Created: time.Now().UTC()}
+	rec.ID = rec.SHA256[:IDLen]
+	unlock, err := s.lockContent(ctx, rec.SHA256)
 	if err != nil {
 		return stored{}, errorf(http.StatusBadRequest, "%s: upload abandoned: %v", name, err)
 	}
 	defer unlock()
-	if rec, err := s.store.BySHA(ctx, sha); err == nil {
-		return s.duplicate(ctx, rec, tmp)
+	if old, err := s.store.BySHA(ctx, rec.SHA256); err == nil {
+		return s.duplicate(ctx, old, files)
 	} else if !errors.Is(err, ErrNotFound) {
 		return stored{}, err
 	}
-	rep, err := s.analyze(ctx, Upload{Path: tmp, Name: name, Format: format})
+	ranks := make([]Upload, len(files))
+	for i, f := range files {
+		// Named as the command line names the files of a directory.
+		ranks[i] = Upload{Path: f.tmp, Name: path.Join(name, f.name), Format: format}
+		rec.Files = append(rec.Files, File{Name: f.name, SHA256: f.sha, Size: f.size})
+		rec.Size += f.size
+	}
+	rep, err := s.analyze(ctx, name, func() (Reports, error) { return s.cfg.AnalyzeJob(ctx, name, ranks) })
 	if err != nil {
 		return stored{}, err
 	}
-	rec := Record{ID: sha[:IDLen], SHA256: sha, Name: name, Size: size, Created: time.Now().UTC()}
+	// A rank's blob may be another record's too: hold it while storing.
+	unlockRanks, err := s.lockAll(ctx, rec.blobSHAs())
+	if err != nil {
+		return stored{}, errorf(http.StatusBadRequest, "%s: upload abandoned: %v", name, err)
+	}
+	defer unlockRanks()
+	return s.keep(ctx, rec, rep, files)
+}
+
+// jobSHA is the hex SHA-256 of a job's ranks' SHA-256s, sorted: the same
+// ranks make the same job, in whatever order they were uploaded.
+func jobSHA(files []received) string {
+	shas := make([]string, len(files))
+	for i, f := range files {
+		shas[i] = f.sha
+	}
+	slices.Sort(shas)
+	h := sha256.Sum256([]byte(strings.Join(shas, "\n")))
+	return hex.EncodeToString(h[:])
+}
+
+// keep moves a new record's files into blobs/ and stores the record with
+// its reports. The caller holds the locks of the record's content and of
+// its files' blobs.
+func (s *Server) keep(ctx context.Context, rec Record, rep Reports, files []received) (stored, error) {
 	if err := summarize(rep.JSON, &rec); err != nil {
 		return stored{}, err
 	}
-	if err := s.blobs.commit(tmp, sha); err != nil {
-		return stored{}, err
+	drop := func(files []received) {
+		for _, f := range files {
+			s.dropBlob(ctx, f.sha)
+		}
 	}
-	rec, err = s.store.Put(ctx, rec, rep)
+	for i, f := range files {
+		if err := s.blobs.commit(f.tmp, f.sha); err != nil {
+			drop(files[:i])
+			return stored{}, err
+		}
+	}
+	rec, err := s.store.Put(ctx, rec, rep)
 	if errors.Is(err, ErrExists) { // stored meanwhile by another server on this store
-		return s.duplicate(ctx, rec, "")
+		return s.duplicate(ctx, rec, nil)
 	}
 	if err != nil {
-		s.blobs.remove(sha)
+		drop(files)
 		return stored{}, err
 	}
 	s.metrics.uploads.Add(1)
 	return stored{rec: rec, report: rep.JSON}, nil
 }
 
-// receive streams r into a temporary file, hashing it on the way.
-func (s *Server) receive(r io.Reader, name string) (tmp, sha string, size int64, err error) {
+// dropBlob removes the blob sha unless a record still holds it. The caller
+// holds the blob's lock.
+func (s *Server) dropBlob(ctx context.Context, sha string) error {
+	used, err := s.store.Referenced(ctx, sha)
+	if err != nil || used {
+		return err
+	}
+	return s.blobs.remove(sha)
+}
+
+// lockAll takes the locks of every content in shas, in sorted order so that
+// two callers never wait on each other.
+func (s *Server) lockAll(ctx context.Context, shas []string) (unlock func(), err error) {
+	shas = slices.Compact(slices.Sorted(slices.Values(shas)))
+	var unlocks []func()
+	unlock = func() {
+		for _, u := range slices.Backward(unlocks) {
+			u()
+		}
+	}
+	for _, sha := range shas {
+		u, err := s.lockContent(ctx, sha)
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+		unlocks = append(unlocks, u)
+	}
+	return unlock, nil
+}
+
+// receive streams r into a temporary file, hashing it on the way. The
+// caller removes the file (a no-op once it is committed).
+func (s *Server) receive(r io.Reader, name string) (received, error) {
 	f, err := s.blobs.create()
 	if err != nil {
-		return "", "", 0, err
+		return received{}, err
 	}
 	h := sha256.New()
-	size, err = io.Copy(io.MultiWriter(f, h), r)
+	size, err := io.Copy(io.MultiWriter(f, h), r)
 	s.metrics.bytes.Add(size)
 	if err == nil {
 		err = f.Sync()
@@ -170,9 +270,9 @@ func (s *Server) receive(r io.Reader, name string) (tmp, sha string, size int64,
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", "", 0, s.receiveError(err, name, size)
+		return received{}, s.receiveError(err, name, size)
 	}
-	return f.Name(), hex.EncodeToString(h.Sum(nil)), size, nil
+	return received{tmp: f.Name(), sha: hex.EncodeToString(h.Sum(nil)), name: name, size: size}, nil
 }
 
 func (s *Server) receiveError(err error, name string, size int64) error {
@@ -192,12 +292,12 @@ func (s *Server) receiveError(err error, name string, size int64) error {
 	return fmt.Errorf("%s: receiving upload after %d bytes: %w", name, size, err)
 }
 
-// duplicate answers an upload whose content is stored as rec. tmp, if set, is
-// the new copy, used to restore a blob lost from disk.
-func (s *Server) duplicate(ctx context.Context, rec Record, tmp string) (stored, error) {
-	if tmp != "" {
-		if _, err := os.Stat(s.blobs.path(rec.SHA256)); errors.Is(err, os.ErrNotExist) {
-			s.blobs.commit(tmp, rec.SHA256)
+// duplicate answers an upload whose content is stored as rec. files, if
+// given, are the new copies, used to restore blobs lost from disk.
+func (s *Server) duplicate(ctx context.Context, rec Record, files []received) (stored, error) {
+	for _, f := range files {
+		if _, err := os.Stat(s.blobs.path(f.sha)); errors.Is(err, os.ErrNotExist) {
+			s.blobs.commit(f.tmp, f.sha)
 		}
 	}
 	rep, err := s.store.JSON(ctx, rec.ID)
@@ -208,15 +308,16 @@ func (s *Server) duplicate(ctx context.Context, rec Record, tmp string) (stored,
 	return stored{rec: rec, duplicate: true, report: rep}, nil
 }
 
-// analyze runs the Analyzer and turns its errors into HTTP errors. A panic
-// in the Analyzer fails this upload alone, with 500: the server goes on.
-func (s *Server) analyze(ctx context.Context, u Upload) (Reports, error) {
+// analyze runs an analysis of the upload called name (an Analyzer's or a
+// JobAnalyzer's) and turns its errors into HTTP errors. A panic in it
+// fails this upload alone, with 500: the server goes on.
+func (s *Server) analyze(ctx context.Context, name string, analysis func() (Reports, error)) (Reports, error) {
 	s.metrics.inFlight.Add(1)
 	start := time.Now()
 	var rep Reports
 	err := run.Protect("analysing", func() error {
 		var err error
-		rep, err = s.cfg.Analyze(ctx, u)
+		rep, err = analysis()
 		return err
 	})
 	s.metrics.analysis(time.Since(start), err != nil)
@@ -227,13 +328,13 @@ func (s *Server) analyze(ctx context.Context, u Upload) (Reports, error) {
 		return rep, nil
 	case errors.As(err, &pe):
 		if s.cfg.Log != nil {
-			s.cfg.Log.Printf("%s: %v\n%s", u.Name, pe, pe.Stack)
+			s.cfg.Log.Printf("%s: %v\n%s", name, pe, pe.Stack)
 		}
-		return Reports{}, errorf(http.StatusInternalServerError, "%s", oneLine(run.Named(u.Name, err).Error()))
+		return Reports{}, errorf(http.StatusInternalServerError, "%s", oneLine(run.Named(name, err).Error()))
 	case errors.Is(err, trace.ErrLimit):
 		return Reports{}, errorf(http.StatusRequestEntityTooLarge, "%s", oneLine(err.Error()))
 	case ctx.Err() != nil:
-		return Reports{}, errorf(http.StatusBadRequest, "%s: upload abandoned by the client: %v", u.Name, ctx.Err())
+		return Reports{}, errorf(http.StatusBadRequest, "%s: upload abandoned by the client: %v", name, ctx.Err())
 	}
 	return Reports{}, errorf(http.StatusUnprocessableEntity, "%s", oneLine(err.Error()))
 }

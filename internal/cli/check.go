@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,135 +27,18 @@ func init() {
 	}
 }
 
-// verdictList is a pflag.Value holding verdicts, written as
-// "sequential,data-bound" (repeatable) or "none".
-type verdictList struct {
-	v       []analyze.Verdict
-	changed bool
-}
-
-func (l *verdictList) String() string {
-	s := make([]string, len(l.v))
-	for i, v := range l.v {
-		s[i] = string(v)
-	}
-	return strings.Join(s, ",")
-}
-
-// Type names the flag's value in --help.
-func (l *verdictList) Type() string { return "verdicts" }
-
-// Set parses a comma-separated list; the first use replaces the default.
-func (l *verdictList) Set(s string) error {
-	if !l.changed {
-		l.v, l.changed = nil, true
-	}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" || f == "none" {
-			continue
-		}
-		if err := l.Append(f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Append adds one verdict (pflag.SliceValue).
-func (l *verdictList) Append(s string) error {
-	v, err := check.ParseVerdict(s)
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(l.v, v) {
-		l.v = append(l.v, v)
-	}
-	return nil
-}
-
-// Replace sets the whole list (pflag.SliceValue).
-func (l *verdictList) Replace(s []string) error {
-	l.v, l.changed = nil, true
-	for _, v := range s {
-		if err := l.Append(v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// GetSlice returns the list (pflag.SliceValue).
-func (l *verdictList) GetSlice() []string {
-	if l.String() == "" {
-		return nil
-	}
-	return strings.Split(l.String(), ",")
-}
-
-// limitFlag is a percentage rule that is off until set.
-type limitFlag struct {
-	v   float64
-	set bool
-}
-
-func (l *limitFlag) String() string {
-	if !l.set {
-		return ""
-	}
-	return strconv.FormatFloat(l.v*100, 'g', -1, 64) + "%"
-}
-
-// Type names the flag's value in --help.
-func (l *limitFlag) Type() string { return "percent" }
-
-// Set parses a percentage.
-func (l *limitFlag) Set(s string) error {
-	v, err := parsePercent(s)
-	if err != nil {
-		return err
-	}
-	l.v, l.set = v, true
-	return nil
-}
-
-// limit returns the rule the flag describes.
-func (l *limitFlag) limit() check.Limit { return check.Limit{Share: l.v, On: l.set} }
-
-// ruleFlags hold the rule flags until they become check.Rules.
-type ruleFlags struct {
-	failOn                             verdictList
-	maxIdle, maxSyncIdle, maxInputIdle limitFlag
-	minUtil                            limitFlag
-	minSteps                           int
-}
-
-// addRuleFlags defines the rule flags on fs, with check's default rules.
-func addRuleFlags(fs *pflag.FlagSet, r *ruleFlags) {
-	d := check.DefaultRules()
-	r.failOn.v = d.FailOn
-	fs.Var(&r.failOn, "fail-on", "verdicts that fail the check (comma-separated, or none)")
-	fs.Var(&r.maxIdle, "max-idle", "fail when attributed device idle exceeds this share of the window")
-	fs.Var(&r.maxSyncIdle, "max-sync-idle", "fail when sync-caused idle (in-sync + after-sync) exceeds this share of the window")
-	fs.Var(&r.maxInputIdle, "max-input-idle", "fail when input-caused idle exceeds this share of the window")
-	fs.Var(&r.minUtil, "min-utilization", "fail when any device is busy less than this share of the window")
-	fs.IntVar(&r.minSteps, "min-steps", d.MinSteps, "fail a capture with fewer steady steps than this (too short to judge)")
-}
-
-// rules returns the rules the flags describe.
-func (r *ruleFlags) rules() check.Rules {
-	return check.Rules{
-		FailOn:         slices.Clone(r.failOn.v),
-		MaxIdle:        r.maxIdle.limit(),
-		MaxSyncIdle:    r.maxSyncIdle.limit(),
-		MaxInputIdle:   r.maxInputIdle.limit(),
-		MinUtilization: r.minUtil.limit(),
-		MinSteps:       r.minSteps,
+// addRuleFlags defines the rule flags on fs, writing into r, which starts
+// as check's default rules. The flags are check's Params, which the
+// service's query parameters also set.
+func addRuleFlags(fs *pflag.FlagSet, r *check.Rules) {
+	*r = check.DefaultRules()
+	for _, p := range r.Params() {
+		fs.Var(p.Value, p.Name, p.Usage)
 	}
 }
 
 // checkKeys are the flags a [check] config section may set.
-var checkKeys = flagNames(func(fs *pflag.FlagSet) { addRuleFlags(fs, &ruleFlags{}) })
+var checkKeys = flagNames(func(fs *pflag.FlagSet) { addRuleFlags(fs, &check.Rules{}) })
 
 // checkResult is what checking one input gave.
 type checkResult struct {
@@ -172,7 +54,6 @@ func (c *checkResult) failed() bool {
 }
 
 type checkFlags struct {
-	ruleFlags ruleFlags
 	// rules are the rules the flags and the config file give.
 	rules    check.Rules
 	analysis *analysisFlags
@@ -187,7 +68,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &checkFlags{}
-	addRuleFlags(fs, &f.ruleFlags)
+	addRuleFlags(fs, &f.rules)
 	f.analysis = addAnalysisFlags(fs)
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
 	fs.StringVar(&f.format, "format", "text", "output: text, or github for workflow annotations")
@@ -250,7 +131,6 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	if f.jobs < 1 {
 		return fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
 	}
-	f.rules = f.ruleFlags.rules()
 	if err := f.rules.Validate(); err != nil {
 		return err
 	}

@@ -56,12 +56,12 @@ func TestRuleFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-		var r ruleFlags
-		addRuleFlags(fs, &r)
+		var got check.Rules
+		addRuleFlags(fs, &got)
 		if err := fs.Parse(tt.args); err != nil {
 			t.Fatalf("parsing %q: %v", tt.args, err)
 		}
-		if got := r.rules(); !reflect.DeepEqual(got, tt.want) {
+		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%q: rules %+v, want %+v", tt.args, got, tt.want)
 		}
 	}

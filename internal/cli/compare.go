@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/check"
 	"github.com/tracegap/tracegap/compare"
 	"github.com/tracegap/tracegap/report"
 )
@@ -22,7 +23,7 @@ func init() {
 
 type compareFlags struct {
 	analysis   *analysisFlags
-	regression limitFlag
+	regression check.Limit
 	synthetic  bool
 	format     string
 	out        string
@@ -62,8 +63,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	c := compare.Compare(compare.Summarize(base), compare.Summarize(next), compare.Options{SyntheticBase: f.synthetic})
 	var regressions []compare.Regression
-	if f.regression.set {
-		regressions = c.Check(f.regression.v)
+	if f.regression.On {
+		regressions = c.Check(f.regression.Share)
 	}
 	write := func(w io.Writer) error { return report.WriteComparison(w, c, format) }
 	if f.out != "" {

@@ -3,10 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,7 +13,6 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/compare"
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/serve"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
@@ -240,80 +235,4 @@ func TestCompareBadInput(t *testing.T) {
 			t.Errorf("%q: exit %d stdout %q stderr %q; want exit 2 and one line with %q", tt.args, code, out, errs, tt.want)
 		}
 	}
-}
-
-// TestCompareServiceAgrees compares workers0 with workers4 twice: with the
-// command and through the upload service wired as `tracegap serve` wires it.
-// Uploaded under the paths the command reads, the two JSON documents must be
-// the same bytes: the same rows, values and synthetic-data test.
-func TestCompareServiceAgrees(t *testing.T) {
-	dir := realtraces.Dir(t)
-	paths := []string{
-		filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz"),
-		filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz"),
-	}
-	code, cli, errs := runCmd("compare", "--format", "json", paths[0], paths[1])
-	if code != exitOK {
-		t.Fatalf("compare: exit %d, stderr %q", code, errs)
-	}
-
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	f := addServeFlags(fs)
-	if err := fs.Parse([]string{"--data-dir", t.TempDir()}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := f.config(io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := serve.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
-
-	var ids []string
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var up struct {
-			ID string `json:"id"`
-		}
-		body := httpDo(t, "POST", hs.URL+"/api/v1/traces?name="+url.QueryEscape(p), bytes.NewReader(data), http.StatusCreated)
-		if err := json.Unmarshal(body, &up); err != nil || up.ID == "" {
-			t.Fatalf("upload %s: %v %s", p, err, body)
-		}
-		ids = append(ids, up.ID)
-	}
-	svc := httpDo(t, "GET", hs.URL+"/api/v1/compare?base="+ids[0]+"&new="+ids[1], nil, http.StatusOK)
-	if string(svc) != cli {
-		t.Errorf("the service's comparison differs from the command's:\nservice:\n%s\ncommand:\n%s", svc, cli)
-	}
-}
-
-// httpDo sends a request and returns the answer's body, failing the test
-// unless the status is want.
-func httpDo(t *testing.T, method, url string, body io.Reader, want int) []byte {
-	t.Helper()
-	req, err := http.NewRequest(method, url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, b, want)
-	}
-	return b
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
 )
 
@@ -25,10 +26,10 @@ func writeConfig(t *testing.T, text string) string {
 
 // configFlags parses args into fresh check and analysis flags and applies
 // the config text.
-func configFlags(t *testing.T, text string, args ...string) (*ruleFlags, *analysisFlags, error) {
+func configFlags(t *testing.T, text string, args ...string) (*check.Rules, *analysisFlags, error) {
 	t.Helper()
 	set := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	r := &ruleFlags{}
+	r := &check.Rules{}
 	addRuleFlags(set, r)
 	af := addAnalysisFlags(set)
 	if err := set.Parse(args); err != nil {
@@ -47,14 +48,14 @@ func TestConfigApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(r.failOn.v, []analyze.Verdict{analyze.HostBound}) {
-		t.Errorf("fail-on = %v, want the file's [host-bound]", r.failOn.v)
+	if !slices.Equal(r.FailOn, []analyze.Verdict{analyze.HostBound}) {
+		t.Errorf("fail-on = %v, want the file's [host-bound]", r.FailOn)
 	}
-	if !r.maxIdle.set || r.maxIdle.v != 0.2 {
-		t.Errorf("max-idle = %+v, want the flag's 20%% over the file's 10%%", r.maxIdle)
+	if !r.MaxIdle.On || r.MaxIdle.Share != 0.2 {
+		t.Errorf("max-idle = %+v, want the flag's 20%% over the file's 10%%", r.MaxIdle)
 	}
-	if r.minSteps != 3 || af.minGap != 50_000 {
-		t.Errorf("min-steps %d min-gap %d, want 3 and 50000 from the file", r.minSteps, af.minGap)
+	if r.MinSteps != 3 || af.minGap != 50_000 {
+		t.Errorf("min-steps %d min-gap %d, want 3 and 50000 from the file", r.MinSteps, af.minGap)
 	}
 	if !slices.Equal(af.syncPatterns, []string{"c"}) {
 		t.Errorf("sync patterns = %q, want the flag's [c] alone", af.syncPatterns)
@@ -62,12 +63,12 @@ func TestConfigApply(t *testing.T) {
 
 	tests := []struct {
 		text string
-		ok   func(*ruleFlags, *analysisFlags) bool
+		ok   func(*check.Rules, *analysisFlags) bool
 	}{
-		{"[check]\nfail_on = []\n", func(r *ruleFlags, _ *analysisFlags) bool { return len(r.failOn.v) == 0 }},
-		{"[check]\nmax_idle = 0.15\n", func(r *ruleFlags, _ *analysisFlags) bool { return r.maxIdle.v == 0.15 }},
-		{"[check]\nmax_idle = 15\n", func(r *ruleFlags, _ *analysisFlags) bool { return r.maxIdle.v == 0.15 }},
-		{"[analysis]\nmin_gap = 20\nsync_threshold = 0.07\ntop = 3\n", func(_ *ruleFlags, af *analysisFlags) bool {
+		{"[check]\nfail_on = []\n", func(r *check.Rules, _ *analysisFlags) bool { return len(r.FailOn) == 0 }},
+		{"[check]\nmax_idle = 0.15\n", func(r *check.Rules, _ *analysisFlags) bool { return r.MaxIdle.Share == 0.15 }},
+		{"[check]\nmax_idle = 15\n", func(r *check.Rules, _ *analysisFlags) bool { return r.MaxIdle.Share == 0.15 }},
+		{"[analysis]\nmin_gap = 20\nsync_threshold = 0.07\ntop = 3\n", func(_ *check.Rules, af *analysisFlags) bool {
 			return af.minGap == 20_000 && af.syncThr == 0.07 && af.top == 3
 		}},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/check"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -90,25 +91,12 @@ func (p *percentFlag) Type() string { return "percent" }
 
 // Set parses s.
 func (p *percentFlag) Set(s string) error {
-	v, err := parsePercent(s)
+	v, err := check.ParsePercent(s)
 	if err != nil {
 		return err
 	}
 	*p = percentFlag(v)
 	return nil
-}
-
-func parsePercent(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
-	if err == nil && (pct || v > 1) {
-		v /= 100
-	}
-	if err != nil || v < 0 || v > 1 || math.IsNaN(v) {
-		return 0, fmt.Errorf("invalid percentage %q: expected a value from 0%% to 100%%, like 5%%", s)
-	}
-	return v, nil
 }
 
 // analysisFlags are the flags every command that analyses traces shares:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tracegap/tracegap/check"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/serve"
@@ -63,6 +64,7 @@ type serveFlags struct {
 	readHeader, read     time.Duration
 	write, idle, grace   time.Duration
 	analysis             *analysisFlags
+	config               string
 }
 
 func addServeFlags(fs *pflag.FlagSet) *serveFlags {
@@ -79,6 +81,7 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.DurationVar(&f.write, "write-timeout", serve.DefaultWriteTimeout, "time allowed from a request's headers to the end of its answer, analysis included")
 	fs.DurationVar(&f.idle, "idle-timeout", serve.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Minute, "on SIGTERM/SIGINT, how long running uploads and analyses may take to finish")
+	fs.StringVar(&f.config, "config", "", "read the check endpoint's default rules from this file's [check] section, and analysis settings from its [analysis] (flags win)")
 	f.analysis = addAnalysisFlags(fs)
 	f.analysis.maxBytes = serveDefaultMaxBytes
 	fs.Lookup("max-bytes").DefValue = fmt.Sprint(serveDefaultMaxBytes)
@@ -103,14 +106,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap serve: unexpected arguments %q: serve takes only flags\n", fs.Args())
 		return exitUsage
 	}
-	if err := f.run(stderr); err != nil {
+	if err := f.run(fs, stderr); err != nil {
 		fmt.Fprintf(stderr, "tracegap serve: %v\n", err)
 		return exitUsage
 	}
 	return exitOK
 }
 
-func (f *serveFlags) config(logw io.Writer) (serve.Config, error) {
+// serveConfig returns the server's configuration: the flags of fs, and
+// the --config file's [analysis] settings (for those flags left alone) and
+// [check] rules.
+func (f *serveFlags) serveConfig(fs *pflag.FlagSet, logw io.Writer) (serve.Config, error) {
+	rules, err := f.rules(fs)
+	if err != nil {
+		return serve.Config{}, err
+	}
 	opt := f.analysis.options()
 	if err := opt.Validate(); err != nil {
 		return serve.Config{}, err
@@ -123,6 +133,8 @@ func (f *serveFlags) config(logw io.Writer) (serve.Config, error) {
 	return serve.Config{
 		DataDir:           f.dataDir,
 		Analyze:           serve.NewAnalyzer(e, report.Options{Top: opt.TopGaps}),
+		AnalyzeJob:        serve.NewJobAnalyzer(e, report.Options{Top: opt.TopGaps}),
+		Rules:             &rules,
 		MaxUpload:         int64(f.maxUpload),
 		MaxAnalyses:       f.maxAnalyses,
 		MaxQueue:          f.maxQueue,
@@ -135,10 +147,34 @@ func (f *serveFlags) config(logw io.Writer) (serve.Config, error) {
 	}, nil
 }
 
+// rules applies the --config file, if any, and returns the rules a check
+// applies by default: its [check] section's, as `tracegap check` reads
+// them, else check's defaults. Unlike check, serve reads no config file it
+// is not given: a service's settings should not depend on where it starts.
+func (f *serveFlags) rules(fs *pflag.FlagSet) (check.Rules, error) {
+	var rules check.Rules
+	rfs := pflag.NewFlagSet("rules", pflag.ContinueOnError)
+	addRuleFlags(rfs, &rules)
+	if f.config == "" {
+		return rules, nil
+	}
+	c, err := loadConfig(f.config)
+	if err != nil {
+		return rules, err
+	}
+	if err := c.apply(rfs, map[string][]string{"check": checkKeys}); err != nil {
+		return rules, err
+	}
+	if err := c.apply(fs, map[string][]string{"analysis": analysisKeys}); err != nil {
+		return rules, err
+	}
+	return rules, rules.Validate()
+}
+
 // run serves until SIGINT or SIGTERM, then stops accepting connections and
 // waits up to --shutdown-timeout for running requests to finish.
-func (f *serveFlags) run(stderr io.Writer) error {
-	cfg, err := f.config(stderr)
+func (f *serveFlags) run(fs *pflag.FlagSet, stderr io.Writer) error {
+	cfg, err := f.serveConfig(fs, stderr)
 	if err != nil {
 		return err
 	}

@@ -9,14 +9,24 @@ import (
 	"github.com/tracegap/tracegap/trace"
 )
 
-// AnalyzeJob reads every rank's trace, at most Jobs at a time, and
+// AnalyzeJob reads every rank's trace ("-" is Stdin), at most Jobs at a
+// time, and analyses them as one distributed job (AnalyzeJobInputs).
+func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, error) {
+	ins := make([]Input, len(paths))
+	for i, p := range paths {
+		ins[i] = e.input(p)
+	}
+	return e.AnalyzeJobInputs(ctx, ins)
+}
+
+// AnalyzeJobInputs reads every rank's input, at most Jobs at a time, and
 // analyses them as one distributed job. Every rank is held in memory while
 // the job is analysed, so the budget admits their needs together. Every
 // input that cannot be read is named in the error, one line each.
-func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, error) {
-	ts := make([]*trace.Trace, len(paths))
-	releases := make([]func(), len(paths))
-	errs := make([]error, len(paths))
+func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result, error) {
+	ts := make([]*trace.Trace, len(ins))
+	releases := make([]func(), len(ins))
+	errs := make([]error, len(ins))
 	defer func() {
 		for _, r := range releases {
 			if r != nil {
@@ -26,15 +36,15 @@ func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, e
 	}()
 	ranks := *e
 	if e.Budget != nil {
-		release, err := e.admitJob(ctx, paths)
+		release, err := e.admitJob(ctx, ins)
 		if err != nil {
 			return nil, err
 		}
 		defer release()
 		ranks.Budget = nil // admitted together above
 	}
-	each(len(paths), e.Jobs, func(i int) {
-		in := e.input(paths[i])
+	each(len(ins), e.Jobs, func(i int) {
+		in := ins[i]
 		err := Protect("reading", func() error {
 			var err error
 			ts[i], releases[i], err = ranks.read(ctx, in)
@@ -57,10 +67,9 @@ func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, e
 }
 
 // admitJob acquires the needs of every rank at once.
-func (e *Engine) admitJob(ctx context.Context, paths []string) (release func(), err error) {
+func (e *Engine) admitJob(ctx context.Context, ins []Input) (release func(), err error) {
 	var total int64
-	for _, p := range paths {
-		in := e.input(p)
+	for _, in := range ins {
 		if in.R != nil {
 			continue // a stream is admitted at its fixed cost
 		}
@@ -74,7 +83,7 @@ func (e *Engine) admitJob(ctx context.Context, paths []string) (release func(), 
 	}
 	release, err = e.Budget.Acquire(ctx, total)
 	if err != nil {
-		return nil, fmt.Errorf("job of %d ranks: %w", len(paths), err)
+		return nil, fmt.Errorf("job of %d ranks: %w", len(ins), err)
 	}
 	return release, nil
 }

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/serve"
+)
+
+// ruleSets are the rules the command line and the service are held to in
+// TestServiceAgrees, as check's flags: the defaults; rules that nearly
+// every run fails, so that every outcome's figure shows in the message;
+// and rules that every run passes.
+var ruleSets = [][]string{
+	nil,
+	{"--fail-on", "parallel,sequential,data-bound,host-bound,no-device", "--max-idle", "0%", "--max-sync-idle", "0%",
+		"--max-input-idle", "0%", "--min-utilization", "100%", "--min-steps", "1000"},
+	{"--fail-on", "none", "--max-idle", "100%", "--min-steps", "1"},
+}
+
+// TestServiceAgrees runs every real trace that analyses, and the ranks of
+// the DLRM job, through the command line and through the upload service
+// wired as `tracegap serve` wires it. Uploaded under the names the command
+// line gives them, each must get the same JSON report (bytes), the same
+// rule outcomes under each of ruleSets, and workers0 against workers4 the
+// same comparison; the trace that cannot be read, the same error.
+func TestServiceAgrees(t *testing.T) {
+	dir := realtraces.Dir(t)
+	svc := newTestService(t)
+	for _, c := range realtraces.Expected(t) {
+		p := filepath.Join(dir, c.File)
+		t.Run(c.File, func(t *testing.T) {
+			if c.Expect[0] == "error" {
+				code, _, stderr := runCmd("analyze", "--format", "json", p)
+				status, body := svc.upload(t, p)
+				if code != exitUsage || status != http.StatusUnprocessableEntity || stderr != "tracegap: "+errorOf(t, body)+"\n" {
+					t.Errorf("command: exit %d, %q; service: %d %s; want exit 2 and 422 with the same message", code, stderr, status, body)
+				}
+				return
+			}
+			status, body := svc.upload(t, p)
+			if status != http.StatusCreated {
+				t.Fatalf("upload: %d %s", status, body)
+			}
+			svc.agree(t, p, idOf(t, body))
+		})
+	}
+	t.Run("param-dlrm-8ranks", func(t *testing.T) {
+		job := filepath.Join(dir, "param-dlrm-8ranks")
+		status, body := svc.uploadJob(t, job)
+		var res []struct {
+			ID, Kind string
+		}
+		if err := json.Unmarshal(body, &res); status != http.StatusCreated || err != nil || len(res) != 1 || res[0].Kind != serve.KindJob {
+			t.Fatalf("job upload: %d %s, want one job stored", status, body)
+		}
+		svc.agree(t, job, res[0].ID)
+	})
+	t.Run("compare", func(t *testing.T) {
+		var ids [2]string
+		paths := [2]string{filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz"), filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")}
+		for i, p := range paths {
+			_, body := svc.upload(t, p) // stored above: a duplicate
+			ids[i] = idOf(t, body)
+		}
+		code, cli, stderr := runCmd("compare", "--format", "json", paths[0], paths[1])
+		if code != exitOK {
+			t.Fatalf("compare: exit %d, %s", code, stderr)
+		}
+		if got := svc.get(t, "/api/v1/compare?base="+ids[0]+"&new="+ids[1]); got != cli {
+			t.Errorf("the service's comparison differs from the command's:\nservice:\n%s\ncommand:\n%s", got, cli)
+		}
+	})
+}
+
+// testService is the upload service as `tracegap serve` configures it.
+type testService struct{ url string }
+
+func newTestService(t *testing.T) *testService {
+	t.Helper()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f := addServeFlags(fs)
+	if err := fs.Parse([]string{"--data-dir", t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.serveConfig(fs, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	return &testService{url: hs.URL}
+}
+
+// agree checks that the service's report and rule outcomes for the stored
+// run id are the command line's for path (a trace, or a job's directory).
+func (s *testService) agree(t *testing.T, path, id string) {
+	t.Helper()
+	code, cli, stderr := runCmd("analyze", "--format", "json", path)
+	if code != exitOK {
+		t.Fatalf("analyze: exit %d, %s", code, stderr)
+	}
+	if got := s.get(t, "/api/v1/traces/"+id); got != cli {
+		t.Errorf("the service's report differs from the command's:\nservice:\n%.2000s\ncommand:\n%.2000s", got, cli)
+	}
+	for _, rules := range ruleSets {
+		junit := filepath.Join(t.TempDir(), "junit.xml")
+		code, cli, stderr := runCmd(append(append([]string{"check", "--junit", junit}, rules...), path)...)
+		var a struct {
+			Verdict, Confidence string
+			Failed              bool
+			Outcomes            []struct {
+				Rule, Message string
+				Failed        bool
+			}
+		}
+		if err := json.Unmarshal([]byte(s.get(t, "/api/v1/traces/"+id+"/check?"+query(rules))), &a); err != nil {
+			t.Fatal(err)
+		}
+		// The command's output and JUnit cases as the service's outcomes
+		// would make them.
+		want, wantCode, cases := "", exitOK, ""
+		for _, o := range a.Outcomes {
+			cases += o.Rule
+			if o.Failed {
+				want += "FAIL " + path + ": " + o.Message + "\n"
+				wantCode, cases = exitCheck, cases+": "+o.Message
+			}
+			cases += "\n"
+		}
+		if !a.Failed {
+			want = fmt.Sprintf("ok   %s: %s (%s confidence), %d rules passed\n", path, a.Verdict, a.Confidence, len(a.Outcomes))
+			want = strings.Replace(want, " 1 rules", " 1 rule", 1)
+		}
+		if code != wantCode || cli != want || stderr != "" || junitOf(t, junit) != cases {
+			t.Errorf("check %q: command exit %d:\n%s%s\nservice's outcomes give exit %d:\n%s%s", rules, code, cli, junitOf(t, junit), wantCode, want, cases)
+		}
+	}
+}
+
+// query turns check's flags into the service's query parameters.
+func query(flags []string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(flags); i += 2 {
+		v.Add(strings.TrimPrefix(flags[i], "--"), flags[i+1])
+	}
+	return v.Encode()
+}
+
+// junitOf lists a JUnit file's cases, one a line: the rule, and the
+// failure's message if it failed.
+func junitOf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+		} `xml:"testsuite>testcase"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out strings.Builder
+	for _, c := range doc.Cases {
+		out.WriteString(c.Name)
+		if c.Failure != nil {
+			out.WriteString(": " + c.Failure.Message)
+		}
+		out.WriteString("\n")
+	}
+	return out.String()
+}
+
+// upload posts the trace at path as a raw body named path.
+func (s *testService) upload(t *testing.T, path string) (int, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.do(t, "POST", "/api/v1/traces?name="+url.QueryEscape(path), "", bytes.NewReader(data))
+}
+
+// uploadJob posts every trace in dir in one multipart form named dir.
+func (s *testService) uploadJob(t *testing.T, dir string) (int, []byte) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw, err := mw.CreateFormFile("file", filepath.Base(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(data)
+	}
+	mw.Close()
+	return s.do(t, "POST", "/api/v1/traces?name="+url.QueryEscape(dir), mw.FormDataContentType(), &body)
+}
+
+// get returns the body of a 200 answer to GET path.
+func (s *testService) get(t *testing.T, path string) string {
+	t.Helper()
+	code, body := s.do(t, "GET", path, "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	return string(body)
+}
+
+func (s *testService) do(t *testing.T, method, path, ctype string, body io.Reader) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.url+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+func idOf(t *testing.T, body []byte) string {
+	t.Helper()
+	var a struct{ ID string }
+	if err := json.Unmarshal(body, &a); err != nil || a.ID == "" {
+		t.Fatalf("upload answer %s: no id (%v)", body, err)
+	}
+	return a.ID
+}
+
+func errorOf(t *testing.T, body []byte) string {
+	t.Helper()
+	var a struct{ Error string }
+	if err := json.Unmarshal(body, &a); err != nil {
+		t.Fatalf("error answer %s: %v", body, err)
+	}
+	return a.Error
+}
+
+// TestServeConfig: --config gives the check endpoint its default rules
+// ([check]) and the analysis the settings ([analysis]) its flags left
+// alone.
+func TestServeConfig(t *testing.T) {
+	path := writeConfig(t, "[check]\nfail_on = [\"host-bound\"]\nmax_idle = \"10%\"\n[analysis]\nmin_gap = \"50us\"\ntop = 3\n")
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f := addServeFlags(fs)
+	if err := fs.Parse([]string{"--data-dir", t.TempDir(), "--config", path, "--top", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.serveConfig(fs, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := check.Rules{FailOn: []analyze.Verdict{analyze.HostBound}, MaxIdle: check.Limit{Share: 0.1, On: true}}
+	if !reflect.DeepEqual(*cfg.Rules, want) || f.analysis.minGap != 50_000 || f.analysis.top != 7 {
+		t.Errorf("rules %+v, min-gap %d, top %d; want %+v, the file's 50us and the flag's 7", *cfg.Rules, f.analysis.minGap, f.analysis.top, want)
+	}
+	fs = pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f = addServeFlags(fs)
+	fs.Parse([]string{"--config", writeConfig(t, "[check]\nmax_idle = \"lots\"\n")})
+	if _, err := f.serveConfig(fs, io.Discard); err == nil || !strings.Contains(err.Error(), `max_idle: invalid percentage "lots"`) {
+		t.Errorf("bad config: %v, want the bad key named", err)
+	}
+}
