@@ -129,6 +129,7 @@ type ruleFlags struct {
 	maxIdle, maxSyncIdle, maxInputIdle limitFlag
 	minUtil                            limitFlag
 	minSteps                           int
+	allowNoDevice                      bool
 }
 
 // addRuleFlags defines the rule flags on fs, with check's default rules.
@@ -141,6 +142,7 @@ func addRuleFlags(fs *pflag.FlagSet, r *ruleFlags) {
 	fs.Var(&r.maxInputIdle, "max-input-idle", "fail when input-caused idle exceeds this share of the window")
 	fs.Var(&r.minUtil, "min-utilization", "fail when any device is busy less than this share of the window")
 	fs.IntVar(&r.minSteps, "min-steps", d.MinSteps, "fail a capture with fewer steady steps than this (too short to judge)")
+	fs.BoolVar(&r.allowNoDevice, "allow-no-device", d.AllowNoDevice, "let a trace without device activity pass (by default it fails: a CUPTI permission failure or a cut trace looks the same)")
 }
 
 // rules returns the rules the flags describe.
@@ -152,6 +154,7 @@ func (r *ruleFlags) rules() check.Rules {
 		MaxInputIdle:   r.maxInputIdle.limit(),
 		MinUtilization: r.minUtil.limit(),
 		MinSteps:       r.minSteps,
+		AllowNoDevice:  r.allowNoDevice,
 	}
 }
 
