@@ -100,6 +100,7 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 		Source: Source{
 			Path: t.Path, Format: t.Format, Bytes: t.Bytes, Events: len(t.Events),
 			Tracks: len(t.Tracks), Warnings: t.Warnings, Truncated: t.Truncated,
+			ClockOffsetNs: t.StartNs,
 		},
 		Options: opt,
 	}
@@ -125,6 +126,7 @@ func (a *analyzer) run() error {
 		a.scanDevice(d)
 	}
 	a.setWindow(src)
+	a.res.Window.TraceEnd = a.traceEnd()
 	for _, d := range a.devs {
 		a.attributeDevice(d)
 	}
@@ -148,6 +150,20 @@ func (a *analyzer) noDevice() {
 		r.Confidence = Low
 		r.Reasons = append(r.Reasons, "the trace file was cut short and only its first part was read: the device activity may be in the part that is missing (profilers write device events after host events)")
 	}
+}
+
+// traceEnd returns the end of the trace's last host or device event.
+func (a *analyzer) traceEnd() int64 {
+	end := int64(0)
+	for i := range a.t.Tracks {
+		if a.t.Tracks[i].Kind == trace.TrackOther {
+			continue
+		}
+		for _, e := range a.t.TrackEvents(i) {
+			end = max(end, e.End())
+		}
+	}
+	return end
 }
 
 func (a *analyzer) countHost() int {

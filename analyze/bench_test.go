@@ -39,7 +39,7 @@ func BenchmarkAnalyzeSmall(b *testing.B) {
 }
 
 // tileTrace repeats every track's events of t n times, each copy shifted by
-// t's span and given its own correlation ids, as scripts/tilexplane does
+// t's span and given its own correlation ids, as internal/tools/tilexplane does
 // with a file: a long run with the event mix of a real one.
 func tileTrace(t *trace.Trace, n int) *trace.Trace {
 	var span int64

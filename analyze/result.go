@@ -228,7 +228,17 @@ type Source struct {
 	Warnings []string
 	// Truncated is set when the trace was cut short and partly read.
 	Truncated bool
+	// ClockOffsetNs is the time on the trace's own clock (ns) of the
+	// relative time 0 that every other time of the result counts from
+	// (trace.Trace.StartNs): add it to a relative time to find the
+	// instant in the viewer that shows the source's timestamps. For a
+	// Chrome trace the sum divided by 1000 is the events' "ts" (µs); for
+	// XPlane it is the lines' timestamp_ns clock. 0 when unknown.
+	ClockOffsetNs int64
 }
+
+// ClockNs returns relative time t on the trace's own clock.
+func (s *Source) ClockNs(t int64) int64 { return s.ClockOffsetNs + t }
 
 // Window is the stretch of time the verdict is about.
 type Window struct {
@@ -241,10 +251,21 @@ type Window struct {
 	// StepSource says how steps were found ("ProfilerStep", "XPlane
 	// Steps", "step_num", "regex", ...); empty when none were.
 	StepSource string
+	// TraceEnd is the end of the trace's last host or device event; the
+	// trace starts at 0. The time before Start (warm-up, set-up) and
+	// after End (the tail: the host stopping the profiler after the last
+	// device work) is outside the window and in none of its figures.
+	TraceEnd int64
 }
 
 // Dur returns the window's length.
 func (w Window) Dur() int64 { return w.End - w.Start }
+
+// Lead returns the trace's time before the window.
+func (w Window) Lead() int64 { return max(w.Start, 0) }
+
+// Tail returns the trace's time after the window; 0 when unknown.
+func (w Window) Tail() int64 { return max(w.TraceEnd-w.End, 0) }
 
 // Device holds one device's figures.
 type Device struct {

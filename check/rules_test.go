@@ -32,7 +32,7 @@ func (r run) result() *analyze.Result {
 	return res
 }
 
-// The runs of cmd/tracegap's generated loops, as analyze measures them.
+// The runs of internal/cli's generated loops, as analyze measures them.
 var runs = map[string]run{
 	// Input idle 50 of 175 ms (28.6%), all idle 55 (31.4%), busy 68.6%.
 	"data-bound": {analyze.DataBound, 175 * ms, 5, map[analyze.Cause]int64{analyze.Input: 50 * ms, analyze.Host: 5 * ms}, map[string]int64{"GPU:0": 120 * ms}},

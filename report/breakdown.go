@@ -9,10 +9,10 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 )
 
-// breakdownMembers lists the JSON members of a Breakdown in the order they
+// breakdownMembers lists the JSON members of a BreakdownV1 in the order they
 // are written, each with where its value lives. The per-cause members come
 // from the cause table, so a new cause needs no change here.
-func (b *Breakdown) members() []breakdownMember {
+func (b *BreakdownV1) members() []breakdownMember {
 	var m []breakdownMember
 	for _, c := range analyze.Causes() {
 		m = append(m, breakdownMember{c.Key() + "_ns", &b.Ns[c], nil})
@@ -37,7 +37,7 @@ type breakdownMember struct {
 }
 
 // MarshalJSON writes the breakdown as one flat object.
-func (b Breakdown) MarshalJSON() ([]byte, error) {
+func (b BreakdownV1) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for i, m := range b.members() {
@@ -62,12 +62,12 @@ func (b Breakdown) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the object MarshalJSON writes. A member it does not
 // know is an error: the breakdown is part of the documented contract.
-func (b *Breakdown) UnmarshalJSON(data []byte) error {
+func (b *BreakdownV1) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
-	*b = Breakdown{}
+	*b = BreakdownV1{}
 	byKey := map[string]breakdownMember{}
 	for _, m := range b.members() {
 		byKey[m.key] = m

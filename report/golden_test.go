@@ -351,7 +351,7 @@ func TestSchemaDocumented(t *testing.T) {
 			return
 		}
 		seen[typ] = true
-		if typ == reflect.TypeFor[report.Breakdown]() {
+		if typ == reflect.TypeFor[report.BreakdownV1]() {
 			documentedKeys(t, doc, path, breakdownKeys(t))
 			return
 		}
@@ -387,7 +387,7 @@ func documentedKeys(t *testing.T, doc []byte, path string, keys []string) {
 // them: one pair per cause, so the list follows the cause table.
 func breakdownKeys(t *testing.T) []string {
 	t.Helper()
-	data, err := json.Marshal(report.Breakdown{})
+	data, err := json.Marshal(report.BreakdownV1{})
 	if err != nil {
 		t.Fatal(err)
 	}

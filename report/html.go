@@ -39,6 +39,7 @@ type htmlRun struct {
 	Reasons    []string
 	Facts      string
 	Window     string
+	Figures    string
 	Thresholds string
 	Check      string
 	// T0 and Unit convert SVG units back to trace time for the axis.
@@ -55,6 +56,8 @@ type htmlRun struct {
 	StepRows   *table
 	Findings   []analyze.Finding
 	Warnings   []string
+	// Job holds a job's own sections; nil for a single run.
+	Job *htmlJob
 }
 
 type htmlStep struct{ Name, A, B string }
@@ -62,9 +65,17 @@ type htmlStep struct{ Name, A, B string }
 type htmlDevice struct {
 	ID, Facts string
 	SVG       template.HTML
+	// Rank is the timeline row of the job's rank whose last device this
+	// is; nil for a single run.
+	Rank *htmlRankRow
 }
 
 func writeHTML(w io.Writer, results []*analyze.Result, opt Options) error {
+	return htmlTemplate.Execute(w, newHTMLPage(results, opt))
+}
+
+// newHTMLPage lays out the page of results.
+func newHTMLPage(results []*analyze.Result, opt Options) htmlPage {
 	page := htmlPage{}
 	for c := analyze.Cause(0); c < analyze.NumCauses; c++ {
 		page.Legend = append(page.Legend, htmlLegend{c.String(), causeColor[c]})
@@ -76,27 +87,20 @@ func writeHTML(w io.Writer, results []*analyze.Result, opt Options) error {
 		titles = append(titles, run.Name+": "+run.Verdict)
 	}
 	page.Title = "tracegap: " + strings.Join(titles, ", ")
-	return htmlTemplate.Execute(w, page)
+	return page
 }
 
 func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	s := &res.Source
+	line := summarize(res)
 	r := htmlRun{
 		ID: "run" + strconv.Itoa(i), Name: filepath.Base(s.Path), Path: s.Path,
-		Verdict: string(res.Verdict), Confidence: string(res.Confidence),
-		Summary: Summary(res), Facts: sourceFacts(s),
+		Verdict: string(line.Verdict), Confidence: string(res.Confidence),
+		Summary: line.afterBadge(), Reasons: otherReasons(res, line), Facts: sourceFacts(s),
 		Thresholds: thresholdsLine(&res.Options), Findings: res.Findings, Warnings: s.Warnings,
 	}
 	if s.Path == "" {
 		r.Name = "(stdin)"
-	}
-	r.Reasons = otherReasons(res, r.Summary)
-	// The verdict is the page's badge; the sentence goes on from the
-	// confidence: "high confidence: the GPU waited ...".
-	if sum, ok := strings.CutPrefix(r.Summary, r.Verdict+" ("); ok {
-		r.Summary = strings.Replace(sum, "):", ":", 1)
-	} else if sum, ok := strings.CutPrefix(r.Summary, r.Verdict+": "); ok {
-		r.Summary = sum
 	}
 	var sec []string
 	for _, v := range res.Secondary {
@@ -110,6 +114,7 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	r.T0, r.Unit = a.t0, a.unit
 	r.WinA, r.WinB = a.x(res.Window.Start), a.x(res.Window.End)
 	r.Window = windowLine(res.Window)
+	r.Figures = figuresLine(res)
 	r.Check = thresholdCheck(res)
 	for j, st := range res.Steps {
 		r.Steps = append(r.Steps, htmlStep{stepName(res, j), a.x(st.Start), a.x(st.Start + st.Dur)})

@@ -2,10 +2,9 @@ package report
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
+	"html/template"
 	"io"
 	"strconv"
 	"strings"
@@ -101,15 +100,15 @@ type JobSection struct {
 	TransferNs  int64 `json:"transfer_ns"`
 	// Wait is the window time the ranks waited in collectives, summed
 	// over the ranks, by what held the straggler back.
-	Wait  WaitSplit `json:"wait"`
-	Steps []JobStep `json:"steps"`
+	Wait  WaitSplitV1 `json:"wait"`
+	Steps []JobStep   `json:"steps"`
 }
 
-// WaitSplit splits a collective wait by what held the straggler back:
+// WaitSplitV1 splits a collective wait by what held the straggler back:
 // the cause of its device's idle (in-sync, after-sync, input, host,
 // untraced), more device work (compute), or lateness carried in from
 // before (late).
-type WaitSplit struct {
+type WaitSplitV1 struct {
 	InSyncNs    int64  `json:"in_sync_ns"`
 	AfterSyncNs int64  `json:"after_sync_ns"`
 	InputNs     int64  `json:"input_ns"`
@@ -125,27 +124,27 @@ type WaitSplit struct {
 // JobStep is one step across the ranks. Rank-indexed lists follow
 // JobReport.Ranks; ranks are named by their number.
 type JobStep struct {
-	Num         int64        `json:"num"`
-	Name        string       `json:"name"`
-	StartNs     int64        `json:"start_ns"`
-	EndNs       int64        `json:"end_ns"`
-	DurNs       []int64      `json:"dur_ns"`
-	Straggler   int          `json:"straggler"`
-	Doing       string       `json:"doing"`
-	WaitNs      int64        `json:"wait_ns"`
-	Collectives []Collective `json:"collectives"`
+	Num         int64          `json:"num"`
+	Name        string         `json:"name"`
+	StartNs     int64          `json:"start_ns"`
+	EndNs       int64          `json:"end_ns"`
+	DurNs       []int64        `json:"dur_ns"`
+	Straggler   int            `json:"straggler"`
+	Doing       string         `json:"doing"`
+	WaitNs      int64          `json:"wait_ns"`
+	Collectives []CollectiveV1 `json:"collectives"`
 }
 
-// Collective is the k-th collective of a step on every rank.
-type Collective struct {
-	Index      int       `json:"index"`
-	Name       string    `json:"name"`
-	Straggler  int       `json:"straggler"`
-	StartNs    int64     `json:"start_ns"`
-	SpreadNs   int64     `json:"spread_ns"`
-	WaitNs     []int64   `json:"wait_ns"`
-	TransferNs []int64   `json:"transfer_ns"`
-	Split      WaitSplit `json:"split"`
+// CollectiveV1 is the k-th collective of a step on every rank.
+type CollectiveV1 struct {
+	Index      int         `json:"index"`
+	Name       string      `json:"name"`
+	Straggler  int         `json:"straggler"`
+	StartNs    int64       `json:"start_ns"`
+	SpreadNs   int64       `json:"spread_ns"`
+	WaitNs     []int64     `json:"wait_ns"`
+	TransferNs []int64     `json:"transfer_ns"`
+	Split      WaitSplitV1 `json:"split"`
 }
 
 // RankReport holds one rank's figures in the job and its own v1 report.
@@ -160,15 +159,15 @@ type RankReport struct {
 	// Idle is the window's idle by cause with the rank's collective waits
 	// counted by what held the straggler back; shares are of the rank's
 	// window.
-	Idle         Breakdown `json:"idle"`
-	Wait         WaitSplit `json:"wait"`
-	TransferNs   int64     `json:"transfer_ns"`
-	InputNs      int64     `json:"input_ns"`
-	SyncNs       int64     `json:"sync_ns"`
-	Verdict      string    `json:"verdict"`
-	VerdictAlone string    `json:"verdict_alone"`
-	Straggles    int       `json:"straggles"`
-	Report       *Report   `json:"report"`
+	Idle         BreakdownV1 `json:"idle"`
+	Wait         WaitSplitV1 `json:"wait"`
+	TransferNs   int64       `json:"transfer_ns"`
+	InputNs      int64       `json:"input_ns"`
+	SyncNs       int64       `json:"sync_ns"`
+	Verdict      string      `json:"verdict"`
+	VerdictAlone string      `json:"verdict_alone"`
+	Straggles    int         `json:"straggles"`
+	Report       *Report     `json:"report"`
 }
 
 // JobJSONReport builds the JSON report of a job.
@@ -187,9 +186,9 @@ func JobJSONReport(jr *job.Result) *JobReport {
 	}
 	for _, s := range jr.Steps {
 		js := JobStep{Num: s.Num, Name: s.Name, StartNs: s.Start, EndNs: s.End, DurNs: s.Dur,
-			Straggler: rank(s.Straggler), Doing: s.Doing, WaitNs: s.Wait, Collectives: []Collective{}}
+			Straggler: rank(s.Straggler), Doing: s.Doing, WaitNs: s.Wait, Collectives: []CollectiveV1{}}
 		for _, c := range s.Collectives {
-			js.Collectives = append(js.Collectives, Collective{Index: c.Index, Name: c.Name, Straggler: rank(c.Straggler),
+			js.Collectives = append(js.Collectives, CollectiveV1{Index: c.Index, Name: c.Name, Straggler: rank(c.Straggler),
 				StartNs: c.Start, SpreadNs: c.Spread, WaitNs: c.Waits, TransferNs: c.Transfers, Split: jsonWait(&c.Split)})
 		}
 		r.Job.Steps = append(r.Job.Steps, js)
@@ -206,8 +205,8 @@ func JobJSONReport(jr *job.Result) *JobReport {
 	return r
 }
 
-func jsonWait(w *job.WaitSplit) WaitSplit {
-	return WaitSplit{
+func jsonWait(w *job.WaitSplit) WaitSplitV1 {
+	return WaitSplitV1{
 		InSyncNs: w.Idle.Of(analyze.InSync), AfterSyncNs: w.Idle.Of(analyze.AfterSync), InputNs: w.Idle.Of(analyze.Input),
 		RuntimeNs: w.Idle.Of(analyze.Runtime), HostNs: w.Idle.Of(analyze.Host),
 		UntracedNs: w.Idle.Of(analyze.Untraced), ComputeNs: w.Compute, LateNs: w.Late, TotalNs: w.Total(), Doing: w.Doing(),
@@ -282,7 +281,7 @@ func (t *textWriter) jobMarkdown(jr *job.Result) {
 // transfer, idle shares by cause with the waits, host time in input and
 // syncs, and its verdicts alone and in the job.
 func jobRanksTable(jr *job.Result) *table {
-	tb := newTable("rrrrrrrrrrllr", "rank", "step time", "busy", "waiting", "transfer", "input idle", "sync idle", "host idle",
+	tb := newTable("rrrrrrrrrrllr", "rank", "step time", "busy w/o waits", "waiting", "transfer", "input idle", "sync idle", "host idle",
 		"in input", "in syncs", "alone", "in the job", "straggler in")
 	for _, r := range jr.Ranks {
 		win := r.Result.Window.Dur()
@@ -348,99 +347,69 @@ func jobCollectivesTable(jr *job.Result, n int) *table {
 	return tb
 }
 
-// Colours of collective time on the job's timeline rows.
-const (
-	waitColor     = "#9467bd"
-	transferColor = "#c5b0d5"
-)
+// waitColor is the colour of collective waits on the job's timeline rows.
+const waitColor = "#9467bd"
 
-// writeJobHTML renders the job as one run's page and adds, after the
-// devices' timeline rows, a row per rank showing its collectives' wait and
-// transfer, and the job's tables before the findings.
+// htmlJob is a job's own part of its page: the job's tables, shown
+// before the findings, and the colour of collective waits for the
+// timeline's legend.
+type htmlJob struct {
+	Header, Waits             string
+	Ranks, Steps, Collectives *table
+	WaitColor                 string
+}
+
+// htmlRankRow is a rank's timeline row: the stretches its devices waited
+// in collectives for the slowest rank.
+type htmlRankRow struct {
+	Rank              int
+	Waiting, Transfer string
+	SVG               template.HTML
+}
+
+// writeJobHTML renders the job as one run's page with the job's sections
+// filled in: a timeline row per rank under the rank's device rows, and the
+// job's tables.
 func writeJobHTML(w io.Writer, jr *job.Result, opt Options) error {
-	var page bytes.Buffer
-	if err := writeHTML(&page, []*analyze.Result{&jr.Overall}, opt); err != nil {
-		return err
-	}
-	s := page.String()
-	if len(jr.Overall.Devices) > 0 {
-		s = insertBefore(s, `<div class="tlrow"><div></div><div class="axis">`, jobRowsHTML(jr))
-	}
-	s = insertBefore(s, "<h2>Findings</h2>", jobTablesHTML(jr))
-	_, err := io.WriteString(w, s)
-	return err
-}
-
-// insertBefore puts add before the first marker in s, or before the end of
-// the body when the page has no such marker.
-func insertBefore(s, marker, add string) string {
-	if i := strings.Index(s, marker); i >= 0 {
-		return s[:i] + add + s[i:]
-	}
-	if i := strings.LastIndex(s, "</body>"); i >= 0 {
-		return s[:i] + add + s[i:]
-	}
-	return s + add
-}
-
-// jobRowsHTML draws a timeline row per rank: its collectives, the waiting
-// part dark, the transfer light, on the page's axis so that zooming moves
-// them with the devices' rows.
-func jobRowsHTML(jr *job.Result) string {
+	page := newHTMLPage([]*analyze.Result{&jr.Overall}, opt)
+	run := &page.Runs[0]
+	run.Job = newHTMLJob(jr)
+	// analyze/job puts each rank's devices in Overall.Devices in turn,
+	// ranks in order, ranks without device work left out.
 	a := newAxis(&jr.Overall)
-	const h = 16
-	var b strings.Builder
-	for _, r := range jr.Ranks {
-		var marks []mark
-		for _, iv := range r.Waits {
-			start := iv.Start + r.Offset
-			marks = append(marks, mark{start: start, end: iv.End + r.Offset, color: waitColor, busy: iv.End - iv.Start,
-				title: fmt.Sprintf("rank %d waited %s in a collective for the slowest rank", r.Rank, Duration(iv.End-iv.Start))})
+	last := -1
+	for i := range jr.Ranks {
+		n := len(jr.Ranks[i].Result.Devices)
+		last += n
+		if n > 0 && last < len(run.Devices) {
+			run.Devices[last].Rank = rankRow(&jr.Ranks[i], a)
 		}
-		fmt.Fprintf(&b, `<div class="tlrow"><div class="label"><b>rank %d collectives</b><small>waiting %s, transfer %s</small></div>`,
-			r.Rank, html.EscapeString(Duration(r.Wait.Total())), html.EscapeString(Duration(r.Transfer)))
-		fmt.Fprintf(&b, `<svg class="tl" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`, h, timelineUnits, h, h*2)
-		svgRow(&b, a, coalesce(marks, a.quantum(), "waits"), 2, h-4, "")
-		b.WriteString("</svg></div>\n")
 	}
-	fmt.Fprintf(&b, `<div class="tlrow"><div></div><div class="legend"><span><i style="background:%s"></i>waiting in a collective for the slowest rank</span></div></div>`+"\n", waitColor)
-	return b.String()
+	return htmlTemplate.Execute(w, page)
 }
 
-// jobTablesHTML renders the job's sections as HTML.
-func jobTablesHTML(jr *job.Result) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<h2>Job</h2>\n<p>%s %s</p>\n", html.EscapeString(jobHeader(jr)), html.EscapeString(waitLine(jr)))
-	b.WriteString("<h3>Ranks</h3>\n")
-	htmlTable(&b, jobRanksTable(jr))
+// newHTMLJob lays out the job's tables, every step in them.
+func newHTMLJob(jr *job.Result) *htmlJob {
+	j := &htmlJob{Header: jobHeader(jr), Waits: waitLine(jr), Ranks: jobRanksTable(jr), WaitColor: waitColor}
 	if len(jr.Steps) > 0 {
-		b.WriteString("<h3>Stragglers by step</h3>\n")
-		htmlTable(&b, jobStepsTable(jr, len(jr.Steps)))
-		b.WriteString("<h3>Collectives</h3>\n")
-		htmlTable(&b, jobCollectivesTable(jr, len(jr.Steps)))
+		j.Steps = jobStepsTable(jr, len(jr.Steps))
+		j.Collectives = jobCollectivesTable(jr, len(jr.Steps))
 	}
-	return b.String()
+	return j
 }
 
-// htmlTable writes a table as the page's tables look.
-func htmlTable(b *strings.Builder, tb *table) {
-	class := func(i int) string {
-		if i < len(tb.align) && tb.align[i] == 'r' {
-			return ` class="r"`
-		}
-		return ""
+// rankRow draws rank r's collective waits on the page's axis a, so that
+// zooming moves them with the devices' rows.
+func rankRow(r *job.Rank, a axis) *htmlRankRow {
+	const h = 16
+	var marks []mark
+	for _, iv := range r.Waits {
+		marks = append(marks, mark{start: iv.Start + r.Offset, end: iv.End + r.Offset, color: waitColor, busy: iv.End - iv.Start,
+			title: fmt.Sprintf("rank %d waited %s in a collective for the slowest rank", r.Rank, Duration(iv.End-iv.Start))})
 	}
-	b.WriteString("<table>\n<thead><tr>")
-	for i, h := range tb.header {
-		fmt.Fprintf(b, "<th%s>%s</th>", class(i), html.EscapeString(h))
-	}
-	b.WriteString("</tr></thead>\n<tbody>")
-	for _, row := range tb.rows {
-		b.WriteString("<tr>")
-		for i, c := range row {
-			fmt.Fprintf(b, "<td%s>%s</td>", class(i), html.EscapeString(c))
-		}
-		b.WriteString("</tr>\n")
-	}
-	b.WriteString("</tbody>\n</table>\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="tl" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`, h, timelineUnits, h, h*2)
+	svgRow(&b, a, coalesce(marks, a.quantum(), "waits"), 2, h-4, "")
+	b.WriteString("</svg>")
+	return &htmlRankRow{Rank: r.Rank, Waiting: Duration(r.Wait.Total()), Transfer: Duration(r.Transfer), SVG: template.HTML(b.String())}
 }

@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,7 +40,7 @@ func TestWriteJobJSON(t *testing.T) {
 	var got struct {
 		Schema        string
 		Verdict       string
-		IdleBreakdown Breakdown `json:"idle_breakdown"`
+		IdleBreakdown BreakdownV1 `json:"idle_breakdown"`
 		Job           struct {
 			Ranks int
 			Steps []struct {
@@ -118,4 +121,44 @@ func TestWriteJobFormats(t *testing.T) {
 	if err := WriteJob(&bytes.Buffer{}, nil, Text, Options{}); err == nil {
 		t.Error("a nil job result: no error")
 	}
+}
+
+// timelineLabel matches the bold label of a timeline row: a device or a
+// rank's collectives.
+var timelineLabel = regexp.MustCompile(`<div class="label"><b>([^<]*)</b>`)
+
+// TestJobHTMLTimeline: each rank's collectives row comes right under the
+// rank's device row (each rank of slowInputJob has one GPU), and the legend
+// names the colour of collective waits; a single run's page has neither.
+func TestJobHTMLTimeline(t *testing.T) {
+	jr := slowInputJob(t)
+	var job, single bytes.Buffer
+	if err := WriteJob(&job, jr, HTML, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&single, jr.Ranks[0].Result, HTML, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 4 {
+		want = append(want, jr.Overall.Devices[i].ID, "rank "+strconv.Itoa(i)+" collectives")
+	}
+	if got := labels(job.String()); !slices.Equal(got, want) {
+		t.Errorf("job timeline rows %q; want %q", got, want)
+	}
+	const legend = "waiting in a collective for the slowest rank</span>"
+	if !strings.Contains(job.String(), legend) {
+		t.Errorf("job page: no legend for collective waits")
+	}
+	if got := labels(single.String()); len(got) != 1 || strings.Contains(single.String(), legend) || strings.Contains(single.String(), "<h2>Job</h2>") {
+		t.Errorf("single run's page: timeline rows %q, or a job's legend or tables; want its device alone", got)
+	}
+}
+
+func labels(page string) []string {
+	var out []string
+	for _, m := range timelineLabel.FindAllStringSubmatch(page, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }

@@ -18,28 +18,33 @@ const Schema = "tracegap/report/v1"
 // Report is the JSON report, schema tracegap/report/v1, documented field by
 // field in docs/report-v1.md. Times are integer nanoseconds relative to the
 // trace's start; shares are fractions from 0 to 1 rounded to 4 decimals.
-// Lists are never null.
+// Lists are never null. The parts whose names analyze gives to its model
+// (source, window, device, step, gap, finding, breakdown) are named with a
+// V1 suffix: they are the wire form, analyze's types the model.
 type Report struct {
 	Schema     string   `json:"schema"`
-	Source     Source   `json:"source"`
+	Source     SourceV1 `json:"source"`
 	Verdict    string   `json:"verdict"`
 	Confidence string   `json:"confidence"`
 	Summary    string   `json:"summary"`
 	Reasons    []string `json:"reasons"`
 	// Secondary lists the verdicts of the other causes over their
 	// thresholds.
-	Secondary     []string   `json:"secondary"`
-	Thresholds    Thresholds `json:"thresholds"`
-	Window        Window     `json:"window"`
-	Devices       []Device   `json:"devices"`
-	IdleBreakdown Breakdown  `json:"idle_breakdown"`
-	Steps         []Step     `json:"steps"`
-	TopGaps       []Gap      `json:"top_gaps"`
-	Findings      []Finding  `json:"findings"`
+	Secondary  []string   `json:"secondary"`
+	Thresholds Thresholds `json:"thresholds"`
+	Window     WindowV1   `json:"window"`
+	// Figures are the run's headline figures, each defined once
+	// (docs/reports.md).
+	Figures       Figures     `json:"figures"`
+	Devices       []DeviceV1  `json:"devices"`
+	IdleBreakdown BreakdownV1 `json:"idle_breakdown"`
+	Steps         []StepV1    `json:"steps"`
+	TopGaps       []GapV1     `json:"top_gaps"`
+	Findings      []FindingV1 `json:"findings"`
 }
 
-// Source describes the input file.
-type Source struct {
+// SourceV1 describes the input file.
+type SourceV1 struct {
 	Path      string   `json:"path"`
 	Format    string   `json:"format"`
 	Bytes     int64    `json:"bytes"`
@@ -47,6 +52,9 @@ type Source struct {
 	Tracks    int      `json:"tracks"`
 	Warnings  []string `json:"warnings"`
 	Truncated bool     `json:"truncated"`
+	// ClockOffsetNs is the time on the trace's own clock of time 0 (see
+	// analyze.Source.ClockOffsetNs).
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
 }
 
 // Thresholds are the options the analysis ran with.
@@ -62,36 +70,41 @@ type Thresholds struct {
 	TopGaps       int      `json:"top_gaps"`
 }
 
-// Window is the steady-state stretch the verdict is about.
-type Window struct {
+// WindowV1 is the steady-state stretch the verdict is about.
+type WindowV1 struct {
 	StartNs       int64  `json:"start_ns"`
 	EndNs         int64  `json:"end_ns"`
 	DurNs         int64  `json:"dur_ns"`
 	Steps         int    `json:"steps"`
 	StepSource    string `json:"step_source"`
 	WarmupDropped bool   `json:"warmup_dropped"`
+	// TraceEndNs is the end of the trace's last host or device event;
+	// TailNs is the time from EndNs to it, left out of every figure (the
+	// time before, from 0 to StartNs, is left out too).
+	TraceEndNs int64 `json:"trace_end_ns"`
+	TailNs     int64 `json:"tail_ns"`
 }
 
-// Device holds one device's figures over its whole span (first to last
+// DeviceV1 holds one device's figures over its whole span (first to last
 // work), plus its busy and idle time inside the window.
-type Device struct {
-	ID           string    `json:"id"`
-	StartNs      int64     `json:"start_ns"`
-	EndNs        int64     `json:"end_ns"`
-	SpanNs       int64     `json:"span_ns"`
-	BusyNs       int64     `json:"busy_ns"`
-	IdleNs       int64     `json:"idle_ns"`
-	Utilization  float64   `json:"utilization"`
-	Gaps         int       `json:"gaps"`
-	WindowBusyNs int64     `json:"window_busy_ns"`
-	WindowIdle   Breakdown `json:"window_idle"`
+type DeviceV1 struct {
+	ID           string      `json:"id"`
+	StartNs      int64       `json:"start_ns"`
+	EndNs        int64       `json:"end_ns"`
+	SpanNs       int64       `json:"span_ns"`
+	BusyNs       int64       `json:"busy_ns"`
+	IdleNs       int64       `json:"idle_ns"`
+	Utilization  float64     `json:"utilization"`
+	Gaps         int         `json:"gaps"`
+	WindowBusyNs int64       `json:"window_busy_ns"`
+	WindowIdle   BreakdownV1 `json:"window_idle"`
 }
 
-// Breakdown splits idle time by cause, in ns and as shares of a reference
+// BreakdownV1 splits idle time by cause, in ns and as shares of a reference
 // duration (the window for the run and devices, the step for steps). In
 // JSON it is one flat object with "<cause>_ns" and "<cause>_share" for every
 // cause (see analyze.Cause.Key), written by MarshalJSON in breakdown.go.
-type Breakdown struct {
+type BreakdownV1 struct {
 	// Ns and Share are indexed by analyze.Cause.
 	Ns               [analyze.NumCauses]int64
 	Share            [analyze.NumCauses]float64
@@ -102,25 +115,28 @@ type Breakdown struct {
 	IdleShare        float64
 }
 
-// Step holds one steady-state step's figures.
-type Step struct {
-	Name         string    `json:"name"`
-	Num          int64     `json:"num"`
-	StartNs      int64     `json:"start_ns"`
-	DurNs        int64     `json:"dur_ns"`
-	DeviceBusyNs int64     `json:"device_busy_ns"`
-	InputNs      int64     `json:"input_ns"`
-	SyncNs       int64     `json:"sync_ns"`
-	Idle         Breakdown `json:"idle"`
-	Verdict      string    `json:"verdict"`
+// StepV1 holds one steady-state step's figures.
+type StepV1 struct {
+	Name         string      `json:"name"`
+	Num          int64       `json:"num"`
+	StartNs      int64       `json:"start_ns"`
+	DurNs        int64       `json:"dur_ns"`
+	DeviceBusyNs int64       `json:"device_busy_ns"`
+	InputNs      int64       `json:"input_ns"`
+	SyncNs       int64       `json:"sync_ns"`
+	Idle         BreakdownV1 `json:"idle"`
+	Verdict      string      `json:"verdict"`
 }
 
-// Gap is one of the longest idle intervals.
-type Gap struct {
+// GapV1 is one of the longest idle intervals.
+type GapV1 struct {
 	Device  string `json:"device"`
 	StartNs int64  `json:"start_ns"`
 	DurNs   int64  `json:"dur_ns"`
-	Cause   string `json:"cause"`
+	// ClockStartNs is StartNs on the trace's own clock (ns), the time a
+	// viewer of the source's timestamps shows.
+	ClockStartNs int64  `json:"clock_start_ns"`
+	Cause        string `json:"cause"`
 	// Step indexes Report.Steps; -1 when the gap is in no step.
 	Step   int    `json:"step"`
 	Thread string `json:"thread"`
@@ -128,7 +144,7 @@ type Gap struct {
 	// HostStack), outermost first.
 	HostStack []string `json:"host_stack"`
 	// Split is the gap's time by cause, as a share of the gap.
-	Split Breakdown `json:"split"`
+	Split BreakdownV1 `json:"split"`
 	// Stacks are the host stacks that took the most of the gap, longest
 	// first, at most maxGapStacks of them.
 	Stacks []StackTime `json:"stacks"`
@@ -143,12 +159,12 @@ type StackTime struct {
 	Segments int `json:"segments"`
 }
 
-// maxGapStacks caps Gap.Stacks: a gap in a Python input pipeline passes
+// maxGapStacks caps GapV1.Stacks: a gap in a Python input pipeline passes
 // through thousands of short host ops.
 const maxGapStacks = 5
 
-// Finding is one conclusion and its fix.
-type Finding struct {
+// FindingV1 is one conclusion and its fix.
+type FindingV1 struct {
 	ID       string `json:"id"`
 	Severity string `json:"severity"`
 	Message  string `json:"message"`
@@ -172,16 +188,18 @@ func JSONReport(res *analyze.Result) *Report {
 			StepRegex: o.StepRegex, SyncPatterns: nonNil(o.SyncPatterns),
 			InputPatterns: nonNil(o.InputPatterns), TopGaps: o.TopGaps,
 		},
-		Window: Window{
+		Window: WindowV1{
 			StartNs: res.Window.Start, EndNs: res.Window.End, DurNs: res.Window.Dur(),
 			Steps: res.Window.Steps, StepSource: res.Window.StepSource,
 			WarmupDropped: res.Window.WarmupDropped,
+			TraceEndNs:    res.Window.TraceEnd, TailNs: res.Window.Tail(),
 		},
-		Devices:       []Device{},
+		Figures:       jsonFigures(res),
+		Devices:       []DeviceV1{},
 		IdleBreakdown: jsonBreakdown(&res.Idle, res.Window.Dur()),
-		Steps:         []Step{},
-		TopGaps:       []Gap{},
-		Findings:      []Finding{},
+		Steps:         []StepV1{},
+		TopGaps:       []GapV1{},
+		Findings:      []FindingV1{},
 	}
 	for _, v := range res.Secondary {
 		r.Secondary = append(r.Secondary, string(v))
@@ -193,41 +211,43 @@ func JSONReport(res *analyze.Result) *Report {
 		r.Steps = append(r.Steps, jsonStep(&res.Steps[i]))
 	}
 	for _, g := range topGaps(res, 0) {
-		r.TopGaps = append(r.TopGaps, JSONGap(g))
+		r.TopGaps = append(r.TopGaps, JSONGap(res, g))
 	}
 	for _, f := range res.Findings {
-		r.Findings = append(r.Findings, Finding{ID: f.ID, Severity: f.Severity, Message: f.Message, Fix: f.Fix})
+		r.Findings = append(r.Findings, FindingV1{ID: f.ID, Severity: f.Severity, Message: f.Message, Fix: f.Fix})
 	}
 	return r
 }
 
-func jsonSource(s *analyze.Source) Source {
-	return Source{
+func jsonSource(s *analyze.Source) SourceV1 {
+	return SourceV1{
 		Path: s.Path, Format: s.Format, Bytes: s.Bytes, Events: s.Events,
 		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated,
+		ClockOffsetNs: s.ClockOffsetNs,
 	}
 }
 
-func jsonDevice(d *analyze.Device, win int64) Device {
-	return Device{
+func jsonDevice(d *analyze.Device, win int64) DeviceV1 {
+	return DeviceV1{
 		ID: d.ID, StartNs: d.Start, EndNs: d.End, SpanNs: d.End - d.Start,
 		BusyNs: d.Busy, IdleNs: d.Idle, Utilization: round4(d.Utilization),
 		Gaps: d.Gaps, WindowBusyNs: d.WindowBusy, WindowIdle: jsonBreakdown(&d.WindowIdle, win),
 	}
 }
 
-func jsonStep(s *analyze.Step) Step {
-	return Step{
+func jsonStep(s *analyze.Step) StepV1 {
+	return StepV1{
 		Name: s.Name, Num: s.Num, StartNs: s.Start, DurNs: s.Dur,
 		DeviceBusyNs: s.DeviceBusy, InputNs: s.Input, SyncNs: s.Sync,
 		Idle: jsonBreakdown(&s.Idle, s.Dur), Verdict: string(s.Verdict),
 	}
 }
 
-// JSONGap returns the v1 JSON form of one gap (as in Report.TopGaps).
-func JSONGap(g *analyze.Gap) Gap {
-	return Gap{
-		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, Cause: g.Cause.String(),
+// JSONGap returns the v1 JSON form of one gap of res (as in
+// Report.TopGaps).
+func JSONGap(res *analyze.Result, g *analyze.Gap) GapV1 {
+	return GapV1{
+		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, ClockStartNs: res.Source.ClockNs(g.Start), Cause: g.Cause.String(),
 		Step: g.Step, Thread: g.Thread, HostStack: HostStack(g),
 		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(g, maxGapStacks),
 	}
@@ -266,9 +286,9 @@ func gapStacks(g *analyze.Gap, n int) []StackTime {
 	return out[:min(n, len(out))]
 }
 
-func jsonBreakdown(b *analyze.Breakdown, of int64) Breakdown {
+func jsonBreakdown(b *analyze.Breakdown, of int64) BreakdownV1 {
 	sh := func(ns int64) float64 { return round4(share(ns, of)) }
-	out := Breakdown{
+	out := BreakdownV1{
 		BelowMinGapNs: b.BelowMinGap, IdleNs: b.Total(),
 		SyncShare: sh(b.Sync()), BelowMinGapShare: sh(b.BelowMinGap), IdleShare: sh(b.Total()),
 	}

@@ -40,8 +40,8 @@ func (t *textWriter) markdown(res *analyze.Result) {
 		name = "(stdin)"
 	}
 	t.printf("### tracegap: `%s` is **%s**\n\n", strings.ReplaceAll(name, "`", "'"), res.Verdict)
-	sum := Summary(res)
-	t.printf("%s\n\n", mdEscape(sum))
+	line := summarize(res)
+	t.printf("%s\n\n", mdEscape(line.String()))
 	if len(res.Secondary) > 0 {
 		s := make([]string, len(res.Secondary))
 		for i, v := range res.Secondary {
@@ -49,7 +49,7 @@ func (t *textWriter) markdown(res *analyze.Result) {
 		}
 		t.printf("Also over its threshold: %s.\n\n", strings.Join(s, ", "))
 	}
-	reasons := otherReasons(res, sum)
+	reasons := otherReasons(res, line)
 	for _, r := range reasons {
 		t.printf("- %s\n", mdEscape(r))
 	}
@@ -75,7 +75,7 @@ func (t *textWriter) markdown(res *analyze.Result) {
 }
 
 func (t *textWriter) mdFigures(res *analyze.Result) {
-	t.printf("**Idle in the window** (%s):\n\n", mdEscape(windowLine(res.Window)))
+	t.printf("**Idle in the window** (%s):\n\n%s.\n\n", mdEscape(windowLine(res.Window)), mdEscape(figuresLine(res)))
 	t.mdTable(breakdownTable(res))
 	t.printf("\n%s\n\n", mdEscape(thresholdCheck(res)))
 	t.mdTable(devicesTable(res))

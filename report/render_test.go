@@ -191,7 +191,7 @@ func TestText(t *testing.T) {
 		"runs/a.pt.trace.json.gz  (chrome, 12.3 MB, 54,321 events)\n\ndata-bound (high confidence): the GPU waited",
 		"also over its threshold: sequential",
 		"input 1.50 ms 15.0% in the input pipeline",
-		"total 2.65 ms 26.5%",
+		"all idle 2.65 ms 26.5%",
 		"sync 5.0% (threshold 5%), input 15.0% (threshold 5%) OVER, host 5.0% (threshold 15%)",
 		"Longest gaps (3 of 3)",
 		"1 GPU:0 2.000 ms 2.00 ms input ProfilerStep#1 thread 7 (python) ProfilerStep#1 > enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
@@ -270,6 +270,8 @@ func TestHTML(t *testing.T) {
 	out := buf.String()
 	for _, w := range []string{
 		"<!DOCTYPE html>", `<span class="verdict v-data-bound">data-bound</span>`,
+		// The badge shows the verdict; the summary goes on from the confidence.
+		`<p class="summary">high confidence: the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 750 us per step against 3.70 ms of GPU work</p>`,
 		`<svg class="tl steps"`, `<svg class="tl" data-h="50"`,
 		// Every gap is drawn with its cause colour and its host stack.
 		`fill="#ff7f0e"><title>gap 2.00 ms at 2.000 ms: input`,
@@ -485,6 +487,12 @@ func TestNoDevice(t *testing.T) {
 		}
 		if f != JSON && (strings.Contains(out, "Longest gaps") || strings.Contains(out, "<svg")) {
 			t.Errorf("%s: a no-device report shows gaps or timelines", f)
+		}
+		const badged = `<span class="verdict v-no-device">no-device</span>cpu.json</h1>
+<div class="facts">cpu.json (chrome, 7 events)</div>
+<p class="summary">the trace holds 7 host events but no device activity</p>`
+		if f == HTML && !strings.Contains(out, badged) {
+			t.Errorf("HTML: no badge no-device followed by the reason alone as the summary")
 		}
 	}
 }

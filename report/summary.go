@@ -12,24 +12,68 @@ import (
 // GPU waited on the input pipeline for 31.0% of the 9 steady-state steps;
 // the input pipeline takes 48.2 ms per step against 71.3 ms of GPU work".
 func Summary(res *analyze.Result) string {
-	head := fmt.Sprintf("%s (%s confidence): ", res.Verdict, res.Confidence)
+	return summarize(res).String()
+}
+
+// verdictLine is a run's summary in its parts, so that each report lays
+// out the verdict its own way (coloured in a terminal, a badge on the HTML
+// page) around the one sentence.
+type verdictLine struct {
+	Verdict analyze.Verdict
+	// Confidence is empty when the summary does not state it: a trace
+	// without device work is no-device for certain.
+	Confidence analyze.Confidence
+	// Sentence says why: how long the devices waited, and on what.
+	Sentence string
+}
+
+// String is the summary as one line: the verdict, its confidence and the
+// sentence.
+func (l verdictLine) String() string {
+	return l.withVerdict(string(l.Verdict))
+}
+
+// withVerdict returns the summary with v, the verdict as the report shows
+// it, in the verdict's place.
+func (l verdictLine) withVerdict(v string) string {
+	if l.Confidence == "" {
+		return v + ": " + l.Sentence
+	}
+	return fmt.Sprintf("%s (%s confidence): %s", v, l.Confidence, l.Sentence)
+}
+
+// afterBadge returns the summary as it goes on after a badge that shows
+// the verdict: "high confidence: the GPU waited ...".
+func (l verdictLine) afterBadge() string {
+	if l.Confidence == "" {
+		return l.Sentence
+	}
+	return fmt.Sprintf("%s confidence: %s", l.Confidence, l.Sentence)
+}
+
+// summarize returns res's summary in its parts.
+func summarize(res *analyze.Result) verdictLine {
 	if res.Verdict == analyze.NoDevice || len(res.Devices) == 0 {
 		why := "the trace holds no device activity; there is nothing to attribute"
 		if len(res.Reasons) > 0 {
 			why = res.Reasons[0]
 		}
-		return string(analyze.NoDevice) + ": " + why
+		return verdictLine{Verdict: analyze.NoDevice, Sentence: why}
 	}
+	return verdictLine{Verdict: res.Verdict, Confidence: res.Confidence, Sentence: sentence(res)}
+}
+
+// sentence explains the verdict of a run with device work.
+func sentence(res *analyze.Result) string {
 	dev, kind, was := deviceNoun(res.Devices)
 	where := windowNoun(res.Window)
 	win := res.Window.Dur()
 	idle := &res.Idle
 	var b strings.Builder
-	b.WriteString(head)
 	switch res.Verdict {
 	case analyze.Parallel:
 		fmt.Fprintf(&b, "%s %s busy %s of %s; no cause of idle is over its threshold (sync %s, input %s, other host work %s)",
-			dev, was, percent(windowBusy(res)), where,
+			dev, was, percent(res.Utilization()), where,
 			percent(share(idle.Sync(), win)), percent(share(idle.Of(analyze.Input), win)), percent(share(idle.HostWork(), win)))
 	case analyze.Sequential:
 		if idle.Of(analyze.Input) > idle.Sync() {
@@ -63,7 +107,7 @@ func Summary(res *analyze.Result) string {
 		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for %s of %s",
 			dev, percent(share(idle.HostWork(), win)), where)
 	default:
-		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(windowBusy(res)), where)
+		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(res.Utilization()), where)
 	}
 	return b.String()
 }
@@ -103,25 +147,12 @@ func windowNoun(w analyze.Window) string {
 	return "the traced span (no steps found)"
 }
 
-// windowBusy is the share of the window the devices were busy, averaged
-// over devices.
-func windowBusy(res *analyze.Result) float64 {
-	if len(res.Devices) == 0 {
-		return 0
-	}
-	var sum int64
-	for _, d := range res.Devices {
-		sum += d.WindowBusy
-	}
-	return share(sum, res.Window.Dur()*int64(len(res.Devices)))
-}
-
 // otherReasons returns the reasons that the summary sentence does not
 // already say (a no-device summary is its first reason).
-func otherReasons(res *analyze.Result, summary string) []string {
+func otherReasons(res *analyze.Result, l verdictLine) []string {
 	var out []string
 	for _, r := range res.Reasons {
-		if !strings.HasSuffix(summary, r) {
+		if r != l.Sentence {
 			out = append(out, r)
 		}
 	}

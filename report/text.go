@@ -113,12 +113,8 @@ func verdictColor(v analyze.Verdict) string {
 }
 
 func (t *textWriter) verdict(res *analyze.Result) {
-	sum := Summary(res)
-	v := string(res.Verdict)
-	if strings.HasPrefix(sum, v) {
-		sum = t.style(v, ansiBold+verdictColor(res.Verdict)) + sum[len(v):]
-	}
-	t.printf("\n%s\n", sum)
+	line := summarize(res)
+	t.printf("\n%s\n", line.withVerdict(t.style(string(line.Verdict), ansiBold+verdictColor(line.Verdict))))
 	if len(res.Secondary) > 0 {
 		s := make([]string, len(res.Secondary))
 		for i, v := range res.Secondary {
@@ -126,18 +122,18 @@ func (t *textWriter) verdict(res *analyze.Result) {
 		}
 		t.printf("  also over its threshold: %s\n", strings.Join(s, ", "))
 	}
-	for _, r := range otherReasons(res, sum) {
+	for _, r := range otherReasons(res, line) {
 		t.printf("  - %s\n", r)
 	}
 }
 
 func (t *textWriter) devices(res *analyze.Result) {
-	t.heading("Devices (each over its span, first to last work)")
+	t.heading("Devices (busy, idle and gaps over each device's span, first to last work)")
 	t.table(devicesTable(res))
 }
 
 func devicesTable(res *analyze.Result) *table {
-	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "utilization", "gaps", "busy in window")
+	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", "busy/window")
 	for _, d := range res.Devices {
 		tb.add(d.ID, Duration(d.End-d.Start), Duration(d.Busy), Duration(d.Idle),
 			percent(d.Utilization), count(d.Gaps), percent(share(d.WindowBusy, res.Window.Dur())))
@@ -145,8 +141,9 @@ func devicesTable(res *analyze.Result) *table {
 	return tb
 }
 
-// windowLine describes the window: "9 steps (ProfilerStep), 1.21 s,
-// warm-up step dropped".
+// windowLine describes the window and what of the trace it leaves out: "9
+// steps (ProfilerStep), 1.21 s, warm-up step dropped; outside it: 152 ms
+// before, 23.1 ms after the last device work".
 func windowLine(w analyze.Window) string {
 	var parts []string
 	switch {
@@ -164,11 +161,16 @@ func windowLine(w analyze.Window) string {
 	if w.WarmupDropped {
 		parts = append(parts, "warm-up step dropped")
 	}
-	return strings.Join(parts, ", ")
+	line := strings.Join(parts, ", ")
+	if out := outsideLine(w); out != "" {
+		line += "; " + out
+	}
+	return line
 }
 
 func (t *textWriter) breakdown(res *analyze.Result) {
 	t.heading("Idle in the window: " + windowLine(res.Window))
+	t.printf("  %s\n", figuresLine(res))
 	t.table(breakdownTable(res))
 	t.printf("  %s\n", thresholdCheck(res))
 }
@@ -191,7 +193,7 @@ func breakdownTable(res *analyze.Result) *table {
 		total += r.ns
 		tb.add(r.name, Duration(r.ns), percent(share(r.ns, win)), r.what)
 	}
-	tb.add("total", Duration(total), percent(share(total, win)), "")
+	tb.add("all idle", Duration(total), percent(share(total, win)), "(attributed and below min-gap)")
 	return tb
 }
 

@@ -10,8 +10,8 @@
 # Inputs are made once and cached in $BENCH_DIR (default bench-out/, which
 # git ignores): 10 and 55 tiled copies of the ResNet50 workers4 Kineto trace
 # (../shared/bench/tile-trace), plain and gzipped, the real TPU XPlane
-# xprof-tpu-inference.xplane.pb tiled 495 times (403 MB, scripts/tilexplane)
-# and a dense generated XPlane (scripts/genxplane, 24 bytes an event with no
+# xprof-tpu-inference.xplane.pb tiled 495 times (403 MB, internal/tools/tilexplane)
+# and a dense generated XPlane (internal/tools/genxplane, 24 bytes an event with no
 # stats: a stress case). Arguments pick inputs by file name. Each run reads,
 # analyses and writes the text report under /usr/bin/time -v; MB/s is of the
 # uncompressed input. XPlane's memory budget is per event (at most 56 bytes
@@ -51,12 +51,12 @@ done
 t="$BENCH_DIR/xprof-tpu-x495.xplane.pb"
 if [ ! -s "$t" ]; then
   echo "bench.sh: making $t" >&2
-  go run ./scripts/tilexplane -copies 495 ../shared/traces/xprof-tpu-inference.xplane.pb "$t"
+  go run ./internal/tools/tilexplane -copies 495 ../shared/traces/xprof-tpu-inference.xplane.pb "$t"
 fi
 x="$BENCH_DIR/xplane-8000.xplane.pb"
 if [ ! -s "$x" ]; then
   echo "bench.sh: making $x" >&2
-  go run ./scripts/genxplane -steps 8000 -kernels 400 -o "$x"
+  go run ./internal/tools/genxplane -steps 8000 -kernels 400 -o "$x"
 fi
 
 inputs=(kineto-x10.json kineto-x10.json.gz kineto-x55.json kineto-x55.json.gz xprof-tpu-x495.xplane.pb xplane-8000.xplane.pb)

@@ -19,9 +19,9 @@ if [ -z "$dir" ]; then
 fi
 mkdir -p "$dir"
 go build -o "$dir/tracegap" ./cmd/tracegap
-go run ./scripts/gzbomb -size 10G -o "$dir/zeros.json.gz" >/dev/null
-go run ./scripts/gzbomb -size 10G -prefix '{"traceEvents":[' -fill ' ' -o "$dir/spaces.json.gz" >/dev/null
-go run ./scripts/gzbomb -size 10G -o "$dir/zeros.xplane.pb.gz" >/dev/null
+go run ./internal/tools/gzbomb -size 10G -o "$dir/zeros.json.gz" >/dev/null
+go run ./internal/tools/gzbomb -size 10G -prefix '{"traceEvents":[' -fill ' ' -o "$dir/spaces.json.gz" >/dev/null
+go run ./internal/tools/gzbomb -size 10G -o "$dir/zeros.xplane.pb.gz" >/dev/null
 python3 - "$dir" <<'PY'
 import sys
 d = sys.argv[1]

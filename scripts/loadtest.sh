@@ -39,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$tmp/tracegap" ./cmd/tracegap
-go build -o "$tmp/loadtest" ./serve/loadtest
+go build -o "$tmp/loadtest" ./internal/tools/loadtest
 
 # shellcheck disable=SC2086
 "$tmp/tracegap" serve --addr 127.0.0.1:0 --data-dir "$tmp/data" ${SERVE_FLAGS:-} 2>"$tmp/serve.log" &

@@ -232,7 +232,7 @@ func TestCompareRealTraces(t *testing.T) {
 	}
 	r.json(t, &doc)
 	// The figures themselves are checked against the command line's in
-	// cmd/tracegap; here, that they are the stored runs'.
+	// internal/cli; here, that they are the stored runs'.
 	if doc.Schema != "tracegap/compare/v1" || doc.Base.Path != "workers0" || doc.Base.Verdict != "sequential" || doc.New.Verdict != "parallel" ||
 		doc.New.StepNs >= doc.Base.StepNs || len(doc.Rows) == 0 || doc.Rows[0].Metric != "input per step" {
 		t.Errorf("comparison = %+v, want workers0 (sequential) -> workers4 (parallel, faster steps), input per step first", doc)

@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -238,15 +239,9 @@ func (s *Server) analyze(ctx context.Context, u Upload) (Reports, error) {
 }
 
 // summarize copies the report's verdict, confidence and format into rec.
-func summarize(report []byte, rec *Record) error {
-	var v struct {
-		Verdict    string `json:"verdict"`
-		Confidence string `json:"confidence"`
-		Source     struct {
-			Format string `json:"format"`
-		} `json:"source"`
-	}
-	if err := json.Unmarshal(report, &v); err != nil {
+func summarize(js []byte, rec *Record) error {
+	var v report.Report
+	if err := json.Unmarshal(js, &v); err != nil {
 		return fmt.Errorf("%s: the analysis produced an unreadable report: %w", rec.Name, err)
 	}
 	rec.Verdict, rec.Confidence, rec.Format = v.Verdict, v.Confidence, v.Source.Format

@@ -480,10 +480,6 @@ const (
 	numWaitParts
 )
 
-// doingNames name the parts of a wait as WaitSplit.Doing reports them, in
-// the order of waitVec.folded.
-var doingNames = [...]string{"sync", "input", "host", "untraced", "compute", "late"}
-
 func (v *waitVec) add(o waitVec) {
 	for i := range v {
 		v[i] += o[i]
@@ -497,12 +493,6 @@ func (v waitVec) div(n int64) waitVec {
 		v[i] /= n
 	}
 	return v
-}
-
-// folded merges in-sync and after-sync, and runtime into host work (as
-// the verdict counts them), in doingNames order.
-func (v waitVec) folded() [len(doingNames)]int64 {
-	return [...]int64{v[analyze.InSync] + v[analyze.AfterSync], v[analyze.Input], v[analyze.Host] + v[analyze.Runtime], v[analyze.Untraced], v[waitCompute], v[waitLate]}
 }
 
 func (v waitVec) split() WaitSplit {

@@ -115,21 +115,36 @@ func (w *WaitSplit) Add(o WaitSplit) {
 	w.Late += o.Late
 }
 
-// Doing names the largest part of the wait: what the straggler was mostly
-// doing while the others waited. It is "input", "sync", "host",
-// "untraced", "compute" or "late"; empty for no wait.
-func (w *WaitSplit) Doing() string {
-	v := toVec(*w)
-	best := -1
-	for i, x := range v.folded() {
-		if x > 0 && (best < 0 || x > v.folded()[best]) {
-			best = i
+// WaitPart is one part of a wait, named as Doing names it.
+type WaitPart struct {
+	Name string
+	Ns   int64
+}
+
+// Parts splits the wait into its parts, in a fixed order: "sync" (in-sync
+// and after-sync together), every other cause by its name ("input",
+// "runtime", "host", "untraced"), "compute" and "late".
+func (w *WaitSplit) Parts() []WaitPart {
+	parts := []WaitPart{{"sync", w.Idle.Sync()}}
+	for _, c := range analyze.Causes() {
+		if c != analyze.InSync && c != analyze.AfterSync {
+			parts = append(parts, WaitPart{c.String(), w.Idle.Of(c)})
 		}
 	}
-	if best < 0 {
-		return ""
+	return append(parts, WaitPart{"compute", w.Compute}, WaitPart{"late", w.Late})
+}
+
+// Doing names the largest part of the wait (see Parts): what the straggler
+// was mostly doing while the others waited; empty for no wait. Ties go to
+// the earlier part.
+func (w *WaitSplit) Doing() string {
+	best := WaitPart{}
+	for _, p := range w.Parts() {
+		if p.Ns > best.Ns {
+			best = p
+		}
 	}
-	return doingNames[best]
+	return best.Name
 }
 
 // Step is one step of the job across its ranks.

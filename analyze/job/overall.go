@@ -30,6 +30,7 @@ func (j *analysis) overall() {
 			o.Window.Start = w.Start + r.off
 		}
 		o.Window.End = max(o.Window.End, w.End+r.off)
+		o.Window.TraceEnd = max(o.Window.TraceEnd, w.TraceEnd+r.off)
 		o.Window.WarmupDropped = o.Window.WarmupDropped || w.WarmupDropped
 		o.Idle.AddAll(&rk.Idle)
 		j.overallDevices(r)

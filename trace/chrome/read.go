@@ -202,26 +202,33 @@ func kindName(k byte) string {
 // topObject reads the members of the top-level object. Members before and
 // after traceEvents are read alike.
 func (p *parser) topObject() error {
+	return p.members(func(key string) error {
+		switch key {
+		case "traceEvents":
+			return p.traceEvents()
+		case "distributedInfo":
+			return p.distributedInfo()
+		case "deviceProperties":
+			return p.deviceProperties()
+		case "baseTimeNanoseconds":
+			return p.metaValue("base_time_ns")
+		case "traceName":
+			return p.metaValue("trace_name")
+		}
+		return p.dec.skipValue()
+	})
+}
+
+// members reads the members of an object whose '{' has been read, up to
+// and including its '}', calling each with every member's key to read
+// the value.
+func (p *parser) members(each func(key string) error) error {
 	for p.dec.peekKind() != '}' {
 		name, err := p.dec.readValue()
 		if err != nil {
 			return err
 		}
-		switch string(unquoteAny(&p.keyBuf, name)) {
-		case "traceEvents":
-			err = p.traceEvents()
-		case "distributedInfo":
-			err = p.distributedInfo()
-		case "deviceProperties":
-			err = p.deviceProperties()
-		case "baseTimeNanoseconds":
-			err = p.metaValue("base_time_ns")
-		case "traceName":
-			err = p.metaValue("trace_name")
-		default:
-			err = p.dec.skipValue()
-		}
-		if err != nil {
+		if err := each(string(unquoteAny(&p.keyBuf, name))); err != nil {
 			return err
 		}
 	}
@@ -270,23 +277,13 @@ func (p *parser) distributedInfo() error {
 	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
-	for p.dec.peekKind() != '}' {
-		name, err := p.dec.readValue()
-		if err != nil {
-			return err
-		}
-		switch key := string(unquoteAny(&p.keyBuf, name)); key {
+	return p.members(func(key string) error {
+		switch key {
 		case "rank", "world_size", "backend":
-			err = p.metaValue(key)
-		default:
-			err = p.dec.skipValue()
+			return p.metaValue(key)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	_, err := p.dec.readToken()
-	return err
+		return p.dec.skipValue()
+	})
 }
 
 // deviceProperties keeps the device names as Meta["device.<id>.name"].

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -29,7 +29,10 @@ order, one per row: as tab-separated values with a header line (the default)
 or as JSON lines (--format json, one object per gap with the fields of the
 JSON report's top_gaps). Times are integer nanoseconds from the trace's start;
 the stack is what the waited-for host thread was mostly doing, outermost
-first, joined by ';'.
+first, joined by ';'. The last column, clock_start_ns, is the gap's start on
+the trace's own clock, the time a viewer of the file's timestamps shows: for
+a Chrome trace it divided by 1000 is the "ts" (us) Perfetto and
+chrome://tracing display; for XPlane, TensorBoard's and XProf's clock.
 
 Examples:
   tracegap gaps run.pt.trace.json.gz | sort -t$'\t' -k3,3nr | head
@@ -67,20 +70,11 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap gaps: unknown --format %q: expected tsv or json\n", format)
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "tracegap gaps: expected one FILE, got %d arguments (see tracegap gaps --help)\n", fs.NArg())
+	res, ok := analyzeOneArg("gaps", fs, af, stderr)
+	if !ok {
 		return exitUsage
 	}
-	if err := af.options().Validate(); err != nil {
-		fmt.Fprintf(stderr, "tracegap gaps: %v\n", err)
-		return exitUsage
-	}
-	path := fs.Arg(0)
-	res, err := af.analyzeFile(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
-		return exitUsage
-	}
+	var err error
 	if out != "" {
 		err = report.WriteFile(out, func(w io.Writer) error { return write(w, res) })
 	} else {
@@ -98,7 +92,7 @@ var tsvCell = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 
 func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("device\tstart_ns\tdur_ns\tcause\tthread\tstack\n")
+	bw.WriteString("device\tstart_ns\tdur_ns\tcause\tthread\tstack\tclock_start_ns\n")
 	for i := range res.Gaps {
 		g := &res.Gaps[i]
 		stack := make([]string, 0, 8)
@@ -107,7 +101,8 @@ func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 		}
 		bw.WriteString(tsvCell.Replace(g.Device) + "\t" +
 			strconv.FormatInt(g.Start, 10) + "\t" + strconv.FormatInt(g.Dur, 10) + "\t" +
-			g.Cause.String() + "\t" + tsvCell.Replace(g.Thread) + "\t" + strings.Join(stack, ";") + "\n")
+			g.Cause.String() + "\t" + tsvCell.Replace(g.Thread) + "\t" + strings.Join(stack, ";") + "\t" +
+			strconv.FormatInt(res.Source.ClockNs(g.Start), 10) + "\n")
 	}
 	return bw.Flush()
 }
@@ -117,9 +112,29 @@ func writeGapsJSON(w io.Writer, res *analyze.Result) error {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	for i := range res.Gaps {
-		if err := enc.Encode(report.JSONGap(&res.Gaps[i])); err != nil {
+		if err := enc.Encode(report.JSONGap(res, &res.Gaps[i])); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
+}
+
+// analyzeOneArg analyses the one FILE argument of a command that takes
+// exactly one, saying on stderr what was wrong otherwise.
+func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.Writer) (*analyze.Result, bool) {
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "tracegap %s: expected one FILE, got %d arguments (see tracegap %s --help)\n", cmd, fs.NArg(), cmd)
+		return nil, false
+	}
+	if err := af.options().Validate(); err != nil {
+		fmt.Fprintf(stderr, "tracegap %s: %v\n", cmd, err)
+		return nil, false
+	}
+	path := fs.Arg(0)
+	res, err := af.analyzeFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
+		return nil, false
+	}
+	return res, true
 }

@@ -1,7 +1,7 @@
 // Command tilexplane makes a large, realistic XPlane trace by repeating a
 // real one, as ../shared/bench/tile-trace does for Kineto traces.
 //
-//	go run ./scripts/tilexplane -copies 460 SRC.xplane.pb OUT.xplane.pb
+//	go run ./internal/tools/tilexplane -copies 460 SRC.xplane.pb OUT.xplane.pb
 //
 // Every line's events are written N times, each copy shifted in time by the
 // source's span (all planes' events, first start to last end), so that the

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	go run ./serve/loadtest -addr 127.0.0.1:8080 -n 200 -c 8 ../shared/traces/*.gz ../shared/traces/*.pb
+//	go run ./internal/tools/loadtest -addr 127.0.0.1:8080 -n 200 -c 8 ../shared/traces/*.gz ../shared/traces/*.pb
 //
 // With -unique each upload is made distinct (an empty gzip member with a
 // numbered comment is appended; readers decode the same trace), so that every

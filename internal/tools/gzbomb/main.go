@@ -2,8 +2,8 @@
 // of about a thousandth of its expanded size, one gzip member with a valid
 // trailer, expanding to a prefix followed by one byte repeated.
 //
-//	go run ./scripts/gzbomb -size 10G -o zeros.json.gz
-//	go run ./scripts/gzbomb -size 10G -prefix '{"traceEvents":[' -fill ' ' -o spaces.json.gz
+//	go run ./internal/tools/gzbomb -size 10G -o zeros.json.gz
+//	go run ./internal/tools/gzbomb -size 10G -prefix '{"traceEvents":[' -fill ' ' -o spaces.json.gz
 package main
 
 import (

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -50,24 +50,15 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap pprof: %v (see tracegap pprof --help)\n", err)
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "tracegap pprof: expected one FILE, got %d arguments (see tracegap pprof --help)\n", fs.NArg())
-		return exitUsage
-	}
 	if out == "" {
 		fmt.Fprintln(stderr, `tracegap pprof: no output given: expected -o FILE (or -o - for stdout)`)
 		return exitUsage
 	}
-	if err := af.options().Validate(); err != nil {
-		fmt.Fprintf(stderr, "tracegap pprof: %v\n", err)
+	res, ok := analyzeOneArg("pprof", fs, af, stderr)
+	if !ok {
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	res, err := af.analyzeFile(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
-		return exitUsage
-	}
 	p, err := report.Profile(res)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s: %v\n", path, err)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -13,6 +13,10 @@ import (
 	"github.com/tracegap/tracegap/report"
 )
 
+// workers0Clock is the earliest "ts" of the workers0 trace (µs since the
+// epoch, 1610366662254282) in ns: the trace clock's time of relative 0.
+const workers0Clock = 1610366662254282000
+
 func TestGapsTSV(t *testing.T) {
 	w0 := realtraces.Path(t, workers0)
 	res, err := addAnalysisFlags(pflag.NewFlagSet("", pflag.ContinueOnError)).analyzeFile(w0)
@@ -24,7 +28,7 @@ func TestGapsTSV(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if lines[0] != "device\tstart_ns\tdur_ns\tcause\tthread\tstack" {
+	if lines[0] != "device\tstart_ns\tdur_ns\tcause\tthread\tstack\tclock_start_ns" {
 		t.Errorf("header %q", lines[0])
 	}
 	if len(lines)-1 != len(res.Gaps) {
@@ -34,13 +38,16 @@ func TestGapsTSV(t *testing.T) {
 	prev := int64(-1)
 	for i, line := range lines[1:] {
 		f := strings.Split(line, "\t")
-		if len(f) != 6 {
+		if len(f) != 7 {
 			t.Fatalf("row %d has %d fields: %q", i+1, len(f), line)
 		}
 		start, err1 := strconv.ParseInt(f[1], 10, 64)
 		dur, err2 := strconv.ParseInt(f[2], 10, 64)
 		if err1 != nil || err2 != nil || dur < res.Options.MinGap || start < prev {
 			t.Fatalf("row %d: start %q dur %q: want integers in time order, dur >= min-gap", i+1, f[1], f[2])
+		}
+		if clock, err := strconv.ParseInt(f[6], 10, 64); err != nil || clock != workers0Clock+start {
+			t.Fatalf("row %d: clock start %q, want %d + %d", i+1, f[6], workers0Clock, start)
 		}
 		prev, total = start, total+dur
 		if f[3] == "input" {
@@ -75,13 +82,13 @@ func TestGapsJSONLines(t *testing.T) {
 		t.Fatalf("%d gaps of 1 ms or more, want at least the 5 DataLoader gaps", len(lines))
 	}
 	for i, line := range lines {
-		var g report.Gap
+		var g report.GapV1
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&g); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		if g.DurNs < 1_000_000 || g.Device != "GPU:0" || g.Split.IdleNs != g.DurNs {
+		if g.DurNs < 1_000_000 || g.Device != "GPU:0" || g.Split.IdleNs != g.DurNs || g.ClockStartNs != workers0Clock+g.StartNs {
 			t.Errorf("line %d: %+v", i+1, g)
 		}
 	}

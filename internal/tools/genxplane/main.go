@@ -2,7 +2,7 @@
 // training loop on several GPUs (host ops, launches with correlation ids,
 // kernels, syncs, step annotations) from the test-trace writer.
 //
-//	go run ./scripts/genxplane -steps 2000 -kernels 400 -o big.xplane.pb
+//	go run ./internal/tools/genxplane -steps 2000 -kernels 400 -o big.xplane.pb
 //
 // The output is deterministic for given flags. scripts/bench.sh uses it.
 package main

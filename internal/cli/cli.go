@@ -1,0 +1,103 @@
+// Package cli is tracegap's command line: the subcommands, their flags,
+// usage text and exit statuses. It holds no policy of its own: inputs go
+// through internal/run, rules through check, comparisons through compare,
+// rendering through report.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	_ "github.com/tracegap/tracegap/trace/all"
+)
+
+// version is set at build time with
+// -ldflags "-X github.com/tracegap/tracegap/internal/cli.version=...".
+var version = "0.1.0-dev"
+
+// command is one subcommand. run gets the arguments after the command name
+// and returns an exit status.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands is filled by each subcommand's file in its init.
+var commands = map[string]command{}
+
+// Main runs the command line args (without the program name) and returns
+// the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	return run(args, stdout, stderr)
+}
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitCheck = 1 // a check rule failed
+	exitUsage = 2 // unusable input or bad usage
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return exitOK
+	case "--version", "version":
+		fmt.Fprintf(stdout, "tracegap %s\n", version)
+		return exitOK
+	}
+	name, rest := args[0], args[1:]
+	cmd, ok := commands[name]
+	if !ok {
+		// "tracegap FILE" means "tracegap analyze FILE".
+		if strings.HasPrefix(name, "-") || looksLikePath(name) {
+			name, rest, cmd = "analyze", args, commands["analyze"]
+		} else {
+			fmt.Fprintf(stderr, "tracegap: unknown command %q (see tracegap --help)\n", name)
+			return exitUsage
+		}
+	}
+	return cmd.run(rest, stdout, stderr)
+}
+
+func looksLikePath(s string) bool {
+	_, err := os.Stat(s)
+	return err == nil || !errors.Is(err, os.ErrNotExist) || strings.ContainsAny(s, "./")
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `tracegap: why did the accelerator sit idle?
+
+Usage:
+  tracegap [command] [flags] FILE|DIR...
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+Examples:
+  tracegap analyze testdata/example.pt.trace.json.gz
+  tracegap analyze --format json run.xplane.pb
+  tracegap analyze logs/plugins/profile/
+  tracegap gaps --min-gap 50us trace.json.gz
+
+Run "tracegap COMMAND --help" for a command's flags.
+Exit status: 0 success, 1 a check that failed, 2 unusable input or usage.
+`)
+}
