@@ -113,12 +113,7 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 func (a *analyzer) run() error {
 	a.devs = a.findDevices()
 	if len(a.devs) == 0 {
-		a.res.Verdict = NoDevice
-		a.res.Confidence = High
-		a.res.Reasons = []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
-		if n := a.countHost(); n > 0 {
-			a.res.Reasons[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", n)
-		}
+		a.noDevice()
 		return nil
 	}
 	steps, src, err := a.findSteps()
@@ -139,6 +134,22 @@ func (a *analyzer) run() error {
 	a.summarize()
 	a.findings()
 	return nil
+}
+
+// noDevice sets the verdict of a trace without device activity. A cut
+// trace is graded low: Kineto writes device events after the host ones, so
+// the cut may have taken all of them.
+func (a *analyzer) noDevice() {
+	r := a.res
+	r.Verdict, r.Confidence = NoDevice, High
+	r.Reasons = []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
+	if n := a.countHost(); n > 0 {
+		r.Reasons[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", n)
+	}
+	if a.t.Truncated {
+		r.Confidence = Low
+		r.Reasons = append(r.Reasons, "the trace file was cut short and only its first part was read: the device activity may be in the part that is missing (profilers write device events after host events)")
+	}
 }
 
 // traceEnd returns the end of the trace's last host or device event.

@@ -139,9 +139,13 @@ func (a *analyzer) findings() {
 	if v := float64(r.Idle.Of(Untraced)) / wd; v > a.opt.InputThreshold {
 		fs = append(fs, a.untracedThread(v))
 	}
+	// Untraced idle decides host-bound when no cause passes its threshold,
+	// host work included.
+	untracedDecided := r.Verdict == HostBound && float64(r.Idle.HostWork())/wd <= a.opt.HostThreshold
 	for i := range fs {
 		fs[i].Severity = "medium"
-		if verdictOf(fs[i].ID) == r.Verdict || fs[i].ID == "slow-input" && r.Verdict == Sequential && r.Idle.Of(Input) > r.Idle.Sync() {
+		if verdictOf(fs[i].ID) == r.Verdict || fs[i].ID == "slow-input" && r.Verdict == Sequential && r.Idle.Of(Input) > r.Idle.Sync() ||
+			fs[i].ID == "untraced-thread" && untracedDecided {
 			fs[i].Severity = "high"
 		}
 	}
@@ -194,9 +198,15 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 		calls = strings.Join(names, ", ")
 	}
 	thr := topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
+	// Calls are host figures: counted over the steps' host spans (a
+	// step's sync can start before the device ends the step before).
+	w := Interval{r.Window.Start, r.Window.End}
+	if n := len(a.hostSpans); n > 0 {
+		w = Interval{a.hostSpans[0].Start, a.hostSpans[n-1].End}
+	}
 	n := 0
 	if thr >= 0 {
-		n = countIn(a.thread(thr).syncs, Interval{r.Window.Start, r.Window.End})
+		n = countIn(a.thread(thr).syncs, w)
 	}
 	var often string
 	switch {

@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
@@ -25,6 +27,10 @@ type scenario struct {
 	// sync is the blocking call every in-sync and after-sync segment
 	// names (Segment.Sync).
 	sync string
+	// load, when positive, is L: every step's loading time (Step.Input).
+	load int64
+	// reason, when set, is part of one of the verdict's reasons.
+	reason string
 }
 
 var scenarios = []scenario{
@@ -135,13 +141,87 @@ var scenarios = []scenario{
 	{
 		// b with the loader untraced and no steps: the thread shows
 		// nothing for 10 ms of each gap. The trace starts at the first
-		// event, 20 ms into b's timeline. Untraced idle alone is over the
-		// host threshold: host-bound, at low confidence.
+		// event, 20 ms into b's timeline. Untraced idle alone (50 of
+		// 115 ms) is over the host threshold and host work (5 ms) is not:
+		// host-bound, at low confidence as the largest share of idle is
+		// untraced (TestFindings checks the finding naming the thread
+		// and how to capture it).
 		name:    "k/untraced",
 		loop:    tracetest.Loop{Steps: 6, NoStepMarkers: true, UntracedInput: true, Input: 20 * msec, Dispatch: 1 * msec, Compute: 10 * msec},
 		verdict: HostBound, confidence: Low,
 		window: Interval{1 * msec, 116 * msec},
 		idle:   Breakdown{ByCause: [NumCauses]int64{Untraced: 5 * 10 * msec, Host: 5 * 1 * msec}},
+		reason: "the waited-for host thread shows no event: it was not traced",
+	},
+	{
+		// An inline loader faster than compute, on a host slower than the
+		// device: each step loads 6 ms, then four 1.5 ms ops each launch a
+		// 2 ms kernel at their end. Host step 12 ms, device step 8 ms, so
+		// the host paces the run and nothing syncs. From a step's host
+		// start h: kernels run back to back over [h+7.5, h+15.5); the next
+		// step's first kernel starts at h+12+7.5, so the gap [h+15.5,
+		// h+19.5) is the last 2.5 ms of the next load (input) and its first
+		// op (host, 1.5). Window: the warm-up's last kernel's end (15.5)
+		// to step 6's (60+15.5). L = 6 < C = 8 per step, and the loader is
+		// a single-process one: sequential (host 12.5% stays under 15%).
+		name:    "l/inline-loader-dispatch-bound",
+		loop:    tracetest.Loop{Steps: 6, Input: 6 * msec, Dispatch: 1500 * usec, Kernels: 4, Compute: 2 * msec},
+		verdict: Sequential, confidence: High,
+		window: Interval{15500 * usec, 75500 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Input: 5 * 2500 * usec, Host: 5 * 1500 * usec}},
+		load:   6 * msec,
+	},
+	{
+		// l with worker processes: the same timeline, the loop waiting
+		// 6 ms a step on the workers' queue, less than compute (8 ms).
+		// The loader is already in the background, so more of it is the
+		// fix: data-bound.
+		name:    "m/background-loader-waited-on",
+		loop:    tracetest.Loop{Steps: 6, Input: 6 * msec, InputName: tracetest.MultiProcessLoader, Dispatch: 1500 * usec, Kernels: 4, Compute: 2 * msec},
+		verdict: DataBound, confidence: High,
+		window: Interval{15500 * usec, 75500 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Input: 5 * 2500 * usec, Host: 5 * 1500 * usec}},
+		load:   6 * msec,
+	},
+	{
+		// TorchRec-style input: 3 ms of loading, then inside the same
+		// "## sparse_data_dist ##" a device-to-host copy to pageable
+		// memory (1 ms on the device, returning 1 ms after it), then a
+		// 1 ms op launching a 10 ms kernel. The copy waits for the
+		// previous kernel (ending at E): copy [E, E+1), call returns E+2,
+		// kernel [E+3, E+13). Each gap [E+1, E+3) is 1 ms in-sync (inside
+		// the copy call) and 1 ms after it. The warm-up's kernel ends at
+		// 16 (copy [3,4), call returns 5, kernel [6,16)); steps of 13.
+		// L is the 3 ms of loading, not the 9 ms call (E-7 to E+2): 3 <
+		// C = 11 (kernel and copy): sequential. Counting the call as
+		// loading would give 12 > 11, data-bound.
+		name:    "n/pageable-copy-in-input",
+		loop:    tracetest.Loop{Steps: 6, Input: 3 * msec, InputName: "## sparse_data_dist ##", PageableCopy: 1 * msec, Dispatch: 1 * msec, Compute: 10 * msec},
+		verdict: Sequential, confidence: High,
+		window: Interval{16 * msec, 81 * msec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 5 * msec, AfterSync: 5 * msec}},
+		sync:   "cudaMemcpyAsync",
+		load:   3 * msec,
+	},
+	{
+		// Each step: the workers' queue (8 ms), a 1 ms op launching a
+		// 10 ms kernel, an 11 ms CPU optimizer, and aten::item, which finds
+		// the kernel done 1 ms before and returns after 5 us: a sync on an
+		// empty queue. Step = 20.005 ms; from a step's host start h the gap
+		// [h+19, h+P+9) is 1 ms optimizer (host), 5 us in-sync, then the
+		// next step's 8 ms wait on the loader (input, not after-sync: the
+		// sync waited for nothing) and its op (host). Window: step 2's
+		// host start (20.005, after the warm-up's kernel ends at 19) to
+		// step 6's kernel's end (5*20.005+19); the last step's optimizer
+		// and sync fall after it. L = 8 < C = 10 with background workers:
+		// data-bound; host 9/99.02 under 15%.
+		name:    "o/sync-on-empty-queue",
+		loop:    tracetest.Loop{Steps: 6, Input: 8 * msec, InputName: tracetest.MultiProcessLoader, Dispatch: 1 * msec, Compute: 10 * msec, Optimizer: 11 * msec, Sync: true},
+		verdict: DataBound, confidence: High,
+		window: Interval{20005 * usec, 5*20005*usec + 19*msec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 4 * tracetest.SyncMin, Input: 5 * 8 * msec, Host: 5*msec + 4*msec}},
+		sync:   "aten::item",
+		load:   8 * msec,
 	},
 }
 
@@ -166,6 +246,16 @@ func checkScenario(t *testing.T, sc scenario, res *Result) {
 		t.Errorf("idle\n got %+v\nwant %+v", res.Idle, sc.idle)
 	}
 	checkSegmentSyncs(t, sc.sync, res)
+	if sc.reason != "" && !strings.Contains(strings.Join(res.Reasons, "\n"), sc.reason) {
+		t.Errorf("reasons %q lack %q", res.Reasons, sc.reason)
+	}
+	if sc.load > 0 {
+		for _, s := range res.Steps {
+			if s.Input != sc.load {
+				t.Errorf("%s: loading %d, want %d", s.Name, s.Input, sc.load)
+			}
+		}
+	}
 }
 
 // checkSegmentSyncs checks that every in-sync and after-sync segment names
@@ -248,15 +338,49 @@ func TestPerStep(t *testing.T) {
 	}
 }
 
+// TestNoDevice: a trace without device activity is no-device, at high
+// confidence when whole; a cut trace may have lost its device events
+// (Kineto writes them after the host's), so it is never graded high and
+// the reasons say the file was cut.
 func TestNoDevice(t *testing.T) {
-	s := &tracetest.Spec{Events: []tracetest.Event{{Role: tracetest.CPUOp, Name: "aten::add", Thread: 1, Dur: 1000}}}
-	res := analyzeSpec(t, s)
-	if res.Verdict != NoDevice || len(res.Reasons) == 0 {
-		t.Errorf("verdict %s reasons %q, want no-device with a reason", res.Verdict, res.Reasons)
+	cpuOnly := &tracetest.Spec{Threads: []tracetest.Thread{{TID: 1, Name: "python"}}}
+	for i := range 200 {
+		cpuOnly.Events = append(cpuOnly.Events, tracetest.Event{Role: tracetest.CPUOp, Name: "aten::add", Thread: 1, Start: int64(i) * 2 * usec, Dur: usec})
 	}
-	res, err := Analyze(&trace.Trace{}, DefaultOptions())
-	if err != nil || res.Verdict != NoDevice {
-		t.Errorf("empty trace: %v, %v", res, err)
+	var file bytes.Buffer
+	if err := tracetest.WriteChrome(&file, cpuOnly); err != nil {
+		t.Fatal(err)
+	}
+	cut := file.Bytes()[:file.Len()/2]
+	read, err := trace.Read(bytes.NewReader(cut), int64(len(cut)), trace.Options{})
+	if err != nil {
+		t.Fatalf("reading the cut file: %v", err)
+	}
+	truncated := tracetest.Build(cpuOnly)
+	truncated.Truncated = true
+	for _, tc := range []struct {
+		name       string
+		t          *trace.Trace
+		confidence Confidence
+		cut        bool
+	}{
+		{"whole", tracetest.Build(cpuOnly), High, false},
+		{"empty", &trace.Trace{}, High, false},
+		{"truncated", truncated, Low, true},
+		{"cut-file", read, Low, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Analyze(tc.t, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != NoDevice || res.Confidence != tc.confidence || len(res.Reasons) == 0 {
+				t.Errorf("verdict %s (%s), reasons %q; want no-device (%s) with a reason", res.Verdict, res.Confidence, res.Reasons, tc.confidence)
+			}
+			if said := strings.Contains(strings.Join(res.Reasons, "\n"), "cut short"); said != tc.cut {
+				t.Errorf("reasons %q say the file was cut: %v, want %v", res.Reasons, said, tc.cut)
+			}
+		})
 	}
 }
 
@@ -328,6 +452,52 @@ func TestSegmentSync(t *testing.T) {
 			}
 			if got := res.Gaps[0].Segments; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("segments\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStepsTileWindow checks, on every scenario with steps, that the steps
+// tile the window (each starts where the one before ends, the first at the
+// window's start, the last ending at its end), that each step's busy time
+// and idle, every cause and the idle below MinGap, add up to its length to
+// the nanosecond, and that the steps' idle adds up to the window's. The
+// loops on several devices with odd figures check that the averaging over
+// devices keeps the sums exact.
+func TestStepsTileWindow(t *testing.T) {
+	loops := map[string]tracetest.Loop{
+		"odd/two-devices":   {Steps: 6, Input: 3 * msec, Dispatch: msec + 3, Compute: 10*msec + 7, Sync: true, Devices: 2, Skew: 4*msec + 1},
+		"odd/three-devices": {Steps: 6, Input: 3*msec + 1, Dispatch: msec + 3, Compute: 10*msec + 7, Devices: 3, Skew: 4*msec + 1},
+	}
+	for _, sc := range scenarios {
+		loops[sc.name] = sc.loop
+	}
+	for name, l := range loops {
+		t.Run(name, func(t *testing.T) {
+			res := analyzeSpec(t, l.Spec())
+			if len(res.Steps) == 0 {
+				if !l.NoStepMarkers {
+					t.Fatal("no steps in a loop with step markers")
+				}
+				return
+			}
+			at := res.Window.Start
+			var idle Breakdown
+			for _, s := range res.Steps {
+				if s.Start != at {
+					t.Errorf("%s starts at %d, want %d (the end of the step before)", s.Name, s.Start, at)
+				}
+				if sum := s.DeviceBusy + s.Idle.Total(); sum != s.Dur {
+					t.Errorf("%s: busy %d + idle %d = %d, want its length %d", s.Name, s.DeviceBusy, s.Idle.Total(), sum, s.Dur)
+				}
+				at = s.Start + s.Dur
+				idle.AddAll(&s.Idle)
+			}
+			if at != res.Window.End {
+				t.Errorf("steps end at %d, want the window's end %d", at, res.Window.End)
+			}
+			if idle != res.Idle {
+				t.Errorf("steps' idle %+v, want the window's %+v", idle, res.Idle)
 			}
 		})
 	}

@@ -40,11 +40,18 @@ func (a *analyzer) summarize() {
 		for _, d := range a.devs {
 			s.DeviceBusy += d.busyIn(sw)
 		}
-		s.DeviceBusy /= n
-		s.Idle = s.Idle.Divide(n)
+		s.DeviceBusy = averageRow(s.DeviceBusy, &s.Idle, n, sw.End-sw.Start)
 		s.Input, s.Sync = a.hostTime(launchers, a.hostSpans[i])
 		input += s.Input
 		s.Verdict, _, _ = a.decide(&s.Idle, sw.End-sw.Start, s.Input, s.DeviceBusy)
+	}
+	if len(r.Steps) > 0 {
+		// The steps tile the window: its idle is theirs, so that the rows
+		// add up to it after the averaging over devices.
+		r.Idle = Breakdown{}
+		for i := range r.Steps {
+			r.Idle.AddAll(&r.Steps[i].Idle)
+		}
 	}
 	var deciding string
 	r.Verdict, r.Secondary, deciding = a.decide(&r.Idle, w.End-w.Start, input, busy)
@@ -63,6 +70,37 @@ func (a *analyzer) deviceFigures(d *device) Device {
 		Utilization: float64(busy) / float64(max(sp.End-sp.Start, 1)),
 		Gaps:        len(d.bigIdle), WindowBusy: d.winBusy, WindowIdle: d.split, Intervals: d.busy,
 	}
+}
+
+// averageRow turns a step's busy time and idle, summed over n devices,
+// into their averages and returns the busy time. Each device's busy and
+// idle add up to the step's length dur, and the averages are rounded so
+// that they still do: each figure is rounded down and the nanoseconds
+// missing go to the figures with the largest remainders (the first on a
+// tie), where a plain division would lose up to one per figure.
+func averageRow(busy int64, idle *Breakdown, n, dur int64) int64 {
+	figs := make([]*int64, 0, NumCauses+2)
+	figs = append(figs, &busy)
+	for c := range idle.ByCause {
+		figs = append(figs, &idle.ByCause[c])
+	}
+	figs = append(figs, &idle.BelowMinGap)
+	rem := make([]int64, len(figs))
+	missing := dur
+	for i, f := range figs {
+		rem[i] = *f % n
+		*f /= n
+		missing -= *f
+	}
+	for ; missing > 0; missing-- {
+		best := slices.Index(rem, slices.Max(rem))
+		if rem[best] == 0 {
+			break
+		}
+		*figs[best]++
+		rem[best] = 0
+	}
+	return busy
 }
 
 // topGaps returns the indexes of the k longest gaps, longest first.

@@ -19,6 +19,8 @@ type Figures struct {
 	// steps in it.
 	WindowNs int64 `json:"window_ns"`
 	Steps    int   `json:"steps"`
+	// Truncated is set when the trace was cut short.
+	Truncated bool `json:"truncated"`
 	// IdleNs is the attributed idle, SyncIdleNs its in-sync and
 	// after-sync part, InputIdleNs its input part.
 	IdleNs      int64 `json:"idle_ns"`
@@ -41,6 +43,7 @@ func FiguresOf(res *analyze.Result) Figures {
 		Version:     FiguresVersion,
 		Verdict:     res.Verdict,
 		Confidence:  res.Confidence,
+		Truncated:   res.Source.Truncated,
 		WindowNs:    res.Window.Dur(),
 		Steps:       res.Window.Steps,
 		IdleNs:      res.Idle.Attributed(),

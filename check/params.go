@@ -22,7 +22,8 @@ type Value interface {
 	// Set parses one use of the setting: a list grows with each use
 	// after the first, which replaces the default.
 	Set(s string) error
-	// Type names the kind of value: "verdicts", "percent" or "int".
+	// Type names the kind of value: "verdicts", "percent", "int" or
+	// "bool" (a switch: given alone, it is on).
 	Type() string
 }
 
@@ -45,6 +46,7 @@ func (r *Rules) Params() []Param {
 		{"max-input-idle", "fail when input-caused idle exceeds this share of the window", &r.MaxInputIdle},
 		{"min-utilization", "fail when any device is busy less than this share of the window", &r.MinUtilization},
 		{"min-steps", "fail a capture with fewer steady steps than this (too short to judge)", (*count)(&r.MinSteps)},
+		{"allow-no-device", "let a trace without device activity pass (by default it fails: a CUPTI permission failure or a cut trace looks the same)", (*switchValue)(&r.AllowNoDevice)},
 	}
 }
 
@@ -192,5 +194,21 @@ func (c *count) Set(s string) error {
 		return fmt.Errorf("invalid integer %q: expected a whole number like 3", s)
 	}
 	*c = count(v)
+	return nil
+}
+
+// switchValue is a rule that is on or off.
+type switchValue bool
+
+func (b *switchValue) String() string { return strconv.FormatBool(bool(*b)) }
+
+func (b *switchValue) Type() string { return "bool" }
+
+func (b *switchValue) Set(s string) error {
+	v, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("invalid switch %q: expected true or false", s)
+	}
+	*b = switchValue(v)
 	return nil
 }

@@ -32,6 +32,13 @@ type Rules struct {
 	// MinSteps is the fewest steady steps a capture may hold and still be
 	// judged; 0 is off.
 	MinSteps int
+	// AllowNoDevice lets a trace without device activity pass. Unlike the
+	// other rules this one is on in the zero Rules: a profiler that could
+	// not record the device (CUPTI without the permission to) and a trace
+	// cut before its device events look exactly like a CPU-only run, and
+	// every other rule measures device time, so such a trace passing
+	// unnoticed would let a broken capture through CI.
+	AllowNoDevice bool
 }
 
 // A Limit is a share of the steady-state window a figure is held to.
@@ -91,13 +98,23 @@ type Outcome struct {
 	// Figure is what the result measured ("31.4%", "68.6% (GPU:0)") and
 	// Limit what the rule allows ("30.0%", "not sequential,data-bound").
 	Figure, Limit string
-	Failed        bool
+	// Note, when set, says what a failure may mean and how to act on it.
+	Note   string
+	Failed bool
 }
 
 // Message says in one line what was measured against what.
 func (o Outcome) Message() string {
-	return fmt.Sprintf("%s: measured %s, limit %s", o.Rule, o.Figure, o.Limit)
+	m := fmt.Sprintf("%s: measured %s, limit %s", o.Rule, o.Figure, o.Limit)
+	if o.Note != "" {
+		m += ": " + o.Note
+	}
+	return m
 }
+
+// noDeviceNote explains a failed no-device rule.
+const noDeviceNote = "a profiler that could not record the device (CUPTI without permission) or a trace cut before its device events looks like this; " +
+	"if the run really has no device, allow it with --allow-no-device or allow_no_device = true in [check]"
 
 // Evaluate holds res against every rule that is on, in a fixed order. A
 // multi-rank job is evaluated on its overall result, whose idle includes
@@ -110,6 +127,9 @@ func (r Rules) Evaluate(res *analyze.Result) []Outcome {
 // Evaluate holds the Result they were taken from.
 func (r Rules) EvaluateFigures(f Figures) []Outcome {
 	var out []Outcome
+	if f.Verdict == analyze.NoDevice {
+		out = append(out, r.noDevice(f))
+	}
 	if len(r.FailOn) > 0 {
 		out = append(out, r.verdict(f))
 	}
@@ -153,6 +173,21 @@ func (r Rules) verdict(f Figures) Outcome {
 		Limit:  "not " + strings.Join(names, ","),
 		Failed: slices.Contains(r.FailOn, f.Verdict),
 	}
+}
+
+// noDevice holds a result without device activity to AllowNoDevice. It is
+// only evaluated on such a result: on any other there is nothing to say.
+func (r Rules) noDevice(f Figures) Outcome {
+	o := Outcome{Rule: "no-device", Figure: fmt.Sprintf("no device activity (%s confidence)", f.Confidence), Limit: "device activity"}
+	if f.Truncated {
+		o.Figure = fmt.Sprintf("no device activity in a trace cut short (%s confidence)", f.Confidence)
+	}
+	if r.AllowNoDevice {
+		o.Limit = "none (no device allowed)"
+		return o
+	}
+	o.Failed, o.Note = true, noDeviceNote
+	return o
 }
 
 // utilization checks each device's busy share of the window (the steady

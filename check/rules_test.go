@@ -85,9 +85,20 @@ func TestEvaluate(t *testing.T) {
 		{"data-bound", Rules{FailOn: def.FailOn, MinSteps: 5, MaxIdle: limit(0.10)},
 			[]string{"verdict: measured data-bound (high confidence), limit not sequential,data-bound", "max-idle: measured 31.4%, limit 10.0%"},
 			[]string{"min-steps"}},
-		// Without a device, idle shares are 0 and nothing is busy.
+		// Without a device, idle shares are 0 and nothing is busy; the
+		// trace fails unless a trace without device activity is allowed.
 		{"no device", Rules{MaxIdle: limit(0.10), MinUtilization: limit(0.50)},
-			[]string{"min-utilization: measured no device activity, limit 50.0%"}, []string{"max-idle"}},
+			[]string{noDeviceFailure, "min-utilization: measured no device activity, limit 50.0%"}, []string{"max-idle"}},
+		{"no device", def, []string{noDeviceFailure}, []string{"verdict"}},
+		{"no device", Rules{FailOn: def.FailOn, AllowNoDevice: true}, nil, []string{"no-device", "verdict"}},
+		// Listing no-device among the failing verdicts fails it whatever
+		// AllowNoDevice says.
+		{"no device", Rules{FailOn: []analyze.Verdict{analyze.NoDevice}, AllowNoDevice: true},
+			[]string{"verdict: measured no-device (high confidence), limit not no-device"}, []string{"no-device"}},
+		// The rule is on in the zero Rules, and says nothing of a trace
+		// with device activity.
+		{"no device", Rules{}, []string{noDeviceFailure}, nil},
+		{"short", Rules{}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.run, func(t *testing.T) {
@@ -103,6 +114,22 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("%+v: failed %q passed %q\nwant failed %q passed %q", tt.rules, fail, pass, tt.fail, tt.pass)
 			}
 		})
+	}
+}
+
+// noDeviceFailure is the no-device rule's message on a whole trace.
+const noDeviceFailure = "no-device: measured no device activity (high confidence), limit device activity: " +
+	"a profiler that could not record the device (CUPTI without permission) or a trace cut before its device events looks like this; " +
+	"if the run really has no device, allow it with --allow-no-device or allow_no_device = true in [check]"
+
+// TestNoDeviceCut: a cut trace without device activity says so, with the
+// analysis's (low) confidence.
+func TestNoDeviceCut(t *testing.T) {
+	res := runs["no device"].result()
+	res.Confidence, res.Source.Truncated = analyze.Low, true
+	out := DefaultRules().Evaluate(res)
+	if len(out) != 2 || !out[0].Failed || out[0].Rule != "no-device" || out[0].Figure != "no device activity in a trace cut short (low confidence)" {
+		t.Errorf("outcomes %+v, want a failed no-device rule naming the cut first", out)
 	}
 }
 

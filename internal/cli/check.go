@@ -33,7 +33,10 @@ func init() {
 func addRuleFlags(fs *pflag.FlagSet, r *check.Rules) {
 	*r = check.DefaultRules()
 	for _, p := range r.Params() {
-		fs.Var(p.Value, p.Name, p.Usage)
+		f := fs.VarPF(p.Value, p.Name, "", p.Usage)
+		if p.Value.Type() == "bool" {
+			f.NoOptDefVal = "true" // --allow-no-device alone turns it on
+		}
 	}
 }
 

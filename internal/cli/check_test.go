@@ -53,6 +53,7 @@ func TestRuleFlags(t *testing.T) {
 		{[]string{"--max-idle", "30%", "--max-sync-idle", "0%", "--max-input-idle", "0.25", "--min-utilization", "70", "--min-steps", "4"},
 			check.Rules{FailOn: def.FailOn, MaxIdle: check.Limit{Share: 0.3, On: true}, MaxSyncIdle: check.Limit{Share: 0, On: true},
 				MaxInputIdle: check.Limit{Share: 0.25, On: true}, MinUtilization: check.Limit{Share: 0.7, On: true}, MinSteps: 4}},
+		{[]string{"--allow-no-device"}, check.Rules{FailOn: def.FailOn, AllowNoDevice: true}},
 	}
 	for _, tt := range tests {
 		fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
@@ -126,6 +127,7 @@ func TestCheckRealTraces(t *testing.T) {
 	w0 := filepath.Join(dir, "kineto-resnet50-workers0.pt.trace.json.gz")
 	w4 := filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz")
 	bad := filepath.Join(dir, "xprof-tpu-inference-corrupted-upstream.xplane.pb")
+	cpu := filepath.Join(dir, "hta-cpu-only.pt.trace.json.gz")
 	junit := filepath.Join(t.TempDir(), "out", "..", "check.xml")
 	os.MkdirAll(filepath.Dir(junit), 0o755)
 
@@ -144,6 +146,11 @@ func TestCheckRealTraces(t *testing.T) {
 		{"input idle rule", []string{"--fail-on=none", "--max-input-idle", "10%", w4, w0}, exitCheck,
 			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
 				"FAIL " + w0 + ": max-input-idle: measured 22.9%, limit 10.0%"}, ""},
+		// A CPU-only capture fails unless allowed (TestCheckNoDevice).
+		{"cpu-only trace fails", []string{cpu}, exitCheck,
+			[]string{"FAIL " + cpu + ": no-device: measured no device activity (high confidence), limit device activity" + noDeviceNote}, ""},
+		{"cpu-only trace allowed", []string{"--allow-no-device", cpu}, exitOK,
+			[]string{"ok   " + cpu + ": no-device (high confidence), 2 rules passed"}, ""},
 		{"unusable input is reported, the rest still checked", []string{"-j", "2", bad, w4, w0}, exitUsage,
 			[]string{"ok   " + w4 + ": parallel (high confidence), 1 rule passed",
 				"FAIL " + w0 + ": verdict: measured sequential (high confidence), limit not sequential,data-bound"},
@@ -274,6 +281,55 @@ func TestCheckGeneratedFiles(t *testing.T) {
 			code, out, errs := runCmd(append([]string{"check"}, tt.args...)...)
 			if code != tt.code || out != tt.stdout || !strings.Contains(errs, tt.stderr) || (tt.stderr == "") != (errs == "") {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr: %q, want %q", code, tt.code, out, tt.stdout, errs, tt.stderr)
+			}
+		})
+	}
+}
+
+// noDeviceNote ends the no-device rule's failure.
+const noDeviceNote = ": a profiler that could not record the device (CUPTI without permission) or a trace cut before its device events looks like this; " +
+	"if the run really has no device, allow it with --allow-no-device or allow_no_device = true in [check]"
+
+// TestCheckNoDevice: a trace without device activity fails by default, as
+// a capture whose profiler could not see the device looks exactly like
+// it, and passes with --allow-no-device or allow_no_device in the config.
+// A cut trace says it was cut, at low confidence.
+func TestCheckNoDevice(t *testing.T) {
+	dir := t.TempDir()
+	spec := &tracetest.Spec{Threads: []tracetest.Thread{{TID: 1, Name: "python"}}}
+	for i := range 100 {
+		spec.Events = append(spec.Events, tracetest.Event{Role: tracetest.CPUOp, Name: "aten::add", Thread: 1, Start: int64(i) * 2000, Dur: 1000})
+	}
+	var buf bytes.Buffer
+	if err := tracetest.WriteChrome(&buf, spec); err != nil {
+		t.Fatal(err)
+	}
+	whole, cut := filepath.Join(dir, "cpu.json"), filepath.Join(dir, "cut.json")
+	if err := os.WriteFile(whole, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cut, buf.Bytes()[:buf.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	allow := writeConfig(t, "[check]\nallow_no_device = true\n")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+	}{
+		{"fails by default", []string{whole}, exitCheck,
+			"FAIL " + whole + ": no-device: measured no device activity (high confidence), limit device activity" + noDeviceNote + "\n"},
+		{"a cut trace says so", []string{cut}, exitCheck,
+			"FAIL " + cut + ": no-device: measured no device activity in a trace cut short (low confidence), limit device activity" + noDeviceNote + "\n"},
+		{"allowed by flag", []string{"--allow-no-device", whole}, exitOK, "ok   " + whole + ": no-device (high confidence), 2 rules passed\n"},
+		{"allowed by config", []string{"--config", allow, cut}, exitOK, "ok   " + cut + ": no-device (low confidence), 2 rules passed\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCmd(append([]string{"check"}, tt.args...)...)
+			if code != tt.code || out != tt.stdout {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr: %s", code, tt.code, out, tt.stdout, errs)
 			}
 		})
 	}

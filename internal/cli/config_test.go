@@ -67,6 +67,8 @@ func TestConfigApply(t *testing.T) {
 	}{
 		{"[check]\nfail_on = []\n", func(r *check.Rules, _ *analysisFlags) bool { return len(r.FailOn) == 0 }},
 		{"[check]\nmax_idle = 0.15\n", func(r *check.Rules, _ *analysisFlags) bool { return r.MaxIdle.Share == 0.15 }},
+		{"[check]\nallow_no_device = true\n", func(r *check.Rules, _ *analysisFlags) bool { return r.AllowNoDevice }},
+		{"[check]\n", func(r *check.Rules, _ *analysisFlags) bool { return !r.AllowNoDevice }},
 		{"[check]\nmax_idle = 15\n", func(r *check.Rules, _ *analysisFlags) bool { return r.MaxIdle.Share == 0.15 }},
 		{"[analysis]\nmin_gap = 20\nsync_threshold = 0.07\ntop = 3\n", func(_ *check.Rules, af *analysisFlags) bool {
 			return af.minGap == 20_000 && af.syncThr == 0.07 && af.top == 3
@@ -82,7 +84,7 @@ func TestConfigApply(t *testing.T) {
 
 func TestConfigApplyErrors(t *testing.T) {
 	tests := []struct{ text, want string }{
-		{"[check]\nmax_idel = \"1%\"", ":2: unknown key max_idel in [check]: expected one of fail_on, max_idle"},
+		{"[check]\nmax_idel = \"1%\"", ":2: unknown key max_idel in [check]: expected one of allow_no_device, fail_on, max_idle"},
 		{"[analysis]\nmax_idle = \"1%\"", ":2: unknown key max_idle in [analysis]"},
 		{"[check]\n\nfail_on = [\"slow\"]", `:3: fail_on: unknown verdict "slow"`},
 		{"[check]\nmax_idle = \"lots\"", `:2: max_idle: invalid percentage "lots"`},

@@ -38,6 +38,10 @@ const (
 // until the work queued before this step's launches is done). Every step is
 // a ProfilerStep#N annotation, mirrored on each device.
 //
+// With PageableCopy the input ends in a blocking copy nested in it, and
+// with Optimizer a host optimizer step sits between the launches and the
+// sync (see the fields).
+//
 // An op's launches sit inside it, back to back, so Dispatch is at least
 // Devices*LaunchDur: Spec raises a shorter one to that, as it fills in
 // Kernels and Devices left at zero, rather than start launches before
@@ -62,6 +66,20 @@ type Loop struct {
 	// Backward launches the kernels after the first of each step from a
 	// backward thread while the main thread waits in autograd::backward.
 	Backward bool
+	// PageableCopy, when positive, ends each step's input (after its
+	// Input ns of loading) with a cudaMemcpyAsync nested in the input
+	// event, as TorchRec's "## sparse_data_dist ##" does: a device-to-host
+	// copy to pageable memory on device 0 of PageableCopy ns, which runs
+	// once the work queued before it is done (stream order), and a call
+	// that returns PageableCopy ns after the copy ends (the driver moving
+	// the data from its pinned staging buffer into pageable memory). The
+	// host blocks in the call: a sync, not loading.
+	PageableCopy int64
+	// Optimizer, when positive, is a host op "Optimizer.step#SGD.step" of
+	// Optimizer ns after each step's launches, before its sync: a CPU-side
+	// optimizer. At least Compute long, it lets the sync find the device
+	// already idle (an empty queue).
+	Optimizer int64
 }
 
 // loopSim holds the simulation's clocks.
@@ -100,10 +118,17 @@ func (sim *loopSim) add(e Event) { sim.s.Events = append(sim.s.Events, e) }
 func (sim *loopSim) step(k int) {
 	l := sim.l
 	start := sim.h
-	if l.Input > 0 && !l.UntracedInput {
-		sim.add(Event{Role: Annotation, Name: l.InputName, Thread: MainTID, Start: sim.h, Dur: l.Input})
+	input := len(sim.s.Events)
+	if l.Input+l.PageableCopy > 0 && !l.UntracedInput {
+		sim.add(Event{Role: Annotation, Name: l.InputName, Thread: MainTID, Start: start})
 	}
 	sim.h += l.Input
+	if l.PageableCopy > 0 {
+		sim.pageableCopy()
+	}
+	if input < len(sim.s.Events) {
+		sim.s.Events[input].Dur = sim.h - start
+	}
 	queued := maxOf(sim.free)
 	first := make([]int64, l.Devices)
 	var bwStart int64
@@ -122,6 +147,10 @@ func (sim *loopSim) step(k int) {
 	}
 	if l.Backward && l.Kernels > 1 {
 		sim.add(Event{Role: CPUOp, Name: "autograd::backward", Thread: MainTID, Start: bwStart, Dur: sim.h - bwStart})
+	}
+	if l.Optimizer > 0 {
+		sim.add(Event{Role: CPUOp, Name: "Optimizer.step#SGD.step", Thread: MainTID, Start: sim.h, Dur: l.Optimizer})
+		sim.h += l.Optimizer
 	}
 	if l.Sync {
 		target := maxOf(sim.free)
@@ -145,6 +174,19 @@ func (sim *loopSim) step(k int) {
 	for d := range sim.free {
 		sim.add(Event{Role: DeviceAnnotation, Name: name, Device: d, Stream: 7, Start: first[d], Dur: sim.free[d] - first[d]})
 	}
+}
+
+// pageableCopy simulates the blocking device-to-host copy that ends a
+// step's input (see Loop.PageableCopy).
+func (sim *loopSim) pageableCopy() {
+	l := sim.l
+	sim.corr++
+	cs := max(sim.h, sim.free[0])
+	sim.add(Event{Role: Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Device: 0, Stream: 7, Start: cs, Dur: l.PageableCopy, Corr: sim.corr})
+	sim.free[0] = cs + l.PageableCopy
+	end := sim.free[0] + l.PageableCopy
+	sim.add(Event{Role: Runtime, Name: "cudaMemcpyAsync", Thread: MainTID, Start: sim.h, Dur: end - sim.h, Corr: sim.corr})
+	sim.h = end
 }
 
 // op simulates one aten::linear on thread tid launching a kernel on every

@@ -67,3 +67,35 @@ func TestJobShortDispatch(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopPageableCopy: the copy call sits inside the input event, its copy
+// runs once the previous step's kernel is done, and the call returns
+// PageableCopy after the copy ends. Step 2 of the loop below: loading
+// [6, 9) ms, the copy waits for step 1's kernel ([6, 16) ms).
+func TestLoopPageableCopy(t *testing.T) {
+	const ms = 1_000_000
+	s := Loop{Steps: 2, Input: 3 * ms, InputName: "## sparse_data_dist ##", PageableCopy: ms, Dispatch: ms, Compute: 10 * ms}.Spec()
+	checkLaunches(t, s)
+	var calls, copies, inputs []Event
+	for _, e := range s.Events {
+		switch e.Name {
+		case "cudaMemcpyAsync":
+			calls = append(calls, e)
+		case "Memcpy DtoH (Device -> Pageable)":
+			copies = append(copies, e)
+		case "## sparse_data_dist ##":
+			inputs = append(inputs, e)
+		}
+	}
+	want := []Event{
+		{Role: Annotation, Name: "## sparse_data_dist ##", Thread: MainTID, Start: 6 * ms, Dur: 12 * ms},
+		{Role: Runtime, Name: "cudaMemcpyAsync", Thread: MainTID, Start: 9 * ms, Dur: 9 * ms, Corr: 3},
+		{Role: Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Stream: 7, Start: 16 * ms, Dur: ms, Corr: 3},
+	}
+	if len(calls) != 2 || len(copies) != 2 || len(inputs) != 2 {
+		t.Fatalf("%d calls, %d copies, %d input events; want 2 of each", len(calls), len(copies), len(inputs))
+	}
+	if got := []Event{inputs[1], calls[1], copies[1]}; !reflect.DeepEqual(got, want) {
+		t.Errorf("step 2:\n got %+v\nwant %+v", got, want)
+	}
+}
