@@ -26,6 +26,10 @@ const (
 	// host does it: compilation, device memory allocation,
 	// defragmentation, autotuning.
 	classRuntime
+	// classDispatch is a JAX program handing a compiled function to the
+	// runtime: the loop thread is in it while its work is queued, or while
+	// the runtime threads prepare it (see jax.go).
+	classDispatch
 )
 
 // The built-in name tables. Every pattern is a regular expression matched
@@ -74,6 +78,20 @@ var (
 		`DefragmentMemory`,
 		`^(cuda|hip)Malloc(Async|Managed|Host)?$`,
 		`^cuMemAlloc`,
+		// The TPU runtime loading a compiled program onto the device
+		// before its first run.
+		`^LoadProgram$`,
+	}
+	// dispatchPatterns name a JAX program's dispatch of a compiled
+	// function on its loop thread, the thread with most of them: the jitted
+	// call and the PjRt execute inside it (GPU and TPU). The execute
+	// threads' own events (ExecuteHelper, "Scheduled ...::Execute") are
+	// not dispatch.
+	dispatchPatterns = []string{
+		`^PjitFunction\(`,
+		`^PJRT_LoadedExecutable_Execute$`,
+		`^\w+LoadedExecutable::Execute$`,
+		`^ExecuteReplicated`,
 	}
 	// backgroundLoaderPatterns name input events that show the loader
 	// running in worker processes or threads: the loop only takes ready
@@ -104,9 +122,9 @@ var (
 // classifier classifies host event names, each distinct name once: names
 // are interned, so the verdict for a StrID is cached.
 type classifier struct {
-	sync, asyncCopy, input, runtime, background []*regexp.Regexp
-	strings                                     []string
-	cache                                       []uint8 // class+1 per StrID; 0 means not yet classified
+	sync, asyncCopy, input, runtime, dispatch, background []*regexp.Regexp
+	strings                                               []string
+	cache                                                 []uint8 // class+1 per StrID; 0 means not yet classified
 }
 
 // compileAll appends to builtin the compiled extra patterns.
@@ -124,13 +142,13 @@ func compileAll(what string, builtin []*regexp.Regexp, extra []string) ([]*regex
 
 // builtin holds the built-in tables compiled, once per process: compiling
 // them took most of the time of analysing a small trace.
-var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, background []*regexp.Regexp }) {
+var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, dispatch, background []*regexp.Regexp }) {
 	for _, t := range []struct {
 		dst *[]*regexp.Regexp
 		src []string
 	}{
 		{&b.sync, syncPatterns}, {&b.asyncCopy, asyncCopyPatterns}, {&b.input, inputPatterns},
-		{&b.runtime, runtimePatterns}, {&b.background, backgroundLoaderPatterns},
+		{&b.runtime, runtimePatterns}, {&b.dispatch, dispatchPatterns}, {&b.background, backgroundLoaderPatterns},
 	} {
 		for _, p := range t.src {
 			*t.dst = append(*t.dst, regexp.MustCompile(p))
@@ -142,7 +160,7 @@ var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, 
 func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	c := &classifier{strings: t.Strings, cache: make([]uint8, len(t.Strings))}
 	b := builtin()
-	c.asyncCopy, c.runtime, c.background = b.asyncCopy, b.runtime, b.background
+	c.asyncCopy, c.runtime, c.dispatch, c.background = b.asyncCopy, b.runtime, b.dispatch, b.background
 	var err error
 	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {
 		return nil, err
@@ -178,6 +196,8 @@ func (c *classifier) classify(name string) class {
 		return classInput
 	case matchAny(c.runtime, name):
 		return classRuntime
+	case matchAny(c.dispatch, name):
+		return classDispatch
 	}
 	return classNone
 }
@@ -220,3 +240,23 @@ func describeLoader(name string) string {
 	}
 	return "input pipeline"
 }
+
+// frameworkPatterns name events only one framework records, most specific
+// first: vLLM runs on PyTorch, so its names are tried before PyTorch's.
+var frameworkPatterns = []struct {
+	f        Framework
+	patterns []string
+}{
+	{VLLM, []string{`^vllm/`, `vllm::`}},
+	{JAX, []string{`^PjitFunction\(`, `^np\.asarray\(jax\.Array\)$`, `^\$api\.py:\d+ `, `^jit_\w+`}},
+	{TensorFlow, []string{`^__inference_`, `^EagerExecute$`, `^EagerKernelExecute$`, `^ExecutorState::Process`, `^tf\.data`}},
+	{PyTorch, []string{`^ProfilerStep#\d+$`, `^aten::`, `^autograd::engine::`, `^torch/`}},
+}
+
+var frameworkRegexps = sync.OnceValue(func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(frameworkPatterns))
+	for i, fp := range frameworkPatterns {
+		res[i] = regexp.MustCompile(strings.Join(fp.patterns, "|"))
+	}
+	return res
+})
