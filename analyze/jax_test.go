@@ -31,7 +31,7 @@ func TestJAXRealTraces(t *testing.T) {
 		{
 			file: "tracelens-jax-conv-block-until-ready.xplane.pb", thread: "python",
 			split: 50 * msec, first: Runtime, last: InSync,
-			culprits: map[Cause]string{Runtime: "Build buffer allocations", InSync: "$api.py:3154 block_until_ready"},
+			culprits: map[Cause]string{Runtime: "Build buffer allocations", InSync: "api.py:3154 block_until_ready"},
 			untraced: 0.01,
 		},
 		{
@@ -84,5 +84,47 @@ func TestJAXRealTraces(t *testing.T) {
 				t.Errorf("untraced %.1f%% of the window, want at most %.1f%%", 100*u, 100*tt.untraced)
 			}
 		})
+	}
+}
+
+// TestJAXNames checks the pattern table on the names JAX, grain and
+// MaxText write, as the XPlane reader gives them (Python frames without
+// their "$"), and on names that look alike but are not.
+func TestJAXNames(t *testing.T) {
+	tests := []struct {
+		name string
+		want class
+	}{
+		{"api.py:3154 block_until_ready", classSync},
+		{"array.py:641 __array__", classSync},
+		{"array.py:652 _value", classSync},
+		{"array.py:1226 _array_shard_arg", classNone},
+		{"np.asarray(jax.Array)", classSync},
+		{"data_loader.py:480 __next__", classInput},
+		{"process_prefetch.py:212 __next__", classInput},
+		{"multihost_dataloading.py:118 __next__", classInput},
+		{"Iterator::Prefetch", classInput},
+		{"backend_compile", classRuntime},
+		{"pxla.py:2213 lower_sharding_computation", classRuntime},
+		{"TfrtTpuClient::DefragmentMemory", classRuntime},
+		{"LoadProgram", classRuntime},
+		{"PjitFunction(train_step)", classDispatch},
+		{"TfrtTpuLoadedExecutable::Execute", classDispatch},
+		{"Scheduled TfrtTpuLoadedExecutable::Execute", classNone},
+		{"PjRtStreamExecutorLoadedExecutable::ExecuteHelper", classNone},
+	}
+	names := make([]string, len(tests))
+	for i, tt := range tests {
+		names[i] = tt.name
+	}
+	opt := DefaultOptions()
+	c, err := newClassifier(&trace.Trace{Strings: names}, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range tests {
+		if got := c.of(trace.StrID(i)); got != tt.want {
+			t.Errorf("%q: class %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -56,9 +56,11 @@ var (
 		`TransferLiteralFromDevice`,
 		`TransferFromOutfeed`,
 		// JAX reading a device array back: np.asarray(jax.Array) on TPU,
-		// jax.device_get.
+		// jax.device_get, and the Python frames of jax.Array's conversions
+		// (np.asarray, float(loss), print(loss), loss.item()).
 		`^np\.asarray\(jax\.Array\)$`,
 		`device_get`,
+		`^array\.py:\d+ (__array__|_value|__float__|__int__|__bool__|__index__|item|tolist)$`,
 	}
 	asyncCopyPatterns = []string{
 		`^(cuda|hip)Memcpy(Peer)?(2D|3D)?(HtoD|DtoH|DtoD)?Async$`,
@@ -70,6 +72,13 @@ var (
 		`Compiler::Compile$`,
 		`(Client|Executable)::Compile$`,
 		`^XlaCompile`,
+		// JAX's tracing and lowering before a compilation: a call that
+		// misses the compilation cache (new shapes, new static
+		// arguments) retraces and lowers before backend_compile.
+		`lower_sharding_computation`,
+		`^pxla\.py:\d+ (lower_sharding_computation|_cached_compilation|compile_or_get_cached)$`,
+		`^compiler\.py:\d+ (compile_or_get_cached|backend_compile)$`,
+		`^(pjit|partial_eval)\.py:\d+ (_pjit_lower|trace_to_jaxpr\w*|_create_pjit_jaxpr)$`,
 		`LoadProgramCacheMiss`,
 		`[Aa]utotun`,
 		// Device memory allocation and defragmentation.
@@ -111,6 +120,11 @@ var (
 		`IteratorGetNext`,
 		`^Iterator::`,
 		`grain.*__next__`,
+		// grain's DataLoader iterator and its worker processes' queue
+		// (Python tracer frames), MaxText's multihost iterator.
+		`^data_loader\.py:\d+ __next__$`,
+		`process_prefetch`,
+		`^multihost_dataloading\.py:\d+ `,
 		// Annotations a training loop puts around input: "## data_load ##",
 		// TorchRec's "## load_batch ##", "## wait_for_batch ##" and
 		// "## sparse_data_dist ##" (the pipeline's distribution of a
@@ -235,8 +249,10 @@ func describeLoader(name string) string {
 		return "DataPipe"
 	case strings.Contains(name, "IteratorGetNext"), strings.HasPrefix(name, "Iterator::"):
 		return "tf.data pipeline"
-	case strings.Contains(name, "grain"):
+	case strings.Contains(name, "grain"), strings.HasPrefix(name, "data_loader.py:"), strings.Contains(name, "process_prefetch"):
 		return "grain loader"
+	case strings.HasPrefix(name, "multihost_dataloading.py:"):
+		return "MaxText input pipeline"
 	}
 	return "input pipeline"
 }
@@ -248,7 +264,7 @@ var frameworkPatterns = []struct {
 	patterns []string
 }{
 	{VLLM, []string{`^vllm/`, `vllm::`}},
-	{JAX, []string{`^PjitFunction\(`, `^np\.asarray\(jax\.Array\)$`, `^\$api\.py:\d+ `, `^jit_\w+`}},
+	{JAX, []string{`^PjitFunction\(`, `^np\.asarray\(jax\.Array\)$`, `^jit_\w+`}},
 	{TensorFlow, []string{`^__inference_`, `^EagerExecute$`, `^EagerKernelExecute$`, `^ExecutorState::Process`, `^tf\.data`}},
 	{PyTorch, []string{`^ProfilerStep#\d+$`, `^aten::`, `^autograd::engine::`, `^torch/`}},
 }
