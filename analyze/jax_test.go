@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
@@ -78,6 +79,13 @@ func TestJAXRealTraces(t *testing.T) {
 			for c, name := range tt.culprits {
 				if got := x.a.top(x.a.tally.names[c], 1); len(got) == 0 || got[0] != name {
 					t.Errorf("%s idle mostly in %q, want %q", c, got, name)
+				}
+			}
+			for _, f := range res.Findings {
+				for _, torch := range []string{"pin_memory", "CUDA graphs", ".item()", "with_stack", "DataLoader", "torch"} {
+					if strings.Contains(f.Message+f.Fix, torch) {
+						t.Errorf("%s finding on a JAX trace gives PyTorch advice (%q): %s", f.ID, torch, f.Fix)
+					}
 				}
 			}
 			if u := float64(res.Idle.Of(Untraced)) / float64(res.Window.Dur()); u > tt.untraced {
