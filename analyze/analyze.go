@@ -60,8 +60,10 @@ type analyzer struct {
 	// calls and of runtime work (see hostSyncs, hostRuntime).
 	allSyncs, allRuntime []hostStretch
 	// loop is the thread a JAX program's loop runs on, -1 when the trace
-	// is not JAX's or shows no dispatch (see findLoop).
-	loop int32
+	// is not JAX's or shows no dispatch (see findLoop); dispatches are its
+	// dispatches by end (see dispatchBefore).
+	loop       int32
+	dispatches []Interval
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool

@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -111,4 +114,30 @@ func (a *analyzer) nextRuntimeChange(th *thread, stack []int32, x int64) int64 {
 	}
 	_, _, next := syncAround(ss, x)
 	return next
+}
+
+// dispatchBefore returns the start of the last dispatch on the loop thread
+// that returned before t: the call whose queued work starts at t, as the
+// runtime runs a queue in order. ok is false when none returned before t.
+func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
+	if a.dispatches == nil {
+		a.dispatches = []Interval{}
+		th := a.thread(a.loop)
+		for i := range th.evs {
+			if e := &th.evs[i]; a.cls.of(e.Name) == classDispatch {
+				a.dispatches = append(a.dispatches, Interval{e.Start, e.End()})
+			}
+		}
+		slices.SortStableFunc(a.dispatches, func(x, y Interval) int { return cmp.Compare(x.End, y.End) })
+	}
+	i, _ := slices.BinarySearchFunc(a.dispatches, t, func(iv Interval, t int64) int {
+		if iv.End < t {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return 0, false
+	}
+	return a.dispatches[i-1].Start, true
 }

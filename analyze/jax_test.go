@@ -1,13 +1,96 @@
 package analyze
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/trace/xplane"
 )
+
+var jaxScenarios = []jaxScenario{
+	{
+		// GPU. Step: grain 3, dispatch 1, launch 0.01, kernel 10 with
+		// print(loss) blocking from the dispatch's return to the kernel's
+		// end: 14.01 ms a step, host and device in lockstep. Each kept
+		// step's gap (4.01 ms) is the load and dispatch after print
+		// returned (after-sync, 4 ms) and the launch with Python already
+		// back in print (in-sync, 10 us). Window: step 2's start (14.01)
+		// to the last kernel's end (6 x 14.01).
+		name:    "jax-a/print-then-short-grain-load",
+		program: tracetest.JAXProgram{Steps: 6, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: Sequential, steps: 5,
+		window: Interval{14_010 * usec, 84_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 4 * msec}},
+	},
+	{
+		// TPU, as jax-a: no launch is recorded, the queue thread's
+		// enqueue (10 us) takes the launch's place, and nothing links the
+		// program to its dispatch but time. The same timeline and figures
+		// as jax-a.
+		name:    "jax-b/tpu-print-then-short-grain-load",
+		program: tracetest.JAXProgram{Steps: 6, TPU: true, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: Sequential, steps: 5,
+		window: Interval{14_010 * usec, 84_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 4 * msec}},
+	},
+	{
+		// GPU, no sync. Host step = grain 20 + dispatch 1; a step's kernel
+		// (21.01 to 31.01 after its start) runs during the next load. Each
+		// gap (11 ms) is the next load's last 9.99 ms and the launch's
+		// 10 us with Python in the load after it (input, 10 ms), and the
+		// dispatch (host, 1 ms); but the last launch comes after the
+		// program's last event, with Python showing nothing (untraced,
+		// 10 us). Steps start when the previous step's kernel ends: window
+		// 31.01 to the last kernel's end, 136.01.
+		name:    "jax-c/slow-grain-load",
+		program: tracetest.JAXProgram{Steps: 6, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: DataBound, steps: 5,
+		window: Interval{31_010 * usec, 136_010 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Input: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+	},
+	{
+		// GPU, grain 3 and dispatch 1 against 10 ms of compute, queue of
+		// two: the host runs ahead until the queue is full and then waits
+		// inside the execute; the device runs back to back from 4.01.
+		// Steps start every 10 ms from 14.01: no idle at all.
+		name:    "jax-d/short-load-hidden-by-async-dispatch",
+		program: tracetest.JAXProgram{Steps: 6, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Depth: 2},
+		verdict: Parallel, steps: 5,
+		window: Interval{14_010 * usec, 64_010 * usec},
+	},
+	{
+		// GPU, op by op: 10 jitted calls a step, 200 us of dispatch each
+		// against 50 us kernels. Every kernel but the first waits 150 us
+		// for its call (host): 140 us of it in the dispatch, 10 us of
+		// launch with Python in the next call. A step takes 2 ms on the
+		// host; its last kernel ends 60 us later, when the next step
+		// starts: window 2.06 to 12.06, 50 gaps of 150 us, the last launch
+		// after the program's end (untraced, 10 us).
+		name:    "jax-e/op-by-op-dispatch",
+		program: tracetest.JAXProgram{Steps: 6, Calls: 10, Dispatch: 200 * usec, Compute: 50 * usec},
+		verdict: HostBound, steps: 5,
+		window: Interval{2_060 * usec, 12_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Host: 50*150*usec - 10*usec, Untraced: 10 * usec}},
+	},
+	{
+		// GPU, every step recompiles (20 ms of backend_compile inside its
+		// call) before 1 ms of dispatch: as jax-c with the load replaced
+		// by compilation, each gap is 10 ms of runtime work (9.99 of this
+		// compile, 10 us of the next; untraced after the last) and 1 ms of
+		// dispatch. The runtime-work finding names the compilation.
+		name:    "jax-f/recompile-every-step",
+		program: tracetest.JAXProgram{Steps: 6, Compile: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: HostBound, steps: 5,
+		window:  Interval{31_010 * usec, 136_010 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{Runtime: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+		finding: "runtime-work",
+	},
+}
 
 // TestJAXRealTraces checks that the shared JAX traces are explained on the
 // loop thread: the first long gap of the conv benchmark is its first
@@ -45,13 +128,7 @@ func TestJAXRealTraces(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			tr, err := trace.Open(filepath.Join(dir, tt.file), trace.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := New(tr, DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
+			x := analysisOf(t, tr, err)
 			res := x.Result()
 			if res.Framework != JAX {
 				t.Errorf("framework %q, want JAX", res.Framework)
@@ -134,5 +211,66 @@ func TestJAXNames(t *testing.T) {
 		if got := c.of(trace.StrID(i)); got != tt.want {
 			t.Errorf("%q: class %d, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// jaxScenario is a generated JAX program with its ground truth, worked out
+// by hand from the program's timeline (see the comments on each case).
+type jaxScenario struct {
+	name    string
+	program tracetest.JAXProgram
+	verdict Verdict
+	window  Interval
+	steps   int
+	idle    Breakdown
+	// finding, when set, is the ID of the first finding.
+	finding string
+}
+
+// analyzeXPlane writes s as XPlane, reads it back as the tool would and
+// analyses it.
+func analyzeXPlane(t *testing.T, s *tracetest.Spec) *Result {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tracetest.WriteXPlane(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := xplane.Decode(buf.Bytes(), trace.Options{})
+	return analysisOf(t, tr, err).Result()
+}
+
+// analysisOf analyses tr, read with error err, with the default options.
+func analysisOf(t *testing.T, tr *trace.Trace, err error) *Analysis {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := New(tr, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func TestJAXScenarios(t *testing.T) {
+	for _, sc := range jaxScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			res := analyzeXPlane(t, sc.program.Spec())
+			if res.Framework != JAX {
+				t.Errorf("framework %q, want JAX", res.Framework)
+			}
+			if res.Verdict != sc.verdict {
+				t.Errorf("verdict %s (%q), want %s", res.Verdict, res.Reasons, sc.verdict)
+			}
+			if got := (Interval{res.Window.Start, res.Window.End}); got != sc.window || res.Window.Steps != sc.steps {
+				t.Errorf("window %v with %d steps, want %v with %d", got, res.Window.Steps, sc.window, sc.steps)
+			}
+			if res.Idle != sc.idle {
+				t.Errorf("idle %+v\nwant %+v", res.Idle, sc.idle)
+			}
+			if sc.finding != "" && (len(res.Findings) == 0 || res.Findings[0].ID != sc.finding) {
+				t.Errorf("findings %+v, want %s first", res.Findings, sc.finding)
+			}
+		})
 	}
 }
