@@ -56,8 +56,14 @@ type analyzer struct {
 	// stepHint is the step of the last launch looked up.
 	stepHint int
 	tally    tally
-	// allSyncs are the host-wide blocking stretches (see hostSyncs).
-	allSyncs []hostSync
+	// allSyncs and allRuntime are the host-wide stretches of blocking
+	// calls and of runtime work (see hostSyncs, hostRuntime).
+	allSyncs, allRuntime []hostStretch
+	// loop is the thread a JAX program's loop runs on, -1 when the trace
+	// is not JAX's or shows no dispatch (see findLoop); dispatches are its
+	// dispatches by end (see dispatchBefore).
+	loop       int32
+	dispatches []Interval
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool
@@ -95,14 +101,15 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analyzer{t: t, opt: opt, cls: cls, threads: map[int32]*thread{}}
+	a := &analyzer{t: t, opt: opt, cls: cls, threads: map[int32]*thread{}, loop: -1}
 	a.res = &Result{
 		Source: Source{
 			Path: t.Path, Format: t.Format, Bytes: t.Bytes, Events: len(t.Events),
 			Tracks: len(t.Tracks), Warnings: t.Warnings, Truncated: t.Truncated,
 			ClockOffsetNs: t.StartNs,
 		},
-		Options: opt,
+		Framework: detectFramework(t),
+		Options:   opt,
 	}
 	if err := a.run(); err != nil {
 		return nil, err
@@ -122,6 +129,7 @@ func (a *analyzer) run() error {
 	}
 	a.steps = steps
 	a.links = buildLinks(a.t)
+	a.loop = a.findLoop()
 	for _, d := range a.devs {
 		a.scanDevice(d)
 	}

@@ -119,9 +119,10 @@ func largestCause(b *Breakdown) Cause {
 }
 
 // waitedFor returns the host track the device waited for in the idle
-// interval full: the thread that launched the work ending it, or else the
-// thread with the most launches, or else the host thread with the most
-// events; -1 when the trace has no host thread.
+// interval full: in a JAX program the loop thread (see jax.go); else the
+// thread that launched the work ending it, or else the thread with the
+// most launches, or else the host thread with the most events; -1 when the
+// trace has no host thread.
 //
 // When the launch had returned before the device went idle, the work was
 // already queued and the device waited on a dependency (an event on another
@@ -129,6 +130,9 @@ func largestCause(b *Breakdown) Cause {
 // thread with the most launches is then the better guess. linked says
 // whether the thread was found through a launch link.
 func (a *analyzer) waitedFor(d *device, full Interval) (track int32, linked bool) {
+	if a.loop >= 0 {
+		return a.loop, true
+	}
 	if full.End != math.MaxInt64 {
 		if w := a.workStartingAt(d, full.End); w >= 0 {
 			if h := a.links.host(a.t.Events[w].Corr); h >= 0 && a.t.Events[h].End() > full.Start {
@@ -204,6 +208,10 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 			_, _, next := syncAround(a.hostSyncs(), cur)
 			nb = min(nb, next)
 		}
+		// A JAX loop thread inside a dispatch waits on the runtime
+		// threads: their runtime work starting or ending changes the
+		// cause.
+		nb = min(nb, a.nextRuntimeChange(th, stack, cur))
 		if nb > cur {
 			lastIDs = a.emit(d, th, g, full, Interval{cur, nb}, stack, lastIDs, linked)
 		}
@@ -228,7 +236,9 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 	var sync trace.StrID
 	switch {
 	case via != nil:
-		sync = via.name
+		if c != Runtime {
+			sync = via.name
+		}
 		a.tally.add(c, via.name, via.track, iv.End-iv.Start)
 	case c == AfterSync:
 		last, _ := th.lastSync(iv.Start)
@@ -323,14 +333,16 @@ func sameNames(th *thread, stack []int32, ids []trace.StrID) bool {
 	return true
 }
 
-// cause applies the rules in order: in-sync, after-sync, input, host,
-// untraced. When the thread shows no event, what the rest of the host does
-// decides: a launching thread that idles while another thread blocks on
-// the device (JAX's Python thread in block_until_ready while its runtime
-// threads launch) has nothing to launch because of that block. The host
-// sync that decided is returned then. This holds only when a launch link
-// named the thread (linked): when the thread is a guess, so is the rest.
-func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []int32, linked bool) (Cause, *hostSync) {
+// cause applies the rules in order: in-sync, after-sync, input, runtime,
+// host, untraced. When the thread shows no event, what the rest of the
+// host does decides: a launching thread that idles while another thread
+// blocks on the device has nothing to launch because of that block. The
+// host sync that decided is returned then. This holds only when a launch
+// link or JAX's host model named the thread (linked): when the thread is a
+// guess, so is the rest. A JAX loop thread inside a dispatch while another
+// thread does runtime work waits for that work: runtime, and the stretch
+// of runtime work is returned.
+func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []int32, linked bool) (Cause, *hostStretch) {
 	input, runtime := false, false
 	for _, s := range stack {
 		switch a.cls.of(th.evs[s].Name) {
@@ -354,6 +366,11 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 		return Input, nil
 	case runtime:
 		return Runtime, nil
+	}
+	if via := a.runtimeBehind(th, stack, x); via != nil {
+		return Runtime, via
+	}
+	switch {
 	case len(stack) > 0:
 		return Host, nil
 	case !linked:

@@ -132,6 +132,14 @@ func (a *analyzer) scanDevice(d *device) {
 			cur.End = e.End()
 		}
 		l.work++
+		if a.loop >= 0 {
+			// JAX: the work belongs to the step of the dispatch that
+			// queued it, not of its launch on another thread (or of no
+			// launch at all, on TPU).
+			if t, ok := a.dispatchBefore(e.Start); ok {
+				a.stepLaunched(t, e.Start, e.End())
+			}
+		}
 		h := l.host(e.Corr)
 		if h < 0 {
 			d.queued = append(d.queued, e.Start)
@@ -146,7 +154,9 @@ func (a *analyzer) scanDevice(d *device) {
 		if e.Has(trace.FlagMemcpy) && (e.Has(trace.FlagPageable) || e.Has(trace.FlagDtoH)) {
 			l.blocking = append(l.blocking, h)
 		}
-		a.stepLaunched(he.Start, e.Start, e.End())
+		if a.loop < 0 {
+			a.stepLaunched(he.Start, e.Start, e.End())
+		}
 	}
 	d.busy = append(d.busy, cur)
 	if len(d.busy) < cap(d.busy)/4 {

@@ -133,8 +133,15 @@ func (a *analyzer) findings() {
 		}
 		fs = append(fs, a.slowInput(input, busy, v))
 	}
-	if v := float64(r.Idle.HostWork()) / wd; v > a.opt.HostThreshold {
+	// Host work and runtime work share the host threshold; each has its
+	// finding when it is the larger part, runtime work also when it alone
+	// passes the input threshold.
+	hostOver := float64(r.Idle.HostWork())/wd > a.opt.HostThreshold
+	if v := float64(r.Idle.Of(Host)) / wd; hostOver && r.Idle.Of(Host) >= r.Idle.Of(Runtime) {
 		fs = append(fs, a.dispatch(v))
+	}
+	if v := float64(r.Idle.Of(Runtime)) / wd; hostOver && r.Idle.Of(Runtime) > r.Idle.Of(Host) || v > a.opt.InputThreshold {
+		fs = append(fs, a.runtimeWork(v))
 	}
 	if v := float64(r.Idle.Of(Untraced)) / wd; v > a.opt.InputThreshold {
 		fs = append(fs, a.untracedThread(v))
@@ -159,7 +166,7 @@ func verdictOf(id string) Verdict {
 		return Sequential
 	case "slow-input":
 		return DataBound
-	case "dispatch-overhead":
+	case "dispatch-overhead", "runtime-work":
 		return HostBound
 	}
 	return ""
@@ -222,8 +229,16 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 		ID: "forced-sync",
 		Message: fmt.Sprintf("%s blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
 			capitalize(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
-		Fix: "Move the sync off the step: log the previous step's loss instead of this one's, drop .item()/print(loss)/block_until_ready from the step, and pin memory (pin_memory=True, non_blocking=True) for host-device copies.",
+		Fix: a.syncFix(),
 	}
+}
+
+// syncFix says how to take a sync off the step in the framework's terms.
+func (a *analyzer) syncFix() string {
+	if a.res.Framework == JAX {
+		return "Move the read of device values off the step: keep this step's metrics as jax.Array and read them (jax.device_get) a step later, when the device has finished them, as MaxText buffers its metrics; drop print(loss), float(loss), np.asarray and block_until_ready from the step."
+	}
+	return "Move the sync off the step: log the previous step's loss instead of this one's, drop .item()/print(loss)/block_until_ready from the step, and pin memory (pin_memory=True, non_blocking=True) for host-device copies."
 }
 
 // plural returns "1 call", "3 calls".
@@ -327,7 +342,9 @@ func workerAdvice(kind string, load, compute int64) string {
 		return fmt.Sprintf("Add DataLoader workers and raise prefetch_factor. The trace does not say how many workers there are; with k workers now, about ceil(k * (compute + wait) / compute) = ceil(k * (%s + %s) / %s) would keep up (from k = 4: %d).%s",
 			formatDuration(compute), formatDuration(load), formatDuration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
 	case "grain loader":
-		return "Raise grain_worker_count (and worker_buffer_size), or preprocess the data offline." + confirm
+		n := int(math.Ceil(float64(load)/c)) + 1
+		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with worker_buffer_size of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue.%s",
+			n, formatDuration(load), formatDuration(compute), confirm)
 	case "tf.data pipeline":
 		return "Parallelise the tf.data pipeline: map(num_parallel_calls=tf.data.AUTOTUNE), prefetch(tf.data.AUTOTUNE), cache or preprocess offline." + confirm
 	}
@@ -365,7 +382,36 @@ func (a *analyzer) dispatch(share float64) Finding {
 		ID: "dispatch-overhead",
 		Message: fmt.Sprintf("The %s waits on host work other than input and syncs for %s of the window%s, mostly while %s is in %s: the host issues work more slowly than the %s runs it.",
 			dev, pct(share), between, a.threadName(topThread(a.tally.threads[Host])), what, dev),
-		Fix: "Cut per-op host overhead: capture the step in CUDA graphs, compile it (torch.compile, jax.jit), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step.",
+		Fix: a.dispatchFix(),
+	}
+}
+
+// dispatchFix says how to cut host overhead in the framework's terms: no
+// CUDA graphs for JAX, whose compiled functions are the unit of dispatch.
+func (a *analyzer) dispatchFix() string {
+	if a.res.Framework == JAX {
+		return "Dispatch fewer, larger compiled functions: jax.jit the whole step instead of calling many small jitted functions or un-jitted jnp ops from Python, move Python loops into lax.scan / lax.fori_loop, and keep host-side NumPy work off the step."
+	}
+	return "Cut per-op host overhead: capture the step in CUDA graphs, compile it (torch.compile, jax.jit), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step."
+}
+
+// runtimeWork explains idle during runtime work: compilation, allocation,
+// program loading, defragmentation.
+func (a *analyzer) runtimeWork(share float64) Finding {
+	what := "runtime work"
+	if names := a.top(a.tally.names[Runtime], 3); len(names) > 0 {
+		what = strings.Join(names, ", ")
+	}
+	dev := a.deviceWord()
+	fix := "Compile once and allocate once: warm up before the profiled steps, keep shapes static, and reuse device memory instead of freeing and allocating it each step."
+	if a.res.Framework == JAX {
+		fix = "Compile once: keep shapes static (pad or bucket batches), pass Python scalars as arrays or mark them static_argnums, and warm up before profiling; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs. Buffer allocation on a first call is warm-up; DefragmentMemory means device memory is fragmented: donate buffers (donate_argnums) and lower peak memory."
+	}
+	return Finding{
+		ID: "runtime-work",
+		Message: fmt.Sprintf("The %s waits while the host runtime is in %s for %s of the window: compilation, allocation or defragmentation holds the next work back.",
+			dev, what, pct(share)),
+		Fix: fix,
 	}
 }
 
@@ -374,8 +420,16 @@ func (a *analyzer) untracedThread(share float64) Finding {
 		ID: "untraced-thread",
 		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.",
 			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced]))),
-		Fix: "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does.",
+		Fix: a.untracedFix(),
 	}
+}
+
+// untracedFix says how to capture what an untraced thread does.
+func (a *analyzer) untracedFix() string {
+	if a.res.Framework == JAX {
+		return "Capture the Python tracer to see what the loop does between dispatches (most often getting the next batch): jax.profiler.start_trace(dir, profiler_options=jax.profiler.ProfileOptions()) with python_tracer_level=1 and host_tracer_level=2, and mark steps with jax.profiler.StepTraceAnnotation(\"train\", step_num=step)."
+	}
+	return "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does."
 }
 
 func mergeNames(x, y map[trace.StrID]int64) map[trace.StrID]int64 {

@@ -26,6 +26,10 @@ const (
 	// host does it: compilation, device memory allocation,
 	// defragmentation, autotuning.
 	classRuntime
+	// classDispatch is a JAX program handing a compiled function to the
+	// runtime: the loop thread is in it while its work is queued, or while
+	// the runtime threads prepare it (see jax.go).
+	classDispatch
 )
 
 // The built-in name tables. Every pattern is a regular expression matched
@@ -52,9 +56,11 @@ var (
 		`TransferLiteralFromDevice`,
 		`TransferFromOutfeed`,
 		// JAX reading a device array back: np.asarray(jax.Array) on TPU,
-		// jax.device_get.
+		// jax.device_get, and the Python frames of jax.Array's conversions
+		// (np.asarray, float(loss), print(loss), loss.item()).
 		`^np\.asarray\(jax\.Array\)$`,
 		`device_get`,
+		`^array\.py:\d+ (__array__|_value|__float__|__int__|__bool__|__index__|item|tolist)$`,
 	}
 	asyncCopyPatterns = []string{
 		`^(cuda|hip)Memcpy(Peer)?(2D|3D)?(HtoD|DtoH|DtoD)?Async$`,
@@ -66,6 +72,13 @@ var (
 		`Compiler::Compile$`,
 		`(Client|Executable)::Compile$`,
 		`^XlaCompile`,
+		// JAX's tracing and lowering before a compilation: a call that
+		// misses the compilation cache (new shapes, new static
+		// arguments) retraces and lowers before backend_compile.
+		`lower_sharding_computation`,
+		`^pxla\.py:\d+ (lower_sharding_computation|_cached_compilation|compile_or_get_cached)$`,
+		`^compiler\.py:\d+ (compile_or_get_cached|backend_compile)$`,
+		`^(pjit|partial_eval)\.py:\d+ (_pjit_lower|trace_to_jaxpr\w*|_create_pjit_jaxpr)$`,
 		`LoadProgramCacheMiss`,
 		`[Aa]utotun`,
 		// Device memory allocation and defragmentation.
@@ -74,6 +87,20 @@ var (
 		`DefragmentMemory`,
 		`^(cuda|hip)Malloc(Async|Managed|Host)?$`,
 		`^cuMemAlloc`,
+		// The TPU runtime loading a compiled program onto the device
+		// before its first run.
+		`^LoadProgram$`,
+	}
+	// dispatchPatterns name a JAX program's dispatch of a compiled
+	// function on its loop thread, the thread with most of them: the jitted
+	// call and the PjRt execute inside it (GPU and TPU). The execute
+	// threads' own events (ExecuteHelper, "Scheduled ...::Execute") are
+	// not dispatch.
+	dispatchPatterns = []string{
+		`^PjitFunction\(`,
+		`^PJRT_LoadedExecutable_Execute$`,
+		`^\w+LoadedExecutable::Execute$`,
+		`^ExecuteReplicated`,
 	}
 	// backgroundLoaderPatterns name input events that show the loader
 	// running in worker processes or threads: the loop only takes ready
@@ -93,6 +120,11 @@ var (
 		`IteratorGetNext`,
 		`^Iterator::`,
 		`grain.*__next__`,
+		// grain's DataLoader iterator and its worker processes' queue
+		// (Python tracer frames), MaxText's multihost iterator.
+		`^data_loader\.py:\d+ __next__$`,
+		`process_prefetch`,
+		`^multihost_dataloading\.py:\d+ `,
 		// Annotations a training loop puts around input: "## data_load ##",
 		// TorchRec's "## load_batch ##", "## wait_for_batch ##" and
 		// "## sparse_data_dist ##" (the pipeline's distribution of a
@@ -104,9 +136,9 @@ var (
 // classifier classifies host event names, each distinct name once: names
 // are interned, so the verdict for a StrID is cached.
 type classifier struct {
-	sync, asyncCopy, input, runtime, background []*regexp.Regexp
-	strings                                     []string
-	cache                                       []uint8 // class+1 per StrID; 0 means not yet classified
+	sync, asyncCopy, input, runtime, dispatch, background []*regexp.Regexp
+	strings                                               []string
+	cache                                                 []uint8 // class+1 per StrID; 0 means not yet classified
 }
 
 // compileAll appends to builtin the compiled extra patterns.
@@ -124,13 +156,13 @@ func compileAll(what string, builtin []*regexp.Regexp, extra []string) ([]*regex
 
 // builtin holds the built-in tables compiled, once per process: compiling
 // them took most of the time of analysing a small trace.
-var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, background []*regexp.Regexp }) {
+var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, dispatch, background []*regexp.Regexp }) {
 	for _, t := range []struct {
 		dst *[]*regexp.Regexp
 		src []string
 	}{
 		{&b.sync, syncPatterns}, {&b.asyncCopy, asyncCopyPatterns}, {&b.input, inputPatterns},
-		{&b.runtime, runtimePatterns}, {&b.background, backgroundLoaderPatterns},
+		{&b.runtime, runtimePatterns}, {&b.dispatch, dispatchPatterns}, {&b.background, backgroundLoaderPatterns},
 	} {
 		for _, p := range t.src {
 			*t.dst = append(*t.dst, regexp.MustCompile(p))
@@ -142,7 +174,7 @@ var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, 
 func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	c := &classifier{strings: t.Strings, cache: make([]uint8, len(t.Strings))}
 	b := builtin()
-	c.asyncCopy, c.runtime, c.background = b.asyncCopy, b.runtime, b.background
+	c.asyncCopy, c.runtime, c.dispatch, c.background = b.asyncCopy, b.runtime, b.dispatch, b.background
 	var err error
 	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {
 		return nil, err
@@ -178,6 +210,8 @@ func (c *classifier) classify(name string) class {
 		return classInput
 	case matchAny(c.runtime, name):
 		return classRuntime
+	case matchAny(c.dispatch, name):
+		return classDispatch
 	}
 	return classNone
 }
@@ -215,8 +249,30 @@ func describeLoader(name string) string {
 		return "DataPipe"
 	case strings.Contains(name, "IteratorGetNext"), strings.HasPrefix(name, "Iterator::"):
 		return "tf.data pipeline"
-	case strings.Contains(name, "grain"):
+	case strings.Contains(name, "grain"), strings.HasPrefix(name, "data_loader.py:"), strings.Contains(name, "process_prefetch"):
 		return "grain loader"
+	case strings.HasPrefix(name, "multihost_dataloading.py:"):
+		return "MaxText input pipeline"
 	}
 	return "input pipeline"
 }
+
+// frameworkPatterns name events only one framework records, most specific
+// first: vLLM runs on PyTorch, so its names are tried before PyTorch's.
+var frameworkPatterns = []struct {
+	f        Framework
+	patterns []string
+}{
+	{VLLM, []string{`^vllm/`, `vllm::`}},
+	{JAX, []string{`^PjitFunction\(`, `^np\.asarray\(jax\.Array\)$`, `^jit_\w+`}},
+	{TensorFlow, []string{`^__inference_`, `^EagerExecute$`, `^EagerKernelExecute$`, `^ExecutorState::Process`, `^tf\.data`}},
+	{PyTorch, []string{`^ProfilerStep#\d+$`, `^aten::`, `^autograd::engine::`, `^torch/`}},
+}
+
+var frameworkRegexps = sync.OnceValue(func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(frameworkPatterns))
+	for i, fp := range frameworkPatterns {
+		res[i] = regexp.MustCompile(strings.Join(fp.patterns, "|"))
+	}
+	return res
+})

@@ -192,7 +192,10 @@ func DefaultOptions() Options {
 
 // Result is everything the analysis found in one trace. Reports render it.
 type Result struct {
-	Source     Source
+	Source Source
+	// Framework is the ML framework that recorded the trace, as its
+	// event names show it; empty when they do not say.
+	Framework  Framework
 	Verdict    Verdict
 	Confidence Confidence
 	// Reasons explain a confidence below high, and the deciding numbers.

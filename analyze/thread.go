@@ -26,6 +26,9 @@ type thread struct {
 	// device-to-host copy inside "## sparse_data_dist ##") is a sync, not
 	// loading, in the verdict's comparison of loading with compute.
 	loading []Interval
+	// runtime are the merged intervals during which the thread was in
+	// runtime work (compilation, allocation, defragmentation).
+	runtime []Interval
 	// background is set when an input event shows the loader running in
 	// worker processes or threads, the loop only taking ready batches.
 	background bool
@@ -52,6 +55,8 @@ func (a *analyzer) thread(track int32) *thread {
 		case classInput:
 			th.inputs = addInterval(th.inputs, e)
 			th.background = th.background || a.cls.inBackground(e.Name)
+		case classRuntime:
+			th.runtime = addInterval(th.runtime, e)
 		}
 	}
 	th.loading = subtract(th.inputs, th.syncs)
@@ -171,9 +176,10 @@ func timeIn(ivs []Interval, w Interval) int64 {
 	return sum
 }
 
-// hostSync is a stretch of time during which some host thread was inside
-// a blocking call; name is the call's.
-type hostSync struct {
+// hostStretch is a stretch of time during which some host thread was
+// inside a call of one kind (a blocking call, runtime work); name is the
+// call's, track the thread's.
+type hostStretch struct {
 	Interval
 	name  trace.StrID
 	track int32
@@ -181,21 +187,84 @@ type hostSync struct {
 
 // hostSyncs returns, merged and in time order, the stretches during which
 // any host thread was inside a blocking call, built on first use.
-func (a *analyzer) hostSyncs() []hostSync {
-	if a.allSyncs != nil {
-		return a.allSyncs
+func (a *analyzer) hostSyncs() []hostStretch {
+	if a.allSyncs == nil {
+		a.allSyncs = mergeStretches(a.hostStretches(func(th *thread) []Interval { return th.syncs }, classSync, classAsyncCopy))
 	}
-	all := []hostSync{}
+	return a.allSyncs
+}
+
+// hostRuntime returns, in time order and without overlap, the stretches
+// during which any host thread was in runtime work, built on first use.
+// Where several threads are, the stretch names the work that began last:
+// one thread's defragmentation after the others' program loads is told as
+// such, not merged into the loads.
+func (a *analyzer) hostRuntime() []hostStretch {
+	if a.allRuntime == nil {
+		a.allRuntime = latestFirst(a.hostStretches(func(th *thread) []Interval { return th.runtime }, classRuntime))
+	}
+	return a.allRuntime
+}
+
+// latestFirst cuts overlapping stretches, sorted by start, into pieces that
+// do not overlap, each named after the covering stretch that began last.
+func latestFirst(all []hostStretch) []hostStretch {
+	var out, active []hostStretch
+	cur := int64(math.MinInt64)
+	emit := func(to int64) {
+		if n := len(active); n > 0 && to > cur {
+			p := active[n-1]
+			p.Interval = Interval{cur, to}
+			if m := len(out); m > 0 && out[m-1].End == cur && out[m-1].name == p.name && out[m-1].track == p.track {
+				out[m-1].End = to
+			} else {
+				out = append(out, p)
+			}
+		}
+		cur = max(cur, to)
+	}
+	for i := 0; i < len(all) || len(active) > 0; {
+		// The next boundary: the earliest end among the active stretches
+		// or the next start.
+		next, ending := int64(math.MaxInt64), -1
+		for k, s := range active {
+			if s.End < next {
+				next, ending = s.End, k
+			}
+		}
+		if i < len(all) && all[i].Start < next {
+			emit(all[i].Start)
+			active = append(active, all[i])
+			i++
+			continue
+		}
+		emit(next)
+		active = slices.Delete(active, ending, ending+1)
+	}
+	return out
+}
+
+// hostStretches returns the intervals ivs picks of every host thread (each
+// thread's already merged) in start order, each named by the outermost
+// call of one of the classes starting it.
+func (a *analyzer) hostStretches(ivs func(*thread) []Interval, classes ...class) []hostStretch {
+	all := []hostStretch{}
 	for i := range a.t.Tracks {
 		if a.t.Tracks[i].Kind != trace.TrackHost {
 			continue
 		}
 		th := a.thread(int32(i))
-		for _, iv := range th.syncs {
-			all = append(all, hostSync{iv, th.syncName(a, iv), int32(i)})
+		for _, iv := range ivs(th) {
+			all = append(all, hostStretch{iv, th.nameStarting(a, iv, classes...), int32(i)})
 		}
 	}
-	slices.SortFunc(all, func(x, y hostSync) int { return cmp.Compare(x.Start, y.Start) })
+	slices.SortFunc(all, func(x, y hostStretch) int { return cmp.Compare(x.Start, y.Start) })
+	return all
+}
+
+// mergeStretches merges stretches in start order that overlap or touch,
+// each keeping the name of its first.
+func mergeStretches(all []hostStretch) []hostStretch {
 	merged := all[:0]
 	for _, s := range all {
 		if n := len(merged); n > 0 && s.Start <= merged[n-1].End {
@@ -204,27 +273,33 @@ func (a *analyzer) hostSyncs() []hostSync {
 		}
 		merged = append(merged, s)
 	}
-	a.allSyncs = merged
 	return merged
 }
 
 // syncName returns the name of the outermost blocking call starting the
 // merged interval iv.
 func (th *thread) syncName(a *analyzer, iv Interval) trace.StrID {
+	return th.nameStarting(a, iv, classSync, classAsyncCopy)
+}
+
+// nameStarting returns the name of the outermost event of one of classes
+// starting the merged interval iv.
+func (th *thread) nameStarting(a *analyzer, iv Interval, classes ...class) trace.StrID {
 	i, _ := slices.BinarySearchFunc(th.evs, iv.Start, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
 	for ; i < len(th.evs) && th.evs[i].Start == iv.Start; i++ {
-		if k := a.cls.of(th.evs[i].Name); k == classSync || k == classAsyncCopy {
+		if slices.Contains(classes, a.cls.of(th.evs[i].Name)) {
 			return th.evs[i].Name
 		}
 	}
 	return 0
 }
 
-// syncAround returns the host-wide blocking stretch covering x, else the
-// last one before x, and the time the state next changes (the covering
-// stretch's end or the next stretch's start; MaxInt64 when never).
-func syncAround(ss []hostSync, x int64) (in, last *hostSync, next int64) {
-	i, _ := slices.BinarySearchFunc(ss, x, func(s hostSync, x int64) int {
+// syncAround returns the host-wide stretch covering x (of blocking calls,
+// of runtime work), else the last one before x, and the time the state
+// next changes (the covering stretch's end or the next stretch's start;
+// MaxInt64 when never).
+func syncAround(ss []hostStretch, x int64) (in, last *hostStretch, next int64) {
+	i, _ := slices.BinarySearchFunc(ss, x, func(s hostStretch, x int64) int {
 		if s.Start <= x {
 			return -1
 		}

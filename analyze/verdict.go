@@ -114,8 +114,11 @@ func topGaps(gaps []Gap, k int) []int {
 }
 
 // launchingThreads returns the host tracks that launched device work, in
-// track order.
+// track order; in a JAX program, the loop thread that dispatched it.
 func (a *analyzer) launchingThreads() []int32 {
+	if a.loop >= 0 {
+		return []int32{a.loop}
+	}
 	var ts []int32
 	for tr, c := range a.links.launches {
 		if c > 0 {
@@ -250,7 +253,7 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	if a.t.Truncated {
 		reasons = append(reasons, "the trace was cut short and only its first part was read")
 	}
-	if l := a.links; l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
+	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
 		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))
 	}
 	switch {

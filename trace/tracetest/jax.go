@@ -69,3 +69,119 @@ func (l JAXLoop) Spec() *Spec {
 	}
 	return s
 }
+
+// Thread ids and event names of generated JAX programs (JAXProgram).
+const (
+	// ExecuteTID is the py_xla_execute thread; LaunchTID the GPU launch
+	// line ("Host Threads/N"), EnqueueTID the TPU's program queue.
+	ExecuteTID = 11
+	LaunchTID  = 12
+	EnqueueTID = 13
+	// GrainNext is grain's DataLoader iterator as the Python tracer
+	// records it (the reader drops the "$").
+	GrainNext = "$data_loader.py:480 __next__"
+	// JAXPrint is the frame print(loss) spends its time in, around the
+	// runtime's blocking read.
+	JAXPrint = "$array.py:652 _value"
+	// JAXRead is the runtime's blocking read of a device array.
+	JAXRead = "np.asarray(jax.Array)"
+	// JAXCompile is the compilation inside a call that misses the cache.
+	JAXCompile = "backend_compile"
+)
+
+// JAXProgram is a JAX training loop laid out in XPlane as JAX lays it out,
+// on GPU or (TPU) on TPU, simulated exactly.
+//
+// Each step, on the loop thread ("python" on GPU, "main" on TPU), inside a
+// "train" annotation with its step_num (StepTraceAnnotation): grain's
+// iterator for Load ns (GrainNext; with the Python tracer off the thread
+// shows nothing meanwhile); then Calls jitted calls. A call is a
+// PjitFunction(train_step) of Dispatch ns around the runtime's execute
+// (PjRt on GPU, TFRT on TPU), preceded inside it, in the first call of a
+// step, by JAXCompile for Compile ns (a recompilation every step). With
+// Depth > 0 the runtime's queue holds Depth calls: a call's execute does
+// not return before the work of the call Depth before it has finished. A
+// call's work is queued when it returns: the execute thread runs an
+// execute event of LaunchDur; on GPU the launch line issues cuLaunchKernel
+// (LaunchDur, linked by correlation id) and the kernel starts when the
+// launch has returned and the device is free; on TPU the queue thread
+// enqueues the program (LaunchDur, unlinked). Either way the work starts
+// when the launch or enqueue is done and the device is free. Each call's work runs Compute ns. With Print, the step ends in
+// print(loss): JAXPrint around JAXRead, blocking until the device is done
+// (at least SyncMin).
+type JAXProgram struct {
+	Steps    int
+	TPU      bool
+	Load     int64
+	Calls    int // per step; default 1
+	Dispatch int64
+	Compute  int64
+	Compile  int64
+	Depth    int
+	Print    bool
+	// NoPythonTracer leaves out the Python frames (GrainNext, JAXPrint).
+	NoPythonTracer bool
+}
+
+// Spec simulates the program and returns its trace.
+func (p JAXProgram) Spec() *Spec {
+	calls := max(p.Calls, 1)
+	loopName, execute := "python", "PjRtStreamExecutorLoadedExecutable::Execute"
+	threads := []Thread{{MainTID, loopName}, {ExecuteTID, "py_xla_execute"}, {LaunchTID, "Host Threads"}}
+	if p.TPU {
+		loopName, execute = "main", "TfrtTpuLoadedExecutable::Execute"
+		threads = []Thread{{MainTID, loopName}, {ExecuteTID, "py_xla_execute"}, {EnqueueTID, "tfrt-non-blocking-queue"}}
+	}
+	s := &Spec{Threads: threads, TPU: p.TPU}
+	add := func(e Event) { s.Events = append(s.Events, e) }
+	python := func(name string, start, dur int64) {
+		if !p.NoPythonTracer {
+			add(Event{Role: Python, Name: name, Thread: MainTID, Start: start, Dur: dur})
+		}
+	}
+	var h, device int64
+	var done []int64 // when each call's work ends
+	var corr uint64
+	for step := range p.Steps {
+		stepStart, first := h, len(s.Events)
+		add(Event{Role: Annotation, Name: "train", Thread: MainTID, Start: h, StepNum: int64(step + 1)})
+		if p.Load > 0 {
+			python(GrainNext, h, p.Load)
+			h += p.Load
+		}
+		for c := range calls {
+			start := h
+			if c == 0 && p.Compile > 0 {
+				add(Event{Role: CPUOp, Name: JAXCompile, Thread: MainTID, Start: h, Dur: p.Compile})
+				h += p.Compile
+			}
+			ret := h + p.Dispatch
+			if k := len(done) - p.Depth; p.Depth > 0 && k >= 0 {
+				ret = max(ret, done[k])
+			}
+			add(Event{Role: CPUOp, Name: execute, Thread: MainTID, Start: h, Dur: ret - h})
+			add(Event{Role: CPUOp, Name: JAXDispatch, Thread: MainTID, Start: start, Dur: ret - start})
+			h = ret
+			run := max(ret+LaunchDur, device)
+			if p.TPU {
+				add(Event{Role: CPUOp, Name: "Scheduled " + execute, Thread: ExecuteTID, Start: ret, Dur: LaunchDur})
+				add(Event{Role: CPUOp, Name: "DoEnqueueProgram", Thread: EnqueueTID, Start: ret, Dur: LaunchDur})
+			} else {
+				corr++
+				add(Event{Role: CPUOp, Name: "PjRtStreamExecutorLoadedExecutable::ExecuteHelper", Thread: ExecuteTID, Start: ret, Dur: LaunchDur})
+				add(Event{Role: Runtime, Name: "cuLaunchKernel", Thread: LaunchTID, Start: ret, Dur: LaunchDur, Corr: corr})
+			}
+			add(Event{Role: Kernel, Name: "fusion", Stream: 7, Start: run, Dur: p.Compute, Corr: corr})
+			device = run + p.Compute
+			done = append(done, device)
+		}
+		if p.Print {
+			end := max(device, h+SyncMin)
+			python(JAXPrint, h, end-h)
+			add(Event{Role: CPUOp, Name: JAXRead, Thread: MainTID, Start: h, Dur: end - h})
+			h = end
+		}
+		s.Events[first].Dur = h - stepStart
+	}
+	return s
+}

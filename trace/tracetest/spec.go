@@ -58,6 +58,9 @@ type Event struct {
 	Start, Dur int64
 	// Corr links a Runtime launch to the device work it produced (0: none).
 	Corr uint64
+	// StepNum, when set on a host event, is its step_num stat in XPlane
+	// (jax.profiler.StepTraceAnnotation's step number).
+	StepNum int64
 }
 
 // Spec is a whole synthetic trace.
@@ -70,6 +73,9 @@ type Spec struct {
 	// distributedInfo does; WorldSize 0 means the run is not distributed
 	// and Rank is ignored.
 	Rank, WorldSize int
+	// TPU lays the devices out as TPUs in XPlane: "/device:TPU:<n>"
+	// planes whose work is on an "XLA Ops" line (streams are ignored).
+	TPU bool
 }
 
 // DistributedMeta returns the trace.Trace Meta entries a reader makes from

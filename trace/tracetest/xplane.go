@@ -19,6 +19,9 @@ import (
 const (
 	xplaneModulesLineID = 0xdeadbeef + 4
 	xplaneModulesLine   = "XLA Modules"
+	// xplaneOpsLineID is the id of a TPU's "XLA Ops" line, its own
+	// timeline of work: below the derived lines' ids, above any stream's.
+	xplaneOpsLineID = 0xdeadbeef - 1
 )
 
 // WriteXPlane writes s as a serialized XSpace, laid out as the XLA profiler
@@ -73,6 +76,8 @@ func xspace(s *Spec) (*pb.XSpace, error) {
 		switch {
 		case e.Role == DeviceAnnotation:
 			k = xlineKey{device: e.Device, id: xplaneModulesLineID}
+		case e.Role.Device() && s.TPU:
+			k = xlineKey{device: e.Device, id: xplaneOpsLineID}
 		case e.Role.Device():
 			k = xlineKey{device: e.Device, id: int64(e.Stream)}
 		}
@@ -97,13 +102,13 @@ func xspace(s *Spec) (*pb.XSpace, error) {
 	planes := map[int]*xplaneBuilder{}
 	// Profilers always write the host plane, and an XSpace without a plane
 	// (only its hostname) is indistinguishable from text.
-	host := newXPlaneBuilder(-1)
+	host := newXPlaneBuilder(-1, false)
 	planes[-1] = host
 	space.Planes = append(space.Planes, host.plane)
 	for _, k := range keys {
 		p := planes[k.device]
 		if p == nil {
-			p = newXPlaneBuilder(k.device)
+			p = newXPlaneBuilder(k.device, s.TPU)
 			planes[k.device] = p
 			space.Planes = append(space.Planes, p.plane)
 		}
@@ -129,14 +134,17 @@ type xplaneBuilder struct {
 	stat  map[string]int64 // stat metadata id by name
 }
 
-func newXPlaneBuilder(device int) *xplaneBuilder {
+func newXPlaneBuilder(device int, tpu bool) *xplaneBuilder {
 	p := &pb.XPlane{
 		Id:            int64(device + 1),
 		Name:          "/host:CPU",
 		EventMetadata: map[int64]*pb.XEventMetadata{},
 		StatMetadata:  map[int64]*pb.XStatMetadata{},
 	}
-	if device >= 0 {
+	switch {
+	case device >= 0 && tpu:
+		p.Name = "/device:TPU:" + strconv.Itoa(device)
+	case device >= 0:
 		p.Name = "/device:GPU:" + strconv.Itoa(device)
 	}
 	return &xplaneBuilder{plane: p, event: map[string]int64{}, stat: map[string]int64{}}
@@ -176,6 +184,8 @@ func (p *xplaneBuilder) addLine(s *Spec, k xlineKey, idx []int, threadName strin
 		line.DisplayName = line.Name
 	case k.id == xplaneModulesLineID:
 		line.Name = xplaneModulesLine
+	case k.id == xplaneOpsLineID:
+		line.Name = "XLA Ops"
 	default:
 		line.Name = fmt.Sprintf("Stream #%d(%s)", k.id, strings.Join(kinds, ","))
 	}
@@ -229,7 +239,11 @@ func (p *xplaneBuilder) event1(e *Event, ts int64) (*pb.XEvent, error) {
 			Value:      &pb.XStat_Uint64Value{Uint64Value: e.Corr},
 		})
 	}
-	if n, ok := profilerStep(e); ok {
+	n, ok := profilerStep(e)
+	if e.StepNum != 0 && !e.Role.Device() {
+		n, ok = e.StepNum, true
+	}
+	if ok {
 		ev.Stats = append(ev.Stats, &pb.XStat{
 			MetadataId: p.statID("step_num"),
 			Value:      &pb.XStat_Int64Value{Int64Value: n},

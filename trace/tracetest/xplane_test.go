@@ -52,7 +52,8 @@ func specRecords(s *Spec) []eventRecord {
 	}
 	var recs []eventRecord
 	for _, e := range s.Events {
-		r := eventRecord{name: e.Name, start: e.Start, dur: e.Dur, corr: e.Corr}
+		// The reader drops the "$" JAX's Python tracer marks frames with.
+		r := eventRecord{name: strings.TrimPrefix(e.Name, "$"), start: e.Start, dur: e.Dur, corr: e.Corr}
 		r.kind, r.flags = roleKind(e.Role, e.Name)
 		if e.Dur == 0 {
 			r.flags |= trace.FlagInstant

@@ -409,6 +409,9 @@ func (d *decoder) newEventMeta(name, display span, st eventStats) eventMeta {
 	if display.hi > display.lo {
 		m.name = d.b.InternBytes(d.bytesAt(display.lo, display.hi))
 	}
+	if shown := d.b.Str(m.name); isPythonFrame(shown) {
+		m.name = d.b.Intern(shown[1:])
+	}
 	m.digits = hasDigit(d.b.Str(m.name))
 	m.rawDigits = hasDigit(string(raw))
 	m.flags = nameFlags(d.b.Str(m.rawName)) | st.flags
@@ -507,4 +510,16 @@ func memcpyDetailFlags(s string) trace.Flag {
 
 func hasDigit(s string) bool {
 	return strings.ContainsAny(s, "0123456789")
+}
+
+// isPythonFrame reports whether name is a frame of JAX's Python tracer,
+// which marks them with a "$": "$api.py:3154 block_until_ready",
+// "$<unknown> __exit__". The reader drops the mark, so that reports show
+// the frame as Python writes it and name patterns match what they show.
+func isPythonFrame(name string) bool {
+	if len(name) < 2 || name[0] != '$' {
+		return false
+	}
+	file, _, ok := strings.Cut(name[1:], " ")
+	return ok && (strings.HasPrefix(file, "<") || strings.Contains(file, ".py:"))
 }

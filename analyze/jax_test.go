@@ -1,0 +1,276 @@
+package analyze
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/trace/xplane"
+)
+
+var jaxScenarios = []jaxScenario{
+	{
+		// GPU. Step: grain 3, dispatch 1, launch 0.01, kernel 10 with
+		// print(loss) blocking from the dispatch's return to the kernel's
+		// end: 14.01 ms a step, host and device in lockstep. Each kept
+		// step's gap (4.01 ms) is the load and dispatch after print
+		// returned (after-sync, 4 ms) and the launch with Python already
+		// back in print (in-sync, 10 us). Window: step 2's start (14.01)
+		// to the last kernel's end (6 x 14.01).
+		name:    "jax-a/print-then-short-grain-load",
+		program: tracetest.JAXProgram{Steps: 6, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: Sequential, steps: 5,
+		window: Interval{14_010 * usec, 84_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 4 * msec}},
+	},
+	{
+		// TPU, as jax-a: no launch is recorded, the queue thread's
+		// enqueue (10 us) takes the launch's place, and nothing links the
+		// program to its dispatch but time. The same timeline and figures
+		// as jax-a.
+		name:    "jax-b/tpu-print-then-short-grain-load",
+		program: tracetest.JAXProgram{Steps: 6, TPU: true, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: Sequential, steps: 5,
+		window: Interval{14_010 * usec, 84_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 4 * msec}},
+	},
+	{
+		// GPU, no sync. Host step = grain 20 + dispatch 1; a step's kernel
+		// (21.01 to 31.01 after its start) runs during the next load. Each
+		// gap (11 ms) is the next load's last 9.99 ms and the launch's
+		// 10 us with Python in the load after it (input, 10 ms), and the
+		// dispatch (host, 1 ms); but the last launch comes after the
+		// program's last event, with Python showing nothing (untraced,
+		// 10 us). Steps start when the previous step's kernel ends: window
+		// 31.01 to the last kernel's end, 136.01.
+		name:    "jax-c/slow-grain-load",
+		program: tracetest.JAXProgram{Steps: 6, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: DataBound, steps: 5,
+		window: Interval{31_010 * usec, 136_010 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Input: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+	},
+	{
+		// GPU, grain 3 and dispatch 1 against 10 ms of compute, queue of
+		// two: the host runs ahead until the queue is full and then waits
+		// inside the execute; the device runs back to back from 4.01.
+		// Steps start every 10 ms from 14.01: no idle at all.
+		name:    "jax-d/short-load-hidden-by-async-dispatch",
+		program: tracetest.JAXProgram{Steps: 6, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Depth: 2},
+		verdict: Parallel, steps: 5,
+		window: Interval{14_010 * usec, 64_010 * usec},
+	},
+	{
+		// GPU, op by op: 10 jitted calls a step, 200 us of dispatch each
+		// against 50 us kernels. Every kernel but the first waits 150 us
+		// for its call (host): 140 us of it in the dispatch, 10 us of
+		// launch with Python in the next call. A step takes 2 ms on the
+		// host; its last kernel ends 60 us later, when the next step
+		// starts: window 2.06 to 12.06, 50 gaps of 150 us, the last launch
+		// after the program's end (untraced, 10 us).
+		name:    "jax-e/op-by-op-dispatch",
+		program: tracetest.JAXProgram{Steps: 6, Calls: 10, Dispatch: 200 * usec, Compute: 50 * usec},
+		verdict: HostBound, steps: 5,
+		window: Interval{2_060 * usec, 12_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Host: 50*150*usec - 10*usec, Untraced: 10 * usec}},
+	},
+	{
+		// GPU, every step recompiles (20 ms of backend_compile inside its
+		// call) before 1 ms of dispatch: as jax-c with the load replaced
+		// by compilation, each gap is 10 ms of runtime work (9.99 of this
+		// compile, 10 us of the next; untraced after the last) and 1 ms of
+		// dispatch. The runtime-work finding names the compilation.
+		name:    "jax-f/recompile-every-step",
+		program: tracetest.JAXProgram{Steps: 6, Compile: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: HostBound, steps: 5,
+		window:  Interval{31_010 * usec, 136_010 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{Runtime: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+		finding: "runtime-work",
+	},
+}
+
+// TestJAXRealTraces checks that the shared JAX traces are explained on the
+// loop thread: the first long gap of the conv benchmark is its first
+// call's buffer allocation on the execute threads, the later ones
+// block_until_ready; the TPU inference's long gaps are np.asarray reads,
+// compilation, program loading and DefragmentMemory, with the stretches
+// of untraced Python between them left untraced.
+func TestJAXRealTraces(t *testing.T) {
+	dir := realtraces.Dir(t)
+	tests := []struct {
+		file   string
+		thread string
+		// first and last are the causes of the longest gap starting
+		// before and after split (ns).
+		split       int64
+		first, last Cause
+		// culprits are the names the tally holds for a cause.
+		culprits map[Cause]string
+		// untraced is the most untraced idle allowed, as a share.
+		untraced float64
+	}{
+		{
+			file: "tracelens-jax-conv-block-until-ready.xplane.pb", thread: "python",
+			split: 50 * msec, first: Runtime, last: InSync,
+			culprits: map[Cause]string{Runtime: "Build buffer allocations", InSync: "api.py:3154 block_until_ready"},
+			untraced: 0.01,
+		},
+		{
+			file: "xprof-tpu-inference.xplane.pb", thread: "main/3116817",
+			split: 7000 * msec, first: InSync, last: Runtime,
+			culprits: map[Cause]string{Runtime: "TfrtTpuClient::DefragmentMemory", InSync: "np.asarray(jax.Array)"},
+			untraced: 0.07,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			tr, err := trace.Open(filepath.Join(dir, tt.file), trace.Options{})
+			x := analysisOf(t, tr, err)
+			res := x.Result()
+			if res.Framework != JAX {
+				t.Errorf("framework %q, want JAX", res.Framework)
+			}
+			var first, last *Gap
+			for i := range res.Gaps {
+				g := &res.Gaps[i]
+				if g.Thread != tt.thread {
+					t.Fatalf("gap at %d waits on %s, want the loop thread %s", g.Start, g.Thread, tt.thread)
+				}
+				p := &last
+				if g.Start < tt.split {
+					p = &first
+				}
+				if *p == nil || g.Dur > (*p).Dur {
+					*p = g
+				}
+			}
+			if first == nil || first.Cause != tt.first {
+				t.Errorf("longest gap before %d: %+v, want cause %s", tt.split, first, tt.first)
+			}
+			if last == nil || last.Cause != tt.last {
+				t.Errorf("longest gap after %d: %+v, want cause %s", tt.split, last, tt.last)
+			}
+			for c, name := range tt.culprits {
+				if got := x.a.top(x.a.tally.names[c], 1); len(got) == 0 || got[0] != name {
+					t.Errorf("%s idle mostly in %q, want %q", c, got, name)
+				}
+			}
+			for _, f := range res.Findings {
+				for _, torch := range []string{"pin_memory", "CUDA graphs", ".item()", "with_stack", "DataLoader", "torch"} {
+					if strings.Contains(f.Message+f.Fix, torch) {
+						t.Errorf("%s finding on a JAX trace gives PyTorch advice (%q): %s", f.ID, torch, f.Fix)
+					}
+				}
+			}
+			if u := float64(res.Idle.Of(Untraced)) / float64(res.Window.Dur()); u > tt.untraced {
+				t.Errorf("untraced %.1f%% of the window, want at most %.1f%%", 100*u, 100*tt.untraced)
+			}
+		})
+	}
+}
+
+// TestJAXNames checks the pattern table on the names JAX, grain and
+// MaxText write, as the XPlane reader gives them (Python frames without
+// their "$"), and on names that look alike but are not.
+func TestJAXNames(t *testing.T) {
+	tests := []struct {
+		name string
+		want class
+	}{
+		{"api.py:3154 block_until_ready", classSync},
+		{"array.py:641 __array__", classSync},
+		{"array.py:652 _value", classSync},
+		{"array.py:1226 _array_shard_arg", classNone},
+		{"np.asarray(jax.Array)", classSync},
+		{"data_loader.py:480 __next__", classInput},
+		{"process_prefetch.py:212 __next__", classInput},
+		{"multihost_dataloading.py:118 __next__", classInput},
+		{"Iterator::Prefetch", classInput},
+		{"backend_compile", classRuntime},
+		{"pxla.py:2213 lower_sharding_computation", classRuntime},
+		{"TfrtTpuClient::DefragmentMemory", classRuntime},
+		{"LoadProgram", classRuntime},
+		{"PjitFunction(train_step)", classDispatch},
+		{"TfrtTpuLoadedExecutable::Execute", classDispatch},
+		{"Scheduled TfrtTpuLoadedExecutable::Execute", classNone},
+		{"PjRtStreamExecutorLoadedExecutable::ExecuteHelper", classNone},
+	}
+	names := make([]string, len(tests))
+	for i, tt := range tests {
+		names[i] = tt.name
+	}
+	opt := DefaultOptions()
+	c, err := newClassifier(&trace.Trace{Strings: names}, &opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range tests {
+		if got := c.of(trace.StrID(i)); got != tt.want {
+			t.Errorf("%q: class %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// jaxScenario is a generated JAX program with its ground truth, worked out
+// by hand from the program's timeline (see the comments on each case).
+type jaxScenario struct {
+	name    string
+	program tracetest.JAXProgram
+	verdict Verdict
+	window  Interval
+	steps   int
+	idle    Breakdown
+	// finding, when set, is the ID of the first finding.
+	finding string
+}
+
+// analyzeXPlane writes s as XPlane, reads it back as the tool would and
+// analyses it.
+func analyzeXPlane(t *testing.T, s *tracetest.Spec) *Result {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tracetest.WriteXPlane(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := xplane.Decode(buf.Bytes(), trace.Options{})
+	return analysisOf(t, tr, err).Result()
+}
+
+// analysisOf analyses tr, read with error err, with the default options.
+func analysisOf(t *testing.T, tr *trace.Trace, err error) *Analysis {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := New(tr, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func TestJAXScenarios(t *testing.T) {
+	for _, sc := range jaxScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			res := analyzeXPlane(t, sc.program.Spec())
+			if res.Framework != JAX {
+				t.Errorf("framework %q, want JAX", res.Framework)
+			}
+			if res.Verdict != sc.verdict {
+				t.Errorf("verdict %s (%q), want %s", res.Verdict, res.Reasons, sc.verdict)
+			}
+			if got := (Interval{res.Window.Start, res.Window.End}); got != sc.window || res.Window.Steps != sc.steps {
+				t.Errorf("window %v with %d steps, want %v with %d", got, res.Window.Steps, sc.window, sc.steps)
+			}
+			if res.Idle != sc.idle {
+				t.Errorf("idle %+v\nwant %+v", res.Idle, sc.idle)
+			}
+			if sc.finding != "" && (len(res.Findings) == 0 || res.Findings[0].ID != sc.finding) {
+				t.Errorf("findings %+v, want %s first", res.Findings, sc.finding)
+			}
+		})
+	}
+}
