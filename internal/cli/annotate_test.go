@@ -179,3 +179,32 @@ func TestAnnotateUsage(t *testing.T) {
 		t.Errorf("a failed annotate wrote %s", out)
 	}
 }
+
+// TestArtefactsFolder analyses a folder holding a trace beside
+// metrics.json and package.json: the trace is analysed, the other files
+// skipped with a warning each, and the exit status is 0.
+func TestArtefactsFolder(t *testing.T) {
+	dir := t.TempDir()
+	trace, err := os.ReadFile(filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"run.json.gz":  string(trace),
+		"metrics.json": `{"loss": 0.25, "accuracy": 0.9}`,
+		"package.json": `{"name": "trainer", "version": "1.0.0"}`,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range []string{"analyze", "check"} {
+		code, stdout, stderr := tg(cmd, dir)
+		want := fmt.Sprintf("tracegap: warning: skipped %s: holds no Chrome trace-event JSON\n", filepath.Join(dir, "metrics.json")) +
+			fmt.Sprintf("tracegap: warning: skipped %s: holds no Chrome trace-event JSON\n", filepath.Join(dir, "package.json"))
+		if code == exitUsage || !strings.HasPrefix(stderr, want) || !strings.Contains(stdout, "run.json.gz") {
+			t.Errorf("%s on an artefacts folder: exit %d, stdout %q, stderr %q; want the trace analysed and\n%s", cmd, code, stdout, stderr, want)
+		}
+	}
+}
