@@ -6,6 +6,7 @@
 #   scripts/build-wheel.sh                       # this machine's platform, into dist/
 #   GOOS=darwin GOARCH=arm64 scripts/build-wheel.sh
 #   OUT=/tmp/wheels scripts/build-wheel.sh
+#   BINARY=dist/tracegap-linux-arm64 GOOS=linux GOARCH=arm64 scripts/build-wheel.sh   # pack a built binary
 #
 # The version comes from one place, internal/cli's version variable (what
 # `tracegap --version` prints), or VERSION when set; the binary is built with
@@ -23,9 +24,13 @@ if [ -z "$VERSION" ]; then
 fi
 
 mkdir -p "$OUT"
-bin="$(mktemp -d)/tracegap"
-trap 'rm -rf "$(dirname "$bin")"' EXIT
-CGO_ENABLED=0 GOOS="$GOOS" GOARCH="$GOARCH" go build -trimpath \
-  -ldflags "-s -w -X github.com/tracegap/tracegap/internal/cli.version=$VERSION" \
-  -o "$bin" ./cmd/tracegap
-go run ./internal/tools/wheel -binary "$bin" -goos "$GOOS" -goarch "$GOARCH" -version "$VERSION" -o "$OUT"
+bin="${BINARY:-}"
+if [ -z "$bin" ]; then
+  bin="$(mktemp -d)/tracegap"
+  trap 'rm -rf "$(dirname "$bin")"' EXIT
+  CGO_ENABLED=0 GOOS="$GOOS" GOARCH="$GOARCH" go build -trimpath \
+    -ldflags "-s -w -X github.com/tracegap/tracegap/internal/cli.version=$VERSION" \
+    -o "$bin" ./cmd/tracegap
+fi
+# The packer runs here: built for this machine, not for the target.
+env -u GOOS -u GOARCH go run ./internal/tools/wheel -binary "$bin" -goos "$GOOS" -goarch "$GOARCH" -version "$VERSION" -o "$OUT"

@@ -22,7 +22,7 @@ for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
     -ldflags "-s -w -X github.com/tracegap/tracegap/internal/cli.version=$VERSION" \
     -o "$OUT/tracegap-$VERSION-$goos-$goarch" ./cmd/tracegap
   files+=("tracegap-$VERSION-$goos-$goarch")
-  wheel="$(GOOS="$goos" GOARCH="$goarch" scripts/build-wheel.sh | tail -n 1)"
+  wheel="$(BINARY="$OUT/tracegap-$VERSION-$goos-$goarch" GOOS="$goos" GOARCH="$goarch" scripts/build-wheel.sh | tail -n 1)"
   files+=("$(basename "$wheel")")
 done
 
