@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -11,12 +13,16 @@ import (
 )
 
 // Profile builds a pprof profile of device-idle time. Its sample types are
-// idle/nanoseconds and gaps/count; each sample is the idle time spent with
-// one host stack on the waited-for thread, labelled with the device, the
-// cause and the thread. A sample's stack is the host events enclosing the
-// gap segment, outermost at the root, with the cause as the leaf frame, so
-// that a flame graph splits by cause under each host call. A gap counts
-// once, on its longest segment.
+// gaps/count and idle/nanoseconds, idle last: viewers that ignore the
+// default sample type (speedscope) show the last. Each sample is the idle
+// time spent with one host stack on the waited-for thread, labelled with
+// the device, the cause, the thread and the step. A sample's stack is the
+// host events enclosing the gap segment, outermost at the root, with the
+// cause as the leaf frame, so that a flame graph splits by cause under
+// each host call. Step markers are one frame whatever the step
+// (ProfilerStep#N) with the step's number as the "step" label, so that
+// steps do not split the graph into one root each. A gap counts once, on
+// its longest segment.
 func Profile(res *analyze.Result) (*profile.Profile, error) {
 	if res.Window.Dur() < 0 {
 		return nil, fmt.Errorf("report: window ends before it starts (%d..%d ns)", res.Window.Start, res.Window.End)
@@ -24,10 +30,9 @@ func Profile(res *analyze.Result) (*profile.Profile, error) {
 	b := &profileBuilder{
 		p: &profile.Profile{
 			SampleType: []*profile.ValueType{
-				{Type: "idle", Unit: "nanoseconds"},
 				{Type: "gaps", Unit: "count"},
+				{Type: "idle", Unit: "nanoseconds"},
 			},
-			// pprof shows the last sample type unless told otherwise.
 			DefaultSampleType: "idle",
 			PeriodType:        &profile.ValueType{Type: "idle", Unit: "nanoseconds"},
 			Period:            1,
@@ -38,6 +43,7 @@ func Profile(res *analyze.Result) (*profile.Profile, error) {
 				"verdict: " + string(res.Verdict) + " (" + string(res.Confidence) + " confidence)",
 			},
 		},
+		steps:   res.Steps,
 		funcs:   map[string]*profile.Function{},
 		locs:    map[string]*profile.Location{},
 		samples: map[string]*profile.Sample{},
@@ -53,6 +59,7 @@ func Profile(res *analyze.Result) (*profile.Profile, error) {
 
 type profileBuilder struct {
 	p       *profile.Profile
+	steps   []analyze.Step
 	funcs   map[string]*profile.Function
 	locs    map[string]*profile.Location
 	samples map[string]*profile.Sample
@@ -80,12 +87,13 @@ func (b *profileBuilder) gap(g *analyze.Gap) {
 }
 
 // add adds idle ns and n gaps to the sample for (device, cause, thread,
-// stack), creating it the first time.
+// step, stack), creating it the first time.
 func (b *profileBuilder) add(g *analyze.Gap, c analyze.Cause, stack []string, ns, n int64) {
-	key := strings.Join(append([]string{g.Device, c.String(), g.Thread}, stack...), "\x00")
+	stack, step := b.stepless(g, stack)
+	key := strings.Join(append([]string{g.Device, c.String(), g.Thread, step}, stack...), "\x00")
 	if s := b.samples[key]; s != nil {
-		s.Value[0] += ns
-		s.Value[1] += n
+		s.Value[0] += n
+		s.Value[1] += ns
 		return
 	}
 	// pprof wants the leaf first: the cause, then the stack innermost
@@ -96,16 +104,51 @@ func (b *profileBuilder) add(g *analyze.Gap, c analyze.Cause, stack []string, ns
 	}
 	s := &profile.Sample{
 		Location: locs,
-		Value:    []int64{ns, n},
+		Value:    []int64{n, ns},
 		Label: map[string][]string{
 			"device": {g.Device},
 			"cause":  {c.String()},
 			"thread": {g.Thread},
 		},
 	}
+	if step != "" {
+		s.Label["step"] = []string{step}
+	}
 	b.samples[key] = s
 	b.p.Sample = append(b.p.Sample, s)
 }
+
+// stepless returns stack with its step markers named without their
+// number, and the number of the step: the gap's, else the one a marker
+// names.
+func (b *profileBuilder) stepless(g *analyze.Gap, stack []string) ([]string, string) {
+	step := ""
+	if g.Step >= 0 && g.Step < len(b.steps) {
+		step = strconv.FormatInt(b.steps[g.Step].Num, 10)
+	}
+	var out []string
+	for i, name := range stack {
+		m := stepMarker.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(stack)
+		}
+		out[i] = m[1] + "#N"
+		if step == "" {
+			step = m[2]
+		}
+	}
+	if out == nil {
+		out = stack
+	}
+	return out, step
+}
+
+// stepMarker matches the name of a numbered step marker, as PyTorch's
+// profiler writes them.
+var stepMarker = regexp.MustCompile(`^(ProfilerStep)#(\d+)$`)
 
 func (b *profileBuilder) location(name string) *profile.Location {
 	if l := b.locs[name]; l != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -22,8 +23,8 @@ func TestProfile(t *testing.T) {
 	if err := p.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	if p.DefaultSampleType != "idle" || len(p.SampleType) != 2 || p.SampleType[0].Type != "idle" || p.SampleType[0].Unit != "nanoseconds" ||
-		p.SampleType[1].Type != "gaps" || p.SampleType[1].Unit != "count" {
+	if p.DefaultSampleType != "idle" || len(p.SampleType) != 2 || p.SampleType[1].Type != "idle" || p.SampleType[1].Unit != "nanoseconds" ||
+		p.SampleType[0].Type != "gaps" || p.SampleType[0].Unit != "count" {
 		t.Fatalf("sample types %v %v", p.SampleType[0], p.SampleType[1])
 	}
 	// One sample per segment here (no two share a stack); idle and gap
@@ -31,9 +32,9 @@ func TestProfile(t *testing.T) {
 	var idle, gaps int64
 	byCause := map[string]int64{}
 	for _, s := range p.Sample {
-		idle += s.Value[0]
-		gaps += s.Value[1]
-		byCause[s.Label["cause"][0]] += s.Value[0]
+		idle += s.Value[1]
+		gaps += s.Value[0]
+		byCause[s.Label["cause"][0]] += s.Value[1]
 		if s.Label["device"][0] != "GPU:0" || s.Label["thread"][0] != "thread 7 (python)" {
 			t.Errorf("sample labels %v", s.Label)
 		}
@@ -46,8 +47,8 @@ func TestProfile(t *testing.T) {
 	}
 	// Leaf first: the cause, then the stack innermost first.
 	want := map[string]string{
-		"input":    "[input];enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__;ProfilerStep#1",
-		"in-sync":  "[in-sync];cudaStreamSynchronize;aten::item;ProfilerStep#2",
+		"input":    "[input];enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__;ProfilerStep#N",
+		"in-sync":  "[in-sync];cudaStreamSynchronize;aten::item;ProfilerStep#N",
 		"untraced": "[untraced]",
 	}
 	for _, s := range p.Sample {
@@ -61,6 +62,35 @@ func TestProfile(t *testing.T) {
 	}
 }
 
+// TestProfileSteps checks that steps are a label, not a frame each: the
+// fixture's gaps fall in steps 1 and 2 (Gap.Step 0 and 1), and a gap
+// outside any step takes the number its ProfilerStep marker names.
+func TestProfileSteps(t *testing.T) {
+	res := fixtureResult()
+	g := res.Gaps[1]
+	g.Step = -1
+	g.Segments = []analyze.Segment{{Start: g.Start, Dur: g.Dur, Cause: analyze.Host, Stack: []string{"ProfilerStep#7", "aten::mm"}}}
+	res.Gaps = append(res.Gaps, g)
+	p, err := Profile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, s := range p.Sample {
+		root := s.Location[len(s.Location)-1].Line[0].Function.Name
+		got[s.Label["cause"][0]+" "+root] = append(got[s.Label["cause"][0]+" "+root], s.Label["step"]...)
+	}
+	want := map[string][]string{
+		"input ProfilerStep#N":   {"1"},
+		"host ProfilerStep#N":    {"1", "7"},
+		"in-sync ProfilerStep#N": {"2"},
+		"untraced [untraced]":    {"2"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("steps by cause and root frame: %v, want %v", got, want)
+	}
+}
+
 func TestProfileMergesStacks(t *testing.T) {
 	res := fixtureResult()
 	g := res.Gaps[1]
@@ -71,8 +101,8 @@ func TestProfileMergesStacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range p.Sample {
-		if s.Label["cause"][0] == "in-sync" && (s.Value[0] != 1_000_000 || s.Value[1] != 2) {
-			t.Errorf("in-sync sample %v, want both gaps merged: [1000000 2]", s.Value)
+		if s.Label["cause"][0] == "in-sync" && (s.Value[1] != 1_000_000 || s.Value[0] != 2) {
+			t.Errorf("in-sync sample %v, want both gaps merged: [2 1000000]", s.Value)
 		}
 	}
 	empty, err := Profile(&analyze.Result{})

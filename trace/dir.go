@@ -1,8 +1,11 @@
 package trace
 
 import (
+	"bufio"
 	"cmp"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,8 +14,16 @@ import (
 )
 
 // notTraces are the JSON files XProf writes beside a run's trace that hold
-// something else.
-var notTraces = []string{".memory_profile.", ".pod_viewer.", ".op_profile.", ".memory_viewer."}
+// something else, and the reports tracegap's Python hooks write beside the
+// traces they analyse (<trace>.tracegap.json, <run>/tracegap.json).
+var notTraces = []string{".memory_profile.", ".pod_viewer.", ".op_profile.", ".memory_viewer.", ".tracegap."}
+
+// Skipped is a file that a directory held under a trace's name but that
+// holds no trace (metrics.json or package.json beside the traces), and why
+// Expand left it out.
+type Skipped struct {
+	Path, Reason string
+}
 
 // Expand turns command-line paths into trace files. A file stays as given
 // (and "-", standard input). A directory expands to the trace files it
@@ -25,7 +36,20 @@ var notTraces = []string{".memory_profile.", ".pod_viewer.", ".op_profile.", ".m
 // run holds files of one stem in several formats, such as host.xplane.pb
 // and host.trace.json.gz, only those of the primary format are kept: the
 // others are conversions of it (see Format.Primary).
+//
+// A file named only by a format's generic suffix (".json") is kept only
+// when its head holds that format's content (Format.Holds): a directory of
+// artefacts analyses its traces and skips the rest; ExpandSkipping says
+// which.
 func Expand(paths []string) ([]string, error) {
+	files, _, err := ExpandSkipping(paths)
+	return files, err
+}
+
+// ExpandSkipping is Expand that also returns the files the directories held
+// under a trace's name but left out as no trace, for a warning.
+func ExpandSkipping(paths []string) ([]string, []Skipped, error) {
+	var x expander
 	var out []string
 	for _, p := range paths {
 		if p == "-" {
@@ -34,28 +58,33 @@ func Expand(paths []string) ([]string, error) {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !st.IsDir() {
 			out = append(out, p)
 			continue
 		}
-		files, err := expandDir(p)
+		files, err := x.expandDir(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: no trace files in this directory, expected %s files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/", p, filePatterns())
+			return nil, nil, fmt.Errorf("%s: no trace files in this directory, expected %s files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/", p, filePatterns())
 		}
 		out = append(out, files...)
 	}
-	return out, nil
+	return out, x.skipped, nil
+}
+
+// expander expands directories, noting the files it skips.
+type expander struct {
+	skipped []Skipped
 }
 
 // expandDir finds a directory's trace files: its own, else those of its
 // runs.
-func expandDir(dir string) ([]string, error) {
-	files, subdirs, err := listDir(dir)
+func (x *expander) expandDir(dir string) ([]string, error) {
+	files, subdirs, err := x.listDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +97,7 @@ func expandDir(dir string) ([]string, error) {
 	for _, d := range append([]string{dir}, subdirs...) {
 		profile := filepath.Join(d, "plugins", "profile")
 		if st, err := os.Stat(profile); err == nil && st.IsDir() {
-			runs, err := expandRuns(profile)
+			runs, err := x.expandRuns(profile)
 			if err != nil {
 				return nil, err
 			}
@@ -78,20 +107,20 @@ func expandDir(dir string) ([]string, error) {
 	if len(out) > 0 {
 		return out, nil
 	}
-	return expandRuns(dir)
+	return x.expandRuns(dir)
 }
 
 // expandRuns returns the trace files of dir's subdirectories, newest
 // (greatest name) first.
-func expandRuns(dir string) ([]string, error) {
-	_, runs, err := listDir(dir)
+func (x *expander) expandRuns(dir string) ([]string, error) {
+	_, runs, err := x.listDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	slices.Reverse(runs)
 	var out []string
 	for _, r := range runs {
-		files, _, err := listDir(r)
+		files, _, err := x.listDir(r)
 		if err != nil {
 			return nil, err
 		}
@@ -100,10 +129,10 @@ func expandRuns(dir string) ([]string, error) {
 	return out, nil
 }
 
-// listDir returns a directory's trace files, sorted and with the JSON twins
-// of XPlane files left out, and its subdirectories, sorted. Hidden entries
-// are skipped.
-func listDir(dir string) (files, subdirs []string, err error) {
+// listDir returns a directory's trace files, sorted, with the JSON twins
+// of XPlane files and the files that hold no trace left out, and its
+// subdirectories, sorted. Hidden entries are skipped.
+func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -123,6 +152,10 @@ func listDir(dir string) (files, subdirs []string, err error) {
 		}
 		stem, f, ok := traceStem(name, suffixes)
 		if !ok {
+			continue
+		}
+		if why := notTrace(path, name[len(stem):], f); why != "" {
+			x.skipped = append(x.skipped, Skipped{Path: path, Reason: why})
 			continue
 		}
 		if f.Primary {
@@ -173,6 +206,9 @@ func traceSuffixes() []suffix {
 // traceStem splits a trace file name into its stem and the format its
 // suffix belongs to; ok is false for a file that is not a trace.
 func traceStem(name string, suffixes []suffix) (stem string, f *Format, ok bool) {
+	if name == "tracegap.json" {
+		return name, nil, false
+	}
 	for _, nt := range notTraces {
 		if strings.Contains(name, nt) {
 			return name, nil, false
@@ -202,4 +238,40 @@ func filePatterns() string {
 		each = append(each, fmt.Sprintf("%s (%s)", strings.Join(globs, ", "), cmp.Or(f.Title, f.Name)))
 	}
 	return orList(each)
+}
+
+// holdsHead is how much of a file named only by a generic suffix is read
+// to tell whether it holds a trace.
+const holdsHead = 64 << 10
+
+// notTrace says why the file at path, named with suffix (".json",
+// ".json.gz"), holds no trace of format f; "" when it may. Only a generic
+// suffix (one extension, such as ".json") is checked, against f.Holds: a
+// name like run.pt.trace.json says it is a trace. A file that cannot be
+// read is kept, for reading it to report the error.
+func notTrace(path, suffix string, f *Format) string {
+	if f.Holds == nil || strings.Count(strings.TrimSuffix(suffix, ".gz"), ".") != 1 {
+		return ""
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer file.Close()
+	var r io.Reader = bufio.NewReader(file)
+	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return ""
+		}
+		r = zr
+	}
+	head, err := io.ReadAll(io.LimitReader(r, holdsHead))
+	if err != nil && len(head) == 0 {
+		return ""
+	}
+	if !f.Sniff(head[:min(len(head), 512)]) || !f.Holds(head) {
+		return "holds no " + cmp.Or(f.Title, f.Name)
+	}
+	return ""
 }

@@ -26,10 +26,24 @@ func makeTree(t *testing.T, root string, paths ...string) {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(full, []byte("x"), 0o644); err != nil {
+		if err := os.WriteFile(full, fileContent(p), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// fileContent is what makeTree writes to a file: a JSON file named
+// metrics.json, package.json or *.tracegap.json holds JSON that is no
+// trace, any other JSON an empty trace; other files "x".
+func fileContent(p string) []byte {
+	base := filepath.Base(p)
+	switch {
+	case base == "metrics.json" || base == "package.json" || strings.Contains(base, "tracegap"):
+		return []byte(`{"loss": 0.25, "name": "resnet"}`)
+	case strings.HasSuffix(p, ".json"):
+		return []byte(`{"traceEvents":[]}`)
+	}
+	return []byte("x")
 }
 
 func TestExpand(t *testing.T) {
@@ -55,6 +69,12 @@ func TestExpand(t *testing.T) {
 		"plain/.hidden.json",
 		"plain/b.json",
 		"plain/sub/ignored.json",
+		// An artefacts folder: a trace beside files that are not.
+		"artefacts/run.json",
+		"artefacts/metrics.json",
+		"artefacts/package.json",
+		"artefacts/run.tracegap.json",
+		"artefacts/tracegap.json",
 		// Nothing to read.
 		"empty/readme.md",
 		"single.xplane.pb",
@@ -78,6 +98,7 @@ func TestExpand(t *testing.T) {
 		{"plain dir", []string{"plain"}, []string{"plain/b.json", "plain/worker0.pt.trace.json", "plain/worker1.pt.trace.json.gz"}},
 		{"files stay, in order", []string{"notatrace.bin", "single.xplane.pb", "-"}, []string{"notatrace.bin", "single.xplane.pb", "-"}},
 		{"mixed", []string{"single.xplane.pb", "plain/sub"}, []string{"single.xplane.pb", "plain/sub/ignored.json"}},
+		{"artefacts", []string{"artefacts"}, []string{"artefacts/run.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,6 +117,31 @@ func TestExpand(t *testing.T) {
 				t.Errorf("Expand(%q) =\n %q\nwant\n %q", tt.args, got, want)
 			}
 		})
+	}
+}
+
+// TestExpandSkipping checks that the JSON files of an artefacts folder
+// that hold no trace are named, with why, and tracegap's own reports are
+// left out silently.
+func TestExpandSkipping(t *testing.T) {
+	root := t.TempDir()
+	makeTree(t, root, "a/run.json", "a/metrics.json", "a/package.json", "a/run.tracegap.json", "a/tracegap.json", "a/x.pt.trace.json")
+	files, skipped, err := trace.ExpandSkipping([]string{filepath.Join(root, "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFiles := []string{filepath.Join(root, "a/run.json"), filepath.Join(root, "a/x.pt.trace.json")}
+	wantSkipped := []trace.Skipped{
+		{Path: filepath.Join(root, "a/metrics.json"), Reason: "holds no Chrome trace-event JSON"},
+		{Path: filepath.Join(root, "a/package.json"), Reason: "holds no Chrome trace-event JSON"},
+	}
+	if !slices.Equal(files, wantFiles) || !slices.Equal(skipped, wantSkipped) {
+		t.Errorf("ExpandSkipping = %q, %q; want %q, %q", files, skipped, wantFiles, wantSkipped)
+	}
+	// Only a directory of nothing but such files is an error.
+	makeTree(t, root, "b/metrics.json")
+	if _, _, err := trace.ExpandSkipping([]string{filepath.Join(root, "b")}); err == nil || !strings.Contains(err.Error(), "no trace files") {
+		t.Errorf("a directory holding only metrics.json: %v, want no trace files", err)
 	}
 }
 

@@ -39,6 +39,11 @@ type Format struct {
 	// Sniff reports whether head, the first bytes of the (decompressed)
 	// input, look like this format. It must not rely on more than 512 bytes.
 	Sniff func(head []byte) bool
+	// Holds, when set, reports whether head, up to the first 64 KiB of a
+	// (decompressed) file named only by a generic suffix (".json"), holds
+	// this format's content rather than other data of the same syntax: a
+	// directory skips such a file when it does not (Expand).
+	Holds func(head []byte) bool
 	// Read reads a whole trace from r.
 	Read func(r io.Reader, opt Options) (*Trace, error)
 	// ProbeRank, when set, reads the rank and world size of a distributed

@@ -96,6 +96,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
 		}
 	}()
+	warnSkipped(fs.Args(), stderr)
 	if status, ok := runJob(fs.Args(), f, jf, format, stdout, stderr); ok {
 		return status
 	}

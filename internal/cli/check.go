@@ -92,6 +92,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap check: %v\n", err)
 		return exitUsage
 	}
+	warnSkipped(fs.Args(), stderr)
 	var results []checkResult
 	if r, ok := f.checkJob(fs.Args()); ok {
 		results = []checkResult{r}

@@ -22,13 +22,17 @@ const pprofUsage = `Usage: tracegap pprof [flags] FILE -o idle.pb.gz
 Writes a pprof profile whose samples are device-idle nanoseconds (and gap
 counts) and whose stacks are the host events the waited-for thread was inside
 during each gap, with the cause (in-sync, after-sync, input, host, untraced)
-as the leaf frame. Samples carry device, cause and thread labels.
+as the leaf frame. Step markers are one frame (ProfilerStep#N) with the step's
+number as a label. Samples carry device, cause, thread and step labels.
+It opens in go tool pprof, Perfetto (ui.perfetto.dev: Open trace file) and
+speedscope (speedscope.app: drop the file).
 
 Examples:
   tracegap pprof run.pt.trace.json.gz -o idle.pb.gz
   go tool pprof -http=: idle.pb.gz              # flame graph in a browser
   go tool pprof -top -tagfocus=cause=input idle.pb.gz
   go tool pprof -sample_index=gaps -top idle.pb.gz
+  go tool pprof -top -tagfocus='step=^7$' idle.pb.gz
 
 Exit status: 0 success, 2 unusable input or usage.
 

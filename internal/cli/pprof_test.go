@@ -42,8 +42,8 @@ func TestPprofCommand(t *testing.T) {
 		}
 		var idle, gaps int64
 		for _, s := range p.Sample {
-			idle += s.Value[0]
-			gaps += s.Value[1]
+			idle += s.Value[1]
+			gaps += s.Value[0]
 		}
 		if idle != want || gaps != int64(len(res.Gaps)) {
 			t.Errorf("profile holds %d ns in %d gaps, want %d ns in %d", idle, gaps, want, len(res.Gaps))

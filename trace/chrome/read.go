@@ -1,6 +1,7 @@
 package chrome
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ func init() {
 		// PyTorch/Kineto, XProf's conversions, anything else.
 		Suffixes:  []string{".pt.trace.json", ".trace.json", ".json"},
 		Sniff:     Sniff,
+		Holds:     Holds,
 		Read:      Read,
 		ProbeRank: ProbeRank,
 	})
@@ -47,6 +49,13 @@ func Sniff(head []byte) bool {
 		return head[j] == '"' || head[j] == '}'
 	}
 	return strings.IndexByte(`{["]-0123456789tfn`, head[j]) >= 0
+}
+
+// Holds reports whether head, the start of a JSON file, names trace
+// events: a traceEvents member or an event's phase ("ph"). metrics.json
+// or package.json beside a trace has neither.
+func Holds(head []byte) bool {
+	return bytes.Contains(head, []byte(`"traceEvents"`)) || bytes.Contains(head, []byte(`"ph"`))
 }
 
 // skipSpace returns the index of the first byte of b from i on that is

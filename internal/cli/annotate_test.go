@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/trace"
+)
+
+// TestAnnotateRealTraces annotates every shared trace and reads the result
+// back: the original events must all be there, on the same clock, and the
+// tracegap process must hold exactly one slice per gap at the gap's start
+// and length to the nanosecond, on the track of the gap's device. The
+// annotated trace must analyse as the original did.
+func TestAnnotateRealTraces(t *testing.T) {
+	var paths []string
+	for _, c := range realtraces.Expected(t) {
+		if !slices.Contains(c.Expect, "error") {
+			paths = append(paths, realtraces.Path(t, c.File))
+		}
+	}
+	ranks, _ := filepath.Glob(filepath.Join(realtraces.Dir(t), "param-dlrm-8ranks", "*.json.gz"))
+	paths = append(paths, ranks...)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "annotated.json.gz")
+			if code, stdout, stderr := tg("annotate", path, "-o", out); code != 0 || stdout != "" || !strings.HasPrefix(stderr, "tracegap: wrote "+out) {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+			orig, res := openAnalyzed(t, path)
+			ann, annRes := openAnalyzed(t, out)
+			if ann.StartNs != orig.StartNs {
+				t.Errorf("annotated trace starts at %d ns, the original at %d: not the same clock", ann.StartNs, orig.StartNs)
+			}
+			// A Chrome input is copied through, so its tracks keep their
+			// pids and tids; XPlane lines become Chrome threads, known by
+			// their names.
+			byID := orig.Format == "chrome"
+			if got, want := eventKeys(ann, byID, false), eventKeys(orig, byID, false); !slices.Equal(got, want) {
+				t.Errorf("annotated trace has %d events outside tracegap's, the original %d; first difference: %s",
+					len(got), len(want), firstDiff(got, want))
+			}
+			if got, want := gapSlices(t, ann, res), gapKeys(res); !slices.Equal(got, want) {
+				t.Errorf("annotated trace has %d gap slices, want one per gap (%d); first difference: %s",
+					len(got), len(want), firstDiff(got, want))
+			}
+			if annRes.Verdict != res.Verdict || len(annRes.Gaps) != len(res.Gaps) {
+				t.Errorf("annotated trace analyses as %s with %d gaps, the original as %s with %d",
+					annRes.Verdict, len(annRes.Gaps), res.Verdict, len(res.Gaps))
+			}
+		})
+	}
+}
+
+func openAnalyzed(t *testing.T, path string) (*trace.Trace, *analyze.Result) {
+	t.Helper()
+	af := addAnalysisFlags(pflag.NewFlagSet("", pflag.ContinueOnError))
+	tr, err := trace.Open(path, af.readOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analyze.Analyze(tr, af.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, res
+}
+
+// eventKeys lists the events of t outside the tracegap process (inside
+// it, with ours), one sorted string each: where, what and when.
+func eventKeys(t *trace.Trace, byID, ours bool) []string {
+	var keys []string
+	for i := range t.Tracks {
+		tr := &t.Tracks[i]
+		if isAnnotation(t, i) != ours {
+			continue
+		}
+		where := tr.Kind.String() + " " + tr.Device + " "
+		if byID {
+			where += tr.Name + " " + tr.Process + "/" + tr.Thread
+		} else {
+			where += lineName(tr.Name)
+		}
+		for _, e := range t.TrackEvents(i) {
+			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(e.Cat), e.Start, e.Dur, e.Corr, e.Kind, e.Flags))
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// lineName returns the XPlane line name in the display name the Chrome
+// reader gives a host thread, "thread 12 (Host Threads/583)".
+func lineName(name string) string {
+	if m := chromeThread.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return name
+}
+
+var chromeThread = regexp.MustCompile(`^thread \d+ \((.*)\)$`)
+
+// isAnnotation reports whether track i is one of the tracegap process's.
+func isAnnotation(t *trace.Trace, i int) bool {
+	for _, e := range t.TrackEvents(i) {
+		if strings.HasPrefix(t.Str(e.Cat), "tracegap.") {
+			return true
+		}
+	}
+	return false
+}
+
+// gapSlices lists the gap slices of the annotated trace t as gapKeys
+// does, the device read from the track's tid (res.Devices[tid-1]).
+func gapSlices(t *testing.T, ann *trace.Trace, res *analyze.Result) []string {
+	t.Helper()
+	var keys []string
+	for i := range ann.Tracks {
+		for _, e := range ann.TrackEvents(i) {
+			if ann.Str(e.Cat) != "tracegap.gap" {
+				continue
+			}
+			tid, err := strconv.Atoi(ann.Tracks[i].Thread)
+			if err != nil || tid < 1 || tid > len(res.Devices) {
+				t.Fatalf("gap slice on thread %q, expected one per device numbered from 1", ann.Tracks[i].Thread)
+			}
+			keys = append(keys, fmt.Sprintf("%s %s %d %d", res.Devices[tid-1].ID, ann.Str(e.Name), e.Start, e.Dur))
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// gapKeys lists res's gaps, sorted: device, cause, start and length.
+func gapKeys(res *analyze.Result) []string {
+	keys := make([]string, len(res.Gaps))
+	for i, g := range res.Gaps {
+		keys[i] = fmt.Sprintf("%s %s %d %d", g.Device, g.Cause, g.Start, g.Dur)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%q vs %q", a[i], b[i])
+		}
+	}
+	return "one is a prefix of the other"
+}
+
+func TestAnnotateUsage(t *testing.T) {
+	w0 := realtraces.Path(t, workers0)
+	out := filepath.Join(t.TempDir(), "a.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{w0}, "tracegap annotate: no output given: expected -o FILE\n"},
+		{[]string{"-o", out}, "tracegap annotate: expected one FILE, got 0 arguments (see tracegap annotate --help)\n"},
+		{[]string{"-o", out, "missing.json"}, "tracegap: missing.json: open missing.json: no such file or directory\n"},
+	} {
+		if code, _, stderr := tg(append([]string{"annotate"}, tc.args...)...); code != exitUsage || stderr != tc.want {
+			t.Errorf("annotate %q: exit %d, stderr %q, want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a failed annotate wrote %s", out)
+	}
+}
+
+// TestArtefactsFolder analyses a folder holding a trace beside
+// metrics.json and package.json: the trace is analysed, the other files
+// skipped with a warning each, and the exit status is 0.
+func TestArtefactsFolder(t *testing.T) {
+	dir := t.TempDir()
+	trace, err := os.ReadFile(filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"run.json.gz":  string(trace),
+		"metrics.json": `{"loss": 0.25, "accuracy": 0.9}`,
+		"package.json": `{"name": "trainer", "version": "1.0.0"}`,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range []string{"analyze", "check"} {
+		code, stdout, stderr := tg(cmd, dir)
+		want := fmt.Sprintf("tracegap: warning: skipped %s: holds no Chrome trace-event JSON\n", filepath.Join(dir, "metrics.json")) +
+			fmt.Sprintf("tracegap: warning: skipped %s: holds no Chrome trace-event JSON\n", filepath.Join(dir, "package.json"))
+		if code == exitUsage || !strings.HasPrefix(stderr, want) || !strings.Contains(stdout, "run.json.gz") {
+			t.Errorf("%s on an artefacts folder: exit %d, stdout %q, stderr %q; want the trace analysed and\n%s", cmd, code, stdout, stderr, want)
+		}
+	}
+}

@@ -1,0 +1,218 @@
+// Command wheel packs a tracegap binary and the Python package in python/
+// into a platform wheel, as ruff and uv ship theirs: the binary under
+// tracegap/bin, a `tracegap` console script that execs it, and the
+// metadata pip needs. It needs the Go build alone: a wheel is a zip.
+//
+//	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o dist/tracegap ./cmd/tracegap
+//	go run ./internal/tools/wheel -binary dist/tracegap -goos linux -goarch arm64 -version 0.1.0 -o dist
+//
+// scripts/build-wheel.sh does both for one platform, taking the version
+// from internal/cli.
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	var w wheel
+	flag.StringVar(&w.binary, "binary", "", "the tracegap binary to pack (built with CGO_ENABLED=0)")
+	flag.StringVar(&w.goos, "goos", "", "the binary's GOOS: linux or darwin")
+	flag.StringVar(&w.goarch, "goarch", "", "the binary's GOARCH: amd64 or arm64")
+	flag.StringVar(&w.version, "version", "", `tracegap's version as the binary says it ("0.1.0", "0.1.0-dev")`)
+	flag.StringVar(&w.src, "src", "python/tracegap", "the Python package's directory")
+	out := flag.String("o", "dist", "directory to write the wheel to")
+	flag.Parse()
+	path, err := w.write(*out)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wheel:", err)
+		os.Exit(2)
+	}
+	fmt.Println(path)
+}
+
+// wheel is what one wheel is made of.
+type wheel struct {
+	binary, goos, goarch, version, src string
+}
+
+// platformTags are the wheel platform tags of each GOOS/GOARCH. The binary
+// is static, so any glibc (manylinux) or musl (musllinux) system runs it;
+// Go 1.26 needs macOS 12.
+var platformTags = map[string][]string{
+	"linux/amd64":  {"manylinux_2_17_x86_64", "manylinux2014_x86_64", "musllinux_1_1_x86_64"},
+	"linux/arm64":  {"manylinux_2_17_aarch64", "manylinux2014_aarch64", "musllinux_1_1_aarch64"},
+	"darwin/amd64": {"macosx_12_0_x86_64"},
+	"darwin/arm64": {"macosx_12_0_arm64"},
+}
+
+// pep440 turns a Go-style version into a Python one: "0.1.0-dev" is
+// "0.1.0.dev0", "0.2.0-rc1" is "0.2.0rc1".
+func pep440(v string) (string, error) {
+	m := versionRE.FindStringSubmatch(strings.TrimPrefix(v, "v"))
+	if m == nil {
+		return "", fmt.Errorf("version %q: expected X.Y.Z with an optional -dev, -devN, -aN, -bN or -rcN", v)
+	}
+	switch {
+	case m[2] == "":
+		return m[1], nil
+	case m[2] == "dev":
+		return m[1] + ".dev" + cmpOr(m[3], "0"), nil
+	}
+	return m[1] + m[2] + cmpOr(m[3], "0"), nil
+}
+
+var versionRE = regexp.MustCompile(`^(\d+\.\d+\.\d+)(?:-(dev|a|b|rc)(\d*))?$`)
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// file is one member of the wheel.
+type file struct {
+	name string
+	data []byte
+	mode fs.FileMode
+}
+
+// write writes the wheel into dir and returns its path.
+func (w *wheel) write(dir string) (string, error) {
+	tags, ok := platformTags[w.goos+"/"+w.goarch]
+	if !ok {
+		return "", fmt.Errorf("no wheel platform for %s/%s: expected linux or darwin, amd64 or arm64", w.goos, w.goarch)
+	}
+	version, err := pep440(w.version)
+	if err != nil {
+		return "", err
+	}
+	files, err := w.files(version, tags)
+	if err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("tracegap-%s-py3-none-%s.whl", version, strings.Join(tags, "."))
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, zipFiles(files), 0o644)
+}
+
+// files lists the wheel's members, RECORD last.
+func (w *wheel) files(version string, tags []string) ([]file, error) {
+	bin, err := os.ReadFile(w.binary)
+	if err != nil {
+		return nil, fmt.Errorf("reading the binary: %w", err)
+	}
+	files, err := w.pythonFiles()
+	if err != nil {
+		return nil, err
+	}
+	files = append(files,
+		file{"tracegap/_version.py", []byte(fmt.Sprintf("__version__ = %q\n", version)), 0o644},
+		file{"tracegap/bin/tracegap", bin, 0o755})
+	info := "tracegap-" + version + ".dist-info/"
+	wheelMeta := "Wheel-Version: 1.0\nGenerator: tracegap internal/tools/wheel\nRoot-Is-Purelib: false\n"
+	for _, t := range tags {
+		wheelMeta += "Tag: py3-none-" + t + "\n"
+	}
+	files = append(files,
+		file{info + "METADATA", []byte(metadata(version)), 0o644},
+		file{info + "WHEEL", []byte(wheelMeta), 0o644},
+		file{info + "entry_points.txt", []byte("[console_scripts]\ntracegap = tracegap.__main__:main\n"), 0o644})
+	return append(files, file{info + "RECORD", record(files, info+"RECORD"), 0o644}), nil
+}
+
+// pythonFiles reads the package's .py files and py.typed.
+func (w *wheel) pythonFiles() ([]file, error) {
+	entries, err := os.ReadDir(w.src)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Python package: %w", err)
+	}
+	var files []file
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".py") && n != "py.typed" || n == "_version.py" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(w.src, n))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file{"tracegap/" + n, data, 0o644})
+	}
+	if !slices.ContainsFunc(files, func(f file) bool { return f.name == "tracegap/__init__.py" }) {
+		return nil, fmt.Errorf("%s holds no __init__.py: expected the tracegap Python package", w.src)
+	}
+	return files, nil
+}
+
+func metadata(version string) string {
+	return `Metadata-Version: 2.1
+Name: tracegap
+Version: ` + version + `
+Summary: Why did the accelerator sit idle? Device idle gaps in PyTorch and JAX profiler traces, attributed to host work, with a verdict.
+Requires-Python: >=3.8
+Classifier: Programming Language :: Python :: 3
+Classifier: Topic :: System :: Benchmark
+Description-Content-Type: text/markdown
+
+tracegap reads a profiler trace of an ML run (PyTorch profiler / Kineto JSON,
+JAX / TensorFlow XPlane), finds the idle gaps on each GPU or TPU, works out what
+the host was doing in each, and says how the run behaved: parallel, sequential,
+data-bound or host-bound.
+
+This wheel carries the static tracegap binary (` + "`tracegap`" + ` on PATH,
+` + "`python -m tracegap`" + `) and a standard-library API:
+` + "`tracegap.analyze(path)`" + `, ` + "`tracegap.torch.on_trace_ready(dir)`" + ` for
+torch.profiler and ` + "`tracegap.jax.trace(log_dir)`" + ` around jax.profiler.trace.
+`
+}
+
+// record writes the RECORD of files: each path with its sha256 and size;
+// RECORD itself has neither.
+func record(files []file, self string) []byte {
+	var b bytes.Buffer
+	for _, f := range files {
+		sum := sha256.Sum256(f.data)
+		fmt.Fprintf(&b, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.data))
+	}
+	fmt.Fprintf(&b, "%s,,\n", self)
+	return b.Bytes()
+}
+
+// zipFiles zips files with their modes and a fixed time, so that the same
+// inputs make the same wheel.
+func zipFiles(files []file) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, f := range files {
+		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate, Modified: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+		h.SetMode(f.mode)
+		fw, err := zw.CreateHeader(h)
+		if err == nil {
+			_, err = fw.Write(f.data)
+		}
+		if err != nil {
+			panic(err) // writing to memory does not fail
+		}
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}

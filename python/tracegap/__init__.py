@@ -1,0 +1,152 @@
+"""tracegap: why did the accelerator sit idle?
+
+This package carries the tracegap binary (a static Go program) and a small
+API over it. It needs nothing beyond the standard library:
+
+    >>> import tracegap
+    >>> report = tracegap.analyze("run.pt.trace.json.gz", min_gap="50us")
+    >>> report["verdict"]
+    'data-bound'
+
+Hooks run the analysis right after a capture: :mod:`tracegap.torch` for
+``torch.profiler.profile(on_trace_ready=...)`` and :mod:`tracegap.jax` around
+``jax.profiler.trace``. ``tracegap`` on the command line and
+``python -m tracegap`` run the binary itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable, List, Mapping, Sequence, Union
+
+try:
+    from ._version import __version__
+except ImportError:  # a source checkout: the wheel build writes _version.py
+    __version__ = "0+unknown"
+
+__all__ = [
+    "TracegapError",
+    "VerdictError",
+    "analyze",
+    "analyze_many",
+    "binary",
+    "run",
+    "__version__",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The environment variable that points at another tracegap binary than the
+#: one bundled (a development build).
+BINARY_ENV = "TRACEGAP_BINARY"
+
+
+class TracegapError(RuntimeError):
+    """The tracegap binary failed: unusable input or bad options.
+
+    ``returncode`` is its exit status and ``stderr`` what it said.
+    """
+
+    def __init__(self, message: str, returncode: int = 2, stderr: str = "") -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class VerdictError(TracegapError):
+    """A run's verdict is one the caller asked to fail on.
+
+    ``report`` is the JSON v1 report of the run.
+    """
+
+    def __init__(self, message: str, report: Mapping[str, Any]) -> None:
+        super().__init__(message, returncode=1)
+        self.report = report
+
+
+def binary() -> str:
+    """Return the path of the tracegap binary: $TRACEGAP_BINARY when set,
+    else the one bundled in the package (``tracegap/bin/tracegap``)."""
+    env = os.environ.get(BINARY_ENV)
+    if env:
+        return env
+    name = "tracegap.exe" if sys.platform == "win32" else "tracegap"
+    path = Path(__file__).resolve().parent / "bin" / name
+    if not path.is_file():
+        raise TracegapError(
+            f"no tracegap binary at {path}: install a platform wheel of tracegap, "
+            f"or set {BINARY_ENV} to a binary built with go build ./cmd/tracegap"
+        )
+    return str(path)
+
+
+def run(args: Sequence[str], *, check: bool = True) -> "subprocess.CompletedProcess[str]":
+    """Run the tracegap binary with ``args`` and return the finished process,
+    its output captured as text. With ``check``, an exit status of 2
+    (unusable input, bad usage) raises :class:`TracegapError`; 1 (a failed
+    ``check``) is returned."""
+    proc = subprocess.run([binary(), *args], capture_output=True, text=True)
+    if check and proc.returncode not in (0, 1):
+        msg = proc.stderr.strip() or f"tracegap exited with status {proc.returncode}"
+        raise TracegapError(msg, proc.returncode, proc.stderr)
+    return proc
+
+
+def option_flags(options: Mapping[str, Any]) -> List[str]:
+    """Turn keyword options into command-line flags: ``min_gap="50us"``
+    becomes ``--min-gap 50us``, a list repeats the flag, True sets a
+    boolean flag, None and False leave it out."""
+    flags: List[str] = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            flags.append(flag)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                flags += [flag, str(v)]
+        else:
+            flags += [flag, str(value)]
+    return flags
+
+
+def analyze(path: PathLike, **options: Any) -> dict:
+    """Analyse one trace and return its JSON v1 report as a dict.
+
+    ``path`` is a trace file (Kineto/Chrome JSON, XPlane; gzipped or not) or
+    a directory holding one run (a TensorBoard log directory, the ranks of
+    one job). ``options`` are the flags of ``tracegap analyze --help`` with
+    underscores: ``min_gap="50us"``, ``step_regex="train_step"``,
+    ``sync_pattern=["my_barrier"]``. The report's fields are documented in
+    docs/report-v1.md; ``report["verdict"]`` is the one-word verdict and
+    ``report["summary"]`` the one-line explanation.
+
+    Raises :class:`TracegapError` when the input cannot be analysed, and
+    when ``path`` holds several unrelated traces (use :func:`analyze_many`).
+    """
+    out = _analyze_json([os.fspath(path)], options)
+    if isinstance(out, list):
+        if len(out) == 1:
+            return out[0]
+        raise TracegapError(f"{os.fspath(path)} holds {len(out)} traces: use tracegap.analyze_many")
+    return out
+
+
+def analyze_many(paths: Iterable[PathLike], **options: Any) -> List[dict]:
+    """Analyse several traces (files or directories) and return one JSON v1
+    report per trace, in order. ``options`` are as for :func:`analyze`."""
+    out = _analyze_json([os.fspath(p) for p in paths], options)
+    return out if isinstance(out, list) else [out]
+
+
+def _analyze_json(paths: List[str], options: Mapping[str, Any]) -> Any:
+    proc = run(["analyze", "--format", "json", *option_flags(options), "--", *paths])
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise TracegapError(f"tracegap printed no JSON report: {e}", proc.returncode, proc.stderr) from e
