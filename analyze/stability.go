@@ -90,7 +90,7 @@ func (r *Result) Stability() Stability {
 	}
 	var st Stability
 	if r.Window.WarmupDropped {
-		st.Artefacts = append(st.Artefacts, Artefact{Step: -1, Why: "warm-up: the first step, left out of the window"})
+		st.Artefacts = append(st.Artefacts, Artefact{Step: -1, Why: "the warm-up step, before the window"})
 	}
 	all := make([]int, n)
 	for i := range all {
@@ -118,11 +118,11 @@ func (st *Stability) dropEnds(steps []Step, idx []int) []int {
 	off := func(d int64) bool { return float64(d) > SlowFactor*med || float64(d) < med/SlowFactor }
 	lo, hi := 0, len(idx)
 	if off(steps[idx[0]].Dur) {
-		st.Artefacts = append(st.Artefacts, Artefact{Step: idx[0], Why: "first step: still warming up"})
+		st.Artefacts = append(st.Artefacts, Artefact{Step: idx[0], Why: "the first step, still warming up"})
 		lo++
 	}
 	if off(steps[idx[hi-1]].Dur) {
-		st.Artefacts = append(st.Artefacts, Artefact{Step: idx[hi-1], Why: "last step: cut at the last device work"})
+		st.Artefacts = append(st.Artefacts, Artefact{Step: idx[hi-1], Why: "the last step, cut at the last device work"})
 		hi--
 	}
 	return idx[lo:hi]
