@@ -82,11 +82,11 @@ func NewSweep(setting string, runs []SweepRun, tolerance float64) (*Sweep, error
 func (s *Sweep) recommend() string {
 	best := &s.Runs[s.Best]
 	name := s.Setting
+	if s.Knee < 0 {
+		return fmt.Sprintf("The fastest run is %s (%s per step); its labels are not numbers, so no knee is found.", best.Label, analyze.FormatDuration(best.Summary.StepTime))
+	}
 	if name == "" {
 		name = "setting"
-	}
-	if s.Knee < 0 {
-		return fmt.Sprintf("%s = %s is the fastest (%s per step); the labels are not numbers, so no knee is found.", name, best.Label, analyze.FormatDuration(best.Summary.StepTime))
 	}
 	k := &s.Runs[s.Knee]
 	msg := fmt.Sprintf("%s = %s: the fewest within %.0f%% of the best step time (%s at %s = %s); %s per step there.",
