@@ -140,6 +140,8 @@ func (a *analyzer) run() error {
 	}
 	a.tally.flush()
 	a.summarize()
+	a.res.Loader = a.findLoader()
+	a.stabilityReason()
 	a.findings()
 	return nil
 }

@@ -146,6 +146,9 @@ func (a *analyzer) findings() {
 	if v := float64(r.Idle.Of(Untraced)) / wd; v > a.opt.InputThreshold {
 		fs = append(fs, a.untracedThread(v))
 	}
+	if f := a.erraticFinding(); f != nil {
+		fs = append(fs, *f)
+	}
 	// Untraced idle decides host-bound when no cause passes its threshold,
 	// host work included.
 	untracedDecided := r.Verdict == HostBound && float64(r.Idle.HostWork())/wd <= a.opt.HostThreshold
@@ -312,7 +315,7 @@ func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 	if kind == "single-process DataLoader" {
 		msg += " Without workers, loading never overlaps compute."
 	}
-	return Finding{ID: "slow-input", Message: msg, Fix: workerAdvice(kind, load, compute)}
+	return Finding{ID: "slow-input", Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute))}
 }
 
 // workerAdvice estimates the loader workers that would hide input of load

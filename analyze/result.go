@@ -219,6 +219,8 @@ type Result struct {
 	TopGaps []int
 	// Findings are the conclusions with their fixes, most severe first.
 	Findings []Finding
+	// Loader is what the trace says of the input pipeline's workers.
+	Loader Loader
 }
 
 // Source describes the input.

@@ -87,6 +87,7 @@ func TestSummarize(t *testing.T) {
 			want: Summary{
 				Path: "data-bound.json", Format: "chrome", Verdict: analyze.DataBound, Confidence: analyze.High,
 				Steps: 4, StepTime: 150 * ms, DeviceBusy: 80 * ms, Input: 50 * ms, Sync: 2 * ms,
+				StepMedian: 150 * ms, StepP90: 150 * ms, Stability: "stable",
 				Utilization: 320.0 / 600, IdleShare: 240.0 / 600,
 				Idle: idleOf(map[string]int64{"input": 50 * ms, "host": 10 * ms, BelowMinGap: 2 * ms},
 					map[string]float64{"input": 200.0 / 600, "host": 40.0 / 600, BelowMinGap: 8.0 / 600}),
@@ -114,6 +115,8 @@ func TestSummarize(t *testing.T) {
 			want: Summary{
 				Path: "data-bound.json", Format: "chrome", Verdict: analyze.DataBound, Confidence: analyze.High,
 				Steps: 5, StepTime: 31 * ms, DeviceBusy: 20 * ms, Input: 30 * ms,
+				// The steps' own lengths, longer than their pace.
+				StepMedian: 51 * ms, StepP90: 51 * ms, Stability: "stable",
 				Utilization: 100.0 / 155, IdleShare: 50.0 / 155,
 				Idle: idleOf(map[string]int64{"input": 10 * ms}, map[string]float64{"input": 50.0 / 155}),
 			},
@@ -124,6 +127,7 @@ func TestSummarize(t *testing.T) {
 			want: Summary{
 				Path: "parallel.json", Format: "chrome", Verdict: analyze.Parallel, Confidence: analyze.High,
 				Steps: 3, StepTime: 20 * ms, DeviceBusy: 20 * ms, Utilization: 1, Idle: idleOf(nil, nil),
+				StepMedian: 38 * ms, StepP90: 56 * ms, Stability: "weakly unstable",
 			},
 		},
 		{
@@ -134,6 +138,7 @@ func TestSummarize(t *testing.T) {
 			want: Summary{
 				Path: "parallel.json", Format: "chrome", Verdict: analyze.Parallel, Confidence: analyze.High,
 				Steps: 3, StepTime: 10 * ms, DeviceBusy: 7 * ms, Input: 3 * ms, Sync: 2 * ms,
+				StepMedian: 10 * ms, StepP90: 10 * ms, Stability: "stable",
 				Utilization: 0.6, Idle: idleOf(nil, nil),
 			},
 		},

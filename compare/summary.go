@@ -61,6 +61,16 @@ type Summary struct {
 	// Syncs are the blocking calls the devices waited on in the run's
 	// gaps, most time first.
 	Syncs []SyncSite `json:"syncs"`
+	// StepMedian and StepP90 are the median and p90 of the step times,
+	// and Stability their label (analyze.Result.Stability); zero and
+	// empty without steps.
+	StepMedian int64  `json:"step_median_ns"`
+	StepP90    int64  `json:"step_p90_ns"`
+	Stability  string `json:"stability"`
+	// Workers is the loader workers the trace shows when WorkersKnown
+	// (analyze.Result.Loader).
+	Workers      int  `json:"workers"`
+	WorkersKnown bool `json:"workers_known"`
 }
 
 // CauseIdle is the window's idle time of one cause.
@@ -99,6 +109,10 @@ func Summarize(r *analyze.Result) Summary {
 		Steps:       len(r.Steps),
 		Utilization: r.Utilization(),
 		Syncs:       syncSites(r),
+		Workers:     r.Loader.Workers, WorkersKnown: r.Loader.Known,
+	}
+	if st := r.Stability(); st.Steps > 0 {
+		s.StepMedian, s.StepP90, s.Stability = st.Median, st.P90, string(st.Label)
 	}
 	if s.Steps == 0 {
 		s.Steps = r.Window.Steps

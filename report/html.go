@@ -40,6 +40,7 @@ type htmlRun struct {
 	Facts      string
 	Window     string
 	Figures    string
+	Stability  string
 	Thresholds string
 	Check      string
 	// T0 and Unit convert SVG units back to trace time for the axis.
@@ -115,6 +116,7 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	r.WinA, r.WinB = a.x(res.Window.Start), a.x(res.Window.End)
 	r.Window = windowLine(res.Window)
 	r.Figures = figuresLine(res)
+	r.Stability = stabilityLine(res)
 	r.Check = thresholdCheck(res)
 	for j, st := range res.Steps {
 		r.Steps = append(r.Steps, htmlStep{stepName(res, j), a.x(st.Start), a.x(st.Start + st.Dur)})

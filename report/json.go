@@ -41,6 +41,10 @@ type Report struct {
 	Steps         []StepV1    `json:"steps"`
 	TopGaps       []GapV1     `json:"top_gaps"`
 	Findings      []FindingV1 `json:"findings"`
+	// Stability is the steps' time distribution; Loader the loader's
+	// workers as the trace shows them, with the estimate.
+	Stability StabilityV1 `json:"stability"`
+	Loader    LoaderV1    `json:"loader"`
 }
 
 // SourceV1 describes the input file.
@@ -200,6 +204,8 @@ func JSONReport(res *analyze.Result) *Report {
 		Steps:         []StepV1{},
 		TopGaps:       []GapV1{},
 		Findings:      []FindingV1{},
+		Stability:     jsonStability(res),
+		Loader:        jsonLoader(res),
 	}
 	for _, v := range res.Secondary {
 		r.Secondary = append(r.Secondary, string(v))
@@ -307,9 +313,9 @@ func round4(f float64) float64 {
 	return math.Round(f*1e4) / 1e4
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -76,6 +76,9 @@ func (t *textWriter) markdown(res *analyze.Result) {
 
 func (t *textWriter) mdFigures(res *analyze.Result) {
 	t.printf("**Idle in the window** (%s):\n\n%s.\n\n", mdEscape(windowLine(res.Window)), mdEscape(figuresLine(res)))
+	if line := stabilityLine(res); line != "" {
+		t.printf("%s.\n\n", mdEscape(line))
+	}
 	t.mdTable(breakdownTable(res))
 	t.printf("\n%s\n\n", mdEscape(thresholdCheck(res)))
 	t.mdTable(devicesTable(res))

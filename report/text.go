@@ -171,6 +171,9 @@ func windowLine(w analyze.Window) string {
 func (t *textWriter) breakdown(res *analyze.Result) {
 	t.heading("Idle in the window: " + windowLine(res.Window))
 	t.printf("  %s\n", figuresLine(res))
+	if line := stabilityLine(res); line != "" {
+		t.printf("  %s\n", termSafe(line))
+	}
 	t.table(breakdownTable(res))
 	t.printf("  %s\n", thresholdCheck(res))
 }

@@ -223,6 +223,10 @@ func (p *parser) topObject() error {
 			return p.metaValue("base_time_ns")
 		case "traceName":
 			return p.metaValue("trace_name")
+		case "num_workers", "grain_worker_count":
+			// Loader settings a script added with the profiler's
+			// add_metadata_json: the worker count the analysis reads.
+			return p.metaValue(key)
 		}
 		return p.dec.skipValue()
 	})

@@ -79,6 +79,9 @@ func Build(s *Spec) *trace.Trace {
 	for k, v := range s.DistributedMeta() {
 		b.Meta[k] = v
 	}
+	for k, v := range s.Meta {
+		b.Meta[k] = v
+	}
 	t := b.Finish()
 	t.Format = "tracetest"
 	return t

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -37,6 +38,9 @@ func WriteChrome(w io.Writer, s *Spec) error {
 	}
 	cw.str(`],`)
 	cw.distributedInfo(s)
+	for _, k := range slices.Sorted(maps.Keys(s.Meta)) {
+		cw.str(string(appendJSONString(nil, k)) + ":" + string(appendJSONString(nil, s.Meta[k])) + ",")
+	}
 	cw.str(`"traceEvents":[`)
 	cw.metadata(s, devices)
 	for i := range s.Events {

@@ -51,7 +51,8 @@ type Loop struct {
 	// NoStepMarkers leaves out the ProfilerStep annotations.
 	NoStepMarkers bool
 	Input         int64
-	// InputName names the input annotation (default SingleProcessLoader).
+	// InputName names the input annotation (default SingleProcessLoader,
+	// MultiProcessLoader with a Loader).
 	InputName string
 	// UntracedInput spends the input time on the main thread without any
 	// event: the loader was not traced.
@@ -80,15 +81,20 @@ type Loop struct {
 	// optimizer. At least Compute long, it lets the sync find the device
 	// already idle (an empty queue).
 	Optimizer int64
+	// Loader, when set, feeds the loop from worker processes (see
+	// WorkerLoader) instead of loading Input ns inline.
+	Loader *WorkerLoader
 }
 
 // loopSim holds the simulation's clocks.
 type loopSim struct {
-	l    Loop
-	s    *Spec
-	h    int64   // host time
-	free []int64 // when each device is next free
-	corr uint64
+	l Loop
+	s *Spec
+	h int64 // host time
+	// workers simulates Loop.Loader; nil without one.
+	workers *workerSim
+	free    []int64 // when each device is next free
+	corr    uint64
 }
 
 // Spec simulates the loop and returns its trace.
@@ -99,13 +105,20 @@ func (l Loop) Spec() *Spec {
 	if l.Devices == 0 {
 		l.Devices = 1
 	}
-	if l.InputName == "" {
+	switch {
+	case l.InputName != "":
+	case l.Loader != nil:
+		l.InputName = MultiProcessLoader
+	default:
 		l.InputName = SingleProcessLoader
 	}
 	l.Dispatch = max(l.Dispatch, int64(l.Devices)*LaunchDur)
 	sim := &loopSim{l: l, s: &Spec{Threads: []Thread{{MainTID, "python"}}}, free: make([]int64, l.Devices)}
 	if l.Backward {
 		sim.s.Threads = append(sim.s.Threads, Thread{BackwardTID, "autograd"})
+	}
+	if l.Loader != nil {
+		sim.startWorkers()
 	}
 	for k := 1; k <= l.Steps; k++ {
 		sim.step(k)
@@ -119,10 +132,10 @@ func (sim *loopSim) step(k int) {
 	l := sim.l
 	start := sim.h
 	input := len(sim.s.Events)
-	if l.Input+l.PageableCopy > 0 && !l.UntracedInput {
+	if (l.Input+l.PageableCopy > 0 || l.Loader != nil) && !l.UntracedInput {
 		sim.add(Event{Role: Annotation, Name: l.InputName, Thread: MainTID, Start: start})
 	}
-	sim.h += l.Input
+	sim.h += sim.input(k)
 	if l.PageableCopy > 0 {
 		sim.pageableCopy()
 	}

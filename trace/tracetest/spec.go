@@ -73,6 +73,10 @@ type Spec struct {
 	// distributedInfo does; WorldSize 0 means the run is not distributed
 	// and Rank is ignored.
 	Rank, WorldSize int
+	// Meta holds top-level members written beside traceEvents in Chrome
+	// JSON (as the profiler's add_metadata_json writes them), each value
+	// a JSON string; XPlane ignores it.
+	Meta map[string]string
 	// TPU lays the devices out as TPUs in XPlane: "/device:TPU:<n>"
 	// planes whose work is on an "XLA Ops" line (streams are ignored).
 	TPU bool

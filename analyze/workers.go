@@ -1,0 +1,156 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// Loader is what the trace says of the input pipeline's workers.
+type Loader struct {
+	// Known is set when the trace says how many workers load: Workers
+	// is then that count, 0 for a loader inline on the loop thread.
+	Known   bool
+	Workers int
+	// From says where the count was read ("num_workers in the trace's
+	// metadata", "4 worker threads in the trace", "the single-process
+	// DataLoader iterator").
+	From string
+	// PerBatch is a worker's median time per batch where the workers'
+	// own frames are in the trace; 0 when they are not.
+	PerBatch int64
+}
+
+var (
+	// workerTrackName names host threads or processes that are loader
+	// workers.
+	workerTrackName = regexp.MustCompile(`(?i)(data_?loader|pt_data|grain).{0,3}worker`)
+	// workerFrame names the frames a loader worker runs a batch in:
+	// PyTorch's fetch and worker loop, grain's worker-process prefetch.
+	workerFrame = regexp.MustCompile(`_utils/fetch\.py|_worker_loop|process_prefetch`)
+)
+
+// metaWorkerKeys are the metadata keys that carry a worker count, as a
+// script adds them with the profiler's add_metadata_json.
+var metaWorkerKeys = []string{"num_workers", "grain_worker_count"}
+
+// findLoader reads the loader's worker count from the trace: its metadata,
+// else worker threads (by name or by the frames they run, off the loop
+// threads), else the DataLoader iterator's class on the loop threads.
+func (a *analyzer) findLoader() Loader {
+	l := Loader{}
+	tracks, perBatch := a.workerTracks()
+	l.PerBatch = perBatch
+	for _, k := range metaWorkerKeys {
+		if n, err := strconv.Atoi(a.t.Meta[k]); err == nil && n >= 0 {
+			l.Known, l.Workers, l.From = true, n, k+" in the trace's metadata"
+			return l
+		}
+	}
+	if len(tracks) > 0 {
+		l.Known, l.Workers = true, len(tracks)
+		l.From = plural(len(tracks), "worker thread") + " in the trace"
+		return l
+	}
+	for _, tr := range a.launchingThreads() {
+		th := a.thread(tr)
+		for i := range th.evs {
+			if describeLoader(a.t.Str(th.evs[i].Name)) == "single-process DataLoader" {
+				l.Known, l.Workers, l.From = true, 0, "the single-process DataLoader iterator"
+				return l
+			}
+		}
+	}
+	return l
+}
+
+// workerTracks returns the host tracks that are loader workers, and the
+// median length of their per-batch frames (0 without).
+func (a *analyzer) workerTracks() ([]int, int64) {
+	launching := a.launchingThreads()
+	var tracks []int
+	var frames []int64
+	for i := range a.t.Tracks {
+		tr := &a.t.Tracks[i]
+		if tr.Kind != trace.TrackHost || slices.Contains(launching, int32(i)) {
+			continue
+		}
+		named := workerTrackName.MatchString(tr.Name)
+		var fs []int64
+		for _, e := range a.t.TrackEvents(i) {
+			if e.Dur > 0 && workerFrame.MatchString(a.t.Str(e.Name)) {
+				fs = append(fs, e.Dur)
+			}
+		}
+		if named || len(fs) > 0 {
+			tracks = append(tracks, i)
+			frames = append(frames, fs...)
+		}
+	}
+	return tracks, median(frames)
+}
+
+// WorkerEstimate returns the loader workers that would keep up with the
+// devices, and its derivation, from what the trace shows: C, the device
+// busy time per step; T, the step time; L, the input wait per step; k, the
+// workers the trace shows (Result.Loader); P, a worker's time per batch
+// where its frames are in the trace. ok is false without steps or
+// compute, or with background workers of unknown count.
+//
+//   - P known: ceil(P / C) workers deliver a batch per C.
+//   - k workers, with L not over 5% of C or T not over C by more than 5%:
+//     the loader keeps up; k, never more.
+//   - k workers waited on: they deliver a batch per T, so each takes about
+//     k*T per batch: ceil(k * T / C).
+//   - inline (k = 0): ceil(L / C) + 1, enough to load side by side at the
+//     pace of compute, plus one spare.
+func (r *Result) WorkerEstimate() (n int, derivation string, ok bool) {
+	input, c, okS := r.PerStep()
+	t, _ := r.StepTime()
+	l := r.Loader
+	if !okS || c <= 0 || !l.Known {
+		return 0, "", false
+	}
+	C := formatDuration(c)
+	switch {
+	case l.PerBatch > 0 && l.Workers > 0:
+		n = int(math.Ceil(float64(l.PerBatch) / float64(c)))
+		if n <= l.Workers {
+			return l.Workers, fmt.Sprintf("a worker takes P = %s per batch, so %d deliver one per %s against C = %s of compute: the loader keeps up, more workers would not help",
+				formatDuration(l.PerBatch), l.Workers, formatDuration(l.PerBatch/int64(l.Workers)), C), true
+		}
+		return n, fmt.Sprintf("ceil(P / C) = ceil(%s / %s) = %d, where P is a worker's time per batch and C the compute per step", formatDuration(l.PerBatch), C, n), true
+	case l.Workers > 0:
+		n = int(math.Ceil(float64(l.Workers) * float64(t) / float64(c)))
+		if n <= l.Workers || float64(input) <= fedShare*float64(c) || float64(t) <= (1+fedShare)*float64(c) {
+			return l.Workers, fmt.Sprintf("steps of T = %s against C = %s of compute, the loop waiting %s per step on %d workers: the loader keeps up, more workers would not help",
+				formatDuration(t), C, formatDuration(input), l.Workers), true
+		}
+		return n, fmt.Sprintf("with k = %d workers a batch comes every step of T = %s, so a worker takes about k * T per batch; ceil(k * T / C) = ceil(%d * %s / %s) = %d",
+			l.Workers, formatDuration(t), l.Workers, formatDuration(t), C, n), true
+	}
+	n = int(math.Ceil(float64(input)/float64(c))) + 1
+	return n, fmt.Sprintf("ceil(L / C) + 1 = ceil(%s / %s) + 1 = %d: loading side by side at the pace of compute, plus one spare", formatDuration(input), C, n), true
+}
+
+// workerFix advises the worker count in the framework's terms where the
+// trace gives one, and otherwise returns fallback.
+func (a *analyzer) workerFix(fallback string) string {
+	r := a.res
+	n, why, ok := r.WorkerEstimate()
+	if !ok || r.Loader.Workers == 0 {
+		return fallback
+	}
+	setting := fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
+	if r.Framework == JAX {
+		setting = fmt.Sprintf("grain_worker_count=%d (with worker_buffer_size of 2 or more)", n)
+	}
+	if n <= r.Loader.Workers {
+		return fmt.Sprintf("Keep the %d workers (%s): %s. Look elsewhere for the idle.", r.Loader.Workers, r.Loader.From, why)
+	}
+	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why)
+}

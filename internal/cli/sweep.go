@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/compare"
+	irun "github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/trace"
+)
+
+func init() {
+	commands["sweep"] = command{
+		summary: "N runs of one job with different settings: the table, the knee, the advice",
+		run:     runSweep,
+	}
+}
+
+type sweepFlags struct {
+	analysis  *analysisFlags
+	label     string
+	labels    string
+	tolerance float64
+	format    string
+	out       string
+}
+
+func runSweep(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &sweepFlags{analysis: addAnalysisFlags(fs)}
+	fs.StringVar(&f.label, "label", "", `the setting and its value per run, in order: "k=1,2,4,8" (default: the worker count each trace shows)`)
+	fs.StringVar(&f.labels, "labels", "", `a label per run, in order, comma-separated, when the runs differ in something other than a number`)
+	fs.Float64Var(&f.tolerance, "tolerance", compare.DefaultTolerance, "how much slower than the best step time the knee may be (a fraction)")
+	fs.StringVar(&f.format, "format", "text", "output format: text, json, markdown or html")
+	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: tracegap sweep [flags] RUN RUN...\n\nEach RUN is a trace, a TensorBoard log directory or a directory of one job's rank traces.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		return exitUsage
+	}
+	format, setting, labels, err := f.finish(fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		return exitUsage
+	}
+	runs, ok := f.analyzeRuns(fs.Args(), stderr)
+	if !ok {
+		return exitUsage
+	}
+	if setting, err = labelRuns(runs, setting, labels); err != nil {
+		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		return exitUsage
+	}
+	s, err := compare.NewSweep(setting, runs, f.tolerance)
+	if err == nil {
+		write := func(w io.Writer) error { return report.WriteSweep(w, s, format) }
+		if f.out != "" {
+			err = report.WriteFile(f.out, write)
+		} else {
+			err = write(stdout)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// finish checks the flags and arguments and splits the labels.
+func (f *sweepFlags) finish(fs *pflag.FlagSet) (report.Format, string, []string, error) {
+	if fs.NArg() < 2 {
+		return "", "", nil, fmt.Errorf("expected two runs or more, got %d", fs.NArg())
+	}
+	if f.label != "" && f.labels != "" {
+		return "", "", nil, fmt.Errorf("--label and --labels both given: expected one")
+	}
+	setting, list := "", f.labels
+	if f.label != "" {
+		var ok bool
+		if setting, list, ok = strings.Cut(f.label, "="); !ok || setting == "" {
+			return "", "", nil, fmt.Errorf("--label %q: expected NAME=V1,V2,... such as k=1,2,4,8", f.label)
+		}
+	}
+	var labels []string
+	if list != "" {
+		labels = strings.Split(list, ",")
+		if len(labels) != fs.NArg() {
+			return "", "", nil, fmt.Errorf("%d labels for %d runs: expected one per run", len(labels), fs.NArg())
+		}
+	}
+	format, err := report.ParseFormat(f.format)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return format, setting, labels, f.analysis.options().Validate()
+}
+
+// labelRuns labels the runs from labels, else from the worker count each
+// trace shows, else from the file names; it returns the setting's name.
+func labelRuns(runs []compare.SweepRun, setting string, labels []string) (string, error) {
+	if labels != nil {
+		for i := range runs {
+			runs[i].Label = strings.TrimSpace(labels[i])
+		}
+		return setting, nil
+	}
+	known := true
+	for i := range runs {
+		known = known && runs[i].Summary.WorkersKnown
+	}
+	for i := range runs {
+		sm := &runs[i].Summary
+		if known {
+			runs[i].Label = strconv.Itoa(sm.Workers)
+		} else {
+			runs[i].Label = filepath.Base(sm.Path)
+		}
+	}
+	if known {
+		return "workers", nil
+	}
+	return "", nil
+}
+
+// analyzeRuns analyses each run: a file, or a directory holding one trace,
+// a TensorBoard log directory (its newest run) or a job's rank traces.
+func (f *sweepFlags) analyzeRuns(args []string, stderr io.Writer) ([]compare.SweepRun, bool) {
+	e := f.analysis.engine(2)
+	runs := make([]compare.SweepRun, len(args))
+	ok := true
+	for i, a := range args {
+		res, err := analyzeRun(e, a, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracegap sweep: %q: %v\n", a, err)
+			ok = false
+			continue
+		}
+		runs[i].Summary = compare.Summarize(res)
+		runs[i].Summary.Path = a
+	}
+	return runs, ok
+}
+
+func analyzeRun(e *irun.Engine, arg string, stderr io.Writer) (*analyze.Result, error) {
+	ctx := context.Background()
+	if st, err := os.Stat(arg); err != nil || !st.IsDir() {
+		o := e.AnalyzeFiles(ctx, []string{arg})[0]
+		return o.Result, o.Err
+	}
+	paths, err := trace.Expand([]string{arg})
+	switch {
+	case err != nil:
+		return nil, err
+	case len(paths) == 0:
+		return nil, fmt.Errorf("no traces in the directory: expected a trace, a TensorBoard log directory or rank traces")
+	case len(paths) > 1 && irun.LooksLikeJob(paths):
+		jr, err := e.AnalyzeJob(ctx, paths)
+		if err != nil {
+			return nil, err
+		}
+		return &jr.Overall, nil
+	case len(paths) > 1:
+		fmt.Fprintf(stderr, "tracegap sweep: %q: %d traces, using the newest run's %q\n", arg, len(paths), paths[0])
+	}
+	o := e.AnalyzeFiles(ctx, paths[:1])[0]
+	return o.Result, o.Err
+}

@@ -1,0 +1,170 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/compare"
+)
+
+// SweepSchema names the version of the sweep's JSON document.
+const SweepSchema = "tracegap/sweep/v1"
+
+// sweepCauses are the idle causes a sweep's table shows, by share.
+var sweepCauses = []analyze.Cause{analyze.Input, analyze.InSync, analyze.AfterSync, analyze.Host, analyze.Runtime, analyze.Untraced}
+
+// WriteSweep renders a sweep as text, Markdown, JSON or HTML: one row per
+// run, the knee and the recommendation.
+func WriteSweep(w io.Writer, s *compare.Sweep, f Format) error {
+	if s == nil {
+		return fmt.Errorf("report: sweep is nil")
+	}
+	bw := bufio.NewWriter(w)
+	var err error
+	switch f {
+	case Text:
+		err = sweepText(bw, s)
+	case Markdown:
+		err = sweepMarkdown(bw, s)
+	case JSON:
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			Schema string `json:"schema"`
+			*compare.Sweep
+		}{SweepSchema, s})
+	case HTML:
+		err = sweepHTML(bw, s)
+	default:
+		return fmt.Errorf("report: a sweep cannot be written as %q: expected text, json, markdown or html", f)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// sweepTable is the runs' table; labels and verdicts come from the user
+// and the traces: callers escape the cells for their medium.
+func sweepTable(s *compare.Sweep) *table {
+	name := s.Setting
+	if name == "" {
+		name = "run"
+	}
+	head := []string{name, "step time", "median", "p90", "stability", "device busy", "input wait/step"}
+	align := "lrrrlrr"
+	for _, c := range sweepCauses {
+		head, align = append(head, "idle "+c.String()), align+"r"
+	}
+	head, align = append(head, "verdict"), align+"l"
+	tb := newTable(align, head...)
+	for i := range s.Runs {
+		r := &s.Runs[i]
+		sm := &r.Summary
+		label := r.Label
+		if i == s.Knee {
+			label += " (knee)"
+		}
+		cells := []string{label, Duration(sm.StepTime), Duration(sm.StepMedian), Duration(sm.StepP90), sm.Stability,
+			percent(sm.Utilization), Duration(sm.Input)}
+		for _, c := range sweepCauses {
+			cells = append(cells, percent(sm.IdleOf(c.String()).Share))
+		}
+		tb.add(append(cells, string(sm.Verdict))...)
+	}
+	return tb
+}
+
+func sweepText(w io.Writer, s *compare.Sweep) error {
+	tb := sweepTable(s)
+	for i, row := range tb.rows {
+		for j := range row {
+			tb.rows[i][j] = termSafe(row[j])
+		}
+	}
+	if _, err := fmt.Fprintf(w, "Sweep over %d runs\n\n", len(s.Runs)); err != nil {
+		return err
+	}
+	if err := tb.renderText(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", termSafe(s.Recommendation))
+	return err
+}
+
+func sweepMarkdown(w io.Writer, s *compare.Sweep) error {
+	if _, err := fmt.Fprintf(w, "### Sweep over %d runs\n\n", len(s.Runs)); err != nil {
+		return err
+	}
+	if err := sweepTable(s).renderMarkdown(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", mdEscape(s.Recommendation))
+	return err
+}
+
+var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>tracegap sweep</title>
+<style>body{font:14px sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}</style>
+</head><body>
+<h1>Sweep over {{len .Rows}} runs</h1>
+{{.Chart}}
+<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<p>{{.Recommendation}}</p>
+</body></html>
+`))
+
+func sweepHTML(w io.Writer, s *compare.Sweep) error {
+	tb := sweepTable(s)
+	return sweepPage.Execute(w, struct {
+		Head           []string
+		Rows           [][]string
+		Chart          template.HTML
+		Recommendation string
+	}{tb.header, tb.rows, sweepChart(s), s.Recommendation})
+}
+
+// sweepChart draws each run's step time as a bar split into device busy
+// and idle by cause (input, sync, other), setting on the x axis. Labels
+// are escaped: they come from the user or the traces.
+func sweepChart(s *compare.Sweep) template.HTML {
+	const w, h, pad = 480, 200, 30
+	var top int64 = 1
+	for _, r := range s.Runs {
+		top = max(top, r.Summary.StepTime)
+	}
+	bw := (w - 2*pad) / max(len(s.Runs), 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="step time by setting">`, w, h+40)
+	for i, r := range s.Runs {
+		sm := &r.Summary
+		x := pad + i*bw
+		y := float64(h)
+		parts := []struct {
+			share float64
+			color string
+		}{
+			{sm.Utilization, "#4a7"},
+			{sm.IdleOf(analyze.Input.String()).Share, "#d73"},
+			{sm.IdleOf(analyze.InSync.String()).Share + sm.IdleOf(analyze.AfterSync.String()).Share, "#c4c"},
+			{1 - sm.Utilization - sm.IdleOf(analyze.Input.String()).Share - sm.IdleOf(analyze.InSync.String()).Share - sm.IdleOf(analyze.AfterSync.String()).Share, "#bbb"},
+		}
+		full := float64(h-10) * float64(sm.StepTime) / float64(top)
+		for _, p := range parts {
+			ph := full * max(p.share, 0)
+			y -= ph
+			fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="%s"/>`, x+4, y, bw-8, ph, p.color)
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="middle">%s</text>`, x+bw/2, h+15, template.HTMLEscapeString(r.Label))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="middle">%s</text>`, x+bw/2, h+30, template.HTMLEscapeString(Duration(sm.StepTime)))
+	}
+	b.WriteString(`<text x="4" y="12" font-size="11">step time: device busy (green), idle on input (orange), syncs (purple), other (grey)</text></svg>`)
+	return template.HTML(b.String())
+}
