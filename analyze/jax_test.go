@@ -90,6 +90,52 @@ var jaxScenarios = []jaxScenario{
 		idle:    Breakdown{ByCause: [NumCauses]int64{Runtime: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
 		finding: "runtime-work",
 	},
+	{
+		// GPU, print(loss) then a slow inline grain load: grain 20,
+		// dispatch 1, kernel 10 with print blocking until it ends: a step
+		// every 31.01 ms, the kernel of step k (from 0) from 31.01k + 21.01
+		// to 31.01(k+1). Each kept step's gap (21.01 ms) is the load and
+		// dispatch after print returned (after-sync, 21 ms) and the launch
+		// with Python back in print (in-sync, 10 us). The sync decides,
+		// and the load it exposes (20 ms a step) is longer than the
+		// compute (10 ms): removing print(loss) would not hide it.
+		name:    "jax-g/print-then-slow-grain-load",
+		program: tracetest.JAXProgram{Steps: 6, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_010 * usec, 186_060 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 21 * msec}},
+		finding: "slow-input",
+	},
+	{
+		// GPU, two grain workers of 15 ms a batch (a batch every 7.5 ms)
+		// against 10 ms of compute, queue of two. Batches 2k and 2k+1 are
+		// ready at 15(k+1). Step 1 takes batch 0 at 15 (+0.1), dispatches
+		// to 16.1; its kernel runs 16.11 to 26.11. From then on the host
+		// is ahead: it waits on the workers (steps 3 and 5, for batches 2
+		// and 4) or on the queue, never the device, which runs back to
+		// back; steps start every 10 ms from 26.11: no idle at all.
+		name:    "jax-h/grain-workers-keep-up",
+		program: tracetest.JAXProgram{Steps: 6, Workers: 2, Load: 15 * msec, Dispatch: msec, Compute: 10 * msec, Depth: 2},
+		verdict: Parallel, steps: 5,
+		window:  Interval{26_110 * usec, 76_110 * usec},
+	},
+	{
+		// GPU, one grain worker of 20 ms a batch against 10 ms of
+		// compute: batch k is ready at 20(k+1), taken by 20(k+1) + 0.1,
+		// dispatched by 20(k+1) + 1.1; its kernel runs 20k + 21.11 to
+		// 20k + 31.11. Each gap (10 ms) is the wait on the workers' queue
+		// and the take (input, 8.99 ms), the dispatch (host, 1 ms) and
+		// the launch with Python already in the next step's wait (input,
+		// 10 us); after the last launch the program has ended (untraced,
+		// 10 us). The loader runs in worker processes and the loop still
+		// waits on them: data-bound.
+		name:    "jax-i/grain-workers-fall-behind",
+		program: tracetest.JAXProgram{Steps: 6, Workers: 1, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_110 * usec, 131_110 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{Input: 5*9*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+		finding: "slow-input",
+	},
 }
 
 // TestJAXRealTraces checks that the shared JAX traces are explained on the
