@@ -117,7 +117,7 @@ var jaxScenarios = []jaxScenario{
 		name:    "jax-h/grain-workers-keep-up",
 		program: tracetest.JAXProgram{Steps: 6, Workers: 2, Load: 15 * msec, Dispatch: msec, Compute: 10 * msec, Depth: 2},
 		verdict: Parallel, steps: 5,
-		window:  Interval{26_110 * usec, 76_110 * usec},
+		window: Interval{26_110 * usec, 76_110 * usec},
 	},
 	{
 		// GPU, one grain worker of 20 ms a batch against 10 ms of
