@@ -371,7 +371,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 		return Runtime, via
 	}
 	switch {
-	case len(stack) > 0:
+	case len(stack) > 0 && !a.onlyStepMarkers(th, stack):
 		return Host, nil
 	case !linked:
 		return Untraced, nil

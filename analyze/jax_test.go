@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,6 +136,32 @@ var jaxScenarios = []jaxScenario{
 		window:  Interval{31_110 * usec, 131_110 * usec},
 		idle:    Breakdown{ByCause: [NumCauses]int64{Input: 5*9*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
 		finding: "slow-input",
+	},
+	{
+		// jax-c without the Python tracer: the loop thread shows only
+		// the step annotation while grain loads. Each gap is the load's
+		// last 9.99 ms and the launch's 10 us with the loop in the next
+		// step's load (untraced, 10 ms), and the dispatch (host, 1 ms);
+		// the last launch comes after the program's end (untraced, 10
+		// us). Untraced alone passes the host threshold (47.6%):
+		// host-bound at low confidence. All the untraced idle but that
+		// last 10 us is before a step's first dispatch: the likely input.
+		name:    "jax-j/python-tracer-off",
+		program: tracetest.JAXProgram{Steps: 6, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true},
+		verdict: HostBound, steps: 5,
+		window: Interval{31_010 * usec, 136_010 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Host: 5 * msec, Untraced: 5 * 10 * msec}},
+		likely: 5*10*msec - 10*usec,
+	},
+	{
+		// jax-j on TPU: the queue thread's enqueue takes the launch's
+		// place; the same timeline and figures.
+		name:    "jax-k/tpu-python-tracer-off",
+		program: tracetest.JAXProgram{Steps: 6, TPU: true, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true},
+		verdict: HostBound, steps: 5,
+		window: Interval{31_010 * usec, 136_010 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{Host: 5 * msec, Untraced: 5 * 10 * msec}},
+		likely: 5*10*msec - 10*usec,
 	},
 }
 
@@ -271,18 +298,22 @@ type jaxScenario struct {
 	idle    Breakdown
 	// finding, when set, is the ID of the first finding.
 	finding string
+	// likely is the untraced idle before a step's first dispatch on a
+	// loop thread without Python frames: the likely input (0 when the
+	// Python tracer was on).
+	likely int64
 }
 
 // analyzeXPlane writes s as XPlane, reads it back as the tool would and
 // analyses it.
-func analyzeXPlane(t *testing.T, s *tracetest.Spec) *Result {
+func analyzeXPlane(t *testing.T, s *tracetest.Spec) *Analysis {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := tracetest.WriteXPlane(&buf, s); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := xplane.Decode(buf.Bytes(), trace.Options{})
-	return analysisOf(t, tr, err).Result()
+	return analysisOf(t, tr, err)
 }
 
 // analysisOf analyses tr, read with error err, with the default options.
@@ -301,7 +332,8 @@ func analysisOf(t *testing.T, tr *trace.Trace, err error) *Analysis {
 func TestJAXScenarios(t *testing.T) {
 	for _, sc := range jaxScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			res := analyzeXPlane(t, sc.program.Spec())
+			x := analyzeXPlane(t, sc.program.Spec())
+			res := x.Result()
 			if res.Framework != JAX {
 				t.Errorf("framework %q, want JAX", res.Framework)
 			}
@@ -317,6 +349,33 @@ func TestJAXScenarios(t *testing.T) {
 			if sc.finding != "" && (len(res.Findings) == 0 || res.Findings[0].ID != sc.finding) {
 				t.Errorf("findings %+v, want %s first", res.Findings, sc.finding)
 			}
+			// (A program without load or print has no Python frame to
+			// show either way.)
+			if got := x.a.untracedBeforeDispatch(); got != sc.likely || sc.program.NoPythonTracer && !res.LoopUntraced {
+				t.Errorf("likely input %d with loop untraced %v, want %d", got, res.LoopUntraced, sc.likely)
+			}
+			checkLikelyInput(t, res, sc.likely > 0)
 		})
+	}
+}
+
+// checkLikelyInput checks that the likely input of a profile without the
+// Python tracer is named, at lower confidence, in a reason and a finding
+// that says how to capture the tracer, or that neither is there (want).
+func checkLikelyInput(t *testing.T, res *Result, want bool) {
+	t.Helper()
+	reason := slices.ContainsFunc(res.Reasons, func(r string) bool { return strings.HasPrefix(r, "likely the input pipeline: ") })
+	i := slices.IndexFunc(res.Findings, func(f Finding) bool { return f.ID == "likely-input" })
+	if reason != want || (i >= 0) != want {
+		t.Fatalf("likely-input reason %v and finding %v, want %v: %q", reason, i >= 0, want, res.Reasons)
+	}
+	if !want {
+		return
+	}
+	if f := res.Findings[i]; f.Severity != "medium" || !strings.Contains(f.Fix, "python_tracer_level") {
+		t.Errorf("likely-input finding %+v, want medium severity and how to capture the Python tracer", f)
+	}
+	if res.Confidence != Low || res.Idle.Of(Input) != 0 {
+		t.Errorf("confidence %s and input %d, want low and no input invented", res.Confidence, res.Idle.Of(Input))
 	}
 }
