@@ -231,13 +231,7 @@ func TestJAXRealTraces(t *testing.T) {
 					t.Errorf("%s idle mostly in %q, want %q", c, got, name)
 				}
 			}
-			for _, f := range res.Findings {
-				for _, torch := range []string{"pin_memory", "CUDA graphs", ".item()", "with_stack", "DataLoader", "torch"} {
-					if strings.Contains(f.Message+f.Fix, torch) {
-						t.Errorf("%s finding on a JAX trace gives PyTorch advice (%q): %s", f.ID, torch, f.Fix)
-					}
-				}
-			}
+			checkForeignAdvice(t, res)
 			if u := float64(res.Idle.Of(Untraced)) / float64(res.Window.Dur()); u > tt.untraced {
 				t.Errorf("untraced %.1f%% of the window, want at most %.1f%%", 100*u, 100*tt.untraced)
 			}
@@ -355,6 +349,7 @@ func TestJAXScenarios(t *testing.T) {
 				t.Errorf("likely input %d with loop untraced %v, want %d", got, res.LoopUntraced, sc.likely)
 			}
 			checkLikelyInput(t, res, sc.likely > 0)
+			checkForeignAdvice(t, res)
 		})
 	}
 }

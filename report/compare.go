@@ -64,7 +64,7 @@ func SyntheticConclusion(s *compare.Synthetic) string {
 		return unseenConclusion(s)
 	}
 	if s.InputUnseen != "" {
-		return fmt.Sprintf("the new run's step (%s) reaches the target (%s): it keeps up, though its input time cannot be seen (%s).",
+		return fmt.Sprintf("the new run's step (%s) reaches the target (%s): it keeps up, though its input time cannot be seen: %s.",
 			Duration(s.NewStep), Duration(s.Target), s.InputUnseen)
 	}
 	fits := "is longer than"

@@ -195,7 +195,7 @@ func TestSyntheticConclusionUnseen(t *testing.T) {
 		{
 			name: "declared base, at target",
 			s:    compare.Synthetic{Forced: true, Target: 10 * ms, NewStep: 10 * ms, InputUnseen: why, Outcome: compare.KeepsUp},
-			want: []string{"reaches the target (10.0 ms): it keeps up, though its input time cannot be seen (" + why + ")."},
+			want: []string{"reaches the target (10.0 ms): it keeps up, though its input time cannot be seen: " + why + "."},
 		},
 	}
 	for _, tt := range tests {
