@@ -130,6 +130,7 @@ func (a *analyzer) run() error {
 	a.steps = steps
 	a.links = buildLinks(a.t)
 	a.loop = a.findLoop()
+	a.res.LoopUntraced = a.loopUntraced()
 	for _, d := range a.devs {
 		a.scanDevice(d)
 	}
@@ -143,6 +144,7 @@ func (a *analyzer) run() error {
 	a.res.Loader = a.findLoader()
 	a.stabilityReason()
 	a.findings()
+	a.likelyInput()
 	return nil
 }
 

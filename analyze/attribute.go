@@ -341,7 +341,9 @@ func sameNames(th *thread, stack []int32, ids []trace.StrID) bool {
 // link or JAX's host model named the thread (linked): when the thread is a
 // guess, so is the rest. A JAX loop thread inside a dispatch while another
 // thread does runtime work waits for that work: runtime, and the stretch
-// of runtime work is returned.
+// of runtime work is returned. A JAX loop thread profiled without the
+// Python tracer, inside nothing but its step annotation, runs Python the
+// profile does not show: untraced.
 func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []int32, linked bool) (Cause, *hostStretch) {
 	input, runtime := false, false
 	for _, s := range stack {
@@ -371,7 +373,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 		return Runtime, via
 	}
 	switch {
-	case len(stack) > 0:
+	case len(stack) > 0 && !a.onlyStepMarkers(th, stack):
 		return Host, nil
 	case !linked:
 		return Untraced, nil

@@ -236,14 +236,6 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 	}
 }
 
-// syncFix says how to take a sync off the step in the framework's terms.
-func (a *analyzer) syncFix() string {
-	if a.res.Framework == JAX {
-		return "Move the read of device values off the step: keep this step's metrics as jax.Array and read them (jax.device_get) a step later, when the device has finished them, as MaxText buffers its metrics; drop print(loss), float(loss), np.asarray and block_until_ready from the step."
-	}
-	return "Move the sync off the step: log the previous step's loss instead of this one's, drop .item()/print(loss)/block_until_ready from the step, and pin memory (pin_memory=True, non_blocking=True) for host-device copies."
-}
-
 // plural returns "1 call", "3 calls".
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -293,10 +285,10 @@ func countIn(ivs []Interval, w Interval) int {
 
 // slowInput explains input-bound idle; load and compute are per step.
 func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
-	names := a.top(a.tally.names[Input], 1)
-	loader, kind := "the input pipeline", "input pipeline"
+	names := a.inputNames()
+	loader, kind := "the input pipeline", a.loaderKind("")
 	if len(names) > 0 {
-		kind = describeLoader(names[0])
+		kind = a.loaderKind(names[0])
 		loader = fmt.Sprintf("the %s (%s)", kind, names[0])
 	}
 	dev := a.deviceWord()
@@ -389,15 +381,6 @@ func (a *analyzer) dispatch(share float64) Finding {
 	}
 }
 
-// dispatchFix says how to cut host overhead in the framework's terms: no
-// CUDA graphs for JAX, whose compiled functions are the unit of dispatch.
-func (a *analyzer) dispatchFix() string {
-	if a.res.Framework == JAX {
-		return "Dispatch fewer, larger compiled functions: jax.jit the whole step instead of calling many small jitted functions or un-jitted jnp ops from Python, move Python loops into lax.scan / lax.fori_loop, and keep host-side NumPy work off the step."
-	}
-	return "Cut per-op host overhead: capture the step in CUDA graphs, compile it (torch.compile, jax.jit), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step."
-}
-
 // runtimeWork explains idle during runtime work: compilation, allocation,
 // program loading, defragmentation.
 func (a *analyzer) runtimeWork(share float64) Finding {
@@ -406,15 +389,11 @@ func (a *analyzer) runtimeWork(share float64) Finding {
 		what = strings.Join(names, ", ")
 	}
 	dev := a.deviceWord()
-	fix := "Compile once and allocate once: warm up before the profiled steps, keep shapes static, and reuse device memory instead of freeing and allocating it each step."
-	if a.res.Framework == JAX {
-		fix = "Compile once: keep shapes static (pad or bucket batches), pass Python scalars as arrays or mark them static_argnums, and warm up before profiling; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs. Buffer allocation on a first call is warm-up; DefragmentMemory means device memory is fragmented: donate buffers (donate_argnums) and lower peak memory."
-	}
 	return Finding{
 		ID: "runtime-work",
 		Message: fmt.Sprintf("The %s waits while the host runtime is in %s for %s of the window: compilation, allocation or defragmentation holds the next work back.",
 			dev, what, pct(share)),
-		Fix: fix,
+		Fix: a.runtimeFix(),
 	}
 }
 
@@ -425,14 +404,6 @@ func (a *analyzer) untracedThread(share float64) Finding {
 			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced]))),
 		Fix: a.untracedFix(),
 	}
-}
-
-// untracedFix says how to capture what an untraced thread does.
-func (a *analyzer) untracedFix() string {
-	if a.res.Framework == JAX {
-		return "Capture the Python tracer to see what the loop does between dispatches (most often getting the next batch): jax.profiler.start_trace(dir, profiler_options=jax.profiler.ProfileOptions()) with python_tracer_level=1 and host_tracer_level=2, and mark steps with jax.profiler.StepTraceAnnotation(\"train\", step_num=step)."
-	}
-	return "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does."
 }
 
 func mergeNames(x, y map[trace.StrID]int64) map[trace.StrID]int64 {

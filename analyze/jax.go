@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"cmp"
+	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/tracegap/tracegap/trace"
@@ -140,4 +142,113 @@ func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 		return 0, false
 	}
 	return a.dispatches[i-1].Start, true
+}
+
+// pythonFrame matches a frame of JAX's Python tracer as the readers give
+// it (without XProf's "$"): "api.py:3154 block_until_ready",
+// "<unknown> __exit__".
+var pythonFrame = regexp.MustCompile(`^(\S+\.py:\d+|<[^>]*>) \S`)
+
+// loopUntraced reports whether the JAX loop thread shows no Python frame:
+// the profile was taken without the Python tracer, and the loop's Python
+// (getting batches, logging) shows as nothing.
+func (a *analyzer) loopUntraced() bool {
+	if a.loop < 0 {
+		return false
+	}
+	seen := map[trace.StrID]bool{}
+	for _, e := range a.t.TrackEvents(int(a.loop)) {
+		if !seen[e.Name] {
+			seen[e.Name] = true
+			if pythonFrame.MatchString(a.t.Str(e.Name)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// onlyStepMarkers reports whether th is a JAX loop thread without Python
+// frames inside nothing but step markers (StepTraceAnnotation): it runs
+// Python the profile does not show, which is untraced, not host work.
+func (a *analyzer) onlyStepMarkers(th *thread, stack []int32) bool {
+	if th.track != a.loop || !a.res.LoopUntraced {
+		return false
+	}
+	for _, s := range stack {
+		if !th.evs[s].Has(trace.FlagStep) {
+			return false
+		}
+	}
+	return true
+}
+
+// beforeDispatch returns, for each step of the window, the stretch of its
+// host span before its first dispatch on the loop thread: where a training
+// loop gets its batch.
+func (a *analyzer) beforeDispatch() []Interval {
+	evs := a.t.TrackEvents(int(a.loop))
+	out := make([]Interval, 0, len(a.hostSpans))
+	for _, hs := range a.hostSpans {
+		i, _ := slices.BinarySearchFunc(evs, hs.Start, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
+		end := hs.End
+		for ; i < len(evs) && evs[i].Start < hs.End; i++ {
+			if a.cls.of(evs[i].Name) == classDispatch {
+				end = evs[i].Start
+				break
+			}
+		}
+		out = append(out, Interval{hs.Start, end})
+	}
+	return out
+}
+
+// untracedBeforeDispatch returns the untraced idle, averaged over devices,
+// that falls before a step's first dispatch on an untraced JAX loop
+// thread: the likely input-pipeline time of a profile taken without the
+// Python tracer. The figures keep it untraced: nothing in the trace shows
+// it is input.
+func (a *analyzer) untracedBeforeDispatch() int64 {
+	if !a.res.LoopUntraced || len(a.hostSpans) == 0 {
+		return 0
+	}
+	pre := a.beforeDispatch()
+	var sum int64
+	for gi := range a.res.Gaps {
+		for _, sg := range a.res.Gaps[gi].Segments {
+			if sg.Cause != Untraced {
+				continue
+			}
+			iv := Interval{sg.Start, sg.Start + sg.Dur}
+			i, _ := slices.BinarySearchFunc(pre, iv.Start, func(p Interval, t int64) int { return cmp.Compare(p.End, t+1) })
+			for ; i < len(pre) && pre[i].Start < iv.End; i++ {
+				sum += overlap(iv, pre[i])
+			}
+		}
+	}
+	return sum / int64(len(a.devs))
+}
+
+// likelyInput names the likely input share of a JAX profile taken without
+// the Python tracer, in a reason and a finding, when it passes the input
+// threshold. The verdict and the figures stay as the trace shows them.
+func (a *analyzer) likelyInput() {
+	r := a.res
+	d := a.untracedBeforeDispatch()
+	share := float64(d) / float64(max(r.Window.Dur(), 1))
+	if r.Verdict == NoDevice || share <= a.opt.InputThreshold {
+		return
+	}
+	per := formatDuration(d / int64(max(r.Window.Steps, 1)))
+	loop := a.threadName(a.loop)
+	r.Reasons = append(r.Reasons, fmt.Sprintf("likely the input pipeline: the loop thread (%s) shows nothing from the step's start to its first dispatch, where a training loop gets its batch; %s of the window (%s per step) of untraced idle falls there",
+		loop, pct(share), per))
+	r.Findings = append(r.Findings, Finding{
+		ID:       "likely-input",
+		Severity: "medium",
+		Message: fmt.Sprintf("The profile has no Python frames on the loop thread %s (the Python tracer was off). The %s idles for %s of the window (%s per step) while that thread shows nothing between a step's start and its first dispatch, where a training loop gets its next batch: likely the input pipeline. It stays untraced in the figures until a profile shows it.",
+			loop, a.deviceWord(), pct(share), per),
+		Fix: "Profile again with the Python tracer (jax.profiler.ProfileOptions() with python_tracer_level=1, passed as profiler_options to jax.profiler.start_trace) to see what fills that stretch; if it is grain's iterator, load in grain worker processes (grain_worker_count) and prefetch to the device.",
+	})
+	slices.SortStableFunc(r.Findings, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
 }

@@ -38,6 +38,7 @@ func TestRealTraces(t *testing.T) {
 			if !slices.Contains(want, string(res.Verdict)) {
 				t.Errorf("verdict %s (%s), want %s; idle %+v; reasons %q", res.Verdict, res.Confidence, strings.Join(want, "|"), res.Idle, res.Reasons)
 			}
+			checkForeignAdvice(t, res)
 		})
 	}
 }

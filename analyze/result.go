@@ -195,9 +195,13 @@ type Result struct {
 	Source Source
 	// Framework is the ML framework that recorded the trace, as its
 	// event names show it; empty when they do not say.
-	Framework  Framework
-	Verdict    Verdict
-	Confidence Confidence
+	Framework Framework
+	// LoopUntraced is set for a JAX trace whose loop thread shows no
+	// Python frame (profiled without the Python tracer): its input
+	// pipeline, logging and other Python show as untraced.
+	LoopUntraced bool
+	Verdict      Verdict
+	Confidence   Confidence
 	// Reasons explain a confidence below high, and the deciding numbers.
 	Reasons []string
 	// Secondary lists the other causes over their thresholds, as the

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -8,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/trace/xplane"
 )
 
 const ms = int64(1_000_000)
@@ -128,6 +131,7 @@ func TestSummarize(t *testing.T) {
 				Path: "parallel.json", Format: "chrome", Verdict: analyze.Parallel, Confidence: analyze.High,
 				Steps: 3, StepTime: 20 * ms, DeviceBusy: 20 * ms, Utilization: 1, Idle: idleOf(nil, nil),
 				StepMedian: 38 * ms, StepP90: 56 * ms, Stability: "weakly unstable",
+				InputUnseen: unseenNoEvents,
 			},
 		},
 		{
@@ -306,6 +310,8 @@ func TestSynthetic(t *testing.T) {
 		slower     bool
 		outcome    Outcome
 		syncNames  []string
+		// unseen is set when the new run shows no input event.
+		unseen bool
 	}{
 		{
 			name: "input fits, at target", base: synthetic, detected: true, fits: true,
@@ -331,6 +337,24 @@ func TestSynthetic(t *testing.T) {
 			next:    run(analyze.DataBound, 4, 150*ms, 90*ms, 95*ms, 0, idle(map[analyze.Cause]int64{analyze.Input: 200 * ms}, 0)),
 			outcome: InputBound,
 		},
+		{
+			// No input event in the new run: the test cannot tell its
+			// input from a sync.
+			name: "input unseen, slower", base: synthetic, detected: true, slower: true, unseen: true,
+			next:    run(analyze.HostBound, 4, 130*ms, 90*ms, 0, 0, idle(map[analyze.Cause]int64{analyze.Untraced: 100 * ms}, 0)),
+			outcome: InputUnseen,
+		},
+		{
+			// Neither run shows input: the base may not be synthetic.
+			name: "input unseen, at target", base: synthetic, next: synthetic, detected: true, unseen: true,
+			outcome: InputUnseen,
+		},
+		{
+			// Declared synthetic, and the new run reaches it: no input
+			// figure is needed to say it keeps up.
+			name: "input unseen, declared base, at target", base: synthetic, next: synthetic, force: true, detected: true, unseen: true,
+			outcome: KeepsUp,
+		},
 		{name: "real base not detected", base: real, next: real},
 		{name: "real base forced", base: real, force: true, detected: true, fits: true, next: real, outcome: KeepsUp},
 	}
@@ -346,6 +370,9 @@ func TestSynthetic(t *testing.T) {
 			if s.Forced != tt.force || s.InputFits != tt.fits || s.Slower != tt.slower || s.Outcome != tt.outcome || s.Target != tt.base.Steps[0].Dur {
 				t.Errorf("got forced %v fits %v slower %v outcome %s target %d, want %v %v %v %s %d",
 					s.Forced, s.InputFits, s.Slower, s.Outcome, s.Target, tt.force, tt.fits, tt.slower, tt.outcome, tt.base.Steps[0].Dur)
+			}
+			if (s.InputUnseen != "") != tt.unseen {
+				t.Errorf("input unseen %q, want unseen %v", s.InputUnseen, tt.unseen)
 			}
 			var names []string
 			for _, site := range s.Syncs {
@@ -439,6 +466,70 @@ func TestSyntheticGenerated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := Compare(base, summarizeLoop(tt.loop), Options{}).Synthetic
+			if s == nil {
+				t.Fatal("the base, fed no input, was not read as synthetic")
+			}
+			got := *s
+			got.Syncs = nil
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSyntheticJAX runs the synthetic-data test on generated JAX programs
+// written as XPlane. The base feeds no input and queues two calls ahead:
+// its device runs a 10 ms step back to back. The new run loads 20 ms with
+// grain before each 1 ms call (jax-c in analyze's scenarios): a step every
+// 21 ms. With the Python tracer, its loading is seen and longer than the
+// base's compute; without it, the loop thread shows nothing while it
+// loads, and the test says so instead of concluding.
+func TestSyntheticJAX(t *testing.T) {
+	summarize := func(p tracetest.JAXProgram) Summary {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := tracetest.WriteXPlane(&buf, p.Spec()); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := xplane.Decode(buf.Bytes(), trace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := analyze.Analyze(tr, analyze.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Summarize(r)
+	}
+	base := summarize(tracetest.JAXProgram{Steps: 6, Dispatch: ms, Compute: 10 * ms, Depth: 2})
+	slow := tracetest.JAXProgram{Steps: 6, Load: 20 * ms, Dispatch: ms, Compute: 10 * ms}
+	blind := slow
+	blind.NoPythonTracer = true
+	tests := []struct {
+		name    string
+		program tracetest.JAXProgram
+		force   bool
+		want    Synthetic // Syncs left out
+	}{
+		{
+			name: "Python tracer on", program: slow,
+			want: Synthetic{Target: 10 * ms, BaseCompute: 10 * ms, NewStep: 21 * ms, NewInput: 20 * ms, Slower: true, Outcome: InputBound},
+		},
+		{
+			name: "Python tracer off", program: blind,
+			want: Synthetic{Target: 10 * ms, BaseCompute: 10 * ms, NewStep: 21 * ms, Slower: true,
+				InputUnseen: unseenNoPythonTracer, Outcome: InputUnseen},
+		},
+		{
+			name: "Python tracer off, base declared", program: blind, force: true,
+			want: Synthetic{Forced: true, Target: 10 * ms, BaseCompute: 10 * ms, NewStep: 21 * ms, Slower: true,
+				InputUnseen: unseenNoPythonTracer, Outcome: InputUnseen},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Compare(base, summarize(tt.program), Options{SyntheticBase: tt.force}).Synthetic
 			if s == nil {
 				t.Fatal("the base, fed no input, was not read as synthetic")
 			}

@@ -71,6 +71,11 @@ type Summary struct {
 	// (analyze.Result.Loader).
 	Workers      int  `json:"workers"`
 	WorkersKnown bool `json:"workers_known"`
+	// InputUnseen says why the run's input-pipeline time cannot be seen
+	// in its trace, when no input event was seen on the thread(s) the
+	// devices wait for; empty when it was (and in Summaries stored
+	// before the field existed).
+	InputUnseen string `json:"input_unseen,omitempty"`
 }
 
 // CauseIdle is the window's idle time of one cause.
@@ -137,8 +142,32 @@ func Summarize(r *analyze.Result) Summary {
 		idle(c.String(), r.Idle.Of(c))
 	}
 	idle(BelowMinGap, r.Idle.BelowMinGap)
+	s.InputUnseen = inputUnseen(r)
 	return s
 }
+
+// inputUnseen says why r's input time cannot be seen, or returns "" when
+// the launching threads showed some: loading in a step, or input-caused
+// idle.
+func inputUnseen(r *analyze.Result) string {
+	seen := r.Idle.Of(analyze.Input) > 0
+	for i := range r.Steps {
+		seen = seen || r.Steps[i].Input > 0
+	}
+	switch {
+	case seen:
+		return ""
+	case r.LoopUntraced:
+		return unseenNoPythonTracer
+	}
+	return unseenNoEvents
+}
+
+// Why a run's input cannot be seen (Summary.InputUnseen).
+const (
+	unseenNoPythonTracer = "its JAX loop thread shows no Python frames (profiled without the Python tracer), so grain's or tf.data's loader frames are not in the trace"
+	unseenNoEvents       = "its trace shows no input-pipeline event on the thread the devices wait for (no DataLoader record, loader frame or input annotation)"
+)
 
 // perStep returns the run's step time and its input, device busy and sync
 // time per step, from the analysis's own figures where the run has steps;

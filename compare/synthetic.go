@@ -6,7 +6,8 @@ import "github.com/tracegap/tracegap/analyze"
 // pipeline) gives the step time the real run should reach. If the real
 // run's input fits inside the compute and its step is still slower, the
 // input pipeline is not the bottleneck, and a forced synchronization is the
-// likely cause.
+// likely cause. The test concludes on input only where the new run's input
+// can be seen in its trace; otherwise it says why not (InputUnseen).
 type Synthetic struct {
 	// Forced is set when the caller declared the base synthetic rather
 	// than it being detected.
@@ -22,8 +23,12 @@ type Synthetic struct {
 	// NewAfterSync its device idle per step right after they return.
 	NewSync      int64
 	NewAfterSync int64
-	// InputFits is NewInput < BaseCompute.
+	// InputFits is NewInput < BaseCompute, where the new run's input
+	// can be seen (false when it cannot).
 	InputFits bool
+	// InputUnseen says why the new run's input time cannot be seen in
+	// its trace (Summary.InputUnseen); empty when it can.
+	InputUnseen string
 	// Slower is set when NewStep exceeds Target by more than the
 	// tolerance (Options.Tolerance).
 	Slower bool
@@ -47,6 +52,10 @@ const (
 	// SyncBound: the input fits, yet the new run is slower than the
 	// target; a forced synchronization is the likely cause.
 	SyncBound Outcome = "sync-bound"
+	// InputUnseen: the new run's input time cannot be seen, so the test
+	// cannot tell input from a sync. Without --synthetic-base it cannot
+	// even tell the base was synthetic: neither run shows input.
+	InputUnseen Outcome = "input-unseen"
 )
 
 // syntheticInputShare is the input time per step, as a share of the step,
@@ -71,11 +80,16 @@ func syntheticTest(b, n *Summary, opt Options) *Synthetic {
 		NewSync:      n.Sync,
 		NewAfterSync: n.IdleOf(analyze.AfterSync.String()).PerStep,
 		Syncs:        n.Syncs,
+		InputUnseen:  n.InputUnseen,
 	}
-	s.InputFits = s.NewInput < s.BaseCompute
+	s.InputFits = s.InputUnseen == "" && s.NewInput < s.BaseCompute
 	s.Slower = float64(s.NewStep) > float64(s.Target)*(1+opt.Tolerance)
 	switch {
-	case !s.InputFits:
+	case s.InputUnseen != "" && (s.Slower || !s.Forced):
+		// Reaching a declared synthetic target needs no input figure;
+		// anything else does.
+		s.Outcome = InputUnseen
+	case !s.InputFits && s.InputUnseen == "":
 		s.Outcome = InputBound
 	case s.Slower:
 		s.Outcome = SyncBound

@@ -60,6 +60,13 @@ func ComparisonRows(c *compare.Comparison) [][5]string {
 // shows. Names of blocking calls come from the trace: escape them for the
 // medium.
 func SyntheticConclusion(s *compare.Synthetic) string {
+	if s.Outcome == compare.InputUnseen {
+		return unseenConclusion(s)
+	}
+	if s.InputUnseen != "" {
+		return fmt.Sprintf("the new run's step (%s) reaches the target (%s): it keeps up, though its input time cannot be seen: %s.",
+			Duration(s.NewStep), Duration(s.Target), s.InputUnseen)
+	}
 	fits := "is longer than"
 	if s.InputFits {
 		fits = "fits inside"
@@ -87,6 +94,20 @@ func SyntheticConclusion(s *compare.Synthetic) string {
 		names = append(names, fmt.Sprintf("%s (%s in %s)", site.Name, Duration(site.Time), cmpGaps(site.Gaps)))
 	}
 	return msg + ": " + strings.Join(names, ", ") + "."
+}
+
+// unseenConclusion says why the test does not conclude: the new run's
+// input time cannot be seen.
+func unseenConclusion(s *compare.Synthetic) string {
+	msg := fmt.Sprintf("the new run's input time cannot be seen: %s", s.InputUnseen)
+	if !s.Forced {
+		msg += "; with neither run showing input, the base may not be synthetic either (say so with --synthetic-base if it is)"
+	}
+	if s.Slower {
+		msg += fmt.Sprintf(". Its step (%s) is %s slower than the target (%s), from input or a sync the test cannot tell apart",
+			Duration(s.NewStep), percent(float64(s.NewStep)/float64(max(s.Target, 1))-1), Duration(s.Target))
+	}
+	return msg + "."
 }
 
 // RegressionMessage says in one line how a figure grew past its limit.
@@ -302,6 +323,7 @@ type cmpJSONSynthetic struct {
 	NewStep     int64         `json:"new_step_ns"`
 	NewInput    int64         `json:"new_input_ns"`
 	InputFits   bool          `json:"input_fits"`
+	InputUnseen string        `json:"input_unseen"`
 	Slower      bool          `json:"slower"`
 	Outcome     string        `json:"outcome"`
 	Syncs       []cmpJSONSync `json:"syncs"`
@@ -356,7 +378,7 @@ func cmpSyntheticJSON(s *compare.Synthetic) *cmpJSONSynthetic {
 		return nil
 	}
 	js := &cmpJSONSynthetic{Forced: s.Forced, TargetNs: s.Target, BaseCompute: s.BaseCompute, NewStep: s.NewStep,
-		NewInput: s.NewInput, InputFits: s.InputFits, Slower: s.Slower, Outcome: string(s.Outcome),
+		NewInput: s.NewInput, InputFits: s.InputFits, InputUnseen: s.InputUnseen, Slower: s.Slower, Outcome: string(s.Outcome),
 		Syncs: []cmpJSONSync{}, Conclusion: SyntheticConclusion(s)}
 	for _, site := range s.Syncs {
 		js.Syncs = append(js.Syncs, cmpJSONSync{Name: site.Name, Stack: site.Stack, Ns: site.Time, Gaps: site.Gaps})

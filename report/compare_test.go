@@ -176,3 +176,39 @@ func TestComparisonHostileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntheticConclusionUnseen checks that the synthetic-data test says
+// why it cannot conclude when the new run's input cannot be seen, and
+// claims no input figure when the new run reaches a declared target.
+func TestSyntheticConclusionUnseen(t *testing.T) {
+	const why = "its JAX loop thread shows no Python frames"
+	tests := []struct {
+		name string
+		s    compare.Synthetic
+		want []string
+	}{
+		{
+			name: "slower, base detected",
+			s:    compare.Synthetic{Target: 10 * ms, NewStep: 21 * ms, Slower: true, InputUnseen: why, Outcome: compare.InputUnseen},
+			want: []string{"the new run's input time cannot be seen: " + why, "the base may not be synthetic either", "Its step (21.0 ms) is 110.0% slower than the target (10.0 ms), from input or a sync the test cannot tell apart."},
+		},
+		{
+			name: "declared base, at target",
+			s:    compare.Synthetic{Forced: true, Target: 10 * ms, NewStep: 10 * ms, InputUnseen: why, Outcome: compare.KeepsUp},
+			want: []string{"reaches the target (10.0 ms): it keeps up, though its input time cannot be seen: " + why + "."},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SyntheticConclusion(&tt.s)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("conclusion %q lacks %q", got, w)
+				}
+			}
+			if strings.Contains(got, "fits inside") || strings.Contains(got, "bottleneck") {
+				t.Errorf("conclusion %q concludes on input it cannot see", got)
+			}
+		})
+	}
+}

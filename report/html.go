@@ -97,7 +97,7 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	r := htmlRun{
 		ID: "run" + strconv.Itoa(i), Name: filepath.Base(s.Path), Path: s.Path,
 		Verdict: string(line.Verdict), Confidence: string(res.Confidence),
-		Summary: line.afterBadge(), Reasons: otherReasons(res, line), Facts: sourceFacts(s),
+		Summary: line.afterBadge(), Reasons: otherReasons(res, line), Facts: sourceFacts(s, res.Framework),
 		Thresholds: thresholdsLine(&res.Options), Findings: res.Findings, Warnings: s.Warnings,
 	}
 	if s.Path == "" {

@@ -49,8 +49,11 @@ type Report struct {
 
 // SourceV1 describes the input file.
 type SourceV1 struct {
-	Path      string   `json:"path"`
-	Format    string   `json:"format"`
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	// Framework is the ML framework that recorded the trace
+	// (analyze.Result.Framework); "" when the trace does not say.
+	Framework string   `json:"framework"`
 	Bytes     int64    `json:"bytes"`
 	Events    int      `json:"events"`
 	Tracks    int      `json:"tracks"`
@@ -180,7 +183,7 @@ func JSONReport(res *analyze.Result) *Report {
 	o := &res.Options
 	r := &Report{
 		Schema:     Schema,
-		Source:     jsonSource(&res.Source),
+		Source:     jsonSource(&res.Source, res.Framework),
 		Verdict:    string(res.Verdict),
 		Confidence: string(res.Confidence),
 		Summary:    Summary(res),
@@ -225,9 +228,9 @@ func JSONReport(res *analyze.Result) *Report {
 	return r
 }
 
-func jsonSource(s *analyze.Source) SourceV1 {
+func jsonSource(s *analyze.Source, fw analyze.Framework) SourceV1 {
 	return SourceV1{
-		Path: s.Path, Format: s.Format, Bytes: s.Bytes, Events: s.Events,
+		Path: s.Path, Format: s.Format, Framework: string(fw), Bytes: s.Bytes, Events: s.Events,
 		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated,
 		ClockOffsetNs: s.ClockOffsetNs,
 	}

@@ -39,7 +39,11 @@ func (t *textWriter) markdown(res *analyze.Result) {
 	if s.Path == "" {
 		name = "(stdin)"
 	}
-	t.printf("### tracegap: `%s` is **%s**\n\n", strings.ReplaceAll(name, "`", "'"), res.Verdict)
+	fw := ""
+	if res.Framework != analyze.UnknownFramework {
+		fw = " (" + string(res.Framework) + " trace)"
+	}
+	t.printf("### tracegap: `%s` is **%s**%s\n\n", strings.ReplaceAll(name, "`", "'"), res.Verdict, fw)
 	line := summarize(res)
 	t.printf("%s\n\n", mdEscape(line.String()))
 	if len(res.Secondary) > 0 {
@@ -60,7 +64,7 @@ func (t *textWriter) markdown(res *analyze.Result) {
 		t.mdFigures(res)
 	}
 	t.mdFindings(res.Findings)
-	t.printf("<sub>%s %s. Thresholds: %s.</sub>\n", mdEscape(name), mdEscape(sourceFacts(s)), mdEscape(thresholdsLine(&res.Options)))
+	t.printf("<sub>%s %s. Thresholds: %s.</sub>\n", mdEscape(name), mdEscape(sourceFacts(s, res.Framework)), mdEscape(thresholdsLine(&res.Options)))
 	if n := len(s.Warnings); n > 0 {
 		t.printf("\n<details><summary>%d warning(s) while reading</summary>\n\n", n)
 		for i, w := range s.Warnings {

@@ -64,7 +64,7 @@ func writeText(w io.Writer, results []*analyze.Result, opt Options) error {
 }
 
 func (t *textWriter) result(res *analyze.Result) {
-	t.source(&res.Source)
+	t.source(&res.Source, res.Framework)
 	t.verdict(res)
 	if res.Verdict != analyze.NoDevice && len(res.Devices) > 0 {
 		t.devices(res)
@@ -77,20 +77,24 @@ func (t *textWriter) result(res *analyze.Result) {
 	t.warnings(&res.Source)
 }
 
-func (t *textWriter) source(s *analyze.Source) {
+func (t *textWriter) source(s *analyze.Source, fw analyze.Framework) {
 	path := s.Path
 	if path == "" {
 		path = "(stdin)"
 	}
-	t.printf("%s  %s\n", t.style(path, ansiBold), sourceFacts(s))
+	t.printf("%s  %s\n", t.style(path, ansiBold), sourceFacts(s, fw))
 }
 
-// sourceFacts describes the input in a few words: "(chrome, 12.3 MB,
-// 210,345 events, truncated)".
-func sourceFacts(s *analyze.Source) string {
+// sourceFacts describes the input in a few words, with the framework that
+// recorded it when known: "(chrome, PyTorch, 12.3 MB, 210,345 events,
+// truncated)".
+func sourceFacts(s *analyze.Source, fw analyze.Framework) string {
 	facts := []string{}
 	if s.Format != "" {
 		facts = append(facts, s.Format)
+	}
+	if fw != analyze.UnknownFramework {
+		facts = append(facts, string(fw))
 	}
 	if s.Bytes > 0 {
 		facts = append(facts, byteSize(s.Bytes))

@@ -87,6 +87,12 @@ const (
 	JAXRead = "np.asarray(jax.Array)"
 	// JAXCompile is the compilation inside a call that misses the cache.
 	JAXCompile = "backend_compile"
+	// GrainWorkerNext is grain's iterator over its worker processes'
+	// queue, inside GrainNext when the loader runs in workers.
+	GrainWorkerNext = "$process_prefetch.py:212 __next__"
+	// GrainTake is how long the loop takes to get a batch its workers
+	// have ready (ns): the queue's get and the batch's unpickling.
+	GrainTake = 100_000
 )
 
 // JAXProgram is a JAX training loop laid out in XPlane as JAX lays it out,
@@ -95,7 +101,12 @@ const (
 // Each step, on the loop thread ("python" on GPU, "main" on TPU), inside a
 // "train" annotation with its step_num (StepTraceAnnotation): grain's
 // iterator for Load ns (GrainNext; with the Python tracer off the thread
-// shows nothing meanwhile); then Calls jitted calls. A call is a
+// shows nothing meanwhile); then Calls jitted calls. With Workers > 0,
+// grain loads in that many worker processes instead (not in the profile),
+// each making a batch in Load ns, back to back from time 0 and without a
+// bound on the buffer: batch i (from 0) is ready at (i/Workers + 1) *
+// Load, and the loop waits in GrainNext > GrainWorkerNext until its batch
+// is ready, then takes it (GrainTake). A call is a
 // PjitFunction(train_step) of Dispatch ns around the runtime's execute
 // (PjRt on GPU, TFRT on TPU), preceded inside it, in the first call of a
 // step, by JAXCompile for Compile ns (a recompilation every step). With
@@ -119,7 +130,9 @@ type JAXProgram struct {
 	Compile  int64
 	Depth    int
 	Print    bool
-	// NoPythonTracer leaves out the Python frames (GrainNext, JAXPrint).
+	Workers  int
+	// NoPythonTracer leaves out the Python frames (GrainNext,
+	// GrainWorkerNext, JAXPrint).
 	NoPythonTracer bool
 }
 
@@ -145,7 +158,14 @@ func (p JAXProgram) Spec() *Spec {
 	for step := range p.Steps {
 		stepStart, first := h, len(s.Events)
 		add(Event{Role: Annotation, Name: "train", Thread: MainTID, Start: h, StepNum: int64(step + 1)})
-		if p.Load > 0 {
+		switch {
+		case p.Workers > 0:
+			ready := (int64(step/p.Workers) + 1) * p.Load
+			end := max(ready, h) + GrainTake
+			python(GrainNext, h, end-h)
+			python(GrainWorkerNext, h, end-h)
+			h = end
+		case p.Load > 0:
 			python(GrainNext, h, p.Load)
 			h += p.Load
 		}

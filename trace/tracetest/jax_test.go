@@ -38,3 +38,27 @@ func TestJAXLoop(t *testing.T) {
 		t.Errorf("events\n%+v\nwant\n%+v", got.Events, want)
 	}
 }
+
+// TestJAXProgramWorkers checks the loop's waits on one grain worker of
+// 20 ms a batch: batch 0 is ready at 20 ms and taken by 20.1; the step's
+// call returns at 21.1, when the loop waits for batch 1, ready at 40 ms.
+func TestJAXProgramWorkers(t *testing.T) {
+	const ms = 1_000_000
+	s := JAXProgram{Steps: 2, Workers: 1, Load: 20 * ms, Dispatch: ms, Compute: 10 * ms}.Spec()
+	var got []Event
+	for _, e := range s.Events {
+		if e.Name == GrainNext || e.Name == GrainWorkerNext {
+			got = append(got, e)
+		}
+	}
+	frame := func(name string, start, dur int64) Event {
+		return Event{Role: Python, Name: name, Thread: MainTID, Start: start, Dur: dur}
+	}
+	want := []Event{
+		frame(GrainNext, 0, 20*ms+GrainTake), frame(GrainWorkerNext, 0, 20*ms+GrainTake),
+		frame(GrainNext, 21*ms+GrainTake, 19*ms), frame(GrainWorkerNext, 21*ms+GrainTake, 19*ms),
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("grain frames\n%+v\nwant\n%+v", got, want)
+	}
+}

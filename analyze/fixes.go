@@ -1,0 +1,114 @@
+package analyze
+
+import (
+	"regexp"
+	"sync"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// The fixes of the findings in the terms of the framework that recorded the
+// trace (Result.Framework): a JAX user is not told to pin memory or capture
+// CUDA graphs, a PyTorch user not to jit, a vLLM user is told about graph
+// mode. UnknownFramework gets advice that names each framework's way.
+
+// syncFix says how to take a sync off the step.
+func (a *analyzer) syncFix() string {
+	switch a.res.Framework {
+	case JAX:
+		return "Move the read of device values off the step: keep this step's metrics as jax.Array and read them (jax.device_get) a step later, when the device has finished them, as MaxText buffers its metrics; drop print(loss), float(loss), np.asarray and block_until_ready from the step."
+	case TensorFlow:
+		return "Keep the step inside the graph: read tensors back (.numpy(), float(loss), printing a tensor) every N steps or through tf.summary and Keras callbacks rather than every step, and keep tf.py_function out of the step."
+	case UnknownFramework:
+		return "Move the sync off the step: read the previous step's metrics instead of this one's, and drop the per-step reads of device values (.item(), print(loss), block_until_ready, .numpy())."
+	}
+	return "Move the sync off the step: log the previous step's loss instead of this one's, drop .item(), print(loss) and torch.cuda.synchronize() from the step, and pin memory (pin_memory=True, non_blocking=True) for host-device copies."
+}
+
+// dispatchFix says how to cut host overhead: no CUDA graphs for JAX, whose
+// compiled functions are the unit of dispatch; graph mode for vLLM.
+func (a *analyzer) dispatchFix() string {
+	switch a.res.Framework {
+	case JAX:
+		return "Dispatch fewer, larger compiled functions: jax.jit the whole step instead of calling many small jitted functions or un-jitted jnp ops from Python, move Python loops into lax.scan / lax.fori_loop, and keep host-side NumPy work off the step."
+	case VLLM:
+		if !a.graphLaunches() {
+			return "vLLM ran in eager mode (the trace holds no CUDA or HIP graph launch): every op is launched from Python one by one. Serve in graph mode, which replays captured CUDA graphs: enforce_eager=False (drop --enforce-eager), with the batch sizes you serve among the captured sizes (compilation_config's cudagraph_capture_sizes), since larger batches run eagerly."
+		}
+		return "vLLM already replays CUDA graphs: the host time is outside them. Look at what runs eagerly: batches larger than the captured sizes (raise compilation_config's cudagraph_capture_sizes), prefill, the scheduler and sampling."
+	case TensorFlow:
+		return "Run the step as one compiled graph: wrap it in tf.function (jit_compile=True for XLA), raise Keras's steps_per_execution so that one call runs several steps, and keep Python and NumPy work off the step."
+	case UnknownFramework:
+		return "Cut per-op host overhead: capture the step in CUDA graphs or compile it (torch.compile, jax.jit, tf.function), fuse small ops into larger kernels, and keep Python and CPU-side work off the step."
+	}
+	return "Cut per-op host overhead: capture the step in CUDA graphs (torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), compile it (torch.compile), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step."
+}
+
+// runtimeFix says how to keep compilation and allocation off the steps.
+func (a *analyzer) runtimeFix() string {
+	switch a.res.Framework {
+	case JAX:
+		return "Compile once: keep shapes static (pad or bucket batches), pass Python scalars as arrays or mark them static_argnums, and warm up before profiling; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs. Buffer allocation on a first call is warm-up; DefragmentMemory means device memory is fragmented: donate buffers (donate_argnums) and lower peak memory."
+	case TensorFlow:
+		return "Trace once: give tf.function an input_signature (or reduce_retracing=True) and static shapes so that it does not retrace, and warm up before profiling; reuse device memory instead of allocating it each step."
+	}
+	return "Compile once and allocate once: warm up before the profiled steps, keep shapes static, and reuse device memory instead of freeing and allocating it each step."
+}
+
+// untracedFix says how to capture what an untraced thread does.
+func (a *analyzer) untracedFix() string {
+	switch a.res.Framework {
+	case JAX:
+		return "Capture the Python tracer to see what the loop does between dispatches (most often getting the next batch): jax.profiler.start_trace(dir, profiler_options=jax.profiler.ProfileOptions()) with python_tracer_level=1 and host_tracer_level=2, and mark steps with jax.profiler.StepTraceAnnotation(\"train\", step_num=step)."
+	case TensorFlow:
+		return "Profile with the Python and host tracers (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1, host_tracer_level=2)) and mark steps with tf.profiler.experimental.Trace(\"train\", step_num=step, _r=1) to see what that thread does."
+	}
+	return "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does."
+}
+
+// loaderKind returns the kind of input pipeline named (describeLoader), or
+// for a nameless one, the framework's own: tf.data for TensorFlow.
+func (a *analyzer) loaderKind(name string) string {
+	if name != "" {
+		return describeLoader(name)
+	}
+	if a.res.Framework == TensorFlow {
+		return "tf.data pipeline"
+	}
+	return "input pipeline"
+}
+
+// graphLaunchPattern names the launch of a captured CUDA or HIP graph.
+var graphLaunchPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(cuda|hip|cu)GraphLaunch`)
+})
+
+// graphLaunches reports whether the trace launches captured graphs.
+func (a *analyzer) graphLaunches() bool {
+	re := graphLaunchPattern()
+	for _, s := range a.t.Strings {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// inputNames returns the input event the idle was spent in most, or else,
+// when syncs took that idle (a loader run after print(loss)), the input
+// event the launching threads spent most time in; at most one name.
+func (a *analyzer) inputNames() []string {
+	if names := a.top(a.tally.names[Input], 1); len(names) > 0 {
+		return names
+	}
+	m := map[trace.StrID]int64{}
+	for _, tr := range a.launchingThreads() {
+		th := a.thread(tr)
+		for i := range th.evs {
+			if e := &th.evs[i]; a.cls.of(e.Name) == classInput {
+				m[e.Name] += e.Dur
+			}
+		}
+	}
+	return a.top(m, 1)
+}
