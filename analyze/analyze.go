@@ -140,6 +140,7 @@ func (a *analyzer) run() error {
 	}
 	a.tally.flush()
 	a.summarize()
+	a.insights()
 	a.findings()
 	return nil
 }
