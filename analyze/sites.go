@@ -220,6 +220,14 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 				return int(x)
 			}
 		}
+	case Input:
+		// The loader's own event rather than the Python frame of its
+		// __next__, which the input patterns match too.
+		for _, x := range stack {
+			if name := th.evs[x].Name; a.cls.of(name) == classInput && parseFrame(a.t.Str(name)).IsZero() {
+				return int(x)
+			}
+		}
 	case Runtime:
 		for _, x := range stack {
 			if a.cls.of(th.evs[x].Name) == classRuntime {
