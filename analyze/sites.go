@@ -144,7 +144,7 @@ func (a *analyzer) insights() {
 		r.CallSites = append(r.CallSites, *s)
 	}
 	slices.SortFunc(r.CallSites, func(x, y CallSite) int {
-		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()))
+		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()), cmp.Compare(x.Cause, y.Cause))
 	})
 	if !st.stacks {
 		r.StackHint = a.stackHint()
@@ -323,12 +323,13 @@ func (a *analyzer) opCosts(st *siteTally, ndev int64) []OpCost {
 	ops := make([]OpCost, 0, len(st.ops))
 	for name, idle := range st.ops {
 		o := OpCost{Name: a.t.Str(name), Idle: idle / ndev}
-		var best int64 = -1
+		best, bestName := int64(-1), ""
 		for f, d := range st.opFrame[name] {
-			if d > best || d == best && a.t.Str(f) < o.Frame.String() {
-				best, o.Frame = d, parseFrame(a.t.Str(f))
+			if n := a.t.Str(f); d > best || d == best && n < bestName {
+				best, bestName = d, n
 			}
 		}
+		o.Frame = parseFrame(bestName)
 		if k := knownCost(o.Name); k >= 0 {
 			o.Fix, o.Setting = knownCosts[k].fix, &knownCosts[k].setting
 		}
