@@ -143,6 +143,7 @@ func (a *analyzer) run() error {
 	a.summarize()
 	a.res.Loader = a.findLoader()
 	a.stabilityReason()
+	a.insights()
 	a.findings()
 	a.likelyInput()
 	return nil

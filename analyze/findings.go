@@ -59,29 +59,39 @@ func (t *tally) addNow(c Cause, name trace.StrID, track int32, d int64) {
 	t.threads[c][track] += d
 }
 
-// culprit returns the name in stack that explains cause c: the blocking
-// call for in-sync, the outermost input event for input, and for host work
-// the outermost framework op (aten::linear rather than the Python frames
-// around it or the launch calls inside it), else the innermost event.
+// culprit returns the name in stack that explains cause c (see culpritAt),
+// 0 when none does.
 func (a *analyzer) culprit(c Cause, th *thread, stack []int32) trace.StrID {
-	for _, s := range stack {
+	if i := a.culpritAt(c, th, stack); i >= 0 {
+		return th.evs[stack[i]].Name
+	}
+	return 0
+}
+
+// culpritAt returns the index in stack of the event that explains cause
+// c: the blocking call for in-sync, the outermost input event for input,
+// and for host work the outermost framework op (aten::linear rather than
+// the Python frames around it or the launch calls inside it), else the
+// innermost event; -1 when none does.
+func (a *analyzer) culpritAt(c Cause, th *thread, stack []int32) int {
+	for i, s := range stack {
 		name := th.evs[s].Name
 		switch k := a.cls.of(name); {
 		case c == InSync && (k == classSync || k == classAsyncCopy && a.links.isBlocking(int32(th.lo)+s)):
-			return name
+			return i
 		case c == Input && k == classInput:
-			return name
+			return i
 		case c == Host && strings.Contains(a.t.Str(name), "::") && !th.evs[s].Has(trace.FlagStep):
-			return name
+			return i
 		}
 	}
 	// Else the innermost event, unless it is the step marker: a thread
 	// inside nothing else runs Python the trace does not break down,
 	// which the dispatch finding reports on its own.
 	if n := len(stack); c == Host && n > 0 && !th.evs[stack[n-1]].Has(trace.FlagStep) {
-		return th.evs[stack[n-1]].Name
+		return n - 1
 	}
-	return 0
+	return -1
 }
 
 // top returns the names of m with the most time, most first, at most k.
@@ -159,6 +169,7 @@ func (a *analyzer) findings() {
 			fs[i].Severity = "high"
 		}
 	}
+	fs = a.structure(fs)
 	slices.SortStableFunc(fs, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
 	r.Findings = fs
 }
@@ -307,7 +318,7 @@ func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 	if kind == "single-process DataLoader" {
 		msg += " Without workers, loading never overlaps compute."
 	}
-	return Finding{ID: "slow-input", Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute))}
+	return Finding{ID: "slow-input", Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute)), Settings: a.workerSettings(kind, load, compute)}
 }
 
 // workerAdvice estimates the loader workers that would hide input of load
@@ -326,7 +337,7 @@ func workerAdvice(kind string, load, compute int64) string {
 	}
 	switch kind {
 	case "single-process DataLoader":
-		n := int(math.Ceil(float64(load)/c)) + 1
+		n := workersFor(load, compute)
 		keep := "one worker loading in the background keeps"
 		if n > 2 {
 			keep = fmt.Sprintf("%d workers loading side by side keep", n-1)
@@ -337,7 +348,7 @@ func workerAdvice(kind string, load, compute int64) string {
 		return fmt.Sprintf("Add DataLoader workers and raise prefetch_factor. The trace does not say how many workers there are; with k workers now, about ceil(k * (compute + wait) / compute) = ceil(k * (%s + %s) / %s) would keep up (from k = 4: %d).%s",
 			formatDuration(compute), formatDuration(load), formatDuration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
 	case "grain loader":
-		n := int(math.Ceil(float64(load)/c)) + 1
+		n := workersFor(load, compute)
 		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with worker_buffer_size of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue.%s",
 			n, formatDuration(load), formatDuration(compute), confirm)
 	case "tf.data pipeline":

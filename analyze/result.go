@@ -225,6 +225,17 @@ type Result struct {
 	Findings []Finding
 	// Loader is what the trace says of the input pipeline's workers.
 	Loader Loader
+	// CallSites are the calls the idle is blamed on, each with the
+	// innermost user-code frame it came from, most idle first.
+	CallSites []CallSite
+	// StackHint says how to record Python stacks when the trace has none
+	// around the calls; empty when it has.
+	StackHint string
+	// Ops are the host ops whose dispatch held the devices idle, most
+	// idle first.
+	Ops []OpCost
+	// Copies are the window's copies by kind, most idle first.
+	Copies []CopyStat
 }
 
 // Source describes the input.
@@ -380,4 +391,14 @@ type Finding struct {
 	Severity string
 	Message  string
 	Fix      string
+	// Idle is the idle time the finding is about (ns, averaged over
+	// devices); Share is Idle over the window.
+	Idle  int64
+	Share float64
+	// Calls names the calls it is about: blocking calls, the loader, ops.
+	Calls []string
+	// Sites are their call sites, most idle first.
+	Sites []CallSite
+	// Settings are the settings the fix recommends.
+	Settings []Setting
 }

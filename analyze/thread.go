@@ -285,13 +285,22 @@ func (th *thread) syncName(a *analyzer, iv Interval) trace.StrID {
 // nameStarting returns the name of the outermost event of one of classes
 // starting the merged interval iv.
 func (th *thread) nameStarting(a *analyzer, iv Interval, classes ...class) trace.StrID {
+	if i := th.indexStarting(a, iv, classes...); i >= 0 {
+		return th.evs[i].Name
+	}
+	return 0
+}
+
+// indexStarting returns the index in th.evs of the outermost event of one
+// of classes starting the merged interval iv, -1 if none.
+func (th *thread) indexStarting(a *analyzer, iv Interval, classes ...class) int {
 	i, _ := slices.BinarySearchFunc(th.evs, iv.Start, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
 	for ; i < len(th.evs) && th.evs[i].Start == iv.Start; i++ {
 		if slices.Contains(classes, a.cls.of(th.evs[i].Name)) {
-			return th.evs[i].Name
+			return i
 		}
 	}
-	return 0
+	return -1
 }
 
 // syncAround returns the host-wide stretch covering x (of blocking calls,

@@ -154,3 +154,19 @@ func (a *analyzer) workerFix(fallback string) string {
 	}
 	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why)
 }
+
+// workerSettings is the setting workerFix recommends, as the finding's
+// structured fields: none when the workers the trace shows are enough.
+func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
+	r := a.res
+	n, _, ok := r.WorkerEstimate()
+	switch {
+	case !ok || r.Loader.Workers == 0:
+		return workerSetting(kind, load, compute)
+	case n <= r.Loader.Workers:
+		return nil
+	case r.Framework == JAX:
+		return []Setting{{"grain.worker_count", fmt.Sprint(n)}}
+	}
+	return []Setting{{"DataLoader.num_workers", fmt.Sprint(n)}}
+}

@@ -29,6 +29,9 @@ type Figures struct {
 	// Devices are the devices in the result's order, with their busy time
 	// in the window.
 	Devices []DeviceBusy `json:"devices"`
+	// Findings are the result's findings by kind; absent in figures
+	// stored before they were kept, which then meet no finding rule.
+	Findings []FindingFigure `json:"findings,omitempty"`
 }
 
 // DeviceBusy is one device's busy time in the window.
@@ -50,6 +53,7 @@ func FiguresOf(res *analyze.Result) Figures {
 		SyncIdleNs:  res.Idle.Sync(),
 		InputIdleNs: res.Idle.Of(analyze.Input),
 		Devices:     make([]DeviceBusy, len(res.Devices)),
+		Findings:    findingFigures(res.Findings),
 	}
 	for i, d := range res.Devices {
 		f.Devices[i] = DeviceBusy{ID: d.ID, BusyNs: d.WindowBusy}

@@ -22,8 +22,8 @@ type Value interface {
 	// Set parses one use of the setting: a list grows with each use
 	// after the first, which replaces the default.
 	Set(s string) error
-	// Type names the kind of value: "verdicts", "percent", "int" or
-	// "bool" (a switch: given alone, it is on).
+	// Type names the kind of value: "verdicts", "percent", "int",
+	// "stringArray" or "bool" (a switch: given alone, it is on).
 	Type() string
 }
 
@@ -46,6 +46,7 @@ func (r *Rules) Params() []Param {
 		{"max-input-idle", "fail when input-caused idle exceeds this share of the window", &r.MaxInputIdle},
 		{"min-utilization", "fail when any device is busy less than this share of the window", &r.MinUtilization},
 		{"min-steps", "fail a capture with fewer steady steps than this (too short to judge)", (*count)(&r.MinSteps)},
+		{"fail-on-finding", "finding kinds that fail the check when found with high or medium severity (comma-separated: blocking-copy, forced-sync, ...)", &findingList{v: &r.FailOnFinding}},
 		{"allow-no-device", "let a trace without device activity pass (by default it fails: a CUPTI permission failure or a cut trace looks the same)", (*switchValue)(&r.AllowNoDevice)},
 	}
 }

@@ -29,7 +29,7 @@ func TestSet(t *testing.T) {
 		{map[string][]string{"max-idle": {"lots"}}, Rules{}, `max-idle: invalid percentage "lots"`},
 		{map[string][]string{"min-steps": {"three"}}, Rules{}, `min-steps: invalid integer "three"`},
 		{map[string][]string{"min-steps": {"-2"}}, Rules{}, "invalid min-steps -2"},
-		{map[string][]string{"max_idle": {"1%"}}, Rules{}, `unknown rule "max_idle": expected one of fail-on, max-idle, max-sync-idle, max-input-idle, min-utilization, min-steps, allow-no-device`},
+		{map[string][]string{"max_idle": {"1%"}}, Rules{}, `unknown rule "max_idle": expected one of fail-on, max-idle, max-sync-idle, max-input-idle, min-utilization, min-steps, fail-on-finding, allow-no-device`},
 	}
 	for _, tt := range tests {
 		got := DefaultRules()

@@ -39,6 +39,10 @@ type Rules struct {
 	// every other rule measures device time, so such a trace passing
 	// unnoticed would let a broken capture through CI.
 	AllowNoDevice bool
+	// FailOnFinding are the finding kinds (Finding.ID: blocking-copy,
+	// forced-sync, ...) that fail the check when found with high or
+	// medium severity; empty is off.
+	FailOnFinding []string
 }
 
 // A Limit is a share of the steady-state window a figure is held to.
@@ -93,7 +97,7 @@ func (r Rules) Validate() error {
 // An Outcome is one rule held against one result.
 type Outcome struct {
 	// Rule names the rule: verdict, max-idle, max-sync-idle,
-	// max-input-idle, min-utilization or min-steps.
+	// max-input-idle, min-utilization, min-steps or fail-on-finding.
 	Rule string
 	// Figure is what the result measured ("31.4%", "68.6% (GPU:0)") and
 	// Limit what the rule allows ("30.0%", "not sequential,data-bound").
@@ -150,6 +154,9 @@ func (r Rules) EvaluateFigures(f Figures) []Outcome {
 	}
 	if r.MinUtilization.On {
 		out = append(out, r.utilization(f))
+	}
+	if len(r.FailOnFinding) > 0 {
+		out = append(out, r.failOnFinding(f))
 	}
 	if r.MinSteps > 0 {
 		out = append(out, Outcome{

@@ -45,6 +45,13 @@ type Report struct {
 	// workers as the trace shows them, with the estimate.
 	Stability StabilityV1 `json:"stability"`
 	Loader    LoaderV1    `json:"loader"`
+	// CallSites, Ops and Copies are the call sites, the per-op host table
+	// and the copies by kind (see insight.go); StackHint says how to
+	// record Python stacks when the trace has none.
+	CallSites []CallSiteV1 `json:"call_sites"`
+	StackHint string       `json:"stack_hint"`
+	Ops       []OpV1       `json:"ops"`
+	Copies    []CopyV1     `json:"copies"`
 }
 
 // SourceV1 describes the input file.
@@ -170,12 +177,20 @@ type StackTime struct {
 // through thousands of short host ops.
 const maxGapStacks = 5
 
-// FindingV1 is one conclusion and its fix.
+// FindingV1 is one conclusion and its fix, with its figures as fields.
 type FindingV1 struct {
 	ID       string `json:"id"`
 	Severity string `json:"severity"`
 	Message  string `json:"message"`
 	Fix      string `json:"fix"`
+	// IdleNs and Share are the idle the finding is about; Calls, Sites
+	// and Settings the calls it names, their call sites and the
+	// settings its fix recommends.
+	IdleNs   int64        `json:"idle_ns"`
+	Share    float64      `json:"share"`
+	Calls    []string     `json:"calls"`
+	Sites    []CallSiteV1 `json:"sites"`
+	Settings []SettingV1  `json:"settings"`
 }
 
 // JSONReport builds the v1 document for res.
@@ -209,6 +224,10 @@ func JSONReport(res *analyze.Result) *Report {
 		Findings:      []FindingV1{},
 		Stability:     jsonStability(res),
 		Loader:        jsonLoader(res),
+		CallSites:     jsonSites(res.CallSites, res.Window.Dur()),
+		StackHint:     res.StackHint,
+		Ops:           jsonOps(res.Ops, res.Window.Dur()),
+		Copies:        jsonCopies(res.Copies, res.Window.Dur()),
 	}
 	for _, v := range res.Secondary {
 		r.Secondary = append(r.Secondary, string(v))
@@ -222,8 +241,8 @@ func JSONReport(res *analyze.Result) *Report {
 	for _, g := range topGaps(res, 0) {
 		r.TopGaps = append(r.TopGaps, JSONGap(res, g))
 	}
-	for _, f := range res.Findings {
-		r.Findings = append(r.Findings, FindingV1{ID: f.ID, Severity: f.Severity, Message: f.Message, Fix: f.Fix})
+	for i := range res.Findings {
+		r.Findings = append(r.Findings, jsonFinding(&res.Findings[i], res.Window.Dur()))
 	}
 	return r
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"io"
 	"path/filepath"
 	"strings"
@@ -108,6 +109,7 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 		}
 		t.printf("\n</details>\n")
 	}
+	t.mdInsights(res, cmp.Or(max(t.opt.MaxSteps, 0), markdownMaxSteps))
 	t.printf("\n")
 }
 

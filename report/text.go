@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -71,6 +72,7 @@ func (t *textWriter) result(res *analyze.Result) {
 		t.breakdown(res)
 		t.gaps(res)
 		t.steps(res)
+		t.insights(res, cmp.Or(max(t.opt.MaxSteps, 0), textMaxSteps))
 	}
 	t.findings(res.Findings)
 	t.thresholds(&res.Options)

@@ -11,6 +11,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -294,12 +295,19 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding response"}`)
+	// Without HTML escaping, as the reports are stored: an embedded
+	// report (json.RawMessage) is then sent byte for byte as stored,
+	// event names with < and > included.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	b := []byte(`{"error":"encoding response"}` + "\n")
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+	} else {
+		b = buf.Bytes()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(b)
-	w.Write([]byte("\n"))
 }

@@ -39,6 +39,8 @@ type Builder struct {
 
 	// Meta is copied into the trace by Finish.
 	Meta map[string]string
+	// copyBytes becomes Trace.CopyBytes.
+	copyBytes map[uint64]int64
 	// Truncated is copied into the trace by Finish.
 	Truncated bool
 }
@@ -138,6 +140,19 @@ func (b *Builder) LookupTrack(key string) (int32, bool) {
 // name it when metadata arrives after its events.
 func (b *Builder) TrackAt(i int32) *Track { return &b.tracks[i] }
 
+// CopyBytes records that the copy with correlation id corr moved n bytes
+// (see Trace.CopyBytes); a copy without a correlation id cannot be told
+// and is not recorded.
+func (b *Builder) CopyBytes(corr uint64, n int64) {
+	if corr == 0 || n <= 0 {
+		return
+	}
+	if b.copyBytes == nil {
+		b.copyBytes = map[uint64]int64{}
+	}
+	b.copyBytes[corr] = n
+}
+
 // NumTracks returns the number of tracks so far.
 func (b *Builder) NumTracks() int { return len(b.tracks) }
 
@@ -232,6 +247,7 @@ func (b *Builder) Finish() *Trace {
 		Tracks:    b.tracks,
 		Events:    b.gather(),
 		Meta:      b.Meta,
+		CopyBytes: b.copyBytes,
 		Warnings:  b.warn,
 		Truncated: b.Truncated,
 	}

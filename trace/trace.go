@@ -154,6 +154,13 @@ type Trace struct {
 	// comes first, so a parent precedes its children.
 	Events []Event
 
+	// CopyBytes is a side table of copy sizes: the bytes each device copy
+	// (or memset) moved, Kineto's args.bytes, by its correlation id, which
+	// the copy and the host call that issued it share. It stays outside Event so
+	// that events stay pointer-free and small; nil when the source says no
+	// size.
+	CopyBytes map[uint64]int64
+
 	// Meta holds top-level facts that the source carries:
 	// "rank", "world_size", "trace_name", "base_time_ns", device names.
 	Meta map[string]string

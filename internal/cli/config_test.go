@@ -84,7 +84,7 @@ func TestConfigApply(t *testing.T) {
 
 func TestConfigApplyErrors(t *testing.T) {
 	tests := []struct{ text, want string }{
-		{"[check]\nmax_idel = \"1%\"", ":2: unknown key max_idel in [check]: expected one of allow_no_device, fail_on, max_idle"},
+		{"[check]\nmax_idel = \"1%\"", ":2: unknown key max_idel in [check]: expected one of allow_no_device, fail_on, fail_on_finding, max_idle"},
 		{"[analysis]\nmax_idle = \"1%\"", ":2: unknown key max_idle in [analysis]"},
 		{"[check]\n\nfail_on = [\"slow\"]", `:3: fail_on: unknown verdict "slow"`},
 		{"[check]\nmax_idle = \"lots\"", `:2: max_idle: invalid percentage "lots"`},

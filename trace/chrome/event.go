@@ -94,6 +94,7 @@ type rawEvent struct {
 	ts, dur         int64
 	hasTs           bool
 	corr            uint64
+	bytes           int64 // args.bytes of a copy, 0 if none
 	device          int64
 	stream          int64
 	flags           trace.Flag
@@ -554,6 +555,7 @@ const (
 	argStream
 	argKind
 	argName
+	argBytes
 )
 
 // argKeyOf returns the argument named key.
@@ -569,6 +571,8 @@ func argKeyOf(key []byte) argKey {
 		return argKind
 	case "name", "labels":
 		return argName
+	case "bytes":
+		return argBytes
 	}
 	return argOther
 }
@@ -596,6 +600,10 @@ func (p *parser) arg(which argKey, v []byte, esc bool) {
 	switch which {
 	case argCorr:
 		e.corr, _ = parseUint(s)
+	case argBytes:
+		if n, ok := parseUint(s); ok && n <= math.MaxInt64 {
+			e.bytes = int64(n)
+		}
 	case argDevice, argStream:
 		n, ok := parseUint(s)
 		if !ok || n > math.MaxInt32 {

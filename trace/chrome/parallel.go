@@ -273,6 +273,7 @@ type thread struct{ pid, tid string }
 type record struct {
 	ts, dur        int64
 	corr, id       uint64
+	bytes          int64
 	device, stream int32
 	name, cat      trace.StrID
 	thread         uint32
@@ -349,7 +350,7 @@ func (b *batch) add(e *rawEvent) {
 		b.keys[string(k)] = th
 	}
 	b.recs = append(b.recs, record{
-		ts: e.ts, dur: e.dur, corr: e.corr, id: e.id, device: int32(e.device), stream: int32(e.stream),
+		ts: e.ts, dur: e.dur, corr: e.corr, id: e.id, bytes: e.bytes, device: int32(e.device), stream: int32(e.stream),
 		name: e.name, cat: e.cat, thread: th, ph: e.ph, flags: e.flags,
 		hasTs: e.hasTs, hasID: e.hasID, hasArg: e.hasArg, flowCat: e.flowCat,
 		argName: string(e.argName), bad: e.bad,
@@ -372,7 +373,7 @@ func (p *parser) replay(b *batch) error {
 		b.str(p.b, hi)
 		e.name, e.cat = b.str(p.b, r.name), b.str(p.b, r.cat)
 		e.ph, e.ts, e.dur, e.hasTs = r.ph, r.ts, r.dur, r.hasTs
-		e.corr, e.id, e.hasID = r.corr, r.id, r.hasID
+		e.corr, e.id, e.hasID, e.bytes = r.corr, r.id, r.hasID, r.bytes
 		e.device, e.stream, e.flags, e.flowCat = int64(r.device), int64(r.stream), r.flags, r.flowCat
 		e.argName = append(e.argName, r.argName...)
 		e.hasArg, e.bad = r.hasArg, r.bad

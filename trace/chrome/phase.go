@@ -122,6 +122,9 @@ func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags tr
 		s.stream = p.ev.stream
 	}
 	p.b.Add(trace.Event{Start: ts, Dur: dur, Corr: corr, Name: name, Cat: cat, Track: s.track, Flags: flags})
+	if p.ev.bytes > 0 { // a copy's or memset's size (classified later)
+		p.b.CopyBytes(corr, p.ev.bytes)
+	}
 	return nil
 }
 

@@ -22,7 +22,8 @@ var roleCat = [...]string{
 // Build converts s straight to a trace.Trace, with the mapping the readers
 // make: host roles become host events on a track per thread, device roles
 // work (or, for DeviceAnnotation, overlays) on a "GPU:<n>" track per stream,
-// copies get FlagMemcpy, FlagPageable and FlagDtoH from their Kineto names,
+// copies get FlagMemcpy, FlagPageable and FlagDtoH from their Kineto names
+// and their Bytes in Trace.CopyBytes,
 // host events named "ProfilerStep#N" get FlagStep and host calls naming a
 // Memcpy FlagMemcpy. It lets analysis tests
 // skip the readers.
@@ -75,6 +76,9 @@ func Build(s *Spec) *trace.Trace {
 			ev.Flags |= trace.FlagInstant
 		}
 		b.Add(ev)
+		if e.Role == Memcpy {
+			b.CopyBytes(e.Corr, e.Bytes)
+		}
 	}
 	for k, v := range s.DistributedMeta() {
 		b.Meta[k] = v

@@ -14,7 +14,8 @@ import (
 // names (ph M), host events on the host process (cpu_op, cuda_runtime,
 // user_annotation, python_function), device events on process <device>,
 // thread <stream> with args device, stream and correlation (kernel,
-// gpu_memcpy, gpu_memset, gpu_user_annotation), and an ac2g flow from each
+// gpu_memcpy, gpu_memset, gpu_user_annotation; a copy's Bytes as args
+// bytes), and an ac2g flow from each
 // launch to the device work it produced. Times are microseconds with three
 // decimals, so every nanosecond survives; an event without duration is
 // written as an instant.
@@ -135,6 +136,8 @@ func (c *chromeWriter) event(e *Event) {
 		b = appendMicros(b, e.Dur)
 	}
 	switch {
+	case e.Role == Memcpy && e.Bytes > 0:
+		b = fmt.Appendf(b, `,"args":{"device":%d,"stream":%d,"correlation":%d,"bytes":%d}`, e.Device, e.Stream, e.Corr, e.Bytes)
 	case e.Role.Device():
 		b = fmt.Appendf(b, `,"args":{"device":%d,"stream":%d,"correlation":%d}`, e.Device, e.Stream, e.Corr)
 	case e.Corr != 0:

@@ -76,6 +76,12 @@ type Loop struct {
 	// the data from its pinned staging buffer into pageable memory). The
 	// host blocks in the call: a sync, not loading.
 	PageableCopy int64
+	// Stacks wraps the main thread's calls in Python frames, as the
+	// PyTorch profiler records them with with_stack=True: each call
+	// inside a user frame of the script (Script, at the *Line constants)
+	// and, below it, a framework frame (torch/...), both exactly as long
+	// as the call. The frames change no time.
+	Stacks bool
 	// Optimizer, when positive, is a host op "Optimizer.step#SGD.step" of
 	// Optimizer ns after each step's launches, before its sync: a CPU-side
 	// optimizer. At least Compute long, it lets the sync find the device
@@ -85,6 +91,21 @@ type Loop struct {
 	// WorkerLoader) instead of loading Input ns inline.
 	Loader *WorkerLoader
 }
+
+// Call sites of a Loop with Stacks: the script's lines that call the
+// loader, the ops, the optimizer and the sync, and the user function
+// inside the loader that issues the pageable copy.
+const (
+	Script        = "train.py"
+	LoaderLine    = 31
+	OpLine        = 38
+	OptimizerLine = 41
+	ItemLine      = 45
+	CopyFile      = "input.py"
+	CopyLine      = 12
+	// PageableCopyBytes is the size of a Loop's pageable copy.
+	PageableCopyBytes = 704
+)
 
 // loopSim holds the simulation's clocks.
 type loopSim struct {
@@ -133,14 +154,15 @@ func (sim *loopSim) step(k int) {
 	start := sim.h
 	input := len(sim.s.Events)
 	if (l.Input+l.PageableCopy > 0 || l.Loader != nil) && !l.UntracedInput {
+		sim.frames(MainTID, Script, LoaderLine, "<module>", "torch/utils/data/dataloader.py(631): __next__")
 		sim.add(Event{Role: Annotation, Name: l.InputName, Thread: MainTID, Start: start})
 	}
 	sim.h += sim.input(k)
 	if l.PageableCopy > 0 {
 		sim.pageableCopy()
 	}
-	if input < len(sim.s.Events) {
-		sim.s.Events[input].Dur = sim.h - start
+	for i := input; i < len(sim.s.Events) && sim.s.Events[i].Start == start && sim.s.Events[i].Dur == 0; i++ {
+		sim.s.Events[i].Dur = sim.h - start
 	}
 	queued := maxOf(sim.free)
 	first := make([]int64, l.Devices)
@@ -162,6 +184,7 @@ func (sim *loopSim) step(k int) {
 		sim.add(Event{Role: CPUOp, Name: "autograd::backward", Thread: MainTID, Start: bwStart, Dur: sim.h - bwStart})
 	}
 	if l.Optimizer > 0 {
+		sim.framed(MainTID, Script, OptimizerLine, "<module>", "torch/optim/optimizer.py(480): wrapper", l.Optimizer)
 		sim.add(Event{Role: CPUOp, Name: "Optimizer.step#SGD.step", Thread: MainTID, Start: sim.h, Dur: l.Optimizer})
 		sim.h += l.Optimizer
 	}
@@ -175,6 +198,7 @@ func (sim *loopSim) step(k int) {
 		if l.Devices > 1 {
 			name = "cudaDeviceSynchronize"
 		}
+		sim.framed(MainTID, Script, ItemLine, "<module>", "<built-in method item of Tensor object at 0x7f3a2c1d9e50>", end-sim.h)
 		sim.add(Event{Role: CPUOp, Name: "aten::item", Thread: MainTID, Start: sim.h, Dur: end - sim.h})
 		sim.add(Event{Role: Runtime, Name: name, Thread: MainTID, Start: sim.h, Dur: end - sim.h})
 		sim.h = end
@@ -195,9 +219,10 @@ func (sim *loopSim) pageableCopy() {
 	l := sim.l
 	sim.corr++
 	cs := max(sim.h, sim.free[0])
-	sim.add(Event{Role: Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Device: 0, Stream: 7, Start: cs, Dur: l.PageableCopy, Corr: sim.corr})
+	sim.add(Event{Role: Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Device: 0, Stream: 7, Start: cs, Dur: l.PageableCopy, Corr: sim.corr, Bytes: PageableCopyBytes})
 	sim.free[0] = cs + l.PageableCopy
 	end := sim.free[0] + l.PageableCopy
+	sim.framed(MainTID, CopyFile, CopyLine, "fetch_lengths", "torch/_tensor.py(1087): to", end-sim.h)
 	sim.add(Event{Role: Runtime, Name: "cudaMemcpyAsync", Thread: MainTID, Start: sim.h, Dur: end - sim.h, Corr: sim.corr})
 	sim.h = end
 }
@@ -206,6 +231,9 @@ func (sim *loopSim) pageableCopy() {
 // device, and returns the kernels' starts.
 func (sim *loopSim) op(tid int64) []int64 {
 	l := sim.l
+	if tid == MainTID {
+		sim.framed(tid, Script, OpLine, "<module>", "torch/nn/modules/module.py(1779): _call_impl", l.Dispatch)
+	}
 	sim.add(Event{Role: CPUOp, Name: "aten::linear", Thread: tid, Start: sim.h, Dur: l.Dispatch})
 	end := sim.h + l.Dispatch
 	starts := make([]int64, l.Devices)
@@ -221,6 +249,27 @@ func (sim *loopSim) op(tid int64) []int64 {
 	}
 	sim.h = end
 	return starts
+}
+
+// frames opens, with Stacks, the Python frames of a call starting now on
+// thread tid: the user frame file(line): fn and the framework frame below
+// it, left without a duration for the caller to close.
+func (sim *loopSim) frames(tid int64, file string, line int, fn, framework string) {
+	if !sim.l.Stacks {
+		return
+	}
+	sim.add(Event{Role: Python, Name: fmt.Sprintf("%s(%d): %s", file, line, fn), Thread: tid, Start: sim.h})
+	sim.add(Event{Role: Python, Name: framework, Thread: tid, Start: sim.h})
+}
+
+// framed adds, with Stacks, the Python frames of a call of dur starting
+// now on thread tid (see frames).
+func (sim *loopSim) framed(tid int64, file string, line int, fn, framework string, dur int64) {
+	n := len(sim.s.Events)
+	sim.frames(tid, file, line, fn, framework)
+	for i := n; i < len(sim.s.Events); i++ {
+		sim.s.Events[i].Dur = dur
+	}
 }
 
 func maxOf(v []int64) int64 {

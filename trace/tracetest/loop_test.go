@@ -90,7 +90,7 @@ func TestLoopPageableCopy(t *testing.T) {
 	want := []Event{
 		{Role: Annotation, Name: "## sparse_data_dist ##", Thread: MainTID, Start: 6 * ms, Dur: 12 * ms},
 		{Role: Runtime, Name: "cudaMemcpyAsync", Thread: MainTID, Start: 9 * ms, Dur: 9 * ms, Corr: 3},
-		{Role: Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Stream: 7, Start: 16 * ms, Dur: ms, Corr: 3},
+		{Role: Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Stream: 7, Start: 16 * ms, Dur: ms, Corr: 3, Bytes: PageableCopyBytes},
 	}
 	if len(calls) != 2 || len(copies) != 2 || len(inputs) != 2 {
 		t.Fatalf("%d calls, %d copies, %d input events; want 2 of each", len(calls), len(copies), len(inputs))

@@ -58,6 +58,9 @@ type Event struct {
 	Start, Dur int64
 	// Corr links a Runtime launch to the device work it produced (0: none).
 	Corr uint64
+	// Bytes, when set on a Memcpy, is the size the copy moved (Kineto's
+	// args.bytes).
+	Bytes int64
 	// StepNum, when set on a host event, is its step_num stat in XPlane
 	// (jax.profiler.StepTraceAnnotation's step number).
 	StepNum int64

@@ -1,0 +1,203 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// CopyStat sums the window's host-device copies of one kind: a direction
+// and the memory on the host side.
+type CopyStat struct {
+	// Direction is "HtoD", "DtoH", "DtoD" or "PtoP"; empty when the
+	// copy's name does not say.
+	Direction string
+	// Memory is the host memory: "pageable", "pinned", or "device" for
+	// a copy between devices; empty when the name does not say.
+	Memory string
+	Count  int
+	// Bytes is the data moved, where the trace gives copy sizes.
+	Bytes int64
+	// Device is the copies' time on the device.
+	Device int64
+	// Blocking is set when the copies hold the host until they are done:
+	// from or to pageable memory, or device to host. HostBlocked is the
+	// time the host spent in their calls.
+	Blocking    bool
+	HostBlocked int64
+	// Idle is the device idle time blamed on the copies' calls (inside
+	// them or just after them), averaged over devices.
+	Idle int64
+	// Top is the copy size, among these, that blocked the host longest;
+	// zero when none blocks.
+	Top CopySize
+}
+
+// Kind names the copy kind as reports show it: "DtoH pageable".
+func (c *CopyStat) Kind() string {
+	return strings.TrimSpace(cmp.Or(c.Direction, "copy") + " " + c.Memory)
+}
+
+// CopySize is the copies of one kind and size.
+type CopySize struct {
+	Bytes       int64
+	Count       int
+	HostBlocked int64
+	Idle        int64
+	// Call is the host call that issued them (cudaMemcpyAsync); Frame
+	// the user-code frame it was called from.
+	Call  string
+	Frame Frame
+}
+
+// copyKind reads a copy's direction and host memory from its name, as
+// Kineto writes it ("Memcpy DtoH (Device -> Pageable)"), else from its
+// flags.
+func copyKind(name string, e *trace.Event) (dir, mem string) {
+	for _, d := range []string{"HtoD", "DtoH", "DtoD", "PtoP"} {
+		if strings.Contains(name, d) {
+			dir = d
+		}
+	}
+	if dir == "" && e.Has(trace.FlagDtoH) {
+		dir = "DtoH"
+	}
+	switch {
+	case e.Has(trace.FlagPageable):
+		mem = "pageable"
+	case strings.Contains(name, "Pinned"):
+		mem = "pinned"
+	case dir == "DtoD" || dir == "PtoP":
+		mem = "device"
+	}
+	return dir, mem
+}
+
+// copyStats sums the copies whose call (or, unlinked, whose device start)
+// falls in the window's host span, by kind; idle maps copy calls (by index
+// in Trace.Events) to the idle blamed on them.
+func (a *analyzer) copyStats(idle map[int32]int64, ndev int64) []CopyStat {
+	w := a.hostWindow()
+	var out []CopyStat
+	at := map[[2]string]int{}
+	sizes := map[[2]string]map[int64]*CopySize{}
+	for _, d := range a.devs {
+		for _, tr := range d.tracks {
+			for _, e := range a.t.TrackEvents(int(tr)) {
+				if e.Kind != trace.KindWork || !e.Has(trace.FlagMemcpy) {
+					continue
+				}
+				h := a.links.host(e.Corr)
+				start := e.Start
+				if h >= 0 {
+					start = a.t.Events[h].Start
+				}
+				if start < w.Start || start >= w.End {
+					continue
+				}
+				dir, mem := copyKind(a.t.Str(e.Name), &e)
+				k := [2]string{dir, mem}
+				i, ok := at[k]
+				if !ok {
+					i = len(out)
+					at[k] = i
+					out = append(out, CopyStat{Direction: dir, Memory: mem, Blocking: mem == "pageable" || dir == "DtoH"})
+					sizes[k] = map[int64]*CopySize{}
+				}
+				c := &out[i]
+				n := a.t.CopyBytes[e.Corr]
+				c.Count++
+				c.Bytes += n
+				c.Device += e.Dur
+				if h < 0 || !a.links.isBlocking(h) {
+					continue
+				}
+				call := &a.t.Events[h]
+				c.HostBlocked += call.Dur
+				c.Idle += idle[h]
+				s := sizes[k][n]
+				if s == nil {
+					th := a.thread(call.Track)
+					s = &CopySize{Bytes: n, Call: a.t.Str(call.Name), Frame: parseFrame(a.t.Str(a.userFrame(th, int(h)-th.lo)))}
+					sizes[k][n] = s
+				}
+				s.Count++
+				s.HostBlocked += call.Dur
+				s.Idle += idle[h]
+			}
+		}
+	}
+	for k, i := range at {
+		for _, s := range sizes[k] {
+			if s.HostBlocked > out[i].Top.HostBlocked || s.HostBlocked == out[i].Top.HostBlocked && s.Bytes > out[i].Top.Bytes {
+				out[i].Top = *s
+			}
+		}
+		out[i].Idle /= ndev
+		out[i].Top.Idle /= ndev
+	}
+	slices.SortFunc(out, func(x, y CopyStat) int {
+		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(y.HostBlocked, x.HostBlocked), cmp.Compare(x.Kind(), y.Kind()))
+	})
+	return out
+}
+
+// copyFinding explains the copy kind that holds the devices idle most, when
+// it blocks the host and its idle passes the sync threshold.
+func (a *analyzer) copyFinding() (Finding, bool) {
+	r := a.res
+	wd := max(r.Window.Dur(), 1)
+	if len(r.Copies) == 0 {
+		return Finding{}, false
+	}
+	c := &r.Copies[0]
+	share := float64(c.Idle) / float64(wd)
+	if !c.Blocking || c.Top.Count == 0 || share <= a.opt.SyncThreshold {
+		return Finding{}, false
+	}
+	t := &c.Top
+	steps := max(r.Window.Steps, 1)
+	where := ""
+	if !t.Frame.IsZero() {
+		where = " at " + t.Frame.String()
+	}
+	what := "device-to-host"
+	if c.Direction != "DtoH" {
+		what = "host-to-device"
+	}
+	size := "copy"
+	if t.Bytes > 0 {
+		size = formatBytes(t.Bytes) + " copy"
+	}
+	msg := fmt.Sprintf("A %s %s %s memory (%s%s) blocks the host for %s per step (%s per step): the %s drains its queue and idles %s, %s of the window, while the host waits for it.",
+		what, size, map[bool]string{true: "into " + cmp.Or(c.Memory, "host"), false: "from " + cmp.Or(c.Memory, "host")}[c.Direction == "DtoH"], t.Call, where, formatDuration(t.HostBlocked/int64(steps)),
+		plural(max(t.Count/steps, 1), "copy"), a.deviceWord(), formatDuration(c.Idle), pct(share))
+	fix := "Copy from pinned memory asynchronously: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True)."
+	set := Setting{"non_blocking", "True"}
+	if c.Direction == "DtoH" {
+		fix = "Do not read device values on the step: keep them on the device, or copy into a pinned buffer with non_blocking=True and wait on an event a step later; a device-to-host copy into pageable memory (.cpu(), .tolist(), .item()) waits for all queued work and then for the copy."
+		set = Setting{"pin_memory", "True"}
+	}
+	return Finding{
+		ID: "blocking-copy", Severity: "medium", Message: msg, Fix: fix,
+		Idle: c.Idle, Share: share, Calls: []string{t.Call}, Settings: []Setting{set},
+		Sites: a.sitesOf(InSync, t.Call, 3),
+	}, true
+}
+
+// formatBytes writes n as "704 B", "1.50 MiB".
+func formatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f, u := float64(n), 0
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.3g %s", f, units[u])
+}

@@ -1,0 +1,403 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// This file attributes idle time to lines of the user's code and to host
+// ops: for every gap segment it finds the event the segment is blamed on
+// (the blocking call, the loader call, the op, the copy) and the innermost
+// frame of user code around it, where the trace records Python stacks.
+
+// Frame is a line of code as a Python stack frame names it.
+type Frame struct {
+	File     string
+	Line     int
+	Function string
+}
+
+// IsZero reports whether f names no frame (the trace has no stacks).
+func (f Frame) IsZero() bool { return f.File == "" }
+
+// String writes the frame as "train.py:45 <module>"; empty when zero.
+func (f Frame) String() string {
+	if f.IsZero() {
+		return ""
+	}
+	return f.File + ":" + strconv.Itoa(f.Line) + " " + f.Function
+}
+
+// CallSite is a blocking call, a loader call, a host op or runtime work
+// with the innermost frame of user code it was called from, and the idle
+// it caused.
+type CallSite struct {
+	// Frame is the user-code frame; zero when the trace has no stacks
+	// around the call.
+	Frame Frame
+	// Call names the event: the blocking call (aten::item), the input
+	// event, the op, the runtime call.
+	Call string
+	// Cause is the idle's cause; in-sync stands for sync, after-sync
+	// idle included.
+	Cause Cause
+	// Count is the number of calls that caused idle.
+	Count int
+	// Idle is the idle time they caused, averaged over devices.
+	Idle int64
+}
+
+// OpCost is a host op whose dispatch holds the devices idle: the idle it
+// caused and what one call costs on the host.
+type OpCost struct {
+	Name string
+	// Calls, Host and Launches are over the window on the threads the
+	// devices waited for: the op's outermost calls, their time and the
+	// device work launched inside them.
+	Calls    int
+	Host     int64
+	Launches int
+	// Idle is the idle time caused, averaged over devices.
+	Idle int64
+	// Frame is the user-code frame the op is most called from.
+	Frame Frame
+	// Fix is the op's own fix when it is a known cost (optimizer step,
+	// zero_grad, collate); Setting the setting that fix changes.
+	Fix     string
+	Setting *Setting
+}
+
+// Setting is a recommended setting: a flag, an argument, a worker count.
+type Setting struct {
+	Name  string
+	Value string
+}
+
+// knownCosts are host ops with a fix of their own, matched by substring
+// of the op's name, lower-cased.
+var knownCosts = []struct {
+	match   string
+	fix     string
+	setting Setting
+}{
+	{"zero_grad", "Drop gradients instead of zeroing them: optimizer.zero_grad(set_to_none=True) (the default from PyTorch 2.0) launches nothing where zeroing launches a kernel per parameter.", Setting{"zero_grad.set_to_none", "True"}},
+	{"optimizer.step", "Run the optimizer step as a few fused kernels: a fused or foreach optimizer (torch.optim.AdamW(..., fused=True) or foreach=True); an optimizer that works on the CPU (Shampoo's preconditioner, say) belongs on the device or off the step.", Setting{"optimizer.fused", "True"}},
+	{"collate", "Collate in the loader's workers, not on the training thread: DataLoader(num_workers>0), and keep collate_fn to stacking tensors.", Setting{"DataLoader.num_workers", ">0"}},
+}
+
+// knownCost returns the index in knownCosts of the op named name, or -1.
+func knownCost(name string) int {
+	l := strings.ToLower(name)
+	for i, k := range knownCosts {
+		if strings.Contains(l, k.match) {
+			return i
+		}
+	}
+	return -1
+}
+
+// siteKey identifies a call site: the kind of idle, the call and the frame
+// event's name (0: no frame).
+type siteKey struct {
+	cause       Cause
+	call, frame trace.StrID
+}
+
+// siteTally sums idle by call site, by op and by copy call while the gaps
+// are walked.
+type siteTally struct {
+	sites   map[siteKey]*CallSite
+	counted map[int32]bool // blamed events already counted, by index in Trace.Events
+	ops     map[trace.StrID]int64
+	opFrame map[trace.StrID]map[trace.StrID]int64
+	copies  map[int32]int64 // idle blamed on each copy call
+	stacks  bool            // a frame was found
+	buf     []int32
+}
+
+// insights walks every gap's segments once and fills Result.CallSites,
+// Result.Ops and Result.Copies.
+func (a *analyzer) insights() {
+	r := a.res
+	st := &siteTally{
+		sites: map[siteKey]*CallSite{}, counted: map[int32]bool{},
+		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
+		copies: map[int32]int64{},
+	}
+	for i := range r.Gaps {
+		g := &r.Gaps[i]
+		if g.Track < 0 {
+			continue
+		}
+		th := a.thread(g.Track)
+		for _, s := range g.Segments {
+			a.blameSegment(st, th, &s)
+		}
+	}
+	n := int64(max(len(a.devs), 1))
+	for _, s := range st.sites {
+		s.Idle /= n
+		r.CallSites = append(r.CallSites, *s)
+	}
+	slices.SortFunc(r.CallSites, func(x, y CallSite) int {
+		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()), cmp.Compare(x.Cause, y.Cause))
+	})
+	if !st.stacks {
+		r.StackHint = a.stackHint()
+	}
+	r.Ops = a.opCosts(st, n)
+	r.Copies = a.copyStats(st.copies, n)
+}
+
+// blameSegment finds the event segment s is blamed on and adds s to its
+// call site and, for host work, to its op.
+func (a *analyzer) blameSegment(st *siteTally, th *thread, s *Segment) {
+	if s.Cause == Untraced || s.Cause == Runtime && s.Sync == "" && len(s.Stack) == 0 {
+		return
+	}
+	st.buf, _ = th.stackAt(s.Start, st.buf)
+	ev := a.blamed(th, s, st.buf)
+	if ev < 0 {
+		return
+	}
+	e := &th.evs[ev]
+	global := int32(th.lo + ev)
+	frame := a.userFrame(th, ev)
+	if frame != 0 {
+		st.stacks = true
+	}
+	c := s.Cause
+	if c == AfterSync {
+		c = InSync
+	}
+	k := siteKey{c, e.Name, frame}
+	site := st.sites[k]
+	if site == nil {
+		site = &CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c}
+		st.sites[k] = site
+	}
+	if !st.counted[global] {
+		st.counted[global] = true
+		site.Count++
+	}
+	site.Idle += s.Dur
+	if e.Has(trace.FlagMemcpy) {
+		st.copies[global] += s.Dur
+	}
+	if name := a.t.Str(e.Name); s.Cause == Host && parseFrame(name).IsZero() && !strings.HasPrefix(name, "<") {
+		// An op, not Python between ops.
+		st.ops[e.Name] += s.Dur
+		if st.opFrame[e.Name] == nil {
+			st.opFrame[e.Name] = map[trace.StrID]int64{}
+		}
+		st.opFrame[e.Name][frame] += s.Dur
+	}
+}
+
+// blamed returns the index in th.evs of the event segment s is blamed on,
+// -1 when none is on th: the blocking call (for after-sync, the one whose
+// return the gap continues), the input event, the op (a known cost before
+// the culprit op inside it), the runtime work.
+func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
+	switch s.Cause {
+	case AfterSync:
+		last, ok := th.lastSync(s.Start)
+		if !ok {
+			return -1
+		}
+		i := th.indexStarting(a, last, classSync, classAsyncCopy)
+		if i < 0 || a.t.Str(th.evs[i].Name) != s.Sync {
+			return -1 // another thread's call
+		}
+		return i
+	case Host:
+		for _, x := range stack {
+			if knownCost(a.t.Str(th.evs[x].Name)) >= 0 {
+				return int(x)
+			}
+		}
+	case Input:
+		// The loader's own event rather than the Python frame of its
+		// __next__, which the input patterns match too.
+		for _, x := range stack {
+			if name := th.evs[x].Name; a.cls.of(name) == classInput && parseFrame(a.t.Str(name)).IsZero() {
+				return int(x)
+			}
+		}
+	case Runtime:
+		for _, x := range stack {
+			if a.cls.of(th.evs[x].Name) == classRuntime {
+				return int(x)
+			}
+		}
+		return -1
+	}
+	if i := a.culpritAt(s.Cause, th, stack); i >= 0 {
+		return int(stack[i])
+	}
+	return -1
+}
+
+// userFrame returns the name of the innermost user-code frame enclosing
+// event i of th (i itself included), 0 when there is none.
+func (a *analyzer) userFrame(th *thread, i int) trace.StrID {
+	par := th.parents()
+	for x := int32(i); x >= 0; x = par[x] {
+		name := th.evs[x].Name
+		if f := parseFrame(a.t.Str(name)); !f.IsZero() && !frameworkFile(f.File) {
+			return name
+		}
+	}
+	return 0
+}
+
+// parseFrame reads a Python frame as PyTorch names it ("train.py(42):
+// <module>") or as JAX's Python tracer does ("train.py:42 train_step", the
+// "$" before the file already dropped); zero for any other name.
+func parseFrame(s string) Frame {
+	if i := strings.Index(s, ".py("); i > 0 {
+		rest := s[i+4:]
+		j := strings.Index(rest, "): ")
+		if n, err := strconv.Atoi(rest[:max(j, 0)]); j > 0 && err == nil {
+			return Frame{File: s[:i+3], Line: n, Function: rest[j+3:]}
+		}
+	}
+	if i := strings.Index(s, ".py:"); i > 0 {
+		rest := s[i+4:]
+		line, fn, _ := strings.Cut(rest, " ")
+		if n, err := strconv.Atoi(line); err == nil {
+			return Frame{File: s[:i+3], Line: n, Function: fn}
+		}
+	}
+	return Frame{}
+}
+
+// frameworkDirs are the packages whose frames are never the user's code:
+// the frameworks and their loaders, and Python's own library.
+var frameworkDirs = []string{
+	"torch/", "torchvision/", "torchrec/", "fbgemm_gpu/", "jax/", "jaxlib/", "flax/", "optax/",
+	"grain/", "transformers/", "tensorflow/", "keras/", "numpy/", "triton/", "accelerate/",
+	"logging/", "importlib/", "concurrent/", "multiprocessing/",
+}
+
+// frameworkFiles are Python library modules that sit outside a directory.
+var frameworkFiles = []string{"threading.py", "contextlib.py", "functools.py", "queue.py", "selectors.py", "abc.py", "typing.py"}
+
+// frameworkFile reports whether a frame's file belongs to a framework or
+// to Python's library rather than to the user's code.
+func frameworkFile(file string) bool {
+	if strings.HasPrefix(file, "<") {
+		return true
+	}
+	for _, d := range frameworkDirs {
+		if strings.HasPrefix(file, d) || strings.Contains(file, "/"+d) {
+			return true
+		}
+	}
+	// A library module is named bare ("threading.py") or by its path
+	// under the interpreter's library.
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	return slices.Contains(frameworkFiles, base) && (base == file || strings.Contains(file, "python3"))
+}
+
+// stackHint says how to record Python stacks in the framework that wrote
+// the trace, so that a later report can name the lines of code.
+func (a *analyzer) stackHint() string {
+	if a.res.Framework == JAX {
+		return "The trace has no Python frames, so no call site can be named: profile with the Python tracer on (jax.profiler.ProfileOptions() with python_tracer_level=1, passed to jax.profiler.start_trace)."
+	}
+	return "The trace has no Python frames, so no call site can be named: profile with torch.profiler.profile(..., with_stack=True) to record them."
+}
+
+// opCosts returns the ops that caused host idle, most idle first, with
+// their calls, host time and launches on the waited-for threads.
+func (a *analyzer) opCosts(st *siteTally, ndev int64) []OpCost {
+	if len(st.ops) == 0 {
+		return nil
+	}
+	idx := map[trace.StrID]int{}
+	ops := make([]OpCost, 0, len(st.ops))
+	for name, idle := range st.ops {
+		o := OpCost{Name: a.t.Str(name), Idle: idle / ndev}
+		best, bestName := int64(-1), ""
+		for f, d := range st.opFrame[name] {
+			if n := a.t.Str(f); d > best || d == best && n < bestName {
+				best, bestName = d, n
+			}
+		}
+		o.Frame = parseFrame(bestName)
+		if k := knownCost(o.Name); k >= 0 {
+			o.Fix, o.Setting = knownCosts[k].fix, &knownCosts[k].setting
+		}
+		idx[name] = len(ops)
+		ops = append(ops, o)
+	}
+	w := a.hostWindow()
+	for tr := range a.waitedThreads() {
+		a.countOps(a.thread(tr), w, idx, ops)
+	}
+	slices.SortFunc(ops, func(x, y OpCost) int { return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Name, y.Name)) })
+	return ops
+}
+
+// countOps adds the calls of the ops in idx that th makes inside w, and
+// the launches inside each call, to ops. Only outermost calls count: an
+// op called inside itself is one call.
+func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops []OpCost) {
+	par := th.parents()
+	for i := range th.evs {
+		e := &th.evs[i]
+		if e.Start < w.Start || e.Start >= w.End {
+			continue
+		}
+		if k, ok := idx[e.Name]; ok && a.outermost(th, par, i, e.Name) {
+			ops[k].Calls++
+			ops[k].Host += e.Dur
+		}
+		if e.Corr == 0 || a.links.host(e.Corr) != int32(th.lo+i) {
+			continue
+		}
+		// A launch: it counts for the innermost op in idx around it.
+		for x := par[i]; x >= 0; x = par[x] {
+			if k, ok := idx[th.evs[x].Name]; ok {
+				ops[k].Launches++
+				break
+			}
+		}
+	}
+}
+
+// outermost reports whether event i of th has no enclosing event named
+// name.
+func (a *analyzer) outermost(th *thread, par []int32, i int, name trace.StrID) bool {
+	for x := par[i]; x >= 0; x = par[x] {
+		if th.evs[x].Name == name {
+			return false
+		}
+	}
+	return true
+}
+
+// waitedThreads returns the host threads some gap waited for.
+func (a *analyzer) waitedThreads() map[int32]bool {
+	m := map[int32]bool{}
+	for i := range a.res.Gaps {
+		if tr := a.res.Gaps[i].Track; tr >= 0 {
+			m[tr] = true
+		}
+	}
+	return m
+}
+
+// hostWindow returns the window on the host's clock: from the first
+// step's host start to the last step's host end, else the window.
+func (a *analyzer) hostWindow() Interval {
+	if n := len(a.hostSpans); n > 0 {
+		return Interval{a.hostSpans[0].Start, a.hostSpans[n-1].End}
+	}
+	return Interval{a.res.Window.Start, a.res.Window.End}
+}

@@ -1,0 +1,77 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/trace"
+)
+
+func analyzeReal(t *testing.T, name string) *Result {
+	t.Helper()
+	tr, err := trace.Open(realtraces.Path(t, name), trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Analyze(tr, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestRealCopy: TorchRec's story is one 704-byte device-to-host copy to
+// pageable memory a step, whose call blocks ~146 ms (expected.tsv).
+func TestRealCopy(t *testing.T) {
+	res := analyzeReal(t, "hta-torchrec-a100-rank0.json.gz")
+	if len(res.Copies) == 0 {
+		t.Fatal("no copies")
+	}
+	c := res.Copies[0]
+	perStep := c.Top.HostBlocked / int64(c.Top.Count)
+	if c.Direction != "DtoH" || c.Memory != "pageable" || c.Top.Bytes != 704 || c.Top.Count != res.Window.Steps ||
+		perStep < 140*msec || perStep > 150*msec {
+		t.Errorf("top copy %+v (%d steps), want 704 B DtoH pageable, one a step, ~146 ms each", c, res.Window.Steps)
+	}
+	f := findingByID(res, "blocking-copy")
+	if f == nil || !strings.Contains(f.Message, "704 B") || !strings.Contains(f.Message, "146 ms per step") {
+		t.Errorf("blocking-copy finding %+v", f)
+	}
+}
+
+// TestRealZeroGrad: in ResNet-50 with workers=0, Optimizer.zero_grad holds
+// ~43 ms of device idle, fixed by set_to_none=True.
+func TestRealZeroGrad(t *testing.T) {
+	res := analyzeReal(t, "kineto-resnet50-workers0.pt.trace.json.gz")
+	for _, o := range res.Ops {
+		if strings.Contains(o.Name, "zero_grad") {
+			if o.Idle < 40*msec || o.Idle > 46*msec || o.Setting == nil || o.Setting.Name != "zero_grad.set_to_none" || o.Calls != res.Window.Steps {
+				t.Errorf("zero_grad row %+v", o)
+			}
+			return
+		}
+	}
+	t.Errorf("no zero_grad row in %+v", res.Ops)
+}
+
+// TestRealStacks: vLLM's eager trace carries Python stacks: its costly ops
+// come with vllm/ call sites, and the dispatch finding names them.
+func TestRealStacks(t *testing.T) {
+	res := analyzeReal(t, "tracelens-vllm-eager-b200.json.gz")
+	if res.StackHint != "" || len(res.CallSites) == 0 {
+		t.Fatalf("hint %q, %d call sites", res.StackHint, len(res.CallSites))
+	}
+	for _, s := range res.CallSites[:3] {
+		if !strings.HasPrefix(s.Frame.File, "vllm/") || s.Frame.Line <= 0 || s.Count == 0 {
+			t.Errorf("call site %+v, want a vllm/ line", s)
+		}
+	}
+	f := findingByID(res, "dispatch-overhead")
+	if f == nil || len(f.Sites) == 0 || !strings.Contains(f.Message, "Called from vllm/") {
+		t.Errorf("dispatch-overhead finding %+v", f)
+	}
+	if o := res.Ops[0]; o.Frame.IsZero() || o.Calls == 0 {
+		t.Errorf("top op %+v, want a call site and calls", o)
+	}
+}

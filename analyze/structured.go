@@ -1,0 +1,138 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file gives findings their figures as fields beside the English:
+// the idle a finding is about, the calls and call sites it names, and the
+// settings it recommends, so that scripts and rules need not parse
+// sentences.
+
+// structure fills the fields of the findings made from the causes' tallies
+// and adds the findings about copies and known op costs.
+func (a *analyzer) structure(fs []Finding) []Finding {
+	r := a.res
+	wd := float64(max(r.Window.Dur(), 1))
+	for i := range fs {
+		f := &fs[i]
+		var c Cause
+		switch f.ID {
+		case "forced-sync":
+			f.Idle, c = r.Idle.Sync(), InSync
+			f.Calls = a.top(mergeNames(a.tally.names[InSync], a.tally.names[AfterSync]), 3)
+		case "slow-input":
+			f.Idle, c = r.Idle.Of(Input), Input
+			f.Calls = a.top(a.tally.names[Input], 1)
+		case "dispatch-overhead":
+			f.Idle, c = r.Idle.Of(Host), Host
+			f.Calls = a.top(a.tally.names[Host], 3)
+		case "runtime-work":
+			f.Idle, c = r.Idle.Of(Runtime), Runtime
+			f.Calls = a.top(a.tally.names[Runtime], 3)
+		case "untraced-thread":
+			f.Idle, c = r.Idle.Of(Untraced), Untraced
+		default:
+			continue
+		}
+		f.Share = float64(f.Idle) / wd
+		if c != Untraced {
+			f.Sites = a.sitesOf(c, "", 3)
+		}
+		if l := siteList(f.Sites); l != "" {
+			f.Message += " Called from " + l + "."
+		}
+	}
+	if f, ok := a.copyFinding(); ok {
+		fs = append(fs, f)
+	}
+	return append(fs, a.opFindings(wd)...)
+}
+
+// minOpShare is the share of the window a known op cost must hold the
+// devices idle for to be a finding of its own.
+const minOpShare = 0.02
+
+// opFindings names the known op costs (optimizer step, zero_grad, collate)
+// that hold the devices idle for more than minOpShare of the window, each
+// with its own fix.
+func (a *analyzer) opFindings(wd float64) []Finding {
+	var fs []Finding
+	for _, o := range a.res.Ops {
+		share := float64(o.Idle) / wd
+		if o.Fix == "" || share <= minOpShare {
+			continue
+		}
+		where := ""
+		if !o.Frame.IsZero() {
+			where = ", called at " + o.Frame.String()
+		}
+		per := ""
+		if o.Calls > 0 {
+			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", plural(o.Calls, "call"), formatDuration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
+		}
+		f := Finding{
+			ID: "costly-op", Severity: "info",
+			Message: fmt.Sprintf("The %s waits on %s%s for %s, %s of the window%s.",
+				a.deviceWord(), o.Name, where, formatDuration(o.Idle), pct(share), per),
+			Fix:  o.Fix,
+			Idle: o.Idle, Share: share, Calls: []string{o.Name},
+			Sites: a.sitesOf(Host, o.Name, 3),
+		}
+		if o.Setting != nil {
+			f.Settings = []Setting{*o.Setting}
+		}
+		if share > a.opt.InputThreshold {
+			f.Severity = "medium"
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// sitesOf returns the call sites of cause c (in-sync: all sync), of the
+// call named call when not empty, most idle first, at most k.
+func (a *analyzer) sitesOf(c Cause, call string, k int) []CallSite {
+	var out []CallSite
+	for _, s := range a.res.CallSites {
+		if s.Cause == c && (call == "" || s.Call == call) && len(out) < k {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// workersFor returns the loader workers that hide load per step behind
+// compute per step: ceil(load / compute) + 1, one spare.
+func workersFor(load, compute int64) int {
+	return int((load+compute-1)/compute) + 1
+}
+
+// workerSetting is the worker count slowInput recommends, as a setting;
+// nil when it recommends none.
+func workerSetting(kind string, load, compute int64) []Setting {
+	if compute <= 0 || load <= compute && kind != "single-process DataLoader" {
+		return nil
+	}
+	n := fmt.Sprint(workersFor(load, compute))
+	switch kind {
+	case "single-process DataLoader":
+		return []Setting{{"DataLoader.num_workers", n}, {"DataLoader.pin_memory", "True"}}
+	case "grain loader":
+		return []Setting{{"grain.worker_count", n}}
+	}
+	return nil
+}
+
+// siteList writes call sites for a message: "train.py:45 <module> (5
+// calls)".
+func siteList(sites []CallSite) string {
+	var parts []string
+	for _, s := range sites {
+		if !s.Frame.IsZero() {
+			parts = append(parts, fmt.Sprintf("%s (%s)", s.Frame, plural(s.Count, "call")))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

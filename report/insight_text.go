@@ -1,0 +1,180 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// The call sites, the per-op host table, the copies and the per-step
+// timeline in the text and Markdown reports; JSON has every row.
+
+// insightRows is how many rows of call sites and ops the text and
+// Markdown reports show.
+const insightRows = 5
+
+// timelineWidth is the width of a step's bar in the timeline.
+const timelineWidth = 40
+
+func sitesTable(res *analyze.Result) *table {
+	tb := newTable("llrrrr", "call site", "call", "cause", "calls", "idle", "share")
+	for i, s := range res.CallSites {
+		if i == insightRows {
+			break
+		}
+		site := s.Frame.String()
+		if site == "" {
+			site = "-"
+		}
+		tb.add(clip(site, 60), clip(s.Call, 50), causeWord(s.Cause), strconv.Itoa(s.Count), Duration(s.Idle), percent(share(s.Idle, res.Window.Dur())))
+	}
+	return tb
+}
+
+func opsTable(res *analyze.Result) *table {
+	tb := newTable("lrrrrrl", "op", "calls", "per call", "launches/call", "idle", "share", "setting")
+	for i, o := range res.Ops {
+		if i == insightRows {
+			break
+		}
+		per, lpc := "-", "-"
+		if o.Calls > 0 {
+			per = Duration(o.Host / int64(o.Calls))
+			lpc = strconv.FormatFloat(float64(o.Launches)/float64(o.Calls), 'f', 1, 64)
+		}
+		set := ""
+		if o.Setting != nil {
+			set = o.Setting.Name + "=" + o.Setting.Value
+		}
+		tb.add(clip(o.Name, 60), strconv.Itoa(o.Calls), per, lpc, Duration(o.Idle), percent(share(o.Idle, res.Window.Dur())), set)
+	}
+	return tb
+}
+
+func copiesTable(res *analyze.Result) *table {
+	tb := newTable("lrrrrrl", "copy", "count", "bytes", "device", "host blocked", "idle", "blocks longest")
+	for _, c := range res.Copies {
+		top := ""
+		if t := c.Top; t.Count > 0 {
+			top = fmt.Sprintf("%s x%d, %s", byteSize(t.Bytes), t.Count, Duration(t.HostBlocked))
+			if !t.Frame.IsZero() {
+				top += " at " + clip(t.Frame.String(), 50)
+			}
+		}
+		tb.add(c.Kind(), strconv.Itoa(c.Count), byteSize(c.Bytes), Duration(c.Device), Duration(c.HostBlocked), Duration(c.Idle), top)
+	}
+	return tb
+}
+
+// timelineMarks are the letters of a step's bar: device busy, each cause,
+// and idle below the minimum gap.
+var timelineMarks = [analyze.NumCauses]byte{
+	analyze.InSync: 'S', analyze.AfterSync: 's', analyze.Input: 'I',
+	analyze.Runtime: 'R', analyze.Host: 'H', analyze.Untraced: '?',
+}
+
+// timelineLegend explains the bar's letters.
+const timelineLegend = "# busy, S in-sync, s after-sync, I input, R runtime, H host, ? untraced, . idle below min-gap"
+
+// stepBar draws one step as a bar of timelineWidth letters, each part as
+// long as its share of the step: busy first, then each cause in order.
+func stepBar(s *analyze.Step) string {
+	parts := []struct {
+		mark byte
+		ns   int64
+	}{{'#', s.DeviceBusy}}
+	for _, c := range analyze.Causes() {
+		parts = append(parts, struct {
+			mark byte
+			ns   int64
+		}{timelineMarks[c], s.Idle.Of(c)})
+	}
+	parts = append(parts, struct {
+		mark byte
+		ns   int64
+	}{'.', s.Idle.BelowMinGap})
+	var b strings.Builder
+	var sum int64
+	for _, p := range parts {
+		// Each part ends where the running total ends, so the parts
+		// round without drifting and the bar is always full.
+		from := int(sum * timelineWidth / max(s.Dur, 1))
+		sum += p.ns
+		to := min(int(sum*timelineWidth/max(s.Dur, 1)), timelineWidth)
+		b.WriteString(strings.Repeat(string(p.mark), max(to-from, 0)))
+	}
+	return b.String() + strings.Repeat(" ", max(timelineWidth-b.Len(), 0))
+}
+
+// timelineLines returns one line per step, at most limit.
+func timelineLines(res *analyze.Result, limit int) []string {
+	var out []string
+	for i := range res.Steps {
+		if i == limit {
+			break
+		}
+		s := &res.Steps[i]
+		out = append(out, fmt.Sprintf("%-18s |%s| %s", clip(stepName(res, i), 18), stepBar(s), Duration(s.Dur)))
+	}
+	return out
+}
+
+// insights writes the text report's call sites, op table, copies and
+// timeline.
+func (t *textWriter) insights(res *analyze.Result, limit int) {
+	if len(res.CallSites) > 0 {
+		t.heading("Call sites (where the idle was caused)")
+		t.table(sitesTable(res))
+		if res.StackHint != "" {
+			t.printf("  %s\n", res.StackHint)
+		}
+	}
+	if len(res.Ops) > 0 {
+		t.heading("Host ops holding the device idle")
+		t.table(opsTable(res))
+	}
+	if len(res.Copies) > 0 {
+		t.heading("Copies")
+		t.table(copiesTable(res))
+	}
+	if lines := timelineLines(res, limit); len(lines) > 0 {
+		t.heading("Step timeline")
+		for _, l := range lines {
+			t.printf("  %s\n", l)
+		}
+		t.printf("  %s\n", timelineLegend)
+	}
+}
+
+// mdInsights writes the same sections folded in the Markdown report.
+func (t *textWriter) mdInsights(res *analyze.Result, limit int) {
+	sections := []struct {
+		title string
+		tb    *table
+		show  bool
+	}{
+		{"Call sites", sitesTable(res), len(res.CallSites) > 0},
+		{"Host ops holding the device idle", opsTable(res), len(res.Ops) > 0},
+		{"Copies", copiesTable(res), len(res.Copies) > 0},
+	}
+	for _, s := range sections {
+		if !s.show {
+			continue
+		}
+		t.printf("\n<details><summary>%s</summary>\n\n", s.title)
+		t.mdTable(s.tb)
+		if s.title == "Call sites" && res.StackHint != "" {
+			t.printf("\n%s\n", mdEscape(res.StackHint))
+		}
+		t.printf("\n</details>\n")
+	}
+	if lines := timelineLines(res, limit); len(lines) > 0 {
+		t.printf("\n<details><summary>Step timeline</summary>\n\n```\n")
+		for _, l := range lines {
+			t.printf("%s\n", strings.ReplaceAll(l, "`", "'"))
+		}
+		t.printf("%s\n```\n\n</details>\n", timelineLegend)
+	}
+}
