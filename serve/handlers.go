@@ -40,6 +40,9 @@ func resultOf(st stored) uploadResult {
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	if isMultipart(r) {
 		results, code := s.uploadMultipart(w, r)
+		if code >= 400 {
+			w.Header().Set("Connection", "close") // as reject does
+		}
 		if len(results) == 0 {
 			s.reject(w, r, &httpError{status: code, msg: "multipart upload has no file part"})
 			return
@@ -60,8 +63,11 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, resultOf(st))
 }
 
-// reject answers a refused upload.
+// reject answers a refused upload. The connection is closed after the
+// answer: what is left of the body is not read (a client stalling in it
+// would hold the connection).
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Connection", "close")
 	s.metrics.rejected.Add(1)
 	s.fail(w, r, err)
 }
@@ -180,12 +186,15 @@ func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
 			p.Close()
 			continue
 		}
-		pt := part{f: received{name: cleanName(path.Base(strings.ReplaceAll(p.FileName(), `\`, "/")), "upload")}}
-		if pt.err = s.authorize(r, token); pt.err == nil {
-			var f received
-			if f, pt.err = s.receive(p, pt.f.name); pt.err == nil {
-				pt.f = f
-			}
+		name := cleanName(path.Base(strings.ReplaceAll(p.FileName(), `\`, "/")), "upload")
+		pt := part{f: received{name: name}}
+		if pt.err = s.authorize(r, token); pt.err != nil {
+			return append(parts, pt) // not a byte more read
+		}
+		if f, err := s.receive(p, name); err != nil {
+			pt.err = err
+		} else {
+			pt.f = f
 		}
 		p.Close()
 		parts = append(parts, pt)

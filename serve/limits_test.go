@@ -100,7 +100,7 @@ func TestQueuedUploadWaitsForSlot(t *testing.T) {
 }
 
 func TestSlowClientTimedOut(t *testing.T) {
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, ReadTimeout: 500 * time.Millisecond})
+	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, UploadTimeout: 500 * time.Millisecond})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)

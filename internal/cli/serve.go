@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/check"
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/serve"
 )
@@ -52,6 +53,10 @@ func (s *sizeFlag) Set(v string) error {
 // serveDefaultMaxMemory is the memory budget analyses are admitted within
 // unless --max-memory says otherwise.
 const serveDefaultMaxMemory = 8 << 30
+
+// serveOverhead is the memory the service needs beside its analyses:
+// connections, the database, the runtime.
+const serveOverhead = 256 << 20
 
 // serveDefaultMaxBytes caps decompressed uploads lower than the command
 // line does: a service holds several analyses in memory at once.
@@ -214,6 +219,9 @@ func (f *serveFlags) run(fs *pflag.FlagSet, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
+	// The collector keeps the process within the analyses' budget and the
+	// service's own overhead, rather than following each trace.
+	irun.FixMemoryLimit(int64(f.maxMemory) + serveOverhead)
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
