@@ -16,53 +16,110 @@ import (
 
 // NewAnalyzer returns the Analyzer that reads an upload with the registered
 // trace readers (the caller imports them), analyses it with the engine e,
-// as the command line does, and renders the v1 JSON and the HTML reports.
-// e's limits bound the reading (its Read.MaxBytes is what refuses a gzip
-// bomb) and its Budget, when set, admits an upload only once its estimated
-// memory fits beside the analyses running; the run is also summarised for
-// comparisons and checks. Reading stops early when ctx is cancelled (the
-// client went away); an analysis, once reading is done, runs to its end. A
-// panic while analysing or rendering is returned as an error (a
-// *run.PanicError), and the server goes on serving.
+// as the command line does, and renders the v1 JSON report; the HTML
+// report is rendered when first asked for (NewHTMLRenderer). e's limits
+// bound the reading (its Read.MaxBytes is what refuses a gzip bomb); the
+// server admits the upload by its estimated memory (Config.Estimate)
+// before this runs, so e needs no Budget. The run is also summarised for
+// comparisons and checks. A cancelled ctx (the client went away) stops
+// reading and keeps the analysis from starting. A panic while analysing
+// or rendering is returned as an error (a *run.PanicError), and the
+// server goes on serving.
 func NewAnalyzer(e *run.Engine, ropt report.Options) Analyzer {
 	return func(ctx context.Context, u Upload) (Reports, error) {
-		res, err := e.Analyze(ctx, run.Input{Path: u.Path, Name: u.Name, Format: u.Format})
+		res, err := e.Analyze(ctx, input(u))
 		if err != nil {
 			return Reports{}, err
 		}
-		return render(u.Name, res, func(w io.Writer, f report.Format) error { return report.Write(w, res, f, ropt) })
+		return render(ctx, u.Name, res, func(w io.Writer, f report.Format) error { return report.Write(w, res, f, ropt) })
 	}
 }
 
 // NewJobAnalyzer returns the JobAnalyzer that analyses the ranks of one job
 // with e's AnalyzeJobInputs, as `tracegap analyze` analyses a job, under
-// e's limits and budget as NewAnalyzer does, and renders the job's reports
+// e's limits as NewAnalyzer does, and renders the job's JSON report
 // (report.WriteJob). Comparisons and checks read the job's overall run.
 func NewJobAnalyzer(e *run.Engine, ropt report.Options) JobAnalyzer {
 	return func(ctx context.Context, name string, ranks []Upload) (Reports, error) {
-		ins := make([]run.Input, len(ranks))
-		for i, u := range ranks {
-			ins[i] = run.Input{Path: u.Path, Name: u.Name, Format: u.Format}
-		}
-		jr, err := e.AnalyzeJobInputs(ctx, ins)
+		jr, err := e.AnalyzeJobInputs(ctx, inputs(ranks))
 		if err != nil {
 			return Reports{}, err
 		}
-		return render(name, &jr.Overall, func(w io.Writer, f report.Format) error { return report.WriteJob(w, jr, f, ropt) })
+		return render(ctx, name, &jr.Overall, func(w io.Writer, f report.Format) error { return report.WriteJob(w, jr, f, ropt) })
 	}
 }
 
-// render writes the JSON and HTML reports of the run res with write, and
-// keeps res's comparison summary and check figures. name names the upload
-// in errors.
-func render(name string, res *analyze.Result, write func(io.Writer, report.Format) error) (Reports, error) {
-	var js, page bytes.Buffer
-	err := run.Protect("rendering the reports", func() error {
+// HTMLRenderer renders the HTML report of a stored record from its files
+// (a trace's one file, a job's ranks), each read with the reader that read
+// it at upload.
+//
+// The HTML report is rendered on first request rather than at upload: it
+// costs several times the memory of the other reports and most uploads
+// (from CI) are never viewed as a page. It cannot be rendered from the
+// stored v1 JSON, which lacks the timelines the page draws, so the record
+// is analysed again, within the same admission as an upload, and the page
+// is kept: later requests read it from the store. The page states the
+// thresholds it was analysed with, in case the server's changed between.
+type HTMLRenderer func(ctx context.Context, rec Record, files []Upload) ([]byte, error)
+
+// NewHTMLRenderer returns the HTMLRenderer that analyses with e as
+// NewAnalyzer and NewJobAnalyzer do and renders the HTML report.
+func NewHTMLRenderer(e *run.Engine, ropt report.Options) HTMLRenderer {
+	return func(ctx context.Context, rec Record, files []Upload) ([]byte, error) {
+		var b bytes.Buffer
+		var write func() error
+		if rec.Kind == KindJob {
+			jr, err := e.AnalyzeJobInputs(ctx, inputs(files))
+			if err != nil {
+				return nil, err
+			}
+			write = func() error { return report.WriteJob(&b, jr, report.HTML, ropt) }
+		} else {
+			res, err := e.Analyze(ctx, input(files[0]))
+			if err != nil {
+				return nil, err
+			}
+			write = func() error { return report.Write(&b, res, report.HTML, ropt) }
+		}
+		if err := run.Protect("rendering the HTML report", write); err != nil {
+			return nil, run.Named(rec.Name, err)
+		}
+		return b.Bytes(), nil
+	}
+}
+
+// UseEngine wires c to analyse with e, as `tracegap serve` does: uploads
+// and jobs analysed into JSON reports, HTML reports rendered on first
+// request, and admission by e's estimate of each upload's memory (e needs
+// no Budget: the server admits). ropt renders the reports.
+func (c *Config) UseEngine(e *run.Engine, ropt report.Options) {
+	c.Analyze = NewAnalyzer(e, ropt)
+	c.AnalyzeJob = NewJobAnalyzer(e, ropt)
+	c.RenderHTML = NewHTMLRenderer(e, ropt)
+	c.Estimate = func(files []Upload) int64 { return e.Need(inputs(files)...) }
+}
+
+func input(u Upload) run.Input { return run.Input{Path: u.Path, Name: u.Name, Format: u.Format} }
+
+func inputs(us []Upload) []run.Input {
+	ins := make([]run.Input, len(us))
+	for i, u := range us {
+		ins[i] = input(u)
+	}
+	return ins
+}
+
+// render writes the JSON report of the run res with write, and keeps
+// res's comparison summary and check figures; nothing is rendered once ctx
+// is cancelled. name names the upload in errors.
+func render(ctx context.Context, name string, res *analyze.Result, write func(io.Writer, report.Format) error) (Reports, error) {
+	if err := ctx.Err(); err != nil {
+		return Reports{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var js bytes.Buffer
+	err := run.Protect("rendering the report", func() error {
 		if err := write(&js, report.JSON); err != nil {
 			return fmt.Errorf("rendering JSON report: %w", err)
-		}
-		if err := write(&page, report.HTML); err != nil {
-			return fmt.Errorf("rendering HTML report: %w", err)
 		}
 		return nil
 	})
@@ -77,5 +134,5 @@ func render(name string, res *analyze.Result, write func(io.Writer, report.Forma
 	if err != nil {
 		return Reports{}, fmt.Errorf("%s: encoding the check figures: %w", name, err)
 	}
-	return Reports{JSON: js.Bytes(), HTML: page.Bytes(), Summary: sum, Figures: fig}, nil
+	return Reports{JSON: js.Bytes(), Summary: sum, Figures: fig}, nil
 }

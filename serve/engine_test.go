@@ -12,14 +12,9 @@ import (
 	"github.com/tracegap/tracegap/report"
 )
 
-// realAnalyzer is NewAnalyzer with the default options, within budget
-// bytes of memory (0: no budget).
-func realAnalyzer(budget int64) Analyzer {
-	e := &run.Engine{Analysis: analyze.DefaultOptions()}
-	if budget > 0 {
-		e.Budget = run.NewBudget(budget)
-	}
-	return NewAnalyzer(e, report.Options{})
+// realAnalyzer is NewAnalyzer with the default options.
+func realAnalyzer() Analyzer {
+	return NewAnalyzer(&run.Engine{Analysis: analyze.DefaultOptions()}, report.Options{})
 }
 
 // TestPanicFailsOneUpload checks that a panic while analysing, in the real
@@ -40,7 +35,7 @@ func TestPanicFailsOneUpload(t *testing.T) {
 		good    []byte
 		want    string
 	}{
-		{"reader", realAnalyzer(0), kinetoTrace(3, 3000, 1000), "bug: internal error while analysing: " + runtest.PanicValue},
+		{"reader", realAnalyzer(), kinetoTrace(3, 3000, 1000), "bug: internal error while analysing: " + runtest.PanicValue},
 		{"analyzer", panicky, fakeReport("parallel", 1, 1e6), "bug: internal error while analysing: analyzer bug"},
 	}
 	for _, tt := range tests {
@@ -57,20 +52,25 @@ func TestPanicFailsOneUpload(t *testing.T) {
 }
 
 // TestMemoryAdmission checks that an upload whose estimated memory is
-// more than the whole budget is refused with 413, and one within it is
-// analysed.
+// more than the server's whole --max-memory is refused with 413, naming
+// both, and one within it is analysed.
 func TestMemoryAdmission(t *testing.T) {
 	data := kinetoTrace(3, 3000, 1000)
-	refused := start(t, Config{Analyze: realAnalyzer(1 << 20)})
+	engine := func(maxMemory int64) Config {
+		cfg := Config{MaxMemory: maxMemory}
+		cfg.UseEngine(&run.Engine{Analysis: analyze.DefaultOptions()}, report.Options{})
+		return cfg
+	}
+	refused := start(t, engine(1<<20))
 	r := refused.upload(t, "gen.json", data, nil)
 	if r.code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("upload over the budget = %d %s, want 413", r.code, r.body)
 	}
-	if msg := r.errorText(t); !strings.HasPrefix(msg, "gen.json: needs an estimated ") || !strings.Contains(msg, "memory budget of 1048576 bytes") {
+	if msg := r.errorText(t); !strings.HasPrefix(msg, "gen.json: needs an estimated ") || !strings.Contains(msg, "--max-memory of 1.0 MiB") {
 		t.Errorf("error %q, want the upload and the budget named", msg)
 	}
 	assertNothingStored(t, refused)
 
-	admitted := start(t, Config{Analyze: realAnalyzer(64 << 20)})
+	admitted := start(t, engine(64<<20))
 	admitted.mustUpload(t, "gen.json", data)
 }

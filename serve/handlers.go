@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"os"
 	"path"
@@ -38,6 +40,9 @@ func resultOf(st stored) uploadResult {
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	if isMultipart(r) {
 		results, code := s.uploadMultipart(w, r)
+		if code >= 400 {
+			w.Header().Set("Connection", "close") // as reject does
+		}
 		if len(results) == 0 {
 			s.reject(w, r, &httpError{status: code, msg: "multipart upload has no file part"})
 			return
@@ -58,8 +63,11 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, resultOf(st))
 }
 
-// reject answers a refused upload.
+// reject answers a refused upload. The connection is closed after the
+// answer: what is left of the body is not read (a client stalling in it
+// would hold the connection).
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Connection", "close")
 	s.metrics.rejected.Add(1)
 	s.fail(w, r, err)
 }
@@ -67,19 +75,6 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, err error) {
 func isMultipart(r *http.Request) bool {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	return mt == "multipart/form-data"
-}
-
-// admit checks the request's size, and takes an upload slot.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), err error) {
-	if r.ContentLength > s.cfg.MaxUpload {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "upload of %d bytes is larger than %d bytes (the server's --max-upload)", r.ContentLength, s.cfg.MaxUpload)
-	}
-	release, err = s.acquire(r.Context())
-	if err != nil {
-		return nil, err
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
-	return release, nil
 }
 
 func (s *Server) uploadRaw(w http.ResponseWriter, r *http.Request) (stored, error) {
@@ -90,17 +85,17 @@ func (s *Server) uploadRaw(w http.ResponseWriter, r *http.Request) (stored, erro
 	if err != nil {
 		return stored{}, err
 	}
-	release, err := s.admit(w, r)
+	body, err := s.limitBody(w, r)
 	if err != nil {
 		return stored{}, err
 	}
-	defer release()
 	name := cleanName(r.URL.Query().Get("name"), "upload")
 	f, err := s.receive(r.Body, name)
 	if err != nil {
 		return stored{}, err
 	}
 	defer os.Remove(f.tmp) // a no-op once committed
+	body.done()
 	return s.ingest(r.Context(), f, format)
 }
 
@@ -113,22 +108,27 @@ func (s *Server) uploadRaw(w http.ResponseWriter, r *http.Request) (stored, erro
 // something new was stored, else 200.
 func (s *Server) uploadMultipart(w http.ResponseWriter, r *http.Request) ([]uploadResult, int) {
 	fail := func(err error) ([]uploadResult, int) {
-		return []uploadResult{{Error: err.Error(), Status: statusOf(err)}}, statusOf(err)
+		return []uploadResult{{Error: s.public(err), Status: statusOf(err)}}, statusOf(err)
 	}
 	format, err := formatParam(r)
 	if err != nil {
 		return fail(err)
 	}
-	release, err := s.admit(w, r)
+	if r.Header.Get("Authorization") != "" { // else a token field must come before the files
+		if err := s.authorize(r, ""); err != nil {
+			return fail(err)
+		}
+	}
+	body, err := s.limitBody(w, r)
 	if err != nil {
 		return fail(err)
 	}
-	defer release()
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return fail(errorf(http.StatusBadRequest, "reading multipart form: %v", err))
 	}
 	parts := s.receiveParts(r, mr)
+	body.done()
 	defer func() {
 		for _, p := range parts {
 			if p.err == nil {
@@ -177,7 +177,7 @@ func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
 			return parts
 		}
 		if err != nil {
-			return append(parts, part{err: s.receiveError(err, "multipart form", 0)})
+			return append(parts, part{err: s.partError(err)})
 		}
 		if p.FileName() == "" {
 			if p.FormName() == "token" {
@@ -186,12 +186,15 @@ func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
 			p.Close()
 			continue
 		}
-		pt := part{f: received{name: cleanName(path.Base(strings.ReplaceAll(p.FileName(), `\`, "/")), "upload")}}
-		if pt.err = s.authorize(r, token); pt.err == nil {
-			var f received
-			if f, pt.err = s.receive(p, pt.f.name); pt.err == nil {
-				pt.f = f
-			}
+		name := cleanName(path.Base(strings.ReplaceAll(p.FileName(), `\`, "/")), "upload")
+		pt := part{f: received{name: name}}
+		if pt.err = s.authorize(r, token); pt.err != nil {
+			return append(parts, pt) // not a byte more read
+		}
+		if f, err := s.receive(p, name); err != nil {
+			pt.err = err
+		} else {
+			pt.f = f
 		}
 		p.Close()
 		parts = append(parts, pt)
@@ -199,6 +202,17 @@ func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
 			return parts
 		}
 	}
+}
+
+// partError is the error of a multipart form that cannot be read on: a
+// malformed part (a NUL in its header, say) is the client's error.
+func (s *Server) partError(err error) error {
+	var mb *http.MaxBytesError
+	var ne net.Error
+	if errors.As(err, &mb) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return s.receiveError(err, "multipart form", 0)
+	}
+	return errorf(http.StatusBadRequest, "reading multipart form: %v", err)
 }
 
 // job returns the received files when they are the ranks of one job that
@@ -222,7 +236,7 @@ func (s *Server) job(parts []part) ([]received, bool) {
 func (s *Server) partResult(name string, st stored, err error) (uploadResult, int) {
 	if err != nil {
 		s.metrics.rejected.Add(1)
-		return uploadResult{Name: name, Error: err.Error(), Status: statusOf(err)}, statusOf(err)
+		return uploadResult{Name: name, Error: s.public(err), Status: statusOf(err)}, statusOf(err)
 	}
 	if st.duplicate {
 		return resultOf(st), http.StatusOK
@@ -293,7 +307,12 @@ func listQuery(r *http.Request) (ListQuery, int, error) {
 		if page, err = num("page", 1); err != nil {
 			return q, 0, err
 		}
-		q.Offset = (page - 1) * q.Limit
+		// A page past any there can be is empty, as any page past the
+		// last is, rather than an offset that overflows.
+		q.Offset = math.MaxInt
+		if page-1 <= math.MaxInt/q.Limit {
+			q.Offset = (page - 1) * q.Limit
+		}
 	}
 	return q, page, nil
 }
@@ -472,5 +491,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // handleMetrics is GET /metrics in the Prometheus text format.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	running, used, waiting := s.admit.state()
+	s.metrics.slots.Store(int64(running))
+	s.metrics.memory.Store(used)
+	s.metrics.queued.Store(int64(waiting))
 	s.metrics.write(w)
 }

@@ -21,7 +21,9 @@ import (
 func jobServer(t *testing.T) *testServer {
 	t.Helper()
 	e := &run.Engine{Analysis: analyze.DefaultOptions(), Jobs: 2}
-	return start(t, Config{Analyze: NewAnalyzer(e, report.Options{}), AnalyzeJob: NewJobAnalyzer(e, report.Options{})})
+	var cfg Config
+	cfg.UseEngine(e, report.Options{})
+	return start(t, cfg)
 }
 
 // dlrmRanks returns the 8 rank files of the real DLRM job, by name, and

@@ -82,7 +82,7 @@ func TestQueuedUploadWaitsForSlot(t *testing.T) {
 		t.Fatalf("started %q, want first", name)
 	}
 	go func() { answers <- ts.upload(t, "queued", fakeReport("parallel", 2, 1e6), nil) }()
-	for ts.metrics.queued.Load() != 1 { // until the second upload waits
+	for _, _, waiting := ts.admit.state(); waiting != 1; _, _, waiting = ts.admit.state() { // until the second upload waits
 		runtime.Gosched()
 	}
 	if r := ts.upload(t, "third", fakeReport("parallel", 3, 1e6), nil); r.code != http.StatusServiceUnavailable {
@@ -100,7 +100,7 @@ func TestQueuedUploadWaitsForSlot(t *testing.T) {
 }
 
 func TestSlowClientTimedOut(t *testing.T) {
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, ReadTimeout: 500 * time.Millisecond})
+	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, UploadTimeout: 500 * time.Millisecond})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)

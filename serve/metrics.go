@@ -23,8 +23,10 @@ type metrics struct {
 	rejected   atomic.Int64 // uploads refused (bad input, limits, auth)
 	bytes      atomic.Int64 // bytes received in uploads
 	inFlight   atomic.Int64 // analyses running now
-	slots      atomic.Int64 // upload slots taken now
-	queued     atomic.Int64 // uploads waiting for a slot now
+	// Set from the admission when the metrics are written:
+	slots  atomic.Int64 // analysis slots taken now
+	memory atomic.Int64 // estimated memory of the analyses admitted now
+	queued atomic.Int64 // uploads waiting for admission now
 
 	mu        sync.Mutex
 	byStatus  map[int]int64 // responses by status code
@@ -84,8 +86,9 @@ func (m *metrics) write(w io.Writer) {
 	counter("tracegap_upload_rejected_total", "Uploads refused: bad input, limits, authentication.", m.rejected.Load())
 	counter("tracegap_upload_bytes_total", "Bytes received in uploads, as uploaded.", m.bytes.Load())
 	gauge("tracegap_analyses_in_flight", "Analyses running now.", m.inFlight.Load())
-	gauge("tracegap_upload_slots_in_use", "Upload slots taken (bounded by --max-analyses).", m.slots.Load())
-	gauge("tracegap_upload_queue_length", "Uploads waiting for a slot (bounded by --max-queue).", m.queued.Load())
+	gauge("tracegap_upload_slots_in_use", "Analysis slots taken (bounded by --max-analyses).", m.slots.Load())
+	gauge("tracegap_memory_admitted_bytes", "Estimated memory of the analyses admitted (bounded by --max-memory).", m.memory.Load())
+	gauge("tracegap_upload_queue_length", "Uploads waiting for a slot or memory (bounded by --max-queue).", m.queued.Load())
 
 	m.mu.Lock()
 	defer m.mu.Unlock()

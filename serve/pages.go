@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 
 // pageCSP keeps pages self-contained: inline styles (and the report's inline
 // script), data: images, nothing fetched from elsewhere.
-const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'"
+const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 const pageStyle = `
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:70rem;padding:0 1rem;color:#1d2330}
@@ -98,10 +100,8 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, data any) 
 }
 
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
-	if s.cfg.Log != nil {
-		s.cfg.Log.Printf("%s %s: %d %v", r.Method, r.URL.Path, statusOf(err), err)
-	}
-	s.render(w, statusOf(err), "error", err.Error())
+	s.logf(r, statusOf(err), err)
+	s.render(w, statusOf(err), "error", s.public(err))
 }
 
 // pageIndex is GET /: the upload form and the latest traces.
@@ -158,10 +158,14 @@ func (s *Server) pageList(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "list", map[string]any{"Traces": a.Traces, "Total": a.Total, "Next": next})
 }
 
-// pageReport is GET /traces/{id}: the stored HTML report.
+// pageReport is GET /traces/{id}: the HTML report, rendered on the first
+// request and kept.
 func (s *Server) pageReport(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	b, err := s.store.HTML(r.Context(), id)
+	if err == nil && len(b) == 0 {
+		b, err = s.renderHTML(r.Context(), id)
+	}
 	if err != nil {
 		s.pageError(w, r, notFound(err, id))
 		return
@@ -169,6 +173,47 @@ func (s *Server) pageReport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", pageCSP)
 	w.Write(b)
+}
+
+// renderHTML renders the HTML report of record id from its stored files,
+// admitted as an upload is, keeps it, and returns it. Concurrent first
+// requests render it once: the others wait on the record's content lock
+// (which also keeps a delete from taking the files away meanwhile) and
+// then find it kept.
+func (s *Server) renderHTML(ctx context.Context, id string) ([]byte, error) {
+	if s.cfg.RenderHTML == nil {
+		return nil, errorf(http.StatusNotFound, "trace %s has no HTML report", id)
+	}
+	rec, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockContent(ctx, rec.SHA256)
+	if err != nil {
+		return nil, errorf(http.StatusServiceUnavailable, "rendering %s: %v", id, err)
+	}
+	defer unlock()
+	if b, err := s.store.HTML(ctx, id); err != nil || len(b) > 0 {
+		return b, err
+	}
+	files := []Upload{{Path: s.blobs.path(rec.SHA256), Name: rec.Name, Format: rec.Format}}
+	if rec.Kind == KindJob {
+		files = files[:0]
+		for _, f := range rec.Files {
+			files = append(files, Upload{Path: s.blobs.path(f.SHA256), Name: path.Join(rec.Name, f.Name), Format: rec.Format})
+		}
+	}
+	rep, err := s.analyze(ctx, rec.Name, files, func() (Reports, error) {
+		b, err := s.cfg.RenderHTML(ctx, rec, files)
+		return Reports{HTML: b}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.SetHTML(ctx, id, rep.HTML); err != nil {
+		return nil, err
+	}
+	return rep.HTML, nil
 }
 
 // pageCompare is GET /compare?base=&new=.

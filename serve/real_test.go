@@ -24,8 +24,9 @@ import (
 // realServer runs a Server with the real readers, analysis and reports.
 func realServer(t *testing.T, maxBytes int64) *testServer {
 	t.Helper()
-	an := NewAnalyzer(&run.Engine{Analysis: analyze.DefaultOptions(), Read: trace.Options{MaxBytes: maxBytes}}, report.Options{})
-	return start(t, Config{Analyze: an, MaxAnalyses: 4})
+	cfg := Config{MaxAnalyses: 4}
+	cfg.UseEngine(&run.Engine{Analysis: analyze.DefaultOptions(), Read: trace.Options{MaxBytes: maxBytes}}, report.Options{})
+	return start(t, cfg)
 }
 
 // v1 is the part of a v1 report these tests check.
@@ -205,8 +206,9 @@ func TestGeneratedTrace(t *testing.T) {
 // DataLoader run against the four-worker one, before and after a restart.
 func TestCompareRealTraces(t *testing.T) {
 	dir := t.TempDir()
-	an := NewAnalyzer(&run.Engine{Analysis: analyze.DefaultOptions()}, report.Options{})
-	ts := start(t, Config{Analyze: an, DataDir: dir})
+	cfg := Config{DataDir: dir}
+	cfg.UseEngine(&run.Engine{Analysis: analyze.DefaultOptions()}, report.Options{})
+	ts := start(t, cfg)
 	base := ts.mustUpload(t, "workers0", realTrace(t, "kineto-resnet50-workers0.pt.trace.json.gz"))
 	next := ts.mustUpload(t, "workers4", realTrace(t, "kineto-resnet50-workers4.pt.trace.json.gz"))
 	query := "?base=" + base.ID + "&new=" + next.ID
@@ -243,7 +245,7 @@ func TestCompareRealTraces(t *testing.T) {
 	}
 
 	ts.stop(t)
-	ts = start(t, Config{Analyze: an, DataDir: dir})
+	ts = start(t, cfg)
 	if again := get(t, ts.URL+"/api/v1/compare"+query); again.code != 200 || !bytes.Equal(again.body, r.body) {
 		t.Errorf("compare after restart: %d, want 200 and the same document:\n%s", again.code, again.body)
 	}

@@ -17,12 +17,17 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tracegap/tracegap/check"
 )
@@ -64,13 +69,36 @@ type Config struct {
 	Store Store
 	// MaxUpload caps an upload request's body (default DefaultMaxUpload).
 	MaxUpload int64
-	// MaxAnalyses caps the uploads received and analysed at once
-	// (default runtime.NumCPU()).
+	// MaxAnalyses caps the analyses running at once (default
+	// runtime.NumCPU()). Uploads are received before they ask for one.
 	MaxAnalyses int
-	// MaxQueue uploads may wait for one of those slots; more are answered
-	// 503 with Retry-After at once. Zero means no waiting: a full server
-	// answers 503 straight away.
+	// MaxMemory caps the memory the analyses running at once are
+	// estimated to need (Estimate); zero means no cap. An upload needing
+	// more than all of it is answered 413.
+	MaxMemory int64
+	// Estimate returns the memory analysing the files together is
+	// estimated to need (run.Engine.Need); nil counts every upload at 0.
+	Estimate func(files []Upload) int64
+	// MaxQueue uploads may wait for an analysis slot or for memory; more
+	// are answered 503 with Retry-After at once. Zero means no waiting:
+	// a full server answers 503 straight away.
 	MaxQueue int
+	// RenderHTML renders a stored record's HTML report the first time it
+	// is asked for (the report is kept after); nil serves only the HTML
+	// an Analyzer returned with the upload.
+	RenderHTML HTMLRenderer
+	// UploadTimeout bounds the time to receive one upload's body
+	// (default DefaultUploadTimeout).
+	UploadTimeout time.Duration
+	// MinUploadRate, in bytes per second, is the slowest mean rate an
+	// upload may arrive at once UploadGrace has passed (defaults
+	// DefaultMinUploadRate and DefaultUploadGrace); negative: no minimum.
+	MinUploadRate int64
+	UploadGrace   time.Duration
+	// AllowedHosts, when set, are the host names (without port) a request's
+	// Host may carry; others are refused, which defeats DNS rebinding.
+	// Empty allows any.
+	AllowedHosts []string
 	// Token, when set, is the bearer token POST and DELETE require.
 	Token string
 	// Timeouts of the http.Server that HTTPServer builds; zero values
@@ -92,6 +120,13 @@ const (
 	DefaultWriteTimeout   = 15 * time.Minute
 	DefaultIdleTimeout    = 2 * time.Minute
 	DefaultMaxHeaderBytes = 64 << 10
+	// An upload's body must arrive within DefaultUploadTimeout, at a mean
+	// of DefaultMinUploadRate bytes per second once DefaultUploadGrace has
+	// passed: a trickling client is cut off within seconds, a slow link
+	// (256 kbit/s) is not.
+	DefaultUploadTimeout = 10 * time.Minute
+	DefaultMinUploadRate = 32 << 10
+	DefaultUploadGrace   = 10 * time.Second
 )
 
 // Server is the upload service.
@@ -100,9 +135,9 @@ type Server struct {
 	store   Store
 	blobs   *blobs
 	metrics *metrics
-	slots   chan struct{}
-	queue   chan struct{} // tickets to wait for a slot
-	mux     *http.ServeMux
+	admit   *admission
+	lock    *dirLock
+	mux     http.Handler
 
 	shaMu   sync.Mutex
 	shaBusy map[string]chan struct{} // uploads of one content, one at a time
@@ -118,19 +153,32 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("serve: Config.DataDir is required")
 	}
 	cfg.setDefaults()
+	// Absolute, so that every path under it that an error names can be
+	// hidden from answers (public).
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %q: %w", cfg.DataDir, err)
+	}
+	cfg.DataDir = abs
 	if err := cfg.Rules.Validate(); err != nil {
 		return nil, fmt.Errorf("serve: Config.Rules: %w", err)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
+	lock, err := lockDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	b, err := openBlobs(cfg.DataDir)
 	if err != nil {
+		lock.release()
 		return nil, err
 	}
 	st := cfg.Store
 	if st == nil {
 		if st, err = OpenSQLite(filepath.Join(cfg.DataDir, "tracegap.db")); err != nil {
+			lock.release()
 			return nil, err
 		}
 	}
@@ -139,8 +187,8 @@ func New(cfg Config) (*Server, error) {
 		store:   st,
 		blobs:   b,
 		metrics: newMetrics(),
-		slots:   make(chan struct{}, cfg.MaxAnalyses),
-		queue:   make(chan struct{}, max(cfg.MaxQueue, 0)),
+		admit:   newAdmission(cfg.MaxAnalyses, cfg.MaxMemory, cfg.MaxQueue),
+		lock:    lock,
 		shaBusy: map[string]chan struct{}{},
 	}
 	s.routes()
@@ -163,6 +211,11 @@ func (c *Config) setDefaults() {
 	if c.MaxAnalyses <= 0 {
 		c.MaxAnalyses = runtime.NumCPU()
 	}
+	def(&c.UploadTimeout, DefaultUploadTimeout)
+	def(&c.UploadGrace, DefaultUploadGrace)
+	if c.MinUploadRate == 0 {
+		c.MinUploadRate = DefaultMinUploadRate
+	}
 	if c.MaxHeaderBytes <= 0 {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
@@ -175,8 +228,15 @@ func (c *Config) setDefaults() {
 // Store returns the server's store.
 func (s *Server) Store() Store { return s.store }
 
-// Close closes the store. Call it after the http.Server has shut down.
-func (s *Server) Close() error { return s.store.Close() }
+// Close closes the store and unlocks the data directory. Call it after
+// the http.Server has shut down.
+func (s *Server) Close() error {
+	err := s.store.Close()
+	if lerr := s.lock.release(); err == nil {
+		err = lerr
+	}
+	return err
+}
 
 // Handler returns the service's routes.
 func (s *Server) Handler() http.Handler { return s.instrument(s.mux) }
@@ -214,7 +274,36 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /traces", s.pageList)
 	m.HandleFunc("GET /traces/{id}", s.pageReport)
 	m.HandleFunc("GET /compare", s.pageCompare)
-	s.mux = m
+	// Writes from another site's page (a form posted cross-origin) are
+	// refused: by Sec-Fetch-Site, else by Origin against Host.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.reject(w, r, errorf(http.StatusForbidden, "cross-origin %s refused: write from this server's own pages or without a browser", r.Method))
+	}))
+	s.mux = s.checkHost(cop.Handler(m))
+}
+
+// checkHost refuses a request whose Host is not allowed, so that a page
+// on a rebound DNS name cannot reach a server listening on loopback.
+func (s *Server) checkHost(h http.Handler) http.Handler {
+	if len(s.cfg.AllowedHosts) == 0 {
+		return h
+	}
+	allowed := map[string]bool{}
+	for _, a := range s.cfg.AllowedHosts {
+		allowed[strings.ToLower(strings.Trim(a, "[]"))] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if !allowed[strings.ToLower(strings.Trim(host, "[]"))] {
+			s.fail(w, r, errorf(http.StatusMisdirectedRequest, "host %q is not served here (the server's --allow-host)", r.Host))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // statusWriter remembers the status code for the metrics.
@@ -244,6 +333,10 @@ func (s *Server) instrument(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		// No page of this server may be framed (clickjacking); pages set
+		// a fuller policy that says the same.
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
 		h.ServeHTTP(sw, r)
 		if sw.code == 0 {
 			sw.code = http.StatusOK
@@ -288,10 +381,43 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tracegap"`)
 	}
-	if s.cfg.Log != nil && code != http.StatusServiceUnavailable { // 503s are counted in /metrics, not logged
-		s.cfg.Log.Printf("%s %s: %d %v", r.Method, r.URL.Path, code, err)
+	if code != http.StatusServiceUnavailable { // 503s are counted in /metrics, not logged
+		s.logf(r, code, err)
 	}
-	writeJSON(w, code, map[string]string{"error": err.Error()})
+	writeJSON(w, code, map[string]string{"error": s.public(err)})
+}
+
+// logf logs a failed request as one line: the path and the error are
+// escaped, so that a %0A in a URL or a name cannot forge a line.
+func (s *Server) logf(r *http.Request, code int, err error) {
+	if s.cfg.Log != nil {
+		s.cfg.Log.Printf("%s %s: %d %s", logSafe(r.Method), logSafe(r.URL.Path), code, logSafe(err.Error()))
+	}
+}
+
+// public is err's message as a client sees it: the data directory, which
+// errors from the file system name (a full disk), is not shown.
+func (s *Server) public(err error) string {
+	msg := err.Error()
+	return strings.ReplaceAll(msg, s.cfg.DataDir, "<data-dir>")
+}
+
+// logSafe escapes control characters (and the backslash, so that an
+// escape cannot be forged) and Unicode bidirectional overrides for a log
+// line. A local helper: the service's only use.
+func logSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
+			b.WriteString(strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -187,7 +187,11 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 			return Record{}, fmt.Errorf("storing the files of %s: %w", rec.ID, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, figures) VALUES (?, ?, ?, ?, ?)`, rec.ID, rep.JSON, rep.HTML, rep.Summary, rep.Figures); err != nil {
+	html := rep.HTML
+	if html == nil { // not rendered yet: an empty report, not NULL
+		html = []byte{}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, figures) VALUES (?, ?, ?, ?, ?)`, rec.ID, rep.JSON, html, rep.Summary, rep.Figures); err != nil {
 		return Record{}, fmt.Errorf("storing reports of %s: %w", rec.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -261,6 +265,18 @@ func (s *SQLiteStore) JSON(ctx context.Context, id string) ([]byte, error) {
 // HTML implements Store.
 func (s *SQLiteStore) HTML(ctx context.Context, id string) ([]byte, error) {
 	return s.report(ctx, id, "html")
+}
+
+// SetHTML implements Store.
+func (s *SQLiteStore) SetHTML(ctx context.Context, id string, html []byte) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE reports SET html = ? WHERE id = ?`, html, id)
+	if err != nil {
+		return fmt.Errorf("storing the HTML report of %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // Summary implements Store.

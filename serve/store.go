@@ -82,7 +82,8 @@ var ErrNoSummary = errors.New("trace stored without a comparison summary")
 type Reports struct {
 	// JSON is the tracegap/report/v1 document.
 	JSON []byte
-	// HTML is the self-contained HTML report page.
+	// HTML is the self-contained HTML report page, or nil: the service
+	// renders it when it is first asked for (Config.RenderHTML).
 	HTML []byte
 	// Summary is the run's compare.Summary as JSON, which comparisons
 	// read; nil when the Analyzer gives none.
@@ -113,9 +114,12 @@ type Store interface {
 	Get(ctx context.Context, id string) (Record, error)
 	// BySHA returns the record whose content has the given SHA-256.
 	BySHA(ctx context.Context, sha string) (Record, error)
-	// JSON and HTML return a record's reports.
+	// JSON and HTML return a record's reports; HTML is empty until the
+	// report has been rendered (SetHTML).
 	JSON(ctx context.Context, id string) ([]byte, error)
 	HTML(ctx context.Context, id string) ([]byte, error)
+	// SetHTML keeps a record's HTML report, rendered after it was stored.
+	SetHTML(ctx context.Context, id string, html []byte) error
 	// Summary returns a record's compare.Summary (JSON), or ErrNoSummary
 	// when it was stored without one.
 	Summary(ctx context.Context, id string) ([]byte, error)

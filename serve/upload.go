@@ -53,35 +53,30 @@ func (s *Server) authorize(r *http.Request, got string) error {
 	return nil
 }
 
-// acquire takes an upload slot, waiting for one if the queue has room, or
-// fails with 503 and a Retry-After guessed from the mean analysis time. A
-// slot is taken before the body is read, so a full server refuses work
-// before receiving gigabytes it cannot analyse.
-func (s *Server) acquire(ctx context.Context) (release func(), err error) {
-	release = func() { <-s.slots; s.metrics.slots.Add(-1) }
-	select {
-	case s.slots <- struct{}{}:
-		s.metrics.slots.Add(1)
+// acquire admits the analysis of files, by their estimated memory and an
+// analysis slot, waiting in the queue if it has room, or fails with 503
+// and a Retry-After guessed from the mean analysis time. It is asked only
+// once the files are received and the token checked: neither a slow
+// client nor an unauthorised one holds what an analysis needs.
+func (s *Server) acquire(ctx context.Context, name string, files []Upload) (release func(), err error) {
+	var need int64
+	if s.cfg.Estimate != nil {
+		need = s.cfg.Estimate(files)
+	}
+	release, err = s.admit.acquire(ctx, need)
+	switch {
+	case err == nil:
 		return release, nil
-	default:
+	case err == errBusy:
+		secs := int(math.Ceil(s.metrics.meanAnalysis().Seconds()))
+		e := errorf(http.StatusServiceUnavailable, "server busy: %d analyses running or %s of memory in use, and %d waiting, retry later",
+			s.cfg.MaxAnalyses, humanSize(s.cfg.MaxMemory), s.cfg.MaxQueue)
+		e.retryAfter = min(max(secs, 1), 60)
+		return nil, e
+	case ctx.Err() != nil:
+		return nil, errorf(http.StatusServiceUnavailable, "%s: gave up waiting for an analysis slot: %v", name, ctx.Err())
 	}
-	select {
-	case s.queue <- struct{}{}:
-		s.metrics.queued.Add(1)
-		defer func() { <-s.queue; s.metrics.queued.Add(-1) }()
-		select {
-		case s.slots <- struct{}{}:
-			s.metrics.slots.Add(1)
-			return release, nil
-		case <-ctx.Done():
-			return nil, errorf(http.StatusServiceUnavailable, "gave up waiting for an analysis slot: %v", ctx.Err())
-		}
-	default:
-	}
-	secs := int(math.Ceil(s.metrics.meanAnalysis().Seconds()))
-	e := errorf(http.StatusServiceUnavailable, "server busy: %d analyses running and %d waiting, retry later", cap(s.slots), cap(s.queue))
-	e.retryAfter = min(max(secs, 1), 60)
-	return nil, e
+	return nil, errorf(statusOf(err), "%s: %v", name, err)
 }
 
 // lockContent serialises uploads of the same content, so that the second of
@@ -131,9 +126,8 @@ func (s *Server) ingest(ctx context.Context, f received, format string) (stored,
 	} else if !errors.Is(err, ErrNotFound) {
 		return stored{}, err
 	}
-	rep, err := s.analyze(ctx, f.name, func() (Reports, error) {
-		return s.cfg.Analyze(ctx, Upload{Path: f.tmp, Name: f.name, Format: format})
-	})
+	u := Upload{Path: f.tmp, Name: f.name, Format: format}
+	rep, err := s.analyze(ctx, f.name, []Upload{u}, func() (Reports, error) { return s.cfg.Analyze(ctx, u) })
 	if err != nil {
 		return stored{}, err
 	}
@@ -163,7 +157,7 @@ func (s *Server) ingestJob(ctx context.Context, name string, files []received, f
 		rec.Files = append(rec.Files, File{Name: f.name, SHA256: f.sha, Size: f.size})
 		rec.Size += f.size
 	}
-	rep, err := s.analyze(ctx, name, func() (Reports, error) { return s.cfg.AnalyzeJob(ctx, name, ranks) })
+	rep, err := s.analyze(ctx, name, ranks, func() (Reports, error) { return s.cfg.AnalyzeJob(ctx, name, ranks) })
 	if err != nil {
 		return stored{}, err
 	}
@@ -285,7 +279,8 @@ func (s *Server) receiveError(err error, name string, size int64) error {
 	case errors.As(err, &mb):
 		return errorf(http.StatusRequestEntityTooLarge, "%s: upload larger than %d bytes (the server's --max-upload)", name, mb.Limit)
 	case errors.As(err, &ne) && ne.Timeout():
-		return errorf(http.StatusRequestTimeout, "%s: upload timed out after %d bytes", name, size)
+		return errorf(http.StatusRequestTimeout, "%s: upload timed out after %d bytes: it came slower than %s/s (the server's --min-upload-rate) or took longer than %v (--upload-timeout)",
+			name, size, humanSize(s.cfg.MinUploadRate), s.cfg.UploadTimeout)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return errorf(http.StatusBadRequest, "%s: upload cut off after %d bytes", name, size)
 	}
@@ -309,13 +304,20 @@ func (s *Server) duplicate(ctx context.Context, rec Record, files []received) (s
 }
 
 // analyze runs an analysis of the upload called name (an Analyzer's or a
-// JobAnalyzer's) and turns its errors into HTTP errors. A panic in it
-// fails this upload alone, with 500: the server goes on.
-func (s *Server) analyze(ctx context.Context, name string, analysis func() (Reports, error)) (Reports, error) {
+// JobAnalyzer's) of files, once admitted, and turns its errors into HTTP
+// errors. A panic in it fails this upload alone, with 500: the server goes
+// on. An analysis whose client went away is not kept: it fails as
+// abandoned, whatever it returned.
+func (s *Server) analyze(ctx context.Context, name string, files []Upload, analysis func() (Reports, error)) (Reports, error) {
+	release, err := s.acquire(ctx, name, files)
+	if err != nil {
+		return Reports{}, err
+	}
+	defer release()
 	s.metrics.inFlight.Add(1)
 	start := time.Now()
 	var rep Reports
-	err := run.Protect("analysing", func() error {
+	err = run.Protect("analysing", func() error {
 		var err error
 		rep, err = analysis()
 		return err
@@ -324,6 +326,8 @@ func (s *Server) analyze(ctx context.Context, name string, analysis func() (Repo
 	s.metrics.inFlight.Add(-1)
 	var pe *run.PanicError
 	switch {
+	case ctx.Err() != nil:
+		return Reports{}, errorf(http.StatusBadRequest, "%s: upload abandoned by the client: %v", name, ctx.Err())
 	case err == nil:
 		return rep, nil
 	case errors.As(err, &pe):
@@ -333,8 +337,6 @@ func (s *Server) analyze(ctx context.Context, name string, analysis func() (Repo
 		return Reports{}, errorf(http.StatusInternalServerError, "%s", oneLine(run.Named(name, err).Error()))
 	case errors.Is(err, trace.ErrLimit):
 		return Reports{}, errorf(http.StatusRequestEntityTooLarge, "%s", oneLine(err.Error()))
-	case ctx.Err() != nil:
-		return Reports{}, errorf(http.StatusBadRequest, "%s: upload abandoned by the client: %v", name, ctx.Err())
 	}
 	return Reports{}, errorf(http.StatusUnprocessableEntity, "%s", oneLine(err.Error()))
 }

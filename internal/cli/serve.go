@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +54,10 @@ func (s *sizeFlag) Set(v string) error {
 // unless --max-memory says otherwise.
 const serveDefaultMaxMemory = 8 << 30
 
+// serveOverhead is the memory the service needs beside its analyses:
+// connections, the database, the runtime.
+const serveOverhead = 256 << 20
+
 // serveDefaultMaxBytes caps decompressed uploads lower than the command
 // line does: a service holds several analyses in memory at once.
 const serveDefaultMaxBytes = 16 << 30
@@ -59,8 +65,11 @@ const serveDefaultMaxBytes = 16 << 30
 type serveFlags struct {
 	addr, dataDir, token string
 	maxUpload, maxMemory sizeFlag
+	minRate              sizeFlag
 	maxAnalyses          int
 	maxQueue             int
+	allowHosts           []string
+	upload               time.Duration
 	readHeader, read     time.Duration
 	write, idle, grace   time.Duration
 	analysis             *analysisFlags
@@ -68,13 +77,16 @@ type serveFlags struct {
 }
 
 func addServeFlags(fs *pflag.FlagSet) *serveFlags {
-	f := &serveFlags{maxUpload: serve.DefaultMaxUpload, maxMemory: serveDefaultMaxMemory}
+	f := &serveFlags{maxUpload: serve.DefaultMaxUpload, maxMemory: serveDefaultMaxMemory, minRate: serve.DefaultMinUploadRate}
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
 	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database")
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
 	fs.Var(&f.maxMemory, "max-memory", "memory the analyses running at once may need, by estimate from each upload's size and format; an upload waits for room, and one needing more than all of it gets 413")
-	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads received and analysed at once")
-	fs.IntVar(&f.maxQueue, "max-queue", 4*runtime.NumCPU(), "uploads that may wait for a slot; more get 503 with Retry-After (0: none wait)")
+	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads analysed at once (an upload is received before it takes one)")
+	fs.IntVar(&f.maxQueue, "max-queue", 4*runtime.NumCPU(), "received uploads that may wait for a slot or for memory; more get 503 with Retry-After (0: none wait)")
+	fs.DurationVar(&f.upload, "upload-timeout", serve.DefaultUploadTimeout, "time allowed to receive one upload's body")
+	fs.Var(&f.minRate, "min-upload-rate", fmt.Sprintf("slowest mean rate, per second, an upload may arrive at after its first %v; slower ones get 408", serve.DefaultUploadGrace))
+	fs.StringSliceVar(&f.allowHosts, "allow-host", nil, "host name a request's Host may carry, besides localhost, 127.0.0.1 and ::1 when listening on loopback (repeatable; when listening elsewhere and none is given, any)")
 	fs.StringVar(&f.token, "token", "", "bearer token required for uploads and deletes (default $TRACEGAP_TOKEN)")
 	fs.DurationVar(&f.readHeader, "read-header-timeout", serve.DefaultReadHeaderTimeout, "time allowed to read a request's headers")
 	fs.DurationVar(&f.read, "read-timeout", serve.DefaultReadTimeout, "time allowed to read a whole request, upload included")
@@ -128,23 +140,47 @@ func (f *serveFlags) serveConfig(fs *pflag.FlagSet, logw io.Writer) (serve.Confi
 	if f.token == "" {
 		f.token = os.Getenv("TRACEGAP_TOKEN")
 	}
+	// The server admits uploads by the engine's estimate itself (its
+	// queue is bounded too), so the engine runs without a Budget.
 	e := f.analysis.engine(1)
-	e.Budget = irun.NewBudget(int64(f.maxMemory))
-	return serve.Config{
+	cfg := serve.Config{
 		DataDir:           f.dataDir,
-		Analyze:           serve.NewAnalyzer(e, report.Options{Top: opt.TopGaps}),
-		AnalyzeJob:        serve.NewJobAnalyzer(e, report.Options{Top: opt.TopGaps}),
 		Rules:             &rules,
 		MaxUpload:         int64(f.maxUpload),
+		MaxMemory:         int64(f.maxMemory),
 		MaxAnalyses:       f.maxAnalyses,
 		MaxQueue:          f.maxQueue,
+		UploadTimeout:     f.upload,
+		MinUploadRate:     int64(f.minRate),
+		AllowedHosts:      allowedHosts(f.addr, f.allowHosts),
 		Token:             f.token,
 		ReadHeaderTimeout: f.readHeader,
 		ReadTimeout:       f.read,
 		WriteTimeout:      f.write,
 		IdleTimeout:       f.idle,
 		Log:               log.New(logw, "tracegap serve: ", log.LstdFlags),
-	}, nil
+	}
+	cfg.UseEngine(e, report.Options{Top: opt.TopGaps})
+	return cfg, nil
+}
+
+// loopbackHosts are the names a browser reaches a loopback listener by.
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// allowedHosts returns the Host names the server accepts: the loopback
+// names when it listens on loopback (a page on a rebound DNS name then
+// cannot reach it), and the --allow-host ones. Nil, any host, when it
+// listens elsewhere and none is given.
+func allowedHosts(addr string, extra []string) []string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return append(slices.Clone(loopbackHosts), extra...)
+	}
+	return extra
 }
 
 // rules applies the --config file, if any, and returns the rules a check
@@ -183,6 +219,9 @@ func (f *serveFlags) run(fs *pflag.FlagSet, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
+	// The collector keeps the process within the analyses' budget and the
+	// service's own overhead, rather than following each trace.
+	irun.FixMemoryLimit(int64(f.maxMemory) + serveOverhead)
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
@@ -192,7 +231,11 @@ func (f *serveFlags) run(fs *pflag.FlagSet, stderr io.Writer) error {
 	if cfg.Token != "" {
 		auth = "uploads and deletes need the bearer token"
 	}
-	fmt.Fprintf(stderr, "tracegap serve: listening on http://%s (data in %s; %s)\n", ln.Addr(), f.dataDir, auth)
+	hosts := "any Host"
+	if len(cfg.AllowedHosts) > 0 {
+		hosts = "Host " + strings.Join(cfg.AllowedHosts, ", ")
+	}
+	fmt.Fprintf(stderr, "tracegap serve: listening on http://%s (data in %s; %s; %s)\n", ln.Addr(), f.dataDir, auth, hosts)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

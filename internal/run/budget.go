@@ -100,6 +100,30 @@ func (b *Budget) admitLocked() {
 	}
 }
 
+// Need returns the memory that reading and analysing the inputs together
+// is estimated to need, as the budget would admit them: a caller that
+// admits work itself (the service, which bounds its queue too) asks this
+// and runs the engine without a Budget. A stream is counted at the fixed
+// cost, and an input that cannot be opened at none: reading it names the
+// error.
+func (e *Engine) Need(ins ...Input) int64 {
+	var total int64
+	for _, in := range ins {
+		if in.R != nil {
+			total += fixedNeed
+			continue
+		}
+		r, size, closeIn, err := open(in)
+		if err != nil {
+			continue
+		}
+		n, _ := e.estimate(r, size, in.Format)
+		closeIn()
+		total += n
+	}
+	return total
+}
+
 // The estimate of what an input needs. Reading and analysing Chrome JSON
 // peaks at a quarter to a third of its bytes after decompression (the soft
 // memory limit keeps it there, see heapBudget); XPlane events are smaller

@@ -68,20 +68,7 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 
 // admitJob acquires the needs of every rank at once.
 func (e *Engine) admitJob(ctx context.Context, ins []Input) (release func(), err error) {
-	var total int64
-	for _, in := range ins {
-		if in.R != nil {
-			continue // a stream is admitted at its fixed cost
-		}
-		r, size, closeIn, err := open(in)
-		if err != nil {
-			continue // reading it names the error
-		}
-		n, _ := e.estimate(r, size, in.Format)
-		closeIn()
-		total += n
-	}
-	release, err = e.Budget.Acquire(ctx, total)
+	release, err = e.Budget.Acquire(ctx, e.Need(ins...))
 	if err != nil {
 		return nil, fmt.Errorf("job of %d ranks: %w", len(ins), err)
 	}

@@ -39,6 +39,7 @@ func heapBudget(bytes int64, events int) int64 {
 // wins.
 type memLimits struct {
 	mu        sync.Mutex
+	fixed     bool // FixMemoryLimit was called: hold does nothing
 	total     int64
 	unlimited int               // traces held that have no budget
 	set       func(int64) int64 // debug.SetMemoryLimit, replaced in tests
@@ -48,7 +49,10 @@ var memLimit = &memLimits{set: debug.SetMemoryLimit}
 
 // hold adds the budget of t until the returned func is called.
 func (m *memLimits) hold(t *trace.Trace) (release func()) {
-	if os.Getenv("GOMEMLIMIT") != "" {
+	m.mu.Lock()
+	fixed := m.fixed
+	m.mu.Unlock()
+	if fixed || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
 	b := heapBudget(t.Bytes, len(t.Events))
@@ -68,4 +72,22 @@ func (m *memLimits) add(b int64, n int) {
 		return
 	}
 	m.set(m.total)
+}
+
+// FixMemoryLimit sets the runtime's soft memory limit to n bytes for the
+// rest of the process, unless GOMEMLIMIT is set, instead of following the
+// traces being analysed. A service that admits its analyses within a
+// memory budget fixes the limit at that budget (plus its own overhead):
+// the collector then works harder rather than let garbage from analyses
+// running at once take the process past it, and the limit no longer
+// drops while one analysis ends and others run.
+func FixMemoryLimit(n int64) {
+	m := memLimit
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	m.fixed = true
+	m.set(n)
 }

@@ -86,7 +86,8 @@ func (e *Engine) input(path string) Input {
 }
 
 // Analyze reads and analyses one input. Reading stops early when ctx is
-// cancelled; the analysis, once reading is done, runs to its end. A panic
+// cancelled, and a cancelled input is not analysed; an analysis, once
+// begun, runs to its end. A panic
 // while reading or analysing is returned as an error (a *PanicError)
 // naming the input.
 func (e *Engine) Analyze(ctx context.Context, in Input) (*analyze.Result, error) {
@@ -97,6 +98,9 @@ func (e *Engine) Analyze(ctx context.Context, in Input) (*analyze.Result, error)
 			return err
 		}
 		defer release()
+		if err := ctx.Err(); err != nil { // the client went away while it was read
+			return fmt.Errorf("%s: %w", t.Path, err)
+		}
 		if res, err = analyze.Analyze(t, e.Analysis); err != nil {
 			return fmt.Errorf("%s: %w", t.Path, err)
 		}
