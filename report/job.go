@@ -29,7 +29,7 @@ func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 	case Text:
 		err = writeText(bw, []*analyze.Result{&jr.Overall}, opt)
 		if err == nil {
-			t := &textWriter{w: bw, opt: opt}
+			t := &textWriter{w: bw, opt: opt, terminal: true}
 			t.jobText(jr)
 			err = t.err
 		}

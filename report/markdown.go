@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // writeMarkdown renders results in GitHub-flavoured Markdown, short enough
@@ -39,7 +40,7 @@ func (t *textWriter) markdown(res *analyze.Result) {
 	if s.Path == "" {
 		name = "(stdin)"
 	}
-	t.printf("### tracegap: `%s` is **%s**\n\n", strings.ReplaceAll(name, "`", "'"), res.Verdict)
+	t.printf("### tracegap: %s is **%s**\n\n", untrusted.MarkdownCode(name), res.Verdict)
 	line := summarize(res)
 	t.printf("%s\n\n", mdEscape(line.String()))
 	if len(res.Secondary) > 0 {

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
 	irun "github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -78,22 +80,22 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s%s", analyzeUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap analyze: %v (see tracegap analyze --help)\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s (see tracegap analyze --help)\n", safe(err))
 		return exitUsage
 	}
 	format, err := f.check(fs)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage
 	}
 	stop, err := dbg.start()
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage
 	}
 	defer func() {
 		if err := stop(); err != nil {
-			fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+			fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		}
 	}()
 	if status, ok := runJob(fs.Args(), f, jf, format, stdout, stderr); ok {
@@ -118,7 +120,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	if err := f.write(results, format, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage
 	}
 	return status
@@ -154,7 +156,7 @@ func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, st
 		// One line per input, for a shell loop or a log.
 		w := stdout
 		for _, r := range results {
-			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Source.Path, report.Summary(r)); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", safe(r.Source.Path), safe(report.Summary(r))); err != nil {
 				return err
 			}
 		}
@@ -170,7 +172,7 @@ func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, st
 		return report.WriteAll(w, results, format, opt)
 	})
 	if err == nil && !f.quiet {
-		fmt.Fprintf(stderr, "tracegap: wrote %s report to %s\n", format, f.out)
+		fmt.Fprintf(stderr, "tracegap: wrote %s report to %s\n", format, safe(f.out))
 	}
 	return err
 }
@@ -206,5 +208,22 @@ func inputError(path string, err error) string {
 	if path == "-" {
 		path = irun.StdinName
 	}
-	return irun.Named(path, err).Error()
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
+		errs = j.Unwrap() // a job's: one per unreadable rank
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		if i == 0 {
+			e = irun.Named(path, e)
+		}
+		lines[i] = untrusted.Terminal(e.Error())
+	}
+	return strings.Join(lines, "\n")
 }
+
+// safe returns v (an error, a path, a line quoting a trace) as text for a
+// terminal or a CI log: its control characters, line breaks included,
+// escaped visibly, so that a file or event name cannot drive the terminal
+// or start a line of its own.
+func safe(v any) string { return untrusted.Terminal(fmt.Sprint(v)) }
