@@ -19,7 +19,7 @@ func writeMarkdown(w io.Writer, results []*analyze.Result, opt Options) error {
 				return err
 			}
 		}
-		t := &textWriter{w: w, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps}}
+		t := &textWriter{w: w, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps}}
 		t.markdown(res)
 		if t.err != nil {
 			return t.err
@@ -79,7 +79,11 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 	t.printf("**Idle in the window** (%s):\n\n%s.\n\n", mdEscape(windowLine(res.Window)), mdEscape(figuresLine(res)))
 	t.mdTable(breakdownTable(res))
 	t.printf("\n%s\n\n", mdEscape(thresholdCheck(res)))
-	t.mdTable(devicesTable(res))
+	n := t.opt.stepRows(textMaxSteps)
+	t.mdTable(devicesTable(res, n))
+	if more := len(res.Devices) - n; more > 0 {
+		t.printf("\n%d more devices: all of them with --all-steps.\n", more)
+	}
 	top := t.opt.Top
 	if top <= 0 {
 		top = markdownMaxGaps
@@ -90,15 +94,11 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 		t.printf("\n</details>\n")
 	}
 	if len(res.Steps) > 0 {
-		limit := t.opt.MaxSteps
-		if limit <= 0 {
-			limit = markdownMaxSteps
-		}
-		tb, more := stepsTable(res, limit)
+		tb, more := stepsTable(res, t.opt.stepRows(markdownMaxSteps))
 		t.printf("\n<details><summary>Steps (%d)</summary>\n\n", len(res.Steps))
 		t.mdTable(tb)
 		if more > 0 {
-			t.printf("\n%d more steps in the JSON report.\n", more)
+			t.printf("\n%d more steps: all of them with --all-steps.\n", more)
 		}
 		t.printf("\n</details>\n")
 	}

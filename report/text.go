@@ -151,12 +151,17 @@ func (t *textWriter) verdict(res *analyze.Result) {
 
 func (t *textWriter) devices(res *analyze.Result) {
 	t.heading("Devices (busy, idle and gaps over each device's span, first to last work)")
-	t.table(devicesTable(res))
+	n := t.opt.stepRows(textMaxSteps)
+	t.table(devicesTable(res, n))
+	if more := len(res.Devices) - n; more > 0 {
+		t.printf("  ... %d more devices (all of them with --all-steps)\n", more)
+	}
 }
 
-func devicesTable(res *analyze.Result) *table {
+// devicesTable lists the first n devices.
+func devicesTable(res *analyze.Result, n int) *table {
 	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", "busy/window")
-	for _, d := range res.Devices {
+	for _, d := range res.Devices[:min(n, len(res.Devices))] {
 		tb.add(d.ID, Duration(d.End-d.Start), Duration(d.Busy), Duration(d.Idle),
 			percent(d.Utilization), count(d.Gaps), percent(share(d.WindowBusy, res.Window.Dur())))
 	}
@@ -277,15 +282,11 @@ func (t *textWriter) steps(res *analyze.Result) {
 	if len(res.Steps) == 0 {
 		return
 	}
-	limit := t.opt.MaxSteps
-	if limit <= 0 {
-		limit = textMaxSteps
-	}
 	t.heading("Steps")
-	tb, more := stepsTable(res, limit)
+	tb, more := stepsTable(res, t.opt.stepRows(textMaxSteps))
 	t.table(tb)
 	if more > 0 {
-		t.printf("  ... %d more steps (all of them are in --format json)\n", more)
+		t.printf("  ... %d more steps (all of them with --all-steps)\n", more)
 	}
 }
 

@@ -60,6 +60,7 @@ type analyzeFlags struct {
 	color    string
 	jobs     int
 	maxSteps int
+	allSteps bool
 }
 
 func runAnalyze(args []string, stdout, stderr io.Writer) int {
@@ -74,6 +75,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "how many inputs to analyse at once")
 	fs.IntVar(&f.maxSteps, "steps", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
+	fs.BoolVar(&f.allSteps, "all-steps", false, "list every step and device in every report (by default JSON and HTML list 1000, HTML draws 64 device timelines)")
 	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -151,7 +153,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 
 // write renders the results to stdout or, with -o, to a file.
 func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, stdout, stderr io.Writer) error {
-	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps}
+	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
 	if f.quiet {
 		// One line per input, for a shell loop or a log.
 		w := stdout

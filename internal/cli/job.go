@@ -57,7 +57,7 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 // writeJobReport renders the job to stdout or, with -o, to a file; with
 // --quiet, one line.
 func writeJobReport(jr *job.Result, f *analyzeFlags, format report.Format, stdout, stderr io.Writer) error {
-	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps}
+	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
 	if f.quiet {
 		if _, err := fmt.Fprintf(stdout, "%s: %s\n", safe(jr.Overall.Source.Path), safe(report.JobSummary(jr))); err != nil || f.out == "" {
 			return err
