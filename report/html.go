@@ -134,7 +134,7 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 		r.Steps = append(r.Steps, htmlStep{stepName(res, j), a.x(st.Start), a.x(st.Start + st.Dur)})
 	}
 	if len(res.Steps) > 0 {
-		r.StepsSVG = template.HTML(stepsSVG(res, a))
+		r.StepsSVG = template.HTML(stepsSVG(res, ns, a))
 	}
 	drawn := len(res.Devices)
 	if !opt.AllSteps {

@@ -222,11 +222,12 @@ func outside(b *strings.Builder, res *analyze.Result, a axis, h int) {
 }
 
 // stepsSVG draws the steps as a band; clicking a step zooms to it.
-func stepsSVG(res *analyze.Result, a axis) string {
+// stepsSVG draws the first n steps.
+func stepsSVG(res *analyze.Result, n int, a axis) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="tl steps" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`+"\n",
 		stepsSVGH, timelineUnits, stepsSVGH, stepsSVGH*2)
-	for i, s := range res.Steps {
+	for i, s := range res.Steps[:n] {
 		fill := stepColor
 		if i%2 == 1 {
 			fill = "#c5d2e0"
