@@ -430,16 +430,18 @@ func prevIdle(ivs []Interval, t int64) int {
 
 // queuedPast reports whether work that started before t on d was still
 // running more than the slack after t. A stream runs its work in order, so
-// on each stream only the last work started before t can be running.
+// on each stream only the last work started before t can be running. A
+// device of many streams is looked up in its reach instead, at a binary
+// search per call rather than one per stream.
 func (a *analyzer) queuedPast(d *device, t int64) bool {
+	if len(d.tracks) > fewTracks {
+		r := a.reachOf(d)
+		i, _ := slices.BinarySearch(r.start, t) // the work starting before t
+		return i > 0 && r.end[i-1] > t+a.opt.SyncSlack
+	}
 	for _, tr := range d.tracks {
 		evs := a.t.TrackEvents(int(tr))
-		i, _ := slices.BinarySearchFunc(evs, t, func(e trace.Event, t int64) int {
-			if e.Start < t {
-				return -1
-			}
-			return 1
-		})
+		i := startIndex(evs, t)
 		for i--; i >= 0; i-- {
 			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur > 0 {
 				if e.End() > t+a.opt.SyncSlack {
@@ -450,4 +452,42 @@ func (a *analyzer) queuedPast(d *device, t int64) bool {
 		}
 	}
 	return false
+}
+
+// startIndex returns the index of the first of evs starting at or after t.
+func startIndex(evs []trace.Event, t int64) int {
+	i, _ := slices.BinarySearchFunc(evs, t, func(e trace.Event, t int64) int {
+		if e.Start < t {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// reachOf returns d's reach, making it on first use: its work in start
+// order (of equal starts, in track order), each with the latest end of the
+// work started up to it.
+func (a *analyzer) reachOf(d *device) *reach {
+	r := &d.reach
+	if r.start != nil {
+		return r
+	}
+	for _, tr := range d.tracks {
+		lo := a.t.Tracks[tr].Lo
+		for i, e := range a.t.TrackEvents(int(tr)) {
+			if e.Kind == trace.KindWork && e.Dur > 0 {
+				r.idx = append(r.idx, lo+i)
+			}
+		}
+	}
+	evs := a.t.Events
+	slices.SortStableFunc(r.idx, func(i, j int) int { return cmp.Compare(evs[i].Start, evs[j].Start) })
+	r.start, r.end = make([]int64, len(r.idx)), make([]int64, len(r.idx))
+	latest := int64(math.MinInt64)
+	for k, i := range r.idx {
+		latest = max(latest, evs[i].End())
+		r.start[k], r.end[k] = evs[i].Start, latest
+	}
+	return r
 }

@@ -19,11 +19,22 @@ type device struct {
 	// did not start within SyncSlack of the end of its launch call (or
 	// has no launch): there the host was ahead of the device.
 	queued []int64
+	// reach answers queuedPast and workStartingAt on a device of many
+	// streams; made on first use.
+	reach reach
 
 	// Filled by attributeDevice.
 	winBusy int64
 	split   Breakdown
 	gaps    []Gap
+}
+
+// reach is the work of a device of many streams in start order: its
+// indexes in Trace.Events, starts, and the latest end of the work started
+// up to each (see reachOf).
+type reach struct {
+	idx        []int
+	start, end []int64
 }
 
 // findDevices returns the devices with work, sorted by id. Derived tracks
@@ -61,12 +72,21 @@ func hasWork(evs []trace.Event) bool {
 	return false
 }
 
-// workMerger walks the work events of several tracks in start order.
+// workMerger walks the work events of several tracks in start order, of
+// equal starts in track order.
 type workMerger struct {
 	t   *trace.Trace
 	pos []int // next event per track
 	end []int
+	// heap holds the tracks with work left, by their next work's start,
+	// when there are more than fewTracks of them.
+	heap []int
 }
+
+// fewTracks is how many tracks a linear scan serves: a device has a few
+// streams, for which the scan beats a heap; a hostile trace can give one
+// device a hundred thousand, for which only the heap is not quadratic.
+const fewTracks = 16
 
 func newWorkMerger(t *trace.Trace, tracks []int32) *workMerger {
 	m := &workMerger{t: t}
@@ -74,23 +94,46 @@ func newWorkMerger(t *trace.Trace, tracks []int32) *workMerger {
 		m.pos = append(m.pos, t.Tracks[tr].Lo)
 		m.end = append(m.end, t.Tracks[tr].Hi)
 	}
+	if len(tracks) > fewTracks {
+		for k := range m.pos {
+			if m.skip(k) {
+				m.heap = append(m.heap, k)
+			}
+		}
+		for i := len(m.heap)/2 - 1; i >= 0; i-- {
+			m.down(i)
+		}
+	}
 	return m
 }
 
+// skip moves track k to its next work event and reports whether it has
+// one.
+func (m *workMerger) skip(k int) bool {
+	for m.pos[k] < m.end[k] {
+		if e := &m.t.Events[m.pos[k]]; e.Kind == trace.KindWork && e.Dur > 0 {
+			return true
+		}
+		m.pos[k]++
+	}
+	return false
+}
+
+// before orders tracks j and k by their next work's start, then by track.
+func (m *workMerger) before(j, k int) bool {
+	sj, sk := m.t.Events[m.pos[j]].Start, m.t.Events[m.pos[k]].Start
+	return sj < sk || sj == sk && j < k
+}
+
 // next returns the index in Trace.Events of the next work event by start,
-// or -1 when none is left. Devices have few streams, so a linear scan over
-// the tracks beats a heap.
+// or -1 when none is left.
 func (m *workMerger) next() int {
+	if len(m.pos) > fewTracks {
+		return m.nextHeap()
+	}
 	best := -1
 	for k := range m.pos {
-		for m.pos[k] < m.end[k] {
-			e := &m.t.Events[m.pos[k]]
-			if e.Kind == trace.KindWork && e.Dur > 0 {
-				break
-			}
-			m.pos[k]++
-		}
-		if m.pos[k] < m.end[k] && (best < 0 || m.t.Events[m.pos[k]].Start < m.t.Events[m.pos[best]].Start) {
+		if m.skip(k) && (best < 0 || m.t.Events[m.pos[k]].Start < m.t.Events[m.pos[best]].Start) {
 			best = k
 		}
 	}
@@ -100,6 +143,43 @@ func (m *workMerger) next() int {
 	i := m.pos[best]
 	m.pos[best]++
 	return i
+}
+
+func (m *workMerger) nextHeap() int {
+	if len(m.heap) == 0 {
+		return -1
+	}
+	k := m.heap[0]
+	i := m.pos[k]
+	m.pos[k]++
+	if !m.skip(k) {
+		last := len(m.heap) - 1
+		m.heap[0] = m.heap[last]
+		m.heap = m.heap[:last]
+	}
+	if len(m.heap) > 0 {
+		m.down(0)
+	}
+	return i
+}
+
+// down restores the heap order below position i.
+func (m *workMerger) down(i int) {
+	h := m.heap
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && m.before(h[c+1], h[c]) {
+			c++
+		}
+		if !m.before(h[c], h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // scanDevice merges d's work into busy intervals and follows each piece of
@@ -213,24 +293,33 @@ func overlap(a, b Interval) int64 {
 // with a launch link when there is one, or -1.
 func (a *analyzer) workStartingAt(d *device, ts int64) int {
 	found := -1
+	// pick takes the work event i, and reports whether the search is over.
+	pick := func(i int) bool {
+		if a.links.host(a.t.Events[i].Corr) >= 0 {
+			found = i
+			return true
+		}
+		if found < 0 {
+			found = i
+		}
+		return false
+	}
+	if len(d.tracks) > fewTracks {
+		r := a.reachOf(d)
+		k, _ := slices.BinarySearch(r.start, ts)
+		for ; k < len(r.idx) && r.start[k] == ts; k++ {
+			if pick(r.idx[k]) {
+				break
+			}
+		}
+		return found
+	}
 	for _, tr := range d.tracks {
 		evs := a.t.TrackEvents(int(tr))
 		lo := a.t.Tracks[tr].Lo
-		i, _ := slices.BinarySearchFunc(evs, ts, func(e trace.Event, ts int64) int {
-			if e.Start < ts {
-				return -1
-			}
-			return 1
-		})
-		for ; i < len(evs) && evs[i].Start == ts; i++ {
-			if evs[i].Kind != trace.KindWork || evs[i].Dur <= 0 {
-				continue
-			}
-			if a.links.host(evs[i].Corr) >= 0 {
-				return lo + i
-			}
-			if found < 0 {
-				found = lo + i
+		for i := startIndex(evs, ts); i < len(evs) && evs[i].Start == ts; i++ {
+			if evs[i].Kind == trace.KindWork && evs[i].Dur > 0 && pick(lo+i) {
+				return found
 			}
 		}
 	}

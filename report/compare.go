@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // CompareSchema names the version of the comparison's JSON document.
@@ -121,7 +121,7 @@ func RegressionMessage(r compare.Regression) string {
 }
 
 func compareText(w io.Writer, c *compare.Comparison) error {
-	fmt.Fprintf(w, "base  %s\nnew   %s\n", termSafe(cmpRunLine(&c.Base)), termSafe(cmpRunLine(&c.New)))
+	fmt.Fprintf(w, "base  %s\nnew   %s\n", untrusted.Terminal(cmpRunLine(&c.Base)), untrusted.Terminal(cmpRunLine(&c.New)))
 	fmt.Fprintf(w, "verdict: %s\n\n", cmpVerdictChange(c))
 	rows := ComparisonRows(c)
 	// The metric names read left-aligned, the figures right-aligned:
@@ -142,35 +142,15 @@ func compareText(w io.Writer, c *compare.Comparison) error {
 		fmt.Fprintf(w, "\nsynthetic-data test (%s):\n", cmpSyntheticWhy(s))
 		fmt.Fprintf(w, "  target step %s (base); base compute %s per step\n", Duration(s.Target), Duration(s.BaseCompute))
 		fmt.Fprintf(w, "  new step %s; new input %s per step\n", Duration(s.NewStep), Duration(s.NewInput))
-		fmt.Fprintf(w, "  %s\n", termSafe(SyntheticConclusion(s)))
+		fmt.Fprintf(w, "  %s\n", untrusted.Terminal(SyntheticConclusion(s)))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "  sync %s in %s: %s\n", Duration(site.Time), cmpGaps(site.Gaps), termSafe(stackString(site.Stack)))
+			fmt.Fprintf(w, "  sync %s in %s: %s\n", Duration(site.Time), cmpGaps(site.Gaps), untrusted.Terminal(stackString(site.Stack)))
 		}
 	}
 	if c.Limit > 0 {
-		fmt.Fprintf(w, "\nregressions (limit %s): %s\n", percent(c.Limit), cmpRegressions(c, "; "))
+		fmt.Fprintf(w, "\nregressions (limit %s): %s\n", percent(c.Limit), untrusted.Terminal(cmpRegressions(c, "; ")))
 	}
 	return nil
-}
-
-// termSafe escapes the control and format characters of text from a trace
-// (escape sequences, bidirectional overrides) so that it cannot drive a
-// terminal.
-func termSafe(s string) string {
-	unsafe := func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
-	if !strings.ContainsFunc(s, unsafe) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unsafe(r) {
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func cmpGaps(n int) string {
@@ -244,7 +224,7 @@ func compareMarkdown(w io.Writer, c *compare.Comparison) error {
 		name string
 		s    *compare.Summary
 	}{{"base", &c.Base}, {"new", &c.New}} {
-		fmt.Fprintf(w, "- %s: %s (%s): **%s**, %s confidence, %d steps\n", side.name, mdCode(side.s.Path),
+		fmt.Fprintf(w, "- %s: %s (%s): **%s**, %s confidence, %d steps\n", side.name, untrusted.MarkdownCode(side.s.Path),
 			mdEscape(side.s.Format), side.s.Verdict, side.s.Confidence, side.s.Steps)
 	}
 	fmt.Fprintln(w, "\n| metric | base | new | change | ratio |")
@@ -254,29 +234,15 @@ func compareMarkdown(w io.Writer, c *compare.Comparison) error {
 	}
 	if s := c.Synthetic; s != nil {
 		fmt.Fprintf(w, "\n### Synthetic-data test\n\n%s. Target step %s, base compute %s per step; new step %s, new input %s per step.\n\n%s\n",
-			mdEscape(cmpSyntheticWhy(s)), Duration(s.Target), Duration(s.BaseCompute), Duration(s.NewStep), Duration(s.NewInput), mdEscape(termSafe(SyntheticConclusion(s))))
+			mdEscape(cmpSyntheticWhy(s)), Duration(s.Target), Duration(s.BaseCompute), Duration(s.NewStep), Duration(s.NewInput), mdEscape(untrusted.Terminal(SyntheticConclusion(s))))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "- %s: %s in %s\n", mdCode(stackString(site.Stack)), Duration(site.Time), cmpGaps(site.Gaps))
+			fmt.Fprintf(w, "- %s: %s in %s\n", untrusted.MarkdownCode(stackString(site.Stack)), Duration(site.Time), cmpGaps(site.Gaps))
 		}
 	}
 	if c.Limit > 0 {
 		fmt.Fprintf(w, "\n**Regressions** (limit %s): %s\n", percent(c.Limit), mdEscape(cmpRegressions(c, "; ")))
 	}
 	return nil
-}
-
-// mdCode writes s as inline code: backticks cannot close it early (a run of
-// them longer than any in s fences it) and a newline cannot end it.
-func mdCode(s string) string {
-	s = strings.ReplaceAll(termSafe(s), "\n", " ")
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
 }
 
 type cmpJSON struct {

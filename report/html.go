@@ -2,6 +2,7 @@ package report
 
 import (
 	_ "embed"
+	"fmt"
 	"html/template"
 	"io"
 	"path/filepath"
@@ -55,8 +56,10 @@ type htmlRun struct {
 	DeviceRows *table
 	Gaps       *table
 	StepRows   *table
-	Findings   []analyze.Finding
-	Warnings   []string
+	// Omitted says what the page leaves out (see listMax), or is empty.
+	Omitted  string
+	Findings []analyze.Finding
+	Warnings []string
 	// Job holds a job's own sections; nil for a single run.
 	Job *htmlJob
 }
@@ -69,6 +72,16 @@ type htmlDevice struct {
 	// Rank is the timeline row of the job's rank whose last device this
 	// is; nil for a single run.
 	Rank *htmlRankRow
+}
+
+// gapsByDevice returns the indexes in res.Gaps of each device's gaps, so
+// that drawing every device's timeline reads the gaps once.
+func gapsByDevice(res *analyze.Result) map[string][]int {
+	by := map[string][]int{}
+	for i := range res.Gaps {
+		by[res.Gaps[i].Device] = append(by[res.Gaps[i].Device], i)
+	}
+	return by
 }
 
 func writeHTML(w io.Writer, results []*analyze.Result, opt Options) error {
@@ -118,27 +131,38 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	r.Figures = figuresLine(res)
 	r.Stability = stabilityLine(res)
 	r.Check = thresholdCheck(res)
-	for j, st := range res.Steps {
+	ns := opt.listed(len(res.Steps))
+	for j, st := range res.Steps[:ns] {
 		r.Steps = append(r.Steps, htmlStep{stepName(res, j), a.x(st.Start), a.x(st.Start + st.Dur)})
 	}
 	if len(res.Steps) > 0 {
-		r.StepsSVG = template.HTML(stepsSVG(res, a))
+		r.StepsSVG = template.HTML(stepsSVG(res, ns, a))
 	}
-	for j := range res.Devices {
+	drawn := len(res.Devices)
+	if !opt.AllSteps {
+		drawn = min(drawn, htmlMaxTimelines)
+	}
+	gaps := gapsByDevice(res)
+	for j := range res.Devices[:drawn] {
 		d := &res.Devices[j]
 		r.Devices = append(r.Devices, htmlDevice{
 			ID:    d.ID,
 			Facts: percent(d.Utilization) + " busy over " + Duration(d.End-d.Start),
-			SVG:   template.HTML(deviceSVG(res, d, a)),
+			SVG:   template.HTML(deviceSVG(res, d, gaps[d.ID], a)),
 		})
 	}
 	r.Breakdown = breakdownTable(res)
-	r.DeviceRows = devicesTable(res)
+	nd := opt.listed(len(res.Devices))
+	r.DeviceRows = devicesTable(res, nd)
+	if ns < len(res.Steps) || nd < len(res.Devices) || drawn < len(res.Devices) {
+		r.Omitted = fmt.Sprintf("Listed: %d of %d steps, %d of %d devices, timelines of %d devices; all of them with --all-steps.",
+			ns, len(res.Steps), nd, len(res.Devices), drawn)
+	}
 	if gs := topGaps(res, opt.Top); len(gs) > 0 {
 		r.Gaps = gapsTable(res, gs, 60, 200)
 	}
 	if len(res.Steps) > 0 {
-		r.StepRows, _ = stepsTable(res, len(res.Steps))
+		r.StepRows, _ = stepsTable(res, ns)
 	}
 	return r
 }

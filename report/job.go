@@ -29,14 +29,14 @@ func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 	case Text:
 		err = writeText(bw, []*analyze.Result{&jr.Overall}, opt)
 		if err == nil {
-			t := &textWriter{w: bw, opt: opt}
+			t := &textWriter{w: bw, opt: opt, terminal: true}
 			t.jobText(jr)
 			err = t.err
 		}
 	case Markdown:
 		err = writeMarkdown(bw, []*analyze.Result{&jr.Overall}, opt)
 		if err == nil {
-			t := &textWriter{w: bw, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps}}
+			t := &textWriter{w: bw, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps}}
 			t.jobMarkdown(jr)
 			err = t.err
 		}
@@ -250,10 +250,7 @@ func (t *textWriter) jobText(jr *job.Result) {
 	if len(jr.Steps) == 0 {
 		return
 	}
-	n := t.opt.MaxSteps
-	if n <= 0 {
-		n = textMaxSteps
-	}
+	n := t.opt.stepRows(textMaxSteps)
 	t.heading("Stragglers by step")
 	t.table(jobStepsTable(jr, n))
 	t.heading("Collectives (wait and transfer summed over ranks)")
@@ -261,10 +258,7 @@ func (t *textWriter) jobText(jr *job.Result) {
 }
 
 func (t *textWriter) jobMarkdown(jr *job.Result) {
-	n := t.opt.MaxSteps
-	if n <= 0 {
-		n = markdownMaxSteps
-	}
+	n := t.opt.stepRows(markdownMaxSteps)
 	t.printf("\n#### Job\n\n%s %s\n\n", mdEscape(jobHeader(jr)), mdEscape(waitLine(jr)))
 	t.mdTable(jobRanksTable(jr))
 	if len(jr.Steps) == 0 {

@@ -39,8 +39,12 @@ type Report struct {
 	Devices       []DeviceV1  `json:"devices"`
 	IdleBreakdown BreakdownV1 `json:"idle_breakdown"`
 	Steps         []StepV1    `json:"steps"`
-	TopGaps       []GapV1     `json:"top_gaps"`
-	Findings      []FindingV1 `json:"findings"`
+	// Omitted, when set, says what the report leaves out: beyond
+	// listMax steps and devices, only the first are listed unless asked
+	// for all (--all-steps).
+	Omitted  *OmittedV1  `json:"omitted,omitempty"`
+	TopGaps  []GapV1     `json:"top_gaps"`
+	Findings []FindingV1 `json:"findings"`
 	// Stability is the steps' time distribution; Loader the loader's
 	// workers as the trace shows them, with the estimate.
 	Stability StabilityV1 `json:"stability"`
@@ -129,6 +133,25 @@ type BreakdownV1 struct {
 	IdleShare        float64
 }
 
+// OmittedV1 counts the steps and devices a report does not list, and
+// summarises the durations of all steps.
+type OmittedV1 struct {
+	Steps   int `json:"steps"`
+	Devices int `json:"devices"`
+	// StepDurationNs is the distribution of every step's duration.
+	StepDurationNs Distribution `json:"step_duration_ns"`
+}
+
+// Distribution summarises values: the least, the median, the 90th
+// percentile, the greatest and the mean.
+type Distribution struct {
+	Min  int64 `json:"min"`
+	P50  int64 `json:"p50"`
+	P90  int64 `json:"p90"`
+	Max  int64 `json:"max"`
+	Mean int64 `json:"mean"`
+}
+
 // StepV1 holds one steady-state step's figures.
 type StepV1 struct {
 	Name         string      `json:"name"`
@@ -193,8 +216,13 @@ type FindingV1 struct {
 	Settings []SettingV1  `json:"settings"`
 }
 
-// JSONReport builds the v1 document for res.
-func JSONReport(res *analyze.Result) *Report {
+// JSONReport builds the v1 document for res, with the default bounds on
+// the steps and devices listed.
+func JSONReport(res *analyze.Result) *Report { return JSONReportWith(res, Options{}) }
+
+// JSONReportWith builds the v1 document for res; opt.AllSteps lists every
+// step and device.
+func JSONReportWith(res *analyze.Result, opt Options) *Report {
 	o := &res.Options
 	r := &Report{
 		Schema:     Schema,
@@ -232,11 +260,15 @@ func JSONReport(res *analyze.Result) *Report {
 	for _, v := range res.Secondary {
 		r.Secondary = append(r.Secondary, string(v))
 	}
-	for i := range res.Devices {
+	nd, ns := opt.listed(len(res.Devices)), opt.listed(len(res.Steps))
+	for i := range nd {
 		r.Devices = append(r.Devices, jsonDevice(&res.Devices[i], res.Window.Dur()))
 	}
-	for i := range res.Steps {
+	for i := range ns {
 		r.Steps = append(r.Steps, jsonStep(&res.Steps[i]))
+	}
+	if nd < len(res.Devices) || ns < len(res.Steps) {
+		r.Omitted = &OmittedV1{Steps: len(res.Steps) - ns, Devices: len(res.Devices) - nd, StepDurationNs: stepDurations(res.Steps)}
 	}
 	for _, g := range topGaps(res, 0) {
 		r.TopGaps = append(r.TopGaps, JSONGap(res, g))
@@ -342,17 +374,33 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-func writeJSON(w io.Writer, results []*analyze.Result) error {
+// stepDurations returns the distribution of the steps' durations.
+func stepDurations(steps []analyze.Step) Distribution {
+	if len(steps) == 0 {
+		return Distribution{}
+	}
+	d := make([]int64, len(steps))
+	var sum int64
+	for i := range steps {
+		d[i] = steps[i].Dur
+		sum += d[i]
+	}
+	slices.Sort(d)
+	at := func(q float64) int64 { return d[int(q*float64(len(d)-1))] }
+	return Distribution{Min: d[0], P50: at(0.5), P90: at(0.9), Max: d[len(d)-1], Mean: sum / int64(len(d))}
+}
+
+func writeJSON(w io.Writer, results []*analyze.Result, opt Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	// Event names hold <, > and & (templates, "a > b"); keep them readable.
 	enc.SetEscapeHTML(false)
 	if len(results) == 1 {
-		return enc.Encode(JSONReport(results[0]))
+		return enc.Encode(JSONReportWith(results[0], opt))
 	}
 	all := make([]*Report, len(results))
 	for i, r := range results {
-		all[i] = JSONReport(r)
+		all[i] = JSONReportWith(r, opt)
 	}
 	return enc.Encode(all)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // writeMarkdown renders results in GitHub-flavoured Markdown, short enough
@@ -19,7 +20,7 @@ func writeMarkdown(w io.Writer, results []*analyze.Result, opt Options) error {
 				return err
 			}
 		}
-		t := &textWriter{w: w, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps}}
+		t := &textWriter{w: w, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps}}
 		t.markdown(res)
 		if t.err != nil {
 			return t.err
@@ -44,7 +45,7 @@ func (t *textWriter) markdown(res *analyze.Result) {
 	if res.Framework != analyze.UnknownFramework {
 		fw = " (" + string(res.Framework) + " trace)"
 	}
-	t.printf("### tracegap: `%s` is **%s**%s\n\n", strings.ReplaceAll(name, "`", "'"), res.Verdict, fw)
+	t.printf("### tracegap: %s is **%s**%s\n\n", untrusted.MarkdownCode(name), res.Verdict, fw)
 	line := summarize(res)
 	t.printf("%s\n\n", mdEscape(line.String()))
 	if len(res.Secondary) > 0 {
@@ -86,7 +87,11 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 	}
 	t.mdTable(breakdownTable(res))
 	t.printf("\n%s\n\n", mdEscape(thresholdCheck(res)))
-	t.mdTable(devicesTable(res))
+	n := t.opt.stepRows(textMaxSteps)
+	t.mdTable(devicesTable(res, n))
+	if more := len(res.Devices) - n; more > 0 {
+		t.printf("\n%d more devices: all of them with --all-steps.\n", more)
+	}
 	top := t.opt.Top
 	if top <= 0 {
 		top = markdownMaxGaps
@@ -97,15 +102,11 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 		t.printf("\n</details>\n")
 	}
 	if len(res.Steps) > 0 {
-		limit := t.opt.MaxSteps
-		if limit <= 0 {
-			limit = markdownMaxSteps
-		}
-		tb, more := stepsTable(res, limit)
+		tb, more := stepsTable(res, t.opt.stepRows(markdownMaxSteps))
 		t.printf("\n<details><summary>Steps (%d)</summary>\n\n", len(res.Steps))
 		t.mdTable(tb)
 		if more > 0 {
-			t.printf("\n%d more steps in the JSON report.\n", more)
+			t.printf("\n%d more steps: all of them with --all-steps.\n", more)
 		}
 		t.printf("\n</details>\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,39 @@ type Options struct {
 	// MaxSteps caps the step rows of text and Markdown reports (the
 	// others list every step); 0 means 40 for text and 12 for Markdown.
 	MaxSteps int
+	// AllSteps lists every step and device: in text and Markdown as
+	// rows (MaxSteps is ignored), in JSON and HTML past listMax.
+	AllSteps bool
+}
+
+// listMax is how many steps and devices JSON and HTML reports list at
+// most, and htmlMaxTimelines how many device timelines HTML draws, unless
+// Options.AllSteps: a trace of a few megabytes can hold a million steps or
+// a hundred thousand devices, and the report would grow with them.
+const (
+	listMax          = 1000
+	htmlMaxTimelines = 64
+)
+
+// listed returns how many of n steps or devices a JSON or HTML report
+// lists.
+func (o Options) listed(n int) int {
+	if o.AllSteps {
+		return n
+	}
+	return min(n, listMax)
+}
+
+// stepRows returns how many step rows a text or Markdown report lists,
+// def by default.
+func (o Options) stepRows(def int) int {
+	switch {
+	case o.AllSteps:
+		return math.MaxInt
+	case o.MaxSteps > 0:
+		return o.MaxSteps
+	}
+	return def
 }
 
 // Default row caps where Options leave them at zero.
@@ -89,7 +123,7 @@ func WriteAll(w io.Writer, results []*analyze.Result, f Format, opt Options) err
 	case Text:
 		err = writeText(bw, results, opt)
 	case JSON:
-		err = writeJSON(bw, results)
+		err = writeJSON(bw, results, opt)
 	case Markdown:
 		err = writeMarkdown(bw, results, opt)
 	case HTML:

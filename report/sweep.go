@@ -10,6 +10,7 @@ import (
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // SweepSchema names the version of the sweep's JSON document.
@@ -82,18 +83,13 @@ func sweepTable(s *compare.Sweep) *table {
 
 func sweepText(w io.Writer, s *compare.Sweep) error {
 	tb := sweepTable(s)
-	for i, row := range tb.rows {
-		for j := range row {
-			tb.rows[i][j] = termSafe(row[j])
-		}
-	}
 	if _, err := fmt.Fprintf(w, "Sweep over %d runs\n\n", len(s.Runs)); err != nil {
 		return err
 	}
-	if err := tb.renderText(w); err != nil {
+	if err := tb.renderText(w, untrusted.Terminal); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", termSafe(s.Recommendation))
+	_, err := fmt.Fprintf(w, "\n%s\n", untrusted.Terminal(s.Recommendation))
 	return err
 }
 

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/untrusted"
+
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -35,8 +37,8 @@ func (t *table) aligns() []tw.Align {
 }
 
 // renderText writes the table for a terminal: no outer border, a rule under
-// the header, two spaces of indentation.
-func (t *table) renderText(w io.Writer) error {
+// the header, two spaces of indentation; esc escapes each cell.
+func (t *table) renderText(w io.Writer, esc func(string) string) error {
 	var buf strings.Builder
 	tb := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -53,7 +55,7 @@ func (t *table) renderText(w io.Writer) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithTrimSpace(tw.Off),
 	)
-	if err := t.fill(tb); err != nil {
+	if err := t.escaped(esc).fill(tb); err != nil {
 		return err
 	}
 	// Indent the table under its heading and drop the padding tablewriter
@@ -72,10 +74,7 @@ func (t *table) renderText(w io.Writer) error {
 
 // renderMarkdown writes the table as a GitHub-flavoured Markdown table.
 func (t *table) renderMarkdown(w io.Writer) error {
-	esc := &table{header: mdCells(t.header), align: t.align}
-	for _, r := range t.rows {
-		esc.rows = append(esc.rows, mdCells(r))
-	}
+	esc := t.escaped(mdEscape)
 	tb := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -96,21 +95,26 @@ func (t *table) fill(tb *tablewriter.Table) error {
 	return tb.Render()
 }
 
-// mdCells escapes what would break a Markdown table cell or render as
-// markup: pipes, backslashes, HTML and emphasis characters.
-func mdCells(cells []string) []string {
-	out := make([]string, len(cells))
-	for i, c := range cells {
-		out[i] = mdEscape(c)
+// escaped returns the table with every cell passed through esc.
+func (t *table) escaped(esc func(string) string) *table {
+	cells := func(in []string) []string {
+		out := make([]string, len(in))
+		for i, c := range in {
+			out[i] = esc(c)
+		}
+		return out
 	}
-	return out
+	e := &table{header: cells(t.header), align: t.align}
+	for _, r := range t.rows {
+		e.rows = append(e.rows, cells(r))
+	}
+	return e
 }
 
-var mdReplacer = strings.NewReplacer(
-	`\`, `\\`, `|`, `\|`, `<`, `&lt;`, `>`, `&gt;`, `*`, `\*`, `_`, `\_`, "`", "\\`", "\n", " ",
-)
-
-func mdEscape(s string) string { return mdReplacer.Replace(s) }
+// mdEscape makes text, the tool's own or quoting the trace, inert inline
+// Markdown or a table cell: no markup, link, image, mention or line break
+// comes of it.
+func mdEscape(s string) string { return untrusted.Markdown(s) }
 
 // Head returns the header cells, for templates.
 func (t *table) Head() []string { return t.header }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // ANSI styles for text output with Options.Color.
@@ -21,38 +22,58 @@ const (
 	ansiCyan   = "\x1b[36m"
 )
 
-// textWriter renders one result as text; it remembers the first write
-// error so that the sections read straight.
+// textWriter renders one result as text or Markdown; it remembers the
+// first write error so that the sections read straight.
 type textWriter struct {
 	w   io.Writer
 	opt Options
 	err error
+	// terminal says the output is text for a terminal or a CI log: every
+	// string argument of printf is escaped for it (names from the trace,
+	// file names, messages that quote them), and every table cell. The
+	// Markdown writer escapes with mdEscape instead.
+	terminal bool
 }
+
+// styled is text that the writer has escaped and styled itself; printf
+// writes it as it is.
+type styled string
 
 func (t *textWriter) printf(format string, args ...any) {
-	if t.err == nil {
-		_, t.err = fmt.Fprintf(t.w, format, args...)
+	if t.err != nil {
+		return
 	}
+	if t.terminal {
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				args[i] = untrusted.Terminal(s)
+			}
+		}
+	}
+	_, t.err = fmt.Fprintf(t.w, format, args...)
 }
 
-func (t *textWriter) style(s, code string) string {
+// style escapes s for the terminal and wraps it in the ANSI style code
+// when the output is in colour.
+func (t *textWriter) style(s, code string) styled {
+	s = untrusted.Terminal(s)
 	if !t.opt.Color || code == "" {
-		return s
+		return styled(s)
 	}
-	return code + s + ansiReset
+	return styled(code + s + ansiReset)
 }
 
 func (t *textWriter) heading(s string) { t.printf("\n%s\n", t.style(s, ansiBold)) }
 
 func (t *textWriter) table(tb *table) {
 	if t.err == nil {
-		t.err = tb.renderText(t.w)
+		t.err = tb.renderText(t.w, untrusted.Terminal)
 	}
 }
 
 func writeText(w io.Writer, results []*analyze.Result, opt Options) error {
 	for i, res := range results {
-		t := &textWriter{w: w, opt: opt}
+		t := &textWriter{w: w, opt: opt, terminal: true}
 		if i > 0 {
 			t.printf("\n%s\n\n", strings.Repeat("=", 72))
 		}
@@ -120,7 +141,8 @@ func verdictColor(v analyze.Verdict) string {
 
 func (t *textWriter) verdict(res *analyze.Result) {
 	line := summarize(res)
-	t.printf("\n%s\n", line.withVerdict(t.style(string(line.Verdict), ansiBold+verdictColor(line.Verdict))))
+	v := string(t.style(string(line.Verdict), ansiBold+verdictColor(line.Verdict)))
+	t.printf("\n%s%s\n", styled(v), line.withVerdict(""))
 	if len(res.Secondary) > 0 {
 		s := make([]string, len(res.Secondary))
 		for i, v := range res.Secondary {
@@ -135,12 +157,17 @@ func (t *textWriter) verdict(res *analyze.Result) {
 
 func (t *textWriter) devices(res *analyze.Result) {
 	t.heading("Devices (busy, idle and gaps over each device's span, first to last work)")
-	t.table(devicesTable(res))
+	n := t.opt.stepRows(textMaxSteps)
+	t.table(devicesTable(res, n))
+	if more := len(res.Devices) - n; more > 0 {
+		t.printf("  ... %d more devices (all of them with --all-steps)\n", more)
+	}
 }
 
-func devicesTable(res *analyze.Result) *table {
+// devicesTable lists the first n devices.
+func devicesTable(res *analyze.Result, n int) *table {
 	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", "busy/window")
-	for _, d := range res.Devices {
+	for _, d := range res.Devices[:min(n, len(res.Devices))] {
 		tb.add(d.ID, Duration(d.End-d.Start), Duration(d.Busy), Duration(d.Idle),
 			percent(d.Utilization), count(d.Gaps), percent(share(d.WindowBusy, res.Window.Dur())))
 	}
@@ -178,7 +205,7 @@ func (t *textWriter) breakdown(res *analyze.Result) {
 	t.heading("Idle in the window: " + windowLine(res.Window))
 	t.printf("  %s\n", figuresLine(res))
 	if line := stabilityLine(res); line != "" {
-		t.printf("  %s\n", termSafe(line))
+		t.printf("  %s\n", line)
 	}
 	t.table(breakdownTable(res))
 	t.printf("  %s\n", thresholdCheck(res))
@@ -264,15 +291,11 @@ func (t *textWriter) steps(res *analyze.Result) {
 	if len(res.Steps) == 0 {
 		return
 	}
-	limit := t.opt.MaxSteps
-	if limit <= 0 {
-		limit = textMaxSteps
-	}
 	t.heading("Steps")
-	tb, more := stepsTable(res, limit)
+	tb, more := stepsTable(res, t.opt.stepRows(textMaxSteps))
 	t.table(tb)
 	if more > 0 {
-		t.printf("  ... %d more steps (all of them are in --format json)\n", more)
+		t.printf("  ... %d more steps (all of them with --all-steps)\n", more)
 	}
 }
 

@@ -155,18 +155,17 @@ const (
 
 // deviceSVG draws one device: its busy time, every gap coloured by cause,
 // and beneath, what the waited-for host thread did during each gap.
-func deviceSVG(res *analyze.Result, d *analyze.Device, a axis) string {
+// deviceSVG draws device d's timeline; gaps are the indexes of its gaps in
+// res.Gaps.
+func deviceSVG(res *analyze.Result, d *analyze.Device, gaps []int, a axis) string {
 	q := a.quantum()
-	var busy, gaps, host []mark
+	var busy, gapMarks, host []mark
 	for _, iv := range d.Intervals {
 		busy = append(busy, mark{start: iv.Start, end: iv.End, color: busyColor, busy: iv.End - iv.Start})
 	}
-	for i := range res.Gaps {
+	for _, i := range gaps {
 		g := &res.Gaps[i]
-		if g.Device != d.ID {
-			continue
-		}
-		gaps = append(gaps, mark{start: g.Start, end: g.Start + g.Dur, color: causeColor[g.Cause%analyze.NumCauses], busy: g.Dur,
+		gapMarks = append(gapMarks, mark{start: g.Start, end: g.Start + g.Dur, color: causeColor[g.Cause%analyze.NumCauses], busy: g.Dur,
 			title: fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(g)))})
 		for _, s := range g.Segments {
 			host = append(host, mark{start: s.Start, end: s.Start + s.Dur, color: causeColor[s.Cause%analyze.NumCauses], busy: s.Dur,
@@ -178,7 +177,7 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, a axis) string {
 		deviceSVGH, timelineUnits, deviceSVGH, deviceSVGH*2)
 	fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f4f4f4"/>`+"\n", a.x(d.Start), rowDevice, a.w(d.End-d.Start), rowDeviceH)
 	svgRow(&b, a, coalesce(busy, q, ""), rowDevice, rowDeviceH, "")
-	svgRow(&b, a, coalesce(gaps, q, "gaps"), rowDevice, rowDeviceH, "g")
+	svgRow(&b, a, coalesce(gapMarks, q, "gaps"), rowDevice, rowDeviceH, "g")
 	svgRow(&b, a, coalesce(host, q, "host stretches"), rowHost, rowHostH, "")
 	outside(&b, res, a, deviceSVGH)
 	b.WriteString("</svg>")
@@ -223,11 +222,12 @@ func outside(b *strings.Builder, res *analyze.Result, a axis, h int) {
 }
 
 // stepsSVG draws the steps as a band; clicking a step zooms to it.
-func stepsSVG(res *analyze.Result, a axis) string {
+// stepsSVG draws the first n steps.
+func stepsSVG(res *analyze.Result, n int, a axis) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="tl steps" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`+"\n",
 		stepsSVGH, timelineUnits, stepsSVGH, stepsSVGH*2)
-	for i, s := range res.Steps {
+	for i, s := range res.Steps[:n] {
 		fill := stepColor
 		if i%2 == 1 {
 			fill = "#c5d2e0"

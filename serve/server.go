@@ -22,14 +22,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // Upload is what an Analyzer is asked to analyse.
@@ -391,7 +389,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // escaped, so that a %0A in a URL or a name cannot forge a line.
 func (s *Server) logf(r *http.Request, code int, err error) {
 	if s.cfg.Log != nil {
-		s.cfg.Log.Printf("%s %s: %d %s", logSafe(r.Method), logSafe(r.URL.Path), code, logSafe(err.Error()))
+		s.cfg.Log.Printf("%s %s: %d %s", untrusted.Log(r.Method), untrusted.Log(r.URL.Path), code, untrusted.Log(err.Error()))
 	}
 }
 
@@ -400,24 +398,6 @@ func (s *Server) logf(r *http.Request, code int, err error) {
 func (s *Server) public(err error) string {
 	msg := err.Error()
 	return strings.ReplaceAll(msg, s.cfg.DataDir, "<data-dir>")
-}
-
-// logSafe escapes control characters (and the backslash, so that an
-// escape cannot be forged) and Unicode bidirectional overrides for a log
-// line. A local helper: the service's only use.
-func logSafe(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
-			b.WriteString(strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

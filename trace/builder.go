@@ -36,6 +36,10 @@ type Builder struct {
 	// reason is kept however many events it hits.
 	dropped map[string]int
 	order   []string
+	// maxTracks and maxStrings bound the tracks and the string table
+	// (SetLimits); err is the first bound passed.
+	maxTracks, maxStrings int
+	err                   error
 
 	// Meta is copied into the trace by Finish.
 	Meta map[string]string
@@ -64,10 +68,29 @@ func NewBuilder() *Builder {
 	}
 }
 
+// SetLimits bounds the tracks and distinct strings the builder takes to
+// opt.MaxTracks and opt.MaxStrings (0: the defaults). Past a bound, Track
+// and Intern stop growing the builder and Err reports the bound; the
+// reader checks Err as it checks its event count, and stops.
+func (b *Builder) SetLimits(opt Options) {
+	b.maxTracks = cmp.Or(max(opt.MaxTracks, 0), DefaultMaxTracks)
+	b.maxStrings = cmp.Or(max(opt.MaxStrings, 0), DefaultMaxStrings)
+}
+
+// Err returns the error of the first bound that SetLimits set and the
+// input passed, or nil.
+func (b *Builder) Err() error { return b.err }
+
 // Intern returns the StrID of s, adding it to the table on first use.
 func (b *Builder) Intern(s string) StrID {
 	if id, ok := b.index[s]; ok {
 		return id
+	}
+	if b.maxStrings > 0 && len(b.strings) > b.maxStrings {
+		if b.err == nil {
+			b.err = Limitf("more than %d distinct names (raise --max-strings if the trace is genuine)", b.maxStrings)
+		}
+		return 0
 	}
 	id := StrID(len(b.strings))
 	s = cloneString(s)
@@ -123,6 +146,12 @@ func (b *Builder) Str(id StrID) string { return b.strings[id] }
 func (b *Builder) Track(key string, t Track) int32 {
 	if i, ok := b.keys[key]; ok {
 		return i
+	}
+	if b.maxTracks > 0 && len(b.tracks) >= b.maxTracks {
+		if b.err == nil {
+			b.err = Limitf("more than %d tracks (threads, streams, lines) (raise --max-tracks if the trace is genuine)", b.maxTracks)
+		}
+		return int32(len(b.tracks) - 1) // a valid index until the reader stops
 	}
 	i := int32(len(b.tracks))
 	b.tracks = append(b.tracks, t)

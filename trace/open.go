@@ -17,13 +17,20 @@ type Options struct {
 	// MaxBytes caps the decompressed input size; 0 means DefaultMaxBytes.
 	MaxBytes int64
 	// MaxRatio caps the ratio of decompressed to compressed size for
-	// gzip input once more than 16 MiB have been expanded; 0 means
+	// gzip input, from the first byte past a 1 MiB allowance; 0 means
 	// DefaultMaxRatio. Real traces compress 5-30x, gzip bombs about 1000x.
 	MaxRatio int64
 	// MaxEvents caps the number of events kept, and the number of
 	// pending ones (begins waiting for their end, flow points); 0 means
 	// DefaultMaxEvents.
 	MaxEvents int
+	// MaxTracks caps the tracks (threads, device streams, XPlane lines
+	// and planes), each of which costs memory even without events; 0
+	// means DefaultMaxTracks.
+	MaxTracks int
+	// MaxStrings caps the distinct names (the string table, XPlane
+	// metadata entries); 0 means DefaultMaxStrings.
+	MaxStrings int
 	// MaxValueBytes caps the bytes that one JSON value or token may span
 	// in Chrome JSON input (an event, a string, a run of white space): the
 	// reader holds each whole in memory. 0 means DefaultMaxValueBytes.
@@ -59,6 +66,10 @@ const (
 	DefaultMaxRatio      = 200
 	DefaultMaxEvents     = 500_000_000
 	DefaultMaxValueBytes = 16 << 20
+	// Real traces have up to thousands of threads and streams, and up to
+	// about a million distinct names.
+	DefaultMaxTracks  = 1 << 18
+	DefaultMaxStrings = 1 << 23
 )
 
 // ErrLimit is wrapped by errors that stop reading because a limit in
@@ -102,6 +113,12 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	}
 	if opt.MaxValueBytes <= 0 {
 		opt.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if opt.MaxTracks <= 0 {
+		opt.MaxTracks = DefaultMaxTracks
+	}
+	if opt.MaxStrings <= 0 {
+		opt.MaxStrings = DefaultMaxStrings
 	}
 	src := readerAt(r) // before anything is read from r
 	raw := &countReader{r: r, size: size, progress: opt.Progress}
@@ -315,10 +332,12 @@ type limitReader struct {
 	err        error
 }
 
-// ratioGrace is how much gzip input is expanded before the ratio is held
-// against the cap: a small file's ratio says little, and 16 MiB is little
-// memory.
-const ratioGrace = 16 << 20
+// ratioGrace is how much more than the ratio allows gzip input may expand
+// to: the first kilobytes of a stream (a header, a dictionary) say little
+// about its ratio, and 1 MiB is little memory. The ratio holds from the
+// first byte beyond it: a 16 KB file can be a bomb too, of something that
+// costs more in memory than on the wire.
+const ratioGrace = 1 << 20
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	if l.err != nil {
@@ -334,7 +353,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		// The compressed bytes the decompressor has consumed: those read
 		// ahead into its buffer do not count.
 		in := l.raw.n - int64(l.rawBuf.Buffered())
-		if in <= 0 || l.n/in > l.ratio {
+		if in <= 0 || (l.n-ratioGrace)/in > l.ratio {
 			l.err = &limitError{fmt.Sprintf("gzip expands more than %dx (%d bytes from %d): not a real trace (real ones expand 5-30x), likely a decompression bomb", l.ratio, l.n, in)}
 			return n, l.err
 		}

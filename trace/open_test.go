@@ -196,7 +196,7 @@ func TestBombRefused(t *testing.T) {
 		want string
 	}{
 		{"ratio", trace.Options{}, "gzip expands more than 200x ("},
-		{"size", trace.Options{MaxBytes: 4 << 20}, "input larger than 4194304 bytes after decompression (raise --max-bytes if the trace is genuine)"},
+		{"size", trace.Options{MaxBytes: 4 << 20, MaxRatio: 1 << 20}, "input larger than 4194304 bytes after decompression (raise --max-bytes if the trace is genuine)"},
 		{"ratio set", trace.Options{MaxRatio: 2000, MaxBytes: 64 << 20, MaxValueBytes: 1 << 30}, "input larger than 67108864 bytes after decompression"},
 	}
 	for _, tt := range tests {

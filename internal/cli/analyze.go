@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
 	irun "github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -58,6 +60,7 @@ type analyzeFlags struct {
 	color    string
 	jobs     int
 	maxSteps int
+	allSteps bool
 }
 
 func runAnalyze(args []string, stdout, stderr io.Writer) int {
@@ -72,28 +75,29 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "how many inputs to analyse at once")
 	fs.IntVar(&f.maxSteps, "steps", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
+	fs.BoolVar(&f.allSteps, "all-steps", false, "list every step and device in every report (by default JSON and HTML list 1000, HTML draws 64 device timelines)")
 	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "%s%s", analyzeUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap analyze: %v (see tracegap analyze --help)\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s (see tracegap analyze --help)\n", safe(err))
 		return exitUsage
 	}
 	format, err := f.check(fs)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage
 	}
 	stop, err := dbg.start()
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage
 	}
 	defer func() {
 		if err := stop(); err != nil {
-			fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+			fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		}
 	}()
 	warnSkipped(fs.Args(), stderr)
@@ -119,7 +123,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	if err := f.write(results, format, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage
 	}
 	return status
@@ -150,12 +154,12 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 
 // write renders the results to stdout or, with -o, to a file.
 func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, stdout, stderr io.Writer) error {
-	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps}
+	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
 	if f.quiet {
 		// One line per input, for a shell loop or a log.
 		w := stdout
 		for _, r := range results {
-			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Source.Path, report.Summary(r)); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", safe(r.Source.Path), safe(report.Summary(r))); err != nil {
 				return err
 			}
 		}
@@ -171,7 +175,7 @@ func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, st
 		return report.WriteAll(w, results, format, opt)
 	})
 	if err == nil && !f.quiet {
-		fmt.Fprintf(stderr, "tracegap: wrote %s report to %s\n", format, f.out)
+		fmt.Fprintf(stderr, "tracegap: wrote %s report to %s\n", format, safe(f.out))
 	}
 	return err
 }
@@ -207,5 +211,22 @@ func inputError(path string, err error) string {
 	if path == "-" {
 		path = irun.StdinName
 	}
-	return irun.Named(path, err).Error()
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
+		errs = j.Unwrap() // a job's: one per unreadable rank
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		if i == 0 {
+			e = irun.Named(path, e)
+		}
+		lines[i] = untrusted.Terminal(e.Error())
+	}
+	return strings.Join(lines, "\n")
 }
+
+// safe returns v (an error, a path, a line quoting a trace) as text for a
+// terminal or a CI log: its control characters, line breaks included,
+// escaped visibly, so that a file or event name cannot drive the terminal
+// or start a line of its own.
+func safe(v any) string { return untrusted.Terminal(fmt.Sprint(v)) }

@@ -16,6 +16,7 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/check"
 	irun "github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -85,11 +86,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap check: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
 		return exitUsage
 	}
 	if err := f.finish(fs); err != nil {
-		fmt.Fprintf(stderr, "tracegap check: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
 		return exitUsage
 	}
 	warnSkipped(fs.Args(), stderr)
@@ -105,7 +106,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return report.WriteJUnit(w, "tracegap check", junitCases(results))
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "tracegap check: %v\n", err)
+			fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
 			return exitUsage
 		}
 	}
@@ -210,9 +211,15 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 			status = exitUsage
 			msg := errorText(r)
 			if f.format == "github" {
-				fmt.Fprintf(stdout, "::error file=%s,title=tracegap input::%s\n", ghProperty(r.path), ghData(msg))
+				// Each line is escaped; GitHub shows %0A as a line break.
+				lines := strings.Split(msg, "\n")
+				for i, l := range lines {
+					lines[i] = untrusted.AnnotationMessage(l)
+				}
+				fmt.Fprintf(stdout, "::error file=%s,title=tracegap input::%s\n", untrusted.AnnotationProperty(r.path), strings.Join(lines, "%0A"))
 			}
-			// A job names each unreadable rank on a line of its own.
+			// A job names each unreadable rank on a line of its own; each
+			// line is escaped already.
 			for _, line := range strings.Split(msg, "\n") {
 				fmt.Fprintf(stderr, "ERROR %s\n", line)
 			}
@@ -225,9 +232,9 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 					continue
 				}
 				if f.format == "github" {
-					fmt.Fprintf(stdout, "::error file=%s,title=tracegap %s::%s\n", ghProperty(r.path), ghProperty(o.Rule), ghData(r.path+": "+o.Message()))
+					fmt.Fprintf(stdout, "::error file=%s,title=tracegap %s::%s\n", untrusted.AnnotationProperty(r.path), untrusted.AnnotationProperty(o.Rule), untrusted.AnnotationMessage(r.path+": "+o.Message()))
 				} else {
-					fmt.Fprintf(stdout, "FAIL %s: %s\n", r.path, o.Message())
+					fmt.Fprintf(stdout, "FAIL %s: %s\n", safe(r.path), safe(o.Message()))
 				}
 			}
 		default:
@@ -235,7 +242,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 			if len(r.outcomes) == 1 {
 				rules = "rule"
 			}
-			fmt.Fprintf(stdout, "ok   %s: %s (%s confidence), %d %s passed\n", r.path, r.res.Verdict, r.res.Confidence, len(r.outcomes), rules)
+			fmt.Fprintf(stdout, "ok   %s: %s (%s confidence), %d %s passed\n", safe(r.path), r.res.Verdict, r.res.Confidence, len(r.outcomes), rules)
 		}
 	}
 	return status
@@ -243,16 +250,6 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 
 // errorText is the input error, naming the file once.
 func errorText(r *checkResult) string { return inputError(r.path, r.err) }
-
-// GitHub workflow commands escape their message and, more strictly, their
-// properties.
-var (
-	ghDataEscaper     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
-	ghPropertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
-)
-
-func ghData(s string) string     { return ghDataEscaper.Replace(s) }
-func ghProperty(s string) string { return ghPropertyEscaper.Replace(s) }
 
 // junitCases turns the results into one test case per file and rule, and
 // one error case per unusable input.

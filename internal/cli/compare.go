@@ -49,12 +49,12 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap compare: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap compare: %s\n", safe(err))
 		return exitUsage
 	}
 	format, err := f.finish(fs)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap compare: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap compare: %s\n", safe(err))
 		return exitUsage
 	}
 	base, next, ok := f.analyzeBoth(fs.Arg(0), fs.Arg(1), stderr)
@@ -73,11 +73,11 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		err = write(stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap compare: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap compare: %s\n", safe(err))
 		return exitUsage
 	}
 	for _, r := range regressions {
-		fmt.Fprintf(stderr, "REGRESSION %s\n", report.RegressionMessage(r))
+		fmt.Fprintf(stderr, "REGRESSION %s\n", safe(report.RegressionMessage(r)))
 	}
 	if len(regressions) > 0 {
 		return exitCheck
@@ -115,7 +115,7 @@ func (f *compareFlags) analyzeBoth(basePath, newPath string, stderr io.Writer) (
 	out := f.analysis.engine(2).AnalyzeFiles(context.Background(), []string{basePath, newPath})
 	for i, o := range out {
 		if o.Err != nil {
-			fmt.Fprintf(stderr, "tracegap compare: %s: %v\n", []string{"BASE", "NEW"}[i], o.Err)
+			fmt.Fprintf(stderr, "tracegap compare: %s: %s\n", []string{"BASE", "NEW"}[i], safe(o.Err))
 		}
 	}
 	return out[0].Result, out[1].Result, out[0].Err == nil && out[1].Err == nil

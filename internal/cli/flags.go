@@ -109,6 +109,7 @@ type analysisFlags struct {
 	top                         int
 	maxBytes                    int64
 	maxEvents                   int
+	maxTracks, maxStrings       int
 	maxValue                    int64
 	inFormat                    string
 	// progress, when set, draws reading progress on a terminal.
@@ -137,6 +138,8 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.IntVar(&f.top, "top", d.TopGaps, "how many of the longest gaps to show")
 	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
 	fs.IntVar(&f.maxEvents, "max-events", trace.DefaultMaxEvents, "refuse traces with more events than this")
+	fs.IntVar(&f.maxTracks, "max-tracks", trace.DefaultMaxTracks, "refuse traces with more tracks than this (threads, device streams, XPlane planes and lines)")
+	fs.IntVar(&f.maxStrings, "max-strings", trace.DefaultMaxStrings, "refuse traces with more distinct names (or XPlane metadata entries) than this")
 	fs.Int64Var(&f.maxValue, "max-value", trace.DefaultMaxValueBytes, "refuse JSON with a value (an event, a string) or run of white space longer than this many bytes")
 	fs.StringVar(&f.inFormat, "input-format", "", "force the input format ("+strings.Join(trace.FormatNames(), ", ")+") instead of sniffing it")
 	return f
@@ -159,7 +162,8 @@ func (f *analysisFlags) options() analyze.Options {
 
 // readOptions returns the reading limits the flags describe.
 func (f *analysisFlags) readOptions() trace.Options {
-	return trace.Options{MaxBytes: f.maxBytes, MaxEvents: f.maxEvents, MaxValueBytes: f.maxValue, Format: f.inFormat}
+	return trace.Options{MaxBytes: f.maxBytes, MaxEvents: f.maxEvents, MaxTracks: f.maxTracks, MaxStrings: f.maxStrings,
+		MaxValueBytes: f.maxValue, Format: f.inFormat}
 }
 
 // engine returns the engine that analyses inputs as the flags say, jobs

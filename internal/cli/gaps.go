@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -57,7 +58,7 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s%s", gapsUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap gaps: %v (see tracegap gaps --help)\n", err)
+		fmt.Fprintf(stderr, "tracegap gaps: %s (see tracegap gaps --help)\n", safe(err))
 		return exitUsage
 	}
 	var write func(io.Writer, *analyze.Result) error
@@ -81,14 +82,11 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 		err = write(stdout, res)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap gaps: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap gaps: %s\n", safe(err))
 		return exitUsage
 	}
 	return exitOK
 }
-
-// tsvCell keeps a value on its row and in its column.
-var tsvCell = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 
 func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 	bw := bufio.NewWriter(w)
@@ -97,11 +95,11 @@ func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 		g := &res.Gaps[i]
 		stack := make([]string, 0, 8)
 		for _, s := range report.HostStack(g) {
-			stack = append(stack, strings.ReplaceAll(tsvCell.Replace(s), ";", ","))
+			stack = append(stack, strings.ReplaceAll(untrusted.TSV(s), ";", ","))
 		}
-		bw.WriteString(tsvCell.Replace(g.Device) + "\t" +
+		bw.WriteString(untrusted.TSV(g.Device) + "\t" +
 			strconv.FormatInt(g.Start, 10) + "\t" + strconv.FormatInt(g.Dur, 10) + "\t" +
-			g.Cause.String() + "\t" + tsvCell.Replace(g.Thread) + "\t" + strings.Join(stack, ";") + "\t" +
+			g.Cause.String() + "\t" + untrusted.TSV(g.Thread) + "\t" + strings.Join(stack, ";") + "\t" +
 			strconv.FormatInt(res.Source.ClockNs(g.Start), 10) + "\n")
 	}
 	return bw.Flush()
@@ -127,7 +125,7 @@ func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.W
 		return nil, false
 	}
 	if err := af.options().Validate(); err != nil {
-		fmt.Fprintf(stderr, "tracegap %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "tracegap %s: %s\n", cmd, safe(err))
 		return nil, false
 	}
 	path := fs.Arg(0)

@@ -37,18 +37,18 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 	paths, err := trace.Expand(args)
 	if err != nil || (!jf.job && !irun.LooksLikeJob(paths)) {
 		if jf.job {
-			fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+			fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 			return exitUsage, true
 		}
 		return 0, false // the per-file analysis reports the error
 	}
 	jr, err := f.analysis.engine(f.jobs).AnalyzeJob(context.Background(), paths)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap: %s\n", safe(err))
 		return exitUsage, true
 	}
 	if err := writeJobReport(jr, f, format, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "tracegap analyze: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage, true
 	}
 	return exitOK, true
@@ -57,9 +57,9 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 // writeJobReport renders the job to stdout or, with -o, to a file; with
 // --quiet, one line.
 func writeJobReport(jr *job.Result, f *analyzeFlags, format report.Format, stdout, stderr io.Writer) error {
-	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps}
+	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
 	if f.quiet {
-		if _, err := fmt.Fprintf(stdout, "%s: %s\n", jr.Overall.Source.Path, report.JobSummary(jr)); err != nil || f.out == "" {
+		if _, err := fmt.Fprintf(stdout, "%s: %s\n", safe(jr.Overall.Source.Path), safe(report.JobSummary(jr))); err != nil || f.out == "" {
 			return err
 		}
 	}
@@ -69,7 +69,7 @@ func writeJobReport(jr *job.Result, f *analyzeFlags, format report.Format, stdou
 	}
 	err := report.WriteFile(f.out, func(w io.Writer) error { return report.WriteJob(w, jr, format, opt) })
 	if err == nil && !f.quiet {
-		fmt.Fprintf(stderr, "tracegap: wrote %s job report to %s\n", format, f.out)
+		fmt.Fprintf(stderr, "tracegap: wrote %s job report to %s\n", format, safe(f.out))
 	}
 	return err
 }

@@ -51,7 +51,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s%s", pprofUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap pprof: %v (see tracegap pprof --help)\n", err)
+		fmt.Fprintf(stderr, "tracegap pprof: %s (see tracegap pprof --help)\n", safe(err))
 		return exitUsage
 	}
 	if out == "" {
@@ -65,7 +65,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	p, err := report.Profile(res)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap pprof: %s: %v\n", path, err)
+		fmt.Fprintf(stderr, "tracegap pprof: %s: %s\n", path, safe(err))
 		return exitUsage
 	}
 	if out == "-" {
@@ -74,7 +74,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		err = report.WriteFile(out, p.Write)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap pprof: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))
 		return exitUsage
 	}
 	if out != "-" {

@@ -116,6 +116,11 @@ func newParser(r io.Reader, opt trace.Options) *parser {
 	if opt.MaxValueBytes <= 0 {
 		opt.MaxValueBytes = trace.DefaultMaxValueBytes
 	}
+	if opt.MaxTracks <= 0 {
+		opt.MaxTracks = trace.DefaultMaxTracks
+	}
+	b := trace.NewBuilder()
+	b.SetLimits(opt)
 	var reserveAt int64
 	if opt.ExpectBytes >= reserveMin {
 		// Late enough for the rate to settle, early enough that the
@@ -125,7 +130,7 @@ func newParser(r io.Reader, opt trace.Options) *parser {
 	return &parser{
 		reserveAt:  reserveAt,
 		dec:        newDecoder(r, opt.MaxValueBytes),
-		b:          trace.NewBuilder(),
+		b:          b,
 		opt:        opt,
 		slots:      map[string]int32{},
 		lastSlot:   -1,

@@ -7,8 +7,25 @@ import (
 	"github.com/tracegap/tracegap/trace"
 )
 
-// keep files the event just read by its phase.
+// keep files the event just read by its phase, then holds what the
+// trace has grown to against the limits that bound no single event: the
+// threads seen (each costs memory even without events) and the builder's
+// tracks and names.
 func (p *parser) keep() error {
+	if err := p.file(); err != nil {
+		return err
+	}
+	if len(p.info) > p.opt.MaxTracks || len(p.procNames) > p.opt.MaxTracks {
+		return &fatalError{trace.Limitf("more than %d threads at byte %d (raise --max-tracks if the trace is genuine)", p.opt.MaxTracks, p.offset())}
+	}
+	if err := p.b.Err(); err != nil {
+		return &fatalError{fmt.Errorf("%w at byte %d", err, p.offset())}
+	}
+	return nil
+}
+
+// file files the event just read by its phase.
+func (p *parser) file() error {
 	e := &p.ev
 	if e.bad != "" {
 		p.drop(e.bad)

@@ -110,7 +110,9 @@ func (c *chromeWriter) meta(name string, pid, tid int64, value string) {
 		key = "labels"
 	}
 	c.begin()
-	c.str(fmt.Sprintf(`{"name":%q,"ph":"M","pid":%d,"tid":%d,"args":{%q:%q}}`, name, pid, tid, key, value))
+	b := fmt.Appendf(nil, `{"name":%q,"ph":"M","pid":%d,"tid":%d,"args":{%q:`, name, pid, tid, key)
+	b = appendJSONString(b, value) // a thread name can hold anything
+	c.str(string(b) + "}}")
 }
 
 // event writes one spec event; names are quoted as JSON strings.

@@ -405,6 +405,9 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 	}
 	if ls.track < 0 {
 		ls.track = d.track(ls)
+		if err := d.b.Err(); err != nil {
+			return err
+		}
 	}
 	e.Track = ls.track
 	d.b.Add(e)

@@ -59,6 +59,9 @@ func (d *decoder) scanPlane(p span) (planeScan, error) {
 			}
 			pl.name = string(d.bytesAt(lo, hi))
 		case 3:
+			if err := d.countPart(); err != nil {
+				return pl, err
+			}
 			d.line = len(pl.lines)
 			h, err := d.scanLine(s)
 			if err != nil {
@@ -73,6 +76,11 @@ func (d *decoder) scanPlane(p span) (planeScan, error) {
 			pl.statMeta = append(pl.statMeta, s)
 		case 6:
 			pl.pstats = append(pl.pstats, s)
+		}
+		if num >= 4 { // metadata and stats: a name or a value each
+			if err := d.countMeta(); err != nil {
+				return pl, err
+			}
 		}
 		off = hi
 	}

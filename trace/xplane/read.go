@@ -1,6 +1,7 @@
 package xplane
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -56,7 +57,10 @@ func decode(w wire, opt trace.Options) (*trace.Trace, error) {
 		opt.MaxEvents = trace.DefaultMaxEvents
 	}
 	w.plane, w.line, w.event = -1, -1, -1
-	d := &decoder{wire: w, b: trace.NewBuilder(), maxEvents: opt.MaxEvents}
+	opt.MaxTracks = cmp.Or(max(opt.MaxTracks, 0), trace.DefaultMaxTracks)
+	opt.MaxStrings = cmp.Or(max(opt.MaxStrings, 0), trace.DefaultMaxStrings)
+	d := &decoder{wire: w, b: trace.NewBuilder(), maxEvents: opt.MaxEvents, maxParts: opt.MaxTracks, maxMetas: opt.MaxStrings}
+	d.b.SetLimits(opt)
 	if opt.Progress != nil && w.src != nil {
 		d.progress = d.reportProgress(opt.Progress)
 	}
@@ -144,6 +148,11 @@ type decoder struct {
 	wire
 	b         *trace.Builder
 	maxEvents int
+	// parts counts planes and lines, metas metadata entries: each costs
+	// memory while the input is decoded, events or none (an empty line
+	// is two bytes on the wire and a few hundred in memory).
+	parts, maxParts int
+	metas, maxMetas int
 
 	// Per-plane tables, reused from plane to plane.
 	stats  idTable[statMeta]
@@ -155,6 +164,25 @@ type decoder struct {
 	hostnames []string
 	warned    int
 	decoding  bool // in the second walk
+}
+
+// maxHostnames bounds the host names kept: a trace is of a few hosts.
+const maxHostnames = 64
+
+// countPart counts a plane or a line against --max-tracks.
+func (d *decoder) countPart() error {
+	if d.parts++; d.parts > d.maxParts {
+		return trace.Limitf("more than %d planes and lines (raise --max-tracks if the trace is genuine)", d.maxParts)
+	}
+	return nil
+}
+
+// countMeta counts a metadata entry against --max-strings.
+func (d *decoder) countMeta() error {
+	if d.metas++; d.metas > d.maxMetas {
+		return trace.Limitf("more than %d metadata entries (raise --max-strings if the trace is genuine)", d.maxMetas)
+	}
+	return nil
 }
 
 // maxProfilerWarnings bounds how many of the XSpace's own errors and
@@ -195,11 +223,16 @@ func (d *decoder) space() error {
 		}
 		switch num {
 		case 1:
+			if err := d.countPart(); err != nil {
+				return err
+			}
 			planes = append(planes, span{lo, hi})
 		case 2, 3:
 			d.profilerWarning(name, string(d.bytesAt(lo, hi)))
 		case 4:
-			d.hostnames = append(d.hostnames, string(d.bytesAt(lo, hi)))
+			if len(d.hostnames) < maxHostnames {
+				d.hostnames = append(d.hostnames, string(d.bytesAt(lo, hi)))
+			}
 		}
 		off = hi
 	}
@@ -225,6 +258,9 @@ func (d *decoder) space() error {
 	for i := range scans {
 		d.plane = i
 		if err := d.readPlane(&scans[i]); err != nil {
+			return err
+		}
+		if err := d.b.Err(); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/trace/tracetest"
+)
+
+// hostileFile writes data to a file named name in a fresh directory.
+func hostileFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func gzipped(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// allocated runs f and returns the bytes it allocated in all: an upper
+// bound on the heap it can have held at its peak, read from the runtime's
+// own counters (not a clock).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestHostileInputs: each input a few kilobytes or megabytes can make to
+// exhaust memory or time is either refused with exit 2 and one line
+// naming the flag that raises the bound, or analysed with exit 0 within a
+// stated budget of allocation, its report bounded. The bounds are in
+// docs/performance.md.
+func TestHostileInputs(t *testing.T) {
+	bomb, err := tracetest.GzipBomb([]byte(`{"traceEvents":[`), ' ', 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bombBytes bytes.Buffer
+	if _, err := bombBytes.ReadFrom(bomb); err != nil {
+		t.Fatal(err)
+	}
+	// 8 Mi empty XPlane lines: 16 MB on the wire, about 2.4 GB to a
+	// reader that keeps a header per line.
+	lines := tracetest.EmptyLines(8 << 20)
+	tests := []struct {
+		name string
+		file string
+		data []byte
+		args []string
+		// code 2: want names the flag in the one line on stderr; code
+		// 0: want is in the report.
+		code     int
+		want     string
+		maxAlloc uint64
+		maxOut   int
+	}{
+		{"gzip bomb 1 GB", "bomb.json.gz", bombBytes.Bytes(), nil, 2, "likely a decompression bomb", 64 << 20, 0},
+		{"empty lines gzipped", "lines.xplane.pb.gz", gzipped(t, lines), nil, 2, "likely a decompression bomb", 64 << 20, 0},
+		{"empty lines", "lines.xplane.pb", lines, nil, 2, "raise --max-tracks", 256 << 20, 0},
+		{"many threads", "threads.json", tracetest.ManyStreams(3000), []string{"--max-tracks", "1000"}, 2, "raise --max-tracks", 64 << 20, 0},
+		{"many names", "names.json", tracetest.ManySteps(3000), []string{"--max-strings", "1000"}, 2, "raise --max-strings", 64 << 20, 0},
+		// Were quadratic: per stream per gap, per device per gap.
+		{"100k streams on one device", "streams.json", tracetest.ManyStreams(100_000), nil, 0, "GPU", 512 << 20, 64 << 10},
+		{"100k devices, HTML", "devices.json", tracetest.ManyDevices(100_000), []string{"--format", "html"}, 0, "all of them with --all-steps", 1 << 30, 1 << 20},
+		{"50k steps, JSON", "steps.json", tracetest.ManySteps(50_000), []string{"--format", "json"}, 0, `"omitted"`, 256 << 20, 1 << 20},
+		{"50k steps, HTML", "steps.json", tracetest.ManySteps(50_000), []string{"--format", "html"}, 0, "Listed: 1000 of 49999 steps", 256 << 20, 2 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := hostileFile(t, tt.file, tt.data)
+			var code int
+			var stdout, stderr string
+			alloc := allocated(func() {
+				code, stdout, stderr = tg(append(append([]string{"analyze"}, tt.args...), path)...)
+			})
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tt.code, stderr)
+			}
+			t.Logf("allocated %d MB, report %d bytes", alloc>>20, len(stdout))
+			if alloc > tt.maxAlloc {
+				t.Errorf("allocated %d MB, want at most %d MB", alloc>>20, tt.maxAlloc>>20)
+			}
+			if tt.code == 2 {
+				if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+					t.Errorf("stderr %q: want one line saying %q", stderr, tt.want)
+				}
+				return
+			}
+			if !strings.Contains(stdout, tt.want) {
+				t.Errorf("report does not say %q", tt.want)
+			}
+			if len(stdout) > tt.maxOut {
+				t.Errorf("report of %d bytes, want at most %d", len(stdout), tt.maxOut)
+			}
+		})
+	}
+}
+
+// TestHostileNames: a trace whose loader event and host thread are named
+// tracetest.Hostile, in a file whose name carries an OSC, a newline and a
+// workflow command, gives text, Markdown, GitHub annotations and TSV in
+// which none of it is live.
+func TestHostileNames(t *testing.T) {
+	var trace bytes.Buffer
+	if err := tracetest.WriteChrome(&trace, tracetest.HostileLoop()); err != nil {
+		t.Fatal(err)
+	}
+	path := hostileFile(t, "run\x1b]0;title\a\r\n::error ::file\u202e=x.json", trace.Bytes())
+	// live is what no channel may pass through: terminal controls and
+	// the bidirectional override.
+	live := []string{"\x1b", "\a", "\r", "\x00", "\u202e"}
+	outputs := map[string][]string{
+		"text":     {"analyze", path},
+		"markdown": {"analyze", "--format", "markdown", path},
+		"github":   {"check", "--format", "github", path},
+		"tsv":      {"gaps", path},
+		"error":    {"analyze", "--max-events", "3", path},
+	}
+	for name, args := range outputs {
+		t.Run(name, func(t *testing.T) {
+			_, stdout, stderr := tg(args...)
+			out := stdout + stderr
+			if !strings.Contains(out, `\x1b`) {
+				t.Errorf("output does not show the name escaped:\n%s", out)
+			}
+			for _, s := range live {
+				if strings.Contains(out, s) {
+					t.Errorf("output holds %q", s)
+				}
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "::") && !strings.HasPrefix(line, "::error file=") {
+					t.Errorf("line starts a workflow command: %q", line)
+				}
+			}
+			switch name {
+			case "markdown":
+				for _, s := range []string{"[l](", "![](", "@here", "`x`"} {
+					if strings.Contains(out, s) {
+						t.Errorf("Markdown holds live %q", s)
+					}
+				}
+			case "github":
+				if !strings.Contains(stdout, "::error file=") {
+					t.Fatalf("no annotation:\n%s", stdout)
+				}
+				// The properties, up to the "::" that ends them,
+				// hold no ':' of the file name's.
+				for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+					props, _, _ := strings.Cut(strings.TrimPrefix(line, "::error "), "::")
+					if strings.Contains(props, ":") || strings.Contains(props, ",title=tracegap input,") {
+						t.Errorf("annotation properties not escaped: %q", props)
+					}
+				}
+			case "tsv":
+				rows := strings.Split(strings.TrimSpace(stdout), "\n")
+				if len(rows) < 2 {
+					t.Fatalf("no gaps:\n%s", stdout)
+				}
+				for _, row := range rows {
+					cells := strings.Split(row, "\t")
+					if len(cells) != 7 {
+						t.Errorf("row of %d cells, want 7: %q", len(cells), row)
+					}
+					for _, c := range cells {
+						if c != "" && strings.ContainsRune("=+@", rune(c[0])) {
+							t.Errorf("cell a spreadsheet would evaluate: %q", c)
+						}
+					}
+				}
+			}
+		})
+	}
+}

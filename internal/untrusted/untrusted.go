@@ -1,0 +1,137 @@
+// Package untrusted makes text that came from outside (event, thread and
+// device names from a trace, file names, request paths) safe to write to
+// each output channel: a terminal, a CI annotation, Markdown, a TSV cell, a
+// log line. A trace is input like any other: a name can carry escape
+// sequences that retitle a terminal, a newline that starts a GitHub
+// workflow command, or Markdown that renders a remote image in a pull
+// request. Each function here keeps the text readable and makes it inert
+// for its channel; trusted text (the tool's own words) needs none of them.
+package untrusted
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Terminal returns s with every character that could drive a terminal or
+// disguise what is shown written visibly escaped, as a Go string literal
+// would write it: control characters (NUL, ESC and so the OSC and CSI
+// sequences it starts, CR, LF, tab, DEL, the C1 controls), format
+// characters (the bidirectional overrides and isolates, zero-width
+// characters), line and paragraph separators, and bytes that are not
+// UTF-8. "\x1b]0;title\a" becomes `\x1b]0;title\a`; "a\u202eb" becomes
+// `a\u202eb`. Everything else, backslashes included, is kept as is.
+func Terminal(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatUint(uint64(s[i])>>4, 16))
+			b.WriteString(strconv.FormatUint(uint64(s[i])&15, 16))
+		case unsafeRune(r):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// Log is Terminal for a log line: a name or request path written to a log
+// cannot end the line and forge another, or drive the terminal tailing it.
+func Log(s string) string { return Terminal(s) }
+
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
+			// Slow path only for text that may hold something to escape.
+			for _, r := range s[i:] {
+				if r == utf8.RuneError || unsafeRune(r) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// GitHub workflow commands ("::error file=F,title=T::message") unescape
+// %25 in the message, and also %3A and %2C in a property; CR and LF are
+// escaped visibly before these apply.
+var (
+	annotationData     = strings.NewReplacer("%", "%25")
+	annotationProperty = strings.NewReplacer("%", "%25", ":", "%3A", ",", "%2C")
+)
+
+// AnnotationMessage returns the message of a GitHub workflow command
+// (what follows "::"): control characters escaped visibly as by Terminal,
+// so that no line break ends the command and starts another, and '%'
+// escaped as GitHub unescapes it.
+func AnnotationMessage(s string) string { return annotationData.Replace(Terminal(s)) }
+
+// AnnotationProperty returns a property value of a GitHub workflow command
+// (file=..., title=...): as AnnotationMessage, and ':' and ',' escaped too,
+// which would end the value.
+func AnnotationProperty(s string) string { return annotationProperty.Replace(Terminal(s)) }
+
+// markdown escapes what renders as markup in GitHub-flavoured Markdown,
+// inline or in a table cell: backslash escapes for emphasis, code, link and
+// image brackets, table pipes and strike-through; entities for HTML and
+// for '&', which could spell an entity; and a word joiner after '@', which
+// leaves "@name" readable but no longer a mention that notifies anyone.
+var markdown = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
+	`|`, `\|`, `~`, `\~`, `<`, `&lt;`, `>`, `&gt;`, `&`, `&amp;`,
+	`@`, "@\u2060",
+)
+
+// Markdown returns s for inline GitHub-flavoured Markdown or a table cell:
+// control characters, CR and LF included, escaped visibly as by Terminal
+// (a CR or LF would end a table row), then the markup characters escaped,
+// so that no link, image, mention, code span, HTML or table column comes
+// of it.
+func Markdown(s string) string { return markdown.Replace(Terminal(s)) }
+
+// TSV returns s as a cell of tab-separated values: backslash, tab, CR and
+// LF (which would end the cell or the row) and other control characters
+// escaped visibly, and a cell starting with '=', '+', '-' or '@', which a
+// spreadsheet would evaluate as a formula, prefixed with a quote.
+func TSV(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = Terminal(s)
+	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+		s = "'" + s
+	}
+	return s
+}
+
+// MarkdownCode returns s as a Markdown code span, in which nothing renders
+// as markup: control characters escaped visibly as by Terminal (a line
+// break would end the span), and fenced by a run of backticks longer than
+// any in s, so that none closes it early.
+func MarkdownCode(s string) string {
+	s = Terminal(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}

@@ -1,0 +1,73 @@
+package untrusted
+
+import "testing"
+
+// hostile are names a trace or a file system can hold, each against what
+// every channel must make of it.
+var hostile = []struct {
+	name, in                                   string
+	terminal, message, property, markdown, tsv string
+}{
+	{"plain", "aten::mm", "aten::mm", "aten::mm", "aten%3A%3Amm", "aten::mm", "aten::mm"},
+	{"osc title", "\x1b]0;pwned\a", `\x1b]0;pwned\a`, `\x1b]0;pwned\a`, `\x1b]0;pwned\a`, `\\x1b\]0;pwned\\a`, `\x1b]0;pwned\a`},
+	{"csi clear", "\x1b[2J", `\x1b[2J`, `\x1b[2J`, `\x1b[2J`, `\\x1b\[2J`, `\x1b[2J`},
+	{"cr", "ok\rFAIL", `ok\rFAIL`, `ok\rFAIL`, `ok\rFAIL`, `ok\\rFAIL`, `ok\rFAIL`},
+	{"workflow command", "x\n::error ::owned\n::add-mask::y", `x\n::error ::owned\n::add-mask::y`, `x\n::error ::owned\n::add-mask::y`, `x\n%3A%3Aerror %3A%3Aowned\n%3A%3Aadd-mask%3A%3Ay`, `x\\n::error ::owned\\n::add-mask::y`, `x\n::error ::owned\n::add-mask::y`},
+	{"nul", "a\x00b", `a\x00b`, `a\x00b`, `a\x00b`, `a\\x00b`, `a\x00b`},
+	{"bidi override", "abc\u202etxt.exe", `abc\u202etxt.exe`, `abc\u202etxt.exe`, `abc\u202etxt.exe`, `abc\\u202etxt.exe`, `abc\u202etxt.exe`},
+	{"c1 csi", "a\u009b31mb", `a\u009b31mb`, `a\u009b31mb`, `a\u009b31mb`, `a\\u009b31mb`, `a\u009b31mb`},
+	{"line separator", "a\u2028b", `a\u2028b`, `a\u2028b`, `a\u2028b`, `a\\u2028b`, `a\u2028b`},
+	{"not utf-8", "a\xffb", `a\xffb`, `a\xffb`, `a\xffb`, `a\\xffb`, `a\xffb`},
+	{"percent", "100%0A", "100%0A", "100%250A", "100%250A", "100%0A", "100%0A"},
+	{"comma", "a,b", "a,b", "a,b", "a%2Cb", "a,b", "a,b"},
+	{"link", "[l](javascript:alert(1))", "[l](javascript:alert(1))", "[l](javascript:alert(1))", "[l](javascript%3Aalert(1))", `\[l\](javascript:alert(1))`, "[l](javascript:alert(1))"},
+	{"image", "![](https://evil.example/x.png)", "![](https://evil.example/x.png)", "![](https://evil.example/x.png)", "![](https%3A//evil.example/x.png)", `!\[\](https://evil.example/x.png)`, "![](https://evil.example/x.png)"},
+	{"mention", "@here", "@here", "@here", "@here", "@\u2060here", "'@here"},
+	{"html", "<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;", "<img src=x onerror=alert(1)>"},
+	{"code and pipe", "`a|b`", "`a|b`", "`a|b`", "`a|b`", "\\`a\\|b\\`", "`a|b`"},
+	{"entity", "&lt;b&gt;", "&lt;b&gt;", "&lt;b&gt;", "&lt;b&gt;", "&amp;lt;b&amp;gt;", "&lt;b&gt;"},
+	{"formula", "=HYPERLINK(\"http://x\")", "=HYPERLINK(\"http://x\")", "=HYPERLINK(\"http://x\")", "=HYPERLINK(\"http%3A//x\")", "=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"},
+	{"plus minus", "-1+1", "-1+1", "-1+1", "-1+1", "-1+1", "'-1+1"},
+	{"tab", "a\tb", `a\tb`, `a\tb`, `a\tb`, `a\\tb`, `a\tb`},
+	{"backslash", `C:\x1b`, `C:\x1b`, `C:\x1b`, `C%3A\x1b`, `C:\\x1b`, `C:\\x1b`},
+	{"unicode kept", "résumé 計算", "résumé 計算", "résumé 計算", "résumé 計算", "résumé 計算", "résumé 計算"},
+}
+
+func TestChannels(t *testing.T) {
+	for _, c := range hostile {
+		for _, ch := range []struct {
+			channel string
+			f       func(string) string
+			want    string
+		}{
+			{"Terminal", Terminal, c.terminal},
+			{"Log", Log, c.terminal},
+			{"AnnotationMessage", AnnotationMessage, c.message},
+			{"AnnotationProperty", AnnotationProperty, c.property},
+			{"Markdown", Markdown, c.markdown},
+			{"TSV", TSV, c.tsv},
+		} {
+			if got := ch.f(c.in); got != ch.want {
+				t.Errorf("%s(%s %q) = %q, want %q", ch.channel, c.name, c.in, got, ch.want)
+			}
+		}
+	}
+}
+
+// TestTerminalLeavesNothingLive checks every rune below U+3000 and each
+// byte: what Terminal returns holds no control or format character.
+func TestTerminalLeavesNothingLive(t *testing.T) {
+	var all []byte
+	for r := rune(0); r < 0x3000; r++ {
+		all = append(all, string(r)...)
+	}
+	for c := 0x80; c < 0x100; c++ {
+		all = append(all, byte(c))
+	}
+	out := Terminal(string(all))
+	for i, r := range out {
+		if unsafeRune(r) || r == 0xfffd {
+			t.Fatalf("Terminal left %U at byte %d", r, i)
+		}
+	}
+}
