@@ -203,6 +203,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/traces/{id}/check", s.handleCheck)
 	m.HandleFunc("DELETE /api/v1/traces/{id}", s.handleDelete)
 	m.HandleFunc("GET /api/v1/compare", s.handleCompare)
+	m.HandleFunc("GET /api/v1/openapi.json", s.handleOpenAPI)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errorf(http.StatusNotFound, "no API route %s %s", r.Method, r.URL.Path))
 	})
