@@ -213,6 +213,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /upload", s.pageUpload)
 	m.HandleFunc("GET /traces", s.pageList)
 	m.HandleFunc("GET /traces/{id}", s.pageReport)
+	m.HandleFunc("POST /traces/{id}/delete", s.pageDelete)
 	m.HandleFunc("GET /compare", s.pageCompare)
 	s.mux = m
 }
