@@ -128,7 +128,7 @@ func (s *Server) uploadMultipart(w http.ResponseWriter, r *http.Request) ([]uplo
 	if err != nil {
 		return fail(errorf(http.StatusBadRequest, "reading multipart form: %v", err))
 	}
-	parts := s.receiveParts(r, mr)
+	parts := s.expandArchives(s.receiveParts(r, mr))
 	defer func() {
 		for _, p := range parts {
 			if p.err == nil {
