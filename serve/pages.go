@@ -88,7 +88,7 @@ tarred TensorBoard log directory (<code>.tar</code>, <code>.tar.gz</code>).</p>
 <p>{{if .Next}}<a href="{{.Next}}">Older traces →</a>{{end}}</p>
 {{template "foot"}}{{end}}
 
-{{define "reportbar"}}<header class="tg-nav" style="display:flex;flex-wrap:wrap;gap:1.2rem;align-items:center;padding:.5rem 28px;border-bottom:1px solid #d8dee4;font:14px system-ui,sans-serif">
+{{define "reportbar"}}<header class="tg-nav" style="display:flex;flex-wrap:wrap;gap:1.2rem;align-items:center;padding:0 0 .5rem;margin-bottom:.8rem;border-bottom:1px solid #d8dee4;font:14px system-ui,sans-serif">
 <b><a href="/" style="color:inherit;text-decoration:none">tracegap</a></b><a href="/">Upload</a><a href="/traces">Traces</a>
 <a href="/api/v1/traces/{{.Rec.ID}}/raw" download>Raw {{if .Rec.Files}}ranks (tar){{else}}trace{{end}}</a><a href="/api/v1/traces/{{.Rec.ID}}">JSON</a>
 {{with .Others}}<form method="get" action="/compare" style="margin:0"><input type="hidden" name="base" value="{{$.Rec.ID}}">
