@@ -201,6 +201,7 @@ func TestReportPrints(t *testing.T) {
 	run(t, ctx, "viewport", chromedp.EmulateViewport(pageW, 1000))
 	run(t, ctx, "printing", chromedp.Evaluate(`(function () {
   var w = document.documentElement.clientWidth, out = [];
+  if (document.documentElement.scrollWidth > w) out.push("the page scrolls to " + document.documentElement.scrollWidth);
   document.querySelectorAll("body *").forEach(function (e) {
     var r = e.getBoundingClientRect();
     if (r.width > 0 && r.right > w + 1 && !e.closest("svg")) out.push(e.tagName + "." + e.className + " ends at " + Math.round(r.right));
