@@ -150,6 +150,11 @@ func clip(s string, n int) string {
 // only the shared frames name the pipeline.
 func describeStack(g *analyze.Gap, frames int) string {
 	main := HostStack(g)
+	if len(main) == 0 {
+		if call := blockingCall(g); call != "" {
+			return "blocked in " + call
+		}
+	}
 	var common []string
 	first := true
 	for _, s := range g.Segments {
@@ -170,4 +175,25 @@ func describeStack(g *analyze.Gap, frames int) string {
 		return shortStack(main, frames)
 	}
 	return shortStack(common, frames-1) + " > ... > " + main[len(main)-1]
+}
+
+// blockingCall names the blocking call that the longest sync segment of a
+// gap of a sync cause was attributed to (Segment.Sync), or "": when the
+// waited-for thread shows nothing while another thread blocks, that call
+// is what held the device.
+func blockingCall(g *analyze.Gap) string {
+	if g.Cause != analyze.InSync && g.Cause != analyze.AfterSync {
+		return ""
+	}
+	var best *analyze.Segment
+	for i := range g.Segments {
+		s := &g.Segments[i]
+		if s.Cause == g.Cause && s.Sync != "" && (best == nil || s.Dur > best.Dur) {
+			best = s
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Sync
 }

@@ -23,8 +23,12 @@ var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
 type htmlPage struct {
 	Title string
 	Runs  []htmlRun
-	// Legend lists the colours of busy time and of each cause.
+	// Legend lists the colours of each cause.
 	Legend []htmlLegend
+	// Busy and Wait are the colours of device work and of collective
+	// waits; VerdictCSS colours the verdict badges.
+	Busy, Wait string
+	VerdictCSS template.CSS
 }
 
 type htmlLegend struct{ Name, Color string }
@@ -64,7 +68,13 @@ type htmlRun struct {
 	Job *htmlJob
 }
 
-type htmlStep struct{ Name, A, B string }
+// htmlStep is a step in the zoom selector: A and B are its extent in SVG
+// units and Num its number, which labels it on the step band and names it
+// in a link: #step=Num opens the page zoomed to it.
+type htmlStep struct {
+	Name, A, B string
+	Num        int64
+}
 
 type htmlDevice struct {
 	ID, Facts string
@@ -90,7 +100,7 @@ func writeHTML(w io.Writer, results []*analyze.Result, opt Options) error {
 
 // newHTMLPage lays out the page of results.
 func newHTMLPage(results []*analyze.Result, opt Options) htmlPage {
-	page := htmlPage{}
+	page := htmlPage{Busy: busyColor, Wait: waitColor, VerdictCSS: template.CSS(VerdictCSS())}
 	for c := analyze.Cause(0); c < analyze.NumCauses; c++ {
 		page.Legend = append(page.Legend, htmlLegend{c.String(), causeColor[c]})
 	}
@@ -133,7 +143,11 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	r.Check = thresholdCheck(res)
 	ns := opt.listed(len(res.Steps))
 	for j, st := range res.Steps[:ns] {
-		r.Steps = append(r.Steps, htmlStep{stepName(res, j), a.x(st.Start), a.x(st.Start + st.Dur)})
+		num := st.Num
+		if num < 0 { // a step without a number is known by its place
+			num = int64(j)
+		}
+		r.Steps = append(r.Steps, htmlStep{Name: stepName(res, j), A: a.x(st.Start), B: a.x(st.Start + st.Dur), Num: num})
 	}
 	if len(res.Steps) > 0 {
 		r.StepsSVG = template.HTML(stepsSVG(res, ns, a))

@@ -341,9 +341,6 @@ func jobCollectivesTable(jr *job.Result, n int) *table {
 	return tb
 }
 
-// waitColor is the colour of collective waits on the job's timeline rows.
-const waitColor = "#9467bd"
-
 // htmlJob is a job's own part of its page: the job's tables, shown
 // before the findings, and the colour of collective waits for the
 // timeline's legend.
@@ -401,9 +398,10 @@ func rankRow(r *job.Rank, a axis) *htmlRankRow {
 		marks = append(marks, mark{start: iv.Start + r.Offset, end: iv.End + r.Offset, color: waitColor, busy: iv.End - iv.Start,
 			title: fmt.Sprintf("rank %d waited %s in a collective for the slowest rank", r.Rank, Duration(iv.End-iv.Start))})
 	}
+	rows := []tlRow{{marks: marks, y: 2, h: h - 4, noun: "waits"}}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="tl" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`, h, timelineUnits, h, h*2)
-	svgRow(&b, a, coalesce(marks, a.quantum(), "waits"), 2, h-4, "")
+	openTimeline(&b, a, "tl", h, rows)
+	drawRows(&b, a, rows)
 	b.WriteString("</svg>")
 	return &htmlRankRow{Rank: r.Rank, Waiting: Duration(r.Wait.Total()), Transfer: Duration(r.Transfer), SVG: template.HTML(b.String())}
 }

@@ -274,10 +274,11 @@ func TestHTML(t *testing.T) {
 		`<p class="summary">high confidence: the GPU waited on the input pipeline for 15.0% of the 2 steps; the input pipeline takes 750 us per step against 3.70 ms of GPU work</p>`,
 		`<svg class="tl steps"`, `<svg class="tl" data-h="50"`,
 		// Every gap is drawn with its cause colour and its host stack.
-		`fill="#ff7f0e"><title>gap 2.00 ms at 2.000 ms: input`,
+		`fill="` + causeColor[analyze.Input] + `"><title>gap 2.00 ms at 2.000 ms: input`,
 		"mostly in:\n  ProfilerStep#2\n  aten::item\n  cudaStreamSynchronize</title>",
 		"<title>untraced for 100 us:\n  (no event on this thread)</title>",
-		`<option value="833.3,5000">ProfilerStep#1</option>`,
+		// Steps are picked by their number (#step=1).
+		`<option class="step" value="833.3,5000" data-num="1">ProfilerStep#1</option>`,
 		`Single-process DataLoader takes 750 us per step | against &lt;3.70 ms&gt;`,
 	} {
 		if !strings.Contains(out, w) {
@@ -431,6 +432,17 @@ func TestDescribeStack(t *testing.T) {
 	}}
 	if got, want := describeStack(g, 3), "step > loader > ... > cat"; got != want {
 		t.Errorf("describeStack of a mixed gap = %q, want %q", got, want)
+	}
+	// An in-sync gap whose waited-for thread shows nothing (JAX's runtime
+	// thread while Python blocks) names the call its time went to: the
+	// longest in-sync stretch's.
+	g = &analyze.Gap{Cause: analyze.InSync, Segments: []analyze.Segment{
+		{Dur: 2, Cause: analyze.InSync, Sync: "jax.block_until_ready"},
+		{Dur: 5, Cause: analyze.InSync, Sync: "aten::item"},
+		{Dur: 9, Cause: analyze.Untraced},
+	}}
+	if got, want := describeStack(g, 3), "blocked in aten::item"; got != want {
+		t.Errorf("describeStack of an in-sync gap without stack = %q, want %q", got, want)
 	}
 }
 

@@ -19,17 +19,19 @@ const (
 	// file small for huge traces and is still finer than a pixel when
 	// zoomed into a step of a typical run.
 	timelineBuckets = 6000
-)
-
-// Cause colours, shared by the SVG, the legend and the tables.
-var causeColor = [analyze.NumCauses]string{
-	analyze.InSync: "#d62728", analyze.AfterSync: "#ff9896", analyze.Input: "#ff7f0e",
-	analyze.Runtime: "#9467bd", analyze.Host: "#e7ba52", analyze.Untraced: "#a5a5a5",
-}
-
-const (
-	busyColor = "#4e79a7"
-	stepColor = "#dfe6ee"
+	// fineLevel is how much finer than the first view the data embedded
+	// for the page's script is: zoomed in that far, a block is still
+	// about a pixel wide.
+	fineLevel = 64
+	// fineCap bounds the blocks of one row at the fine level; a row with
+	// more is embedded coarser, so that a huge trace's page stays a few MB.
+	fineCap = 30000
+	// fineLine breaks the fine level's blocks into lines, so that a diff
+	// of two reports shows what moved.
+	fineLine = 100
+	// fineScale is the fine level's coordinates per SVG unit: integers
+	// of a hundredth of a unit.
+	fineScale = 100
 )
 
 // axis maps trace time to SVG units.
@@ -59,6 +61,9 @@ func (a axis) x(t int64) string { return num(float64(t-a.t0) / a.unit) }
 func (a axis) w(d int64) string { return num(max(float64(d)/a.unit, 0.1)) }
 
 func num(f float64) string { return strconv.FormatFloat(float64(int64(f*10+0.5))/10, 'f', -1, 64) }
+
+// fine converts a duration to the fine level's integer coordinates.
+func (a axis) fine(d int64) int64 { return int64(float64(d)/a.unit*fineScale + 0.5) }
 
 // quantum is the width in ns under which items are merged per bucket.
 func (a axis) quantum() int64 { return max(1, (a.t1-a.t0)/timelineBuckets) }
@@ -155,10 +160,8 @@ const (
 
 // deviceSVG draws one device: its busy time, every gap coloured by cause,
 // and beneath, what the waited-for host thread did during each gap.
-// deviceSVG draws device d's timeline; gaps are the indexes of its gaps in
-// res.Gaps.
+// Its gaps are the indexes of its gaps in res.Gaps.
 func deviceSVG(res *analyze.Result, d *analyze.Device, gaps []int, a axis) string {
-	q := a.quantum()
 	var busy, gapMarks, host []mark
 	for _, iv := range d.Intervals {
 		busy = append(busy, mark{start: iv.Start, end: iv.End, color: busyColor, busy: iv.End - iv.Start})
@@ -172,16 +175,104 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, gaps []int, a axis) strin
 				title: fmt.Sprintf("%s for %s:%s", s.Cause, Duration(s.Dur), tipStack(s.Stack))})
 		}
 	}
+	rows := []tlRow{
+		{marks: busy, y: rowDevice, h: rowDeviceH},
+		{marks: gapMarks, y: rowDevice, h: rowDeviceH, class: "g", noun: "gaps"},
+		{marks: host, y: rowHost, h: rowHostH, noun: "host stretches"},
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="tl" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`+"\n",
-		deviceSVGH, timelineUnits, deviceSVGH, deviceSVGH*2)
+	openTimeline(&b, a, "tl", deviceSVGH, rows)
 	fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#f4f4f4"/>`+"\n", a.x(d.Start), rowDevice, a.w(d.End-d.Start), rowDeviceH)
-	svgRow(&b, a, coalesce(busy, q, ""), rowDevice, rowDeviceH, "")
-	svgRow(&b, a, coalesce(gapMarks, q, "gaps"), rowDevice, rowDeviceH, "g")
-	svgRow(&b, a, coalesce(host, q, "host stretches"), rowHost, rowHostH, "")
+	drawRows(&b, a, rows)
 	outside(&b, res, a, deviceSVGH)
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// tlRow is one row of marks on a timeline.
+type tlRow struct {
+	marks []mark
+	y, h  int
+	// class is "g" on gaps, which zoom to themselves when clicked.
+	class string
+	// noun names merged items in tooltips.
+	noun string
+}
+
+// openTimeline opens the SVG of a timeline h units high. Its rows are also
+// embedded at the fine level in data-fine, for the page's script to draw
+// when zoomed in: a JSON list of rows {y, h, c: class, n: noun, p: colours,
+// m: blocks}, each block four integers: its start as the distance from the
+// previous block's start and its width, both in hundredths of an SVG unit,
+// its colour's index in p, and its opacity in percent.
+func openTimeline(b *strings.Builder, a axis, class string, h int, rows []tlRow) {
+	fmt.Fprintf(b, `<svg class="%s" data-h="%d"`, class, h)
+	if len(rows) > 0 {
+		b.WriteString(` data-fine='`)
+		fineJSON(b, a, rows)
+		b.WriteString(`'`)
+	}
+	fmt.Fprintf(b, ` viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`+"\n", timelineUnits, h, h*2)
+}
+
+// drawRows draws rows at the first view's resolution, in the group the
+// script hides when it draws the fine level instead.
+func drawRows(b *strings.Builder, a axis, rows []tlRow) {
+	b.WriteString(`<g class="coarse">` + "\n")
+	for _, r := range rows {
+		svgRow(b, a, coalesce(r.marks, a.quantum(), r.noun), r.y, r.h, r.class)
+	}
+	b.WriteString("</g>\n")
+}
+
+// fineJSON writes rows at the fine level (see openTimeline).
+func fineJSON(b *strings.Builder, a axis, rows []tlRow) {
+	b.WriteByte('[')
+	for i, r := range rows {
+		q := max(1, a.quantum()/fineLevel)
+		ms := coalesce(r.marks, q, "")
+		for len(ms) > fineCap {
+			q *= 2
+			ms = coalesce(r.marks, q, "")
+		}
+		var colors []string
+		index := map[string]int{}
+		for _, m := range ms {
+			if _, ok := index[m.color]; !ok {
+				index[m.color] = len(colors)
+				colors = append(colors, m.color)
+			}
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(b, `{"y":%d,"h":%d,"c":%q,"n":%q,"p":[`, r.y, r.h, r.class, r.noun)
+		for j, c := range colors {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(b, "%q", c)
+		}
+		b.WriteString(`],"m":[`)
+		prev := int64(0)
+		for j, m := range ms {
+			x := a.fine(m.start - a.t0)
+			op := 100
+			if ext := m.end - m.start; ext > 0 && m.busy < ext {
+				op = max(35, int(m.busy*100/ext))
+			}
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			if j%fineLine == 0 {
+				b.WriteByte('\n')
+			}
+			fmt.Fprintf(b, "%d,%d,%d,%d", x-prev, max(1, a.fine(m.end-m.start)), index[m.color], op)
+			prev = x
+		}
+		b.WriteString("]}")
+	}
+	b.WriteByte(']')
 }
 
 // Tooltip stacks keep the innermost tipFrames frames, each clipped: Python
@@ -221,19 +312,18 @@ func outside(b *strings.Builder, res *analyze.Result, a axis, h int) {
 	}
 }
 
-// stepsSVG draws the steps as a band; clicking a step zooms to it.
-// stepsSVG draws the first n steps.
+// stepsSVG draws the first n steps as a band; clicking a step zooms to
+// it. The page's script labels the steps wide enough to hold a label.
 func stepsSVG(res *analyze.Result, n int, a axis) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="tl steps" data-h="%d" viewBox="0 0 %d %d" preserveAspectRatio="none" height="%d">`+"\n",
-		stepsSVGH, timelineUnits, stepsSVGH, stepsSVGH*2)
+	openTimeline(&b, a, "tl steps", stepsSVGH, nil)
 	for i, s := range res.Steps[:n] {
 		fill := stepColor
 		if i%2 == 1 {
-			fill = "#c5d2e0"
+			fill = stepColorAlt
 		}
-		fmt.Fprintf(&b, `<rect class="s" data-a="%s" data-b="%s" x="%s" y="1" width="%s" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
-			a.x(s.Start), a.x(s.Start+s.Dur), a.x(s.Start), a.w(s.Dur), stepsSVGH-2, fill,
+		fmt.Fprintf(&b, `<rect class="s" data-i="%d" x="%s" y="1" width="%s" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
+			i, a.x(s.Start), a.w(s.Dur), stepsSVGH-2, fill,
 			html.EscapeString(fmt.Sprintf("%s: %s, device busy %s, %s (click to zoom)", stepName(res, i), Duration(s.Dur), Duration(s.DeviceBusy), s.Verdict)))
 	}
 	outside(&b, res, a, stepsSVGH)

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
@@ -20,5 +23,23 @@ func TestEveryCauseHasAColour(t *testing.T) {
 			t.Errorf("causes %s and %s share the colour %s", o, c, col)
 		}
 		seen[col] = c
+	}
+}
+
+// TestDocsShowThePalette: docs/reports.md lists the colour of busy time, of
+// every cause and of collective waits as the page draws them.
+func TestDocsShowThePalette(t *testing.T) {
+	b, err := os.ReadFile("../docs/reports.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{"device busy": busyColor, "collective wait (jobs)": waitColor}
+	for _, c := range analyze.Causes() {
+		rows[c.String()] = causeColor[c]
+	}
+	for name, col := range rows {
+		if want := fmt.Sprintf("| %s | `%s` ", name, col); !strings.Contains(string(b), want) {
+			t.Errorf("docs/reports.md lacks the row %q", want)
+		}
 	}
 }

@@ -374,6 +374,9 @@ func TestHealthAndMetrics(t *testing.T) {
 		`tracegap_http_responses_total{code="201"} 1` + "\n",
 		`tracegap_http_responses_total{code="422"} 1` + "\n",
 		"# TYPE tracegap_analysis_duration_seconds histogram\n",
+		// The Go runtime's and the process's series, as every Go service.
+		"# TYPE go_goroutines gauge\n", "# TYPE go_memstats_heap_alloc_bytes gauge\n",
+		"# TYPE process_cpu_seconds_total counter\n", "# TYPE process_resident_memory_bytes gauge\n",
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %q:\n%s", want, m)

@@ -127,7 +127,7 @@ func (s *Server) uploadMultipart(w http.ResponseWriter, r *http.Request) ([]uplo
 	if err != nil {
 		return fail(errorf(http.StatusBadRequest, "reading multipart form: %v", err))
 	}
-	parts := s.receiveParts(r, mr)
+	parts := s.expandArchives(s.receiveParts(r, mr))
 	body.done()
 	defer func() {
 		for _, p := range parts {
@@ -434,28 +434,30 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	id := r.PathValue("id")
-	rec, err := s.store.Get(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, notFound(err, id))
-		return
-	}
-	// Not while an upload of the same content is deciding it is a duplicate.
-	unlock, err := s.lockContent(r.Context(), rec.SHA256)
-	if err != nil {
-		s.fail(w, r, errorf(http.StatusServiceUnavailable, "deleting %s: %v", id, err))
-		return
-	}
-	defer unlock()
-	if rec, err = s.store.Delete(r.Context(), id); err != nil {
-		s.fail(w, r, notFound(err, id))
-		return
-	}
-	if err := s.dropBlobs(r, rec); err != nil {
+	if err := s.deleteTrace(r, r.PathValue("id")); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// deleteTrace deletes record id, its reports and the blobs no other record
+// holds; the caller has authorized the request.
+func (s *Server) deleteTrace(r *http.Request, id string) error {
+	rec, err := s.store.Get(r.Context(), id)
+	if err != nil {
+		return notFound(err, id)
+	}
+	// Not while an upload of the same content is deciding it is a duplicate.
+	unlock, err := s.lockContent(r.Context(), rec.SHA256)
+	if err != nil {
+		return errorf(http.StatusServiceUnavailable, "deleting %s: %v", id, err)
+	}
+	defer unlock()
+	if rec, err = s.store.Delete(r.Context(), id); err != nil {
+		return notFound(err, id)
+	}
+	return s.dropBlobs(r, rec)
 }
 
 // dropBlobs removes the blobs of a deleted record that no other record

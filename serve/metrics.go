@@ -9,6 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
 )
 
 // durationBuckets are the upper bounds, in seconds, of the analysis-duration
@@ -16,8 +20,12 @@ import (
 var durationBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
 // metrics are the service's counters, written in the Prometheus text
-// exposition format by hand: a handful of series needs no client library.
+// exposition format by hand (a handful of series), followed by the Go
+// runtime's and the process's series (go_*, process_*) that every Go
+// service exposes, from the Prometheus client library.
 type metrics struct {
+	runtime *prometheus.Registry
+
 	uploads    atomic.Int64 // uploads stored as new traces
 	duplicates atomic.Int64 // uploads whose content was already stored
 	rejected   atomic.Int64 // uploads refused (bad input, limits, auth)
@@ -37,7 +45,9 @@ type metrics struct {
 }
 
 func newMetrics() *metrics {
-	return &metrics{byStatus: map[int]int64{}, buckets: make([]int64, len(durationBuckets))}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return &metrics{runtime: reg, byStatus: map[int]int64{}, buckets: make([]int64, len(durationBuckets))}
 }
 
 func (m *metrics) status(code int) {
@@ -109,6 +119,22 @@ func (m *metrics) write(w io.Writer) {
 	slices.Sort(codes)
 	for _, c := range codes {
 		fmt.Fprintf(w, "%s{code=\"%d\"} %d\n", r, c, m.byStatus[c])
+	}
+	m.writeRuntime(w)
+}
+
+// writeRuntime writes the Go runtime's and the process's series. A failed
+// gather leaves them out: the service's own series are already written.
+func (m *metrics) writeRuntime(w io.Writer) {
+	families, err := m.runtime.Gather()
+	if err != nil {
+		return
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		if enc.Encode(f) != nil {
+			return
+		}
 	}
 }
 

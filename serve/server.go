@@ -262,6 +262,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/traces/{id}/check", s.handleCheck)
 	m.HandleFunc("DELETE /api/v1/traces/{id}", s.handleDelete)
 	m.HandleFunc("GET /api/v1/compare", s.handleCompare)
+	m.HandleFunc("GET /api/v1/openapi.json", s.handleOpenAPI)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errorf(http.StatusNotFound, "no API route %s %s", r.Method, r.URL.Path))
 	})
@@ -271,6 +272,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /upload", s.pageUpload)
 	m.HandleFunc("GET /traces", s.pageList)
 	m.HandleFunc("GET /traces/{id}", s.pageReport)
+	m.HandleFunc("POST /traces/{id}/delete", s.pageDelete)
 	m.HandleFunc("GET /compare", s.pageCompare)
 	// Writes from another site's page (a form posted cross-origin) are
 	// refused: by Sec-Fetch-Site, else by Origin against Host.

@@ -1,0 +1,138 @@
+package serve
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// A tarred TensorBoard log directory (.tar, .tar.gz, .tgz) uploaded in a
+// multipart form is analysed as the traces it holds: its files named as a
+// registered format's are received as if uploaded one by one, so that the
+// ranks of one job become one job. Its bounds keep an archive bomb from
+// filling the disk or the CPU:
+const (
+	// maxArchiveEntries caps the entries read, traces or not.
+	maxArchiveEntries = 10000
+	// maxArchiveTraces caps the traces taken from one archive.
+	maxArchiveTraces = 256
+)
+
+// The bytes an archive expands to, skipped entries included, are capped
+// by the server's MaxUpload, as the traces would be uploaded one by one.
+
+// isArchive reports whether an uploaded file's name is a tar's.
+func isArchive(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".tar") || strings.HasSuffix(n, ".tar.gz") || strings.HasSuffix(n, ".tgz")
+}
+
+// isTrace reports whether an archive entry is named as a trace of a
+// registered format, gzipped or not.
+func isTrace(name string) bool {
+	n := strings.TrimSuffix(strings.ToLower(name), ".gz")
+	for _, f := range trace.Formats() {
+		for _, s := range f.Suffixes {
+			if strings.HasSuffix(n, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// expandArchives replaces every received archive among parts by the traces
+// it holds, or by its error.
+func (s *Server) expandArchives(parts []part) []part {
+	out := make([]part, 0, len(parts))
+	for _, p := range parts {
+		if p.err != nil || !isArchive(p.f.name) {
+			out = append(out, p)
+			continue
+		}
+		traces, err := s.expand(p.f)
+		os.Remove(p.f.tmp)
+		if err != nil {
+			out = append(out, part{f: received{name: p.f.name}, err: err})
+			continue
+		}
+		out = append(out, traces...)
+	}
+	return out
+}
+
+// expand receives the traces in archive f, each named by its path in it.
+// On error nothing it received is left behind.
+func (s *Server) expand(f received) (traces []part, err error) {
+	defer func() {
+		if err != nil {
+			for _, p := range traces {
+				os.Remove(p.f.tmp)
+			}
+			traces = nil
+		}
+	}()
+	file, err := os.Open(f.tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	var r io.Reader = file
+	if !strings.HasSuffix(strings.ToLower(f.name), ".tar") {
+		gz, err := gzip.NewReader(file)
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "%s: expected a gzipped tar: %v", f.name, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	budget := &io.LimitedReader{R: r, N: s.cfg.MaxUpload + 1}
+	tooBig := func() error {
+		return errorf(http.StatusRequestEntityTooLarge, "%s: expands past %d bytes (the server's --max-upload)", f.name, s.cfg.MaxUpload)
+	}
+	tr := tar.NewReader(budget)
+	for n := 0; ; n++ {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if budget.N <= 0 {
+			return traces, tooBig()
+		}
+		if err != nil {
+			return traces, errorf(http.StatusBadRequest, "%s: reading the tar: %v", f.name, err)
+		}
+		if n == maxArchiveEntries {
+			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d entries in the tar", f.name, maxArchiveEntries)
+		}
+		if h.Typeflag != tar.TypeReg || !isTrace(h.Name) {
+			continue
+		}
+		if len(traces) == maxArchiveTraces {
+			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d traces in the tar", f.name, maxArchiveTraces)
+		}
+		name := cleanName(path.Clean(strings.TrimPrefix(h.Name, "./")), "trace")
+		rf, err := s.receive(tr, name)
+		// receive counted the bytes as uploaded; the archive's were.
+		s.metrics.bytes.Add(-rf.size)
+		if budget.N <= 0 {
+			os.Remove(rf.tmp)
+			return traces, tooBig()
+		}
+		if err != nil {
+			return traces, err
+		}
+		traces = append(traces, part{f: rf})
+	}
+	if len(traces) == 0 {
+		return nil, errorf(http.StatusUnprocessableEntity, "%s: no trace in the tar: expected files named as %s", f.name, trace.FormatTitles())
+	}
+	return traces, nil
+}
