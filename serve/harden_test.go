@@ -3,7 +3,6 @@ package serve
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // rawRequest opens a connection to ts and writes req to it, leaving it
@@ -294,15 +294,6 @@ func TestAbandonedUploadNotKept(t *testing.T) {
 	}
 }
 
-// gzipped returns b compressed.
-func gzipped(b []byte) []byte {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	return z.Bytes()
-}
-
 // memInUse returns the memory the runtime holds from the system and has
 // not released: what the process's RSS follows.
 func memInUse() int64 {
@@ -326,7 +317,7 @@ func TestBombsAdmittedWithinBudget(t *testing.T) {
 	const n = 6
 	bombs := make([][]byte, n)
 	for i := range bombs {
-		bombs[i] = gzipped(kinetoTrace(20000+i, 3000, 1000)) // ~10 MB inflated, each its own
+		bombs[i] = tracetest.Gzip(kinetoTrace(20000+i, 3000, 1000)) // ~10 MB inflated, each its own
 	}
 	need := e.Need(run.Input{Path: writeTemp(t, bombs[0])})
 	cfg.MaxMemory = need*5/2 + need/8 // room for two of the six

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,17 +19,6 @@ func hostileFile(t *testing.T, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func gzipped(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }
 
 // allocated runs f and returns the bytes it allocated in all: an upper
@@ -74,7 +62,7 @@ func TestHostileInputs(t *testing.T) {
 		maxOut   int
 	}{
 		{"gzip bomb 1 GB", "bomb.json.gz", bombBytes.Bytes(), nil, 2, "likely a decompression bomb", 64 << 20, 0},
-		{"empty lines gzipped", "lines.xplane.pb.gz", gzipped(t, lines), nil, 2, "likely a decompression bomb", 64 << 20, 0},
+		{"empty lines gzipped", "lines.xplane.pb.gz", tracetest.Gzip(lines), nil, 2, "likely a decompression bomb", 64 << 20, 0},
 		{"empty lines", "lines.xplane.pb", lines, nil, 2, "raise --max-tracks", 256 << 20, 0},
 		{"many threads", "threads.json", tracetest.ManyStreams(3000), []string{"--max-tracks", "1000"}, 2, "raise --max-tracks", 64 << 20, 0},
 		{"many names", "names.json", tracetest.ManySteps(3000), []string{"--max-strings", "1000"}, 2, "raise --max-strings", 64 << 20, 0},

@@ -2,7 +2,6 @@ package run
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // TestBudgetAccounting takes and gives back parts of a budget: a need that
@@ -101,7 +101,7 @@ func (b *Budget) waiters() int {
 // TestNeed checks the estimate of an input's memory from its head.
 func TestNeed(t *testing.T) {
 	json := []byte(`{"traceEvents":[` + strings.Repeat(`{"ph":"X","name":"k"},`, 1000) + `{}]}`)
-	gz := gzipped(t, json)
+	gz := tracetest.Gzip(json)
 	n, zn := int64(len(json)), int64(len(gz))
 	xspace := []byte{0x0a, 0x05, 0x08, 0x01, 0x12, 0x01, 'x'}
 	for _, tc := range []struct {
@@ -161,15 +161,4 @@ func TestEngineBudget(t *testing.T) {
 			}
 		}
 	}
-}
-
-func gzipped(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }

@@ -1,8 +1,6 @@
 package chrome
 
 import (
-	"bytes"
-	"compress/gzip"
 	"slices"
 	"strings"
 	"testing"
@@ -78,18 +76,4 @@ func find(tr *trace.Trace, name string) []trace.Event {
 		}
 	}
 	return out
-}
-
-// gzipped is a convenience for tests that need compressed input.
-func gzipped(t testing.TB, s string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write([]byte(s)); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 func TestParseMicros(t *testing.T) {
@@ -443,7 +444,7 @@ func TestTruncatedGzip(t *testing.T) {
 		b.WriteString(`{"ph":"X","cat":"cpu_op","name":"op` + strings.Repeat("x", i%7) + `","pid":1,"tid":1,"ts":` + strconv.Itoa(i%10) + `,"dur":1}`)
 	}
 	b.WriteString("]}")
-	z := gzipped(t, b.String())
+	z := tracetest.Gzip([]byte(b.String()))
 	cut := z[:len(z)*2/3]
 	tr, err := trace.Read(bytes.NewReader(cut), int64(len(cut)), trace.Options{})
 	if err != nil {

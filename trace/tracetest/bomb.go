@@ -3,6 +3,7 @@ package tracetest
 import (
 	"bytes"
 	"compress/flate"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -121,4 +122,14 @@ func (b *bomb) tail() ([]byte, error) {
 	out.Write(binary.LittleEndian.AppendUint32(nil, b.sum))
 	out.Write(binary.LittleEndian.AppendUint32(nil, uint32(b.size)))
 	return out.Bytes(), nil
+}
+
+// Gzip returns data compressed with gzip, as a profiler's .gz file holds
+// it. Writing to memory cannot fail.
+func Gzip(data []byte) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	zw.Close()
+	return b.Bytes()
 }
