@@ -42,14 +42,19 @@ const (
 	NumCauses
 )
 
-// causes describes each cause for the reports.
-var causes = [NumCauses]struct{ name, key, about string }{
-	InSync:    {"in-sync", "in_sync", "inside a blocking call"},
-	AfterSync: {"after-sync", "after_sync", "just back from a blocking call, launching work one piece at a time"},
-	Input:     {"input", "input", "in the input pipeline"},
-	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, defragmentation"},
-	Host:      {"host", "host", "in other host work: dispatch, launches, Python, CPU ops"},
-	Untraced:  {"untraced", "untraced", "in nothing the trace shows"},
+// causes describes each cause for the reports: its name, its JSON key, a
+// few words on what the thread was doing, and the letter of the text
+// report's step bars.
+var causes = [NumCauses]struct {
+	name, key, about string
+	mark             byte
+}{
+	InSync:    {"in-sync", "in_sync", "inside a blocking call", 'S'},
+	AfterSync: {"after-sync", "after_sync", "just back from a blocking call, launching work one piece at a time", 's'},
+	Input:     {"input", "input", "in the input pipeline", 'I'},
+	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, defragmentation", 'R'},
+	Host:      {"host", "host", "in other host work: dispatch, launches, Python, CPU ops", 'H'},
+	Untraced:  {"untraced", "untraced", "in nothing the trace shows", '?'},
 }
 
 // String returns the cause's name as reports show it ("in-sync").
@@ -66,6 +71,15 @@ func (c Cause) Key() string {
 		return causes[c].key
 	}
 	return "unknown"
+}
+
+// Mark is the letter that stands for the cause in the text report's step
+// bars.
+func (c Cause) Mark() byte {
+	if c < NumCauses {
+		return causes[c].mark
+	}
+	return '?'
 }
 
 // About says in a few words what the waited-for thread was doing.

@@ -15,32 +15,68 @@ import (
 func (b *BreakdownV1) members() []breakdownMember {
 	var m []breakdownMember
 	for _, c := range analyze.Causes() {
-		m = append(m, breakdownMember{c.Key() + "_ns", &b.Ns[c], nil})
+		m = append(m, breakdownMember{key: c.Key() + "_ns", ns: &b.Ns[c]})
 	}
 	m = append(m,
-		breakdownMember{"below_min_gap_ns", &b.BelowMinGapNs, nil},
-		breakdownMember{"idle_ns", &b.IdleNs, nil})
+		breakdownMember{key: "below_min_gap_ns", ns: &b.BelowMinGapNs},
+		breakdownMember{key: "idle_ns", ns: &b.IdleNs})
 	for _, c := range analyze.Causes() {
-		m = append(m, breakdownMember{c.Key() + "_share", nil, &b.Share[c]})
+		m = append(m, breakdownMember{key: c.Key() + "_share", share: &b.Share[c]})
 	}
 	return append(m,
-		breakdownMember{"sync_share", nil, &b.SyncShare},
-		breakdownMember{"below_min_gap_share", nil, &b.BelowMinGapShare},
-		breakdownMember{"idle_share", nil, &b.IdleShare})
+		breakdownMember{key: "sync_share", share: &b.SyncShare},
+		breakdownMember{key: "below_min_gap_share", share: &b.BelowMinGapShare},
+		breakdownMember{key: "idle_share", share: &b.IdleShare})
 }
 
-// breakdownMember is one member: an integer (ns) or a float (share).
+// breakdownMember is one member of a flat object whose members follow the
+// cause table: an integer (ns), a float (share) or a string.
 type breakdownMember struct {
 	key   string
 	ns    *int64
 	share *float64
+	str   *string
 }
 
 // MarshalJSON writes the breakdown as one flat object.
-func (b BreakdownV1) MarshalJSON() ([]byte, error) {
+func (b BreakdownV1) MarshalJSON() ([]byte, error) { return marshalMembers(b.members()) }
+
+// UnmarshalJSON reads the object MarshalJSON writes. A member it does not
+// know is an error: the breakdown is part of the documented contract.
+func (b *BreakdownV1) UnmarshalJSON(data []byte) error {
+	*b = BreakdownV1{}
+	return unmarshalMembers(data, b.members(), "idle breakdown")
+}
+
+// members lists the JSON members of a WaitSplitV1: the idle causes (from
+// the cause table), then compute, late, total and doing.
+func (w *WaitSplitV1) members() []breakdownMember {
+	var m []breakdownMember
+	for _, c := range analyze.Causes() {
+		m = append(m, breakdownMember{key: c.Key() + "_ns", ns: &w.Ns[c]})
+	}
+	return append(m,
+		breakdownMember{key: "compute_ns", ns: &w.ComputeNs},
+		breakdownMember{key: "late_ns", ns: &w.LateNs},
+		breakdownMember{key: "total_ns", ns: &w.TotalNs},
+		breakdownMember{key: "doing", str: &w.Doing})
+}
+
+// MarshalJSON writes the wait split as one flat object.
+func (w WaitSplitV1) MarshalJSON() ([]byte, error) { return marshalMembers(w.members()) }
+
+// UnmarshalJSON reads the object MarshalJSON writes; an unknown member is an
+// error.
+func (w *WaitSplitV1) UnmarshalJSON(data []byte) error {
+	*w = WaitSplitV1{}
+	return unmarshalMembers(data, w.members(), "wait split")
+}
+
+// marshalMembers writes the members in order as one flat object.
+func marshalMembers(ms []breakdownMember) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
-	for i, m := range b.members() {
+	for i, m := range ms {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
@@ -50,7 +86,13 @@ func (b BreakdownV1) MarshalJSON() ([]byte, error) {
 			buf.WriteString(strconv.FormatInt(*m.ns, 10))
 			continue
 		}
-		v, err := json.Marshal(*m.share)
+		var v []byte
+		var err error
+		if m.share != nil {
+			v, err = json.Marshal(*m.share)
+		} else {
+			v, err = json.Marshal(*m.str)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -60,31 +102,31 @@ func (b BreakdownV1) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// UnmarshalJSON reads the object MarshalJSON writes. A member it does not
-// know is an error: the breakdown is part of the documented contract.
-func (b *BreakdownV1) UnmarshalJSON(data []byte) error {
+// unmarshalMembers reads a flat object into the members; what names the
+// object in errors.
+func unmarshalMembers(data []byte, ms []breakdownMember, what string) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
-	*b = BreakdownV1{}
 	byKey := map[string]breakdownMember{}
-	for _, m := range b.members() {
+	for _, m := range ms {
 		byKey[m.key] = m
 	}
 	for k, v := range raw {
 		m, ok := byKey[k]
 		if !ok {
-			return fmt.Errorf("idle breakdown: unknown member %q", k)
+			return fmt.Errorf("%s: unknown member %q", what, k)
 		}
-		var err error
-		if m.ns != nil {
-			err = json.Unmarshal(v, m.ns)
-		} else {
-			err = json.Unmarshal(v, m.share)
+		var dst any = m.str
+		switch {
+		case m.ns != nil:
+			dst = m.ns
+		case m.share != nil:
+			dst = m.share
 		}
-		if err != nil {
-			return fmt.Errorf("idle breakdown: member %q: %w", k, err)
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Errorf("%s: member %q: %w", what, k, err)
 		}
 	}
 	return nil

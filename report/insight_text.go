@@ -68,15 +68,15 @@ func copiesTable(res *analyze.Result) *table {
 	return tb
 }
 
-// timelineMarks are the letters of a step's bar: device busy, each cause,
-// and idle below the minimum gap.
-var timelineMarks = [analyze.NumCauses]byte{
-	analyze.InSync: 'S', analyze.AfterSync: 's', analyze.Input: 'I',
-	analyze.Runtime: 'R', analyze.Host: 'H', analyze.Untraced: '?',
-}
-
-// timelineLegend explains the bar's letters.
-const timelineLegend = "# busy, S in-sync, s after-sync, I input, R runtime, H host, ? untraced, . idle below min-gap"
+// timelineLegend explains the bar's letters: busy, each cause's mark (from
+// the cause table), and idle below the minimum gap.
+var timelineLegend = func() string {
+	parts := []string{"# busy"}
+	for _, c := range analyze.Causes() {
+		parts = append(parts, string(c.Mark())+" "+c.String())
+	}
+	return strings.Join(append(parts, ". idle below min-gap"), ", ")
+}()
 
 // stepBar draws one step as a bar of timelineWidth letters, each part as
 // long as its share of the step: busy first, then each cause in order.
@@ -89,7 +89,7 @@ func stepBar(s *analyze.Step) string {
 		parts = append(parts, struct {
 			mark byte
 			ns   int64
-		}{timelineMarks[c], s.Idle.Of(c)})
+		}{c.Mark(), s.Idle.Of(c)})
 	}
 	parts = append(parts, struct {
 		mark byte

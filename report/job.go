@@ -109,16 +109,13 @@ type JobSection struct {
 // untraced), more device work (compute), or lateness carried in from
 // before (late).
 type WaitSplitV1 struct {
-	InSyncNs    int64  `json:"in_sync_ns"`
-	AfterSyncNs int64  `json:"after_sync_ns"`
-	InputNs     int64  `json:"input_ns"`
-	RuntimeNs   int64  `json:"runtime_ns"`
-	HostNs      int64  `json:"host_ns"`
-	UntracedNs  int64  `json:"untraced_ns"`
-	ComputeNs   int64  `json:"compute_ns"`
-	LateNs      int64  `json:"late_ns"`
-	TotalNs     int64  `json:"total_ns"`
-	Doing       string `json:"doing"`
+	// Ns is the idle by cause ("<cause>_ns" in JSON, from the cause
+	// table; see breakdown.go).
+	Ns        [analyze.NumCauses]int64
+	ComputeNs int64
+	LateNs    int64
+	TotalNs   int64
+	Doing     string
 }
 
 // JobStep is one step across the ranks. Rank-indexed lists follow
@@ -206,11 +203,7 @@ func JobJSONReport(jr *job.Result) *JobReport {
 }
 
 func jsonWait(w *job.WaitSplit) WaitSplitV1 {
-	return WaitSplitV1{
-		InSyncNs: w.Idle.Of(analyze.InSync), AfterSyncNs: w.Idle.Of(analyze.AfterSync), InputNs: w.Idle.Of(analyze.Input),
-		RuntimeNs: w.Idle.Of(analyze.Runtime), HostNs: w.Idle.Of(analyze.Host),
-		UntracedNs: w.Idle.Of(analyze.Untraced), ComputeNs: w.Compute, LateNs: w.Late, TotalNs: w.Total(), Doing: w.Doing(),
-	}
+	return WaitSplitV1{Ns: w.Idle.ByCause, ComputeNs: w.Compute, LateNs: w.Late, TotalNs: w.Total(), Doing: w.Doing()}
 }
 
 // jobHeader says how many ranks there are and how their clocks were
@@ -227,12 +220,9 @@ func waitLine(jr *job.Result) string {
 		return "No collective was matched across the ranks."
 	}
 	var parts []string
-	for _, p := range []struct {
-		name string
-		ns   int64
-	}{{"input", w.Idle.Of(analyze.Input)}, {"sync", w.Idle.Sync()}, {"host", w.Idle.Of(analyze.Host)}, {"untraced", w.Idle.Of(analyze.Untraced)}, {"compute", w.Compute}, {"late", w.Late}} {
-		if p.ns > 0 {
-			parts = append(parts, p.name+" "+Duration(p.ns))
+	for _, p := range w.Parts() {
+		if p.Ns > 0 {
+			parts = append(parts, p.Name+" "+Duration(p.Ns))
 		}
 	}
 	s := fmt.Sprintf("In collectives, summed over ranks: %s waiting for the slowest rank", Duration(w.Total()))

@@ -16,9 +16,6 @@ import (
 // SweepSchema names the version of the sweep's JSON document.
 const SweepSchema = "tracegap/sweep/v1"
 
-// sweepCauses are the idle causes a sweep's table shows, by share.
-var sweepCauses = []analyze.Cause{analyze.Input, analyze.InSync, analyze.AfterSync, analyze.Host, analyze.Runtime, analyze.Untraced}
-
 // WriteSweep renders a sweep as text, Markdown, JSON or HTML: one row per
 // run, the knee and the recommendation.
 func WriteSweep(w io.Writer, s *compare.Sweep, f Format) error {
@@ -59,7 +56,7 @@ func sweepTable(s *compare.Sweep) *table {
 	}
 	head := []string{name, "step time", "median", "p90", "stability", "device busy", "input wait/step"}
 	align := "lrrrlrr"
-	for _, c := range sweepCauses {
+	for _, c := range analyze.Causes() {
 		head, align = append(head, "idle "+c.String()), align+"r"
 	}
 	head, align = append(head, "verdict"), align+"l"
@@ -73,7 +70,7 @@ func sweepTable(s *compare.Sweep) *table {
 		}
 		cells := []string{label, Duration(sm.StepTime), Duration(sm.StepMedian), Duration(sm.StepP90), sm.Stability,
 			percent(sm.Utilization), Duration(sm.Input)}
-		for _, c := range sweepCauses {
+		for _, c := range analyze.Causes() {
 			cells = append(cells, percent(sm.IdleOf(c.String()).Share))
 		}
 		tb.add(append(cells, string(sm.Verdict))...)
