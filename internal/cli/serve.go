@@ -221,7 +221,7 @@ func (f *serveFlags) run(fs *pflag.FlagSet, stderr io.Writer) error {
 	defer s.Close()
 	// The collector keeps the process within the analyses' budget and the
 	// service's own overhead, rather than following each trace.
-	irun.FixMemoryLimit(int64(f.maxMemory) + serveOverhead)
+	irun.FixMemoryLimit(irun.ServiceMemoryLimit(int64(f.maxMemory)) + serveOverhead)
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err

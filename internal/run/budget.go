@@ -134,8 +134,11 @@ const (
 	// headLen is how much of an input is peeked at: enough to inflate
 	// the 512 bytes that tell the format from a gzip stream's start.
 	headLen = 16 << 10
-	// fixedNeed is the cost of an input of any size.
-	fixedNeed = 8 << 20
+	// fixedNeed is the cost of an input of any size: its buffers, the
+	// analysis's tables and the reports rendered from it. Measured on
+	// small traces of many steps (serve's TestBombsAdmittedWithinBudget),
+	// whose analysis outgrows their events: about 24 MiB each.
+	fixedNeed = 32 << 20
 	// gzipRatio is taken for a gzip input whose trailer cannot be trusted
 	// (see trailerSize): real traces expand 5 to 30 times.
 	gzipRatio = 10

@@ -91,3 +91,12 @@ func FixMemoryLimit(n int64) {
 	m.fixed = true
 	m.set(n)
 }
+
+// ServiceMemoryLimit is the soft memory limit a service with a memory
+// budget of budget bytes sets above its baseline: half the budget. The
+// estimates the budget admits by are conservative (about 1.5 times what an
+// analysis holds live), and a soft limit is overshot while the collector
+// catches up with a burst of allocation; the other half is room for both,
+// so that the process stays within its budget. Under full admission the
+// collector works harder rather than the process growing.
+func ServiceMemoryLimit(budget int64) int64 { return budget / 2 }
