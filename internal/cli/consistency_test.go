@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"html"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -280,4 +282,36 @@ func count(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestJobFiguresAgree does for a job (the eight DLRM ranks) what
+// TestFiguresAgree does for one trace: the job's overall figures, with
+// collective waits counted as idle, are the same in its text, JSON,
+// Markdown and HTML reports and in check's outcomes.
+func TestJobFiguresAgree(t *testing.T) {
+	af := addAnalysisFlags(pflag.NewFlagSet("", pflag.ContinueOnError))
+	ranks, err := filepath.Glob(filepath.Join(realtraces.Dir(t), "param-dlrm-8ranks", "*.json.gz"))
+	if err != nil || len(ranks) != 8 {
+		t.Fatalf("%d DLRM ranks (%v), want 8", len(ranks), err)
+	}
+	jr, err := af.engine(2).AnalyzeJob(context.Background(), ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderJob := func(f report.Format) string {
+		var b bytes.Buffer
+		if err := report.WriteJob(&b, jr, f, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	want := textFigures(t, renderJob(report.Text))
+	for name, got := range map[string]figures{
+		"markdown": markdownFigures(t, renderJob(report.Markdown)),
+		"html":     htmlFigures(t, renderJob(report.HTML)),
+		"json":     jsonFigures(t, &jr.Overall, renderJob(report.JSON)),
+	} {
+		sameFigures(t, name, got, want)
+	}
+	checkOutcomes(t, &jr.Overall, want)
 }
