@@ -227,7 +227,7 @@ func Analyze(ranks []*trace.Trace, opt analyze.Options) (*Result, error) {
 // the ranks' traces.
 func Merge(sums []*Summary, opt analyze.Options) (*Result, error) {
 	if len(sums) < 2 {
-		return nil, fmt.Errorf("analyze job: %d rank(s) given: expected one per rank, at least 2", len(sums))
+		return nil, fmt.Errorf("analyze job: %d trace(s) given: expected one per rank, at least 2", len(sums))
 	}
 	if err := opt.Validate(); err != nil {
 		return nil, err
