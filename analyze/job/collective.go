@@ -38,6 +38,8 @@ type rankState struct {
 	// steps are the rank's step markers, warm-up included.
 	steps []analyze.StepMarker
 	parts []*participant
+	// stepIdx caches lastStep.
+	stepIdx map[int64]int
 }
 
 // participant is one device of one rank: each device takes part in every
@@ -50,6 +52,8 @@ type participant struct {
 	// busy is the device's work inside its collectives' spans, with
 	// collective waits taken out (see covered).
 	busy []analyze.Interval
+	// bySteps caches stepSplits.
+	bySteps map[int64]waitVec
 }
 
 // coll is one collective on one device. Times are the rank's own.

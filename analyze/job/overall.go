@@ -130,26 +130,21 @@ func (j *analysis) overallSteps(act []*rankState) {
 func (j *analysis) addRankStep(s *analyze.Step, r *rankState) {
 	res := r.res
 	var rs *analyze.Step
-	sw, si := windowOf(res), -1
-	for i := range res.Steps {
-		if res.Steps[i].Num == s.Num {
-			rs, sw, si = &res.Steps[i], stepSpan(res, i), i
-		}
+	sw := windowOf(res)
+	si, ok := r.lastStep()[s.Num]
+	if ok {
+		rs, sw = &res.Steps[si], stepSpan(res, si)
 	}
 	nd := int64(len(r.parts))
 	var busy int64
 	var v waitVec
 	for _, p := range r.parts {
 		other := p.d.WindowBusy
-		if si >= 0 {
+		if ok {
 			other = p.d.StepBusy[si]
 		}
 		busy += p.covered(sw, other)
-		for _, c := range p.colls {
-			if c.step == s.Num {
-				v.add(c.split)
-			}
-		}
+		v.add(p.stepSplits()[s.Num])
 	}
 	s.DeviceBusy += busy / nd
 	idle := res.Idle
@@ -166,6 +161,32 @@ func (j *analysis) addRankStep(s *analyze.Step, r *rankState) {
 		s.Idle.Add(c, idle.Of(c)+v[c])
 	}
 	s.Idle.BelowMinGap += idle.BelowMinGap
+}
+
+// lastStep maps each step number of the rank's result to the index of
+// its last step of that number.
+func (r *rankState) lastStep() map[int64]int {
+	if r.stepIdx == nil {
+		r.stepIdx = map[int64]int{}
+		for i, st := range r.res.Steps {
+			r.stepIdx[st.Num] = i
+		}
+	}
+	return r.stepIdx
+}
+
+// stepSplits sums the participant's collective waits by step number, by
+// what held the straggler back; it is asked once the waits are attributed.
+func (p *participant) stepSplits() map[int64]waitVec {
+	if p.bySteps == nil {
+		p.bySteps = map[int64]waitVec{}
+		for _, c := range p.colls {
+			v := p.bySteps[c.step]
+			v.add(c.split)
+			p.bySteps[c.step] = v
+		}
+	}
+	return p.bySteps
 }
 
 // confidence grades the job's verdict: the ranks' own reasons, merged
