@@ -142,15 +142,28 @@ func (x *Analysis) HostTime(w Interval) (input, sync int64) {
 	return x.a.hostTime(x.a.launchingThreads(), w)
 }
 
-// Decide applies the verdict rule, with this analysis's thresholds, to idle
-// time split by cause over a window of length dur in which the launching
-// threads spent input in the input pipeline and the devices were busy for
-// busy (averaged over devices). It returns the verdict, the secondary
-// verdicts and a sentence with the deciding figures. It exists so that
-// figures computed outside this package (a job's, with collective waits
-// counted as idle) are judged by the same rule.
-func (x *Analysis) Decide(idle *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
-	return x.a.decide(idle, dur, input, busy)
+// Rule is the verdict rule as one analysis applies it: its thresholds and
+// whether its loader runs in background workers. It is plain data, so
+// that figures computed outside this package, from the analysis or from a
+// summary of it kept after the trace is gone (a job's, with collective
+// waits counted as idle), are judged by the same rule.
+type Rule struct {
+	Options            Options
+	LoaderInBackground bool
+}
+
+// Rule returns the analysis's verdict rule.
+func (x *Analysis) Rule() Rule {
+	return Rule{Options: x.a.opt, LoaderInBackground: x.a.loaderInBackground()}
+}
+
+// Decide applies the rule to idle time split by cause over a window of
+// length dur in which the launching threads spent input in the input
+// pipeline and the devices were busy for busy (averaged over devices). It
+// returns the verdict, the secondary verdicts and a sentence with the
+// deciding figures.
+func (r *Rule) Decide(idle *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+	return decide(&r.Options, r.LoaderInBackground, idle, dur, input, busy)
 }
 
 // Covered returns how much of w the intervals cover; busy must be sorted

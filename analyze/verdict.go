@@ -170,12 +170,17 @@ type share struct {
 // sequential; a loader slower than compute, or background workers the loop
 // still waits on, is data-bound.
 func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+	return decide(&a.opt, a.loaderInBackground(), b, dur, input, busy)
+}
+
+// decide is the verdict rule with opt's thresholds, for a loader that runs
+// in background workers or not.
+func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
 	if dur <= 0 {
 		return Parallel, nil, "the window is empty"
 	}
 	f := float64(dur)
 	slow := input > busy
-	background := a.loaderInBackground()
 	syncV, inputV := Sequential, Sequential
 	if slow {
 		syncV = DataBound
@@ -184,9 +189,9 @@ func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verd
 		inputV = DataBound
 	}
 	shares := []share{
-		{"sync", float64(b.Sync()) / f, a.opt.SyncThreshold, syncV},
-		{"input", float64(b.Of(Input)) / f, a.opt.InputThreshold, inputV},
-		{"host", float64(b.HostWork()) / f, a.opt.HostThreshold, HostBound},
+		{"sync", float64(b.Sync()) / f, opt.SyncThreshold, syncV},
+		{"input", float64(b.Of(Input)) / f, opt.InputThreshold, inputV},
+		{"host", float64(b.HostWork()) / f, opt.HostThreshold, HostBound},
 	}
 	var over []share
 	for _, s := range shares {
@@ -195,9 +200,9 @@ func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verd
 		}
 	}
 	if len(over) == 0 {
-		if u := float64(b.Of(Untraced)) / f; u > a.opt.HostThreshold {
+		if u := float64(b.Of(Untraced)) / f; u > opt.HostThreshold {
 			return HostBound, nil, fmt.Sprintf("device idle while the waited-for host thread shows no event is %s of the window (over the host threshold %s): the device waits on host time the profile does not show",
-				pct(u), pct(a.opt.HostThreshold))
+				pct(u), pct(opt.HostThreshold))
 		}
 		return Parallel, nil, fmt.Sprintf("no cause of device idle passes its threshold: sync %s (threshold %s), input %s (%s), other host work %s (%s)",
 			pct(shares[0].v), pct(shares[0].thresh), pct(shares[1].v), pct(shares[1].thresh), pct(shares[2].v), pct(shares[2].thresh))

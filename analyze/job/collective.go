@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/trace"
 )
 
 // collectivePattern names the device work that is a collective: NCCL and
@@ -29,36 +28,40 @@ const pseudoStep = -1
 
 // rankState is one rank of a job analysis.
 type rankState struct {
-	num int
-	idx int // index in Result.Ranks
-	t   *trace.Trace
-	a   *analyze.Analysis
-	res *analyze.Result
+	num  int
+	idx  int // index in Result.Ranks
+	sum  *Summary
+	res  *analyze.Result
+	rule analyze.Rule
 	// off puts the rank's times on the job's timeline.
 	off int64
 	// steps are the rank's step markers, warm-up included.
 	steps []analyze.StepMarker
 	parts []*participant
+	// stepIdx caches lastStep.
+	stepIdx map[int64]int
 }
 
 // participant is one device of one rank: each device takes part in every
 // collective.
 type participant struct {
 	r     *rankState
-	dev   int    // index in Result.Devices of the rank's analysis
+	dev   int // index in Result.Devices of the rank's analysis
+	d     *DeviceSummary
 	colls []coll // in start order
-	// busy is the device's work with collective waits taken out.
+	// busy is the device's work inside its collectives' spans, with
+	// collective waits taken out (see covered).
 	busy []analyze.Interval
+	// bySteps caches stepSplits.
+	bySteps map[int64]waitVec
 }
 
 // coll is one collective on one device. Times are the rank's own.
 type coll struct {
-	ev         int // index in Trace.Events
-	start, end int64
-	step       int64 // step number; math.MinInt64 when in no step
-	stepIdx    int   // index in rankState.steps, -1 when in no step
-	wait       int64
-	split      waitVec
+	*Coll
+	step  int64 // step number; noStep when in no step
+	wait  int64
+	split waitVec
 }
 
 // member is a participant's part in a group: its i-th collective.
@@ -86,57 +89,27 @@ func (g *group) straggler() member { return g.members[g.strag] }
 func (g *group) earliest() int64 {
 	e := int64(math.MaxInt64)
 	for _, m := range g.members {
-		e = min(e, m.coll().start+m.r.off)
+		e = min(e, m.coll().Start+m.r.off)
 	}
 	return e
 }
 
-// collect finds the rank's step markers and every device's collectives,
-// each with the step its launch falls in.
+// collect takes the rank's step markers and every device's collectives
+// from its summary.
 func (r *rankState) collect() {
-	r.steps = r.a.StepMarkers()
-	isColl := make([]int8, len(r.t.Strings))
-	for dev := range r.res.Devices {
-		p := &participant{r: r, dev: dev}
-		for i, e := range r.a.Work(dev) {
-			if !r.collective(isColl, e.Name) {
-				continue
+	r.steps = r.sum.Steps
+	for dev := range r.sum.Devices {
+		d := &r.sum.Devices[dev]
+		p := &participant{r: r, dev: dev, d: d}
+		for i := range d.Colls {
+			c := coll{Coll: &d.Colls[i], step: noStep}
+			if c.StepIdx >= 0 {
+				c.step = r.steps[c.StepIdx].Num
 			}
-			num, idx := r.stepOf(e)
-			p.colls = append(p.colls, coll{ev: i, start: e.Start, end: e.End(), step: num, stepIdx: idx})
+			p.colls = append(p.colls, c)
 		}
-		slices.SortStableFunc(p.colls, func(x, y coll) int { return cmp.Compare(x.start, y.start) })
 		r.parts = append(r.parts, p)
 	}
-}
-
-// collective classifies a name once per distinct name.
-func (r *rankState) collective(cache []int8, id trace.StrID) bool {
-	if int(id) >= len(cache) {
-		return false
-	}
-	if cache[id] == 0 {
-		cache[id] = -1
-		if isCollective(r.t.Str(id)) {
-			cache[id] = 1
-		}
-	}
-	return cache[id] == 1
-}
-
-// stepOf returns the number and index of the step whose marker holds the
-// launch of device work e (e's start when no launch is linked).
-func (r *rankState) stepOf(e *trace.Event) (int64, int) {
-	at, linked := e.Start, false
-	if s, ok := r.a.Launch(e); ok {
-		at, linked = s, true
-	}
-	i, _ := slices.BinarySearchFunc(r.steps, at, func(s analyze.StepMarker, t int64) int { return cmp.Compare(s.Start, t+1) })
-	i--
-	if i < 0 || (i == len(r.steps)-1 && linked && at >= r.steps[i].End) {
-		return math.MinInt64, -1
-	}
-	return r.steps[i].Num, i
 }
 
 // match groups the collectives: the k-th collective of step N on each
@@ -268,7 +241,7 @@ func (j *analysis) align() {
 	var worst, worstRank int64
 	var unmatched []string
 	for i, r := range j.ranks {
-		raw[i] = r.t.StartNs
+		raw[i] = r.sum.StartNs
 		if len(act) < 2 || len(r.parts) == 0 || r == act[0] {
 			continue
 		}
@@ -317,7 +290,7 @@ func (j *analysis) clockDiff(ref, p *participant) (int64, bool) {
 		if a < 0 || b < 0 {
 			continue
 		}
-		ds = append(ds, (ref.r.t.StartNs+g.members[a].coll().end)-(p.r.t.StartNs+g.members[b].coll().end))
+		ds = append(ds, (ref.r.sum.StartNs+g.members[a].coll().End)-(p.r.sum.StartNs+g.members[b].coll().End))
 	}
 	if len(ds) == 0 {
 		return 0, false
@@ -338,39 +311,34 @@ func abs(x int64) int64 {
 // straggler's, at most its whole duration.
 func (g *group) waits() {
 	for i, m := range g.members {
-		if s := m.coll().start + m.r.off; i == 0 || s > g.latest {
+		if s := m.coll().Start + m.r.off; i == 0 || s > g.latest {
 			g.latest, g.strag = s, i
 		}
 	}
 	for _, m := range g.members {
 		c := m.coll()
-		c.wait = min(g.latest-(c.start+m.r.off), c.end-c.start)
+		c.wait = min(g.latest-(c.Start+m.r.off), c.End-c.Start)
 	}
 }
 
-// trimBusy merges the device's work into busy intervals with each
-// collective's wait taken out.
+// trimBusy works out the device's busy time inside its collectives' spans
+// once the waits are known: its other work there, and each collective
+// from the end of its wait.
 func (p *participant) trimBusy() {
-	trim := map[int]int64{}
+	ivs := slices.Clone(p.d.Overlap)
 	for _, c := range p.colls {
-		if c.wait > 0 {
-			trim[c.ev] = c.wait
+		if s := c.Start + c.wait; s < c.End {
+			ivs = append(ivs, analyze.Interval{Start: s, End: c.End})
 		}
 	}
-	var ivs []analyze.Interval
-	for i, e := range p.r.a.Work(p.dev) {
-		if s := e.Start + trim[i]; s < e.End() {
-			ivs = append(ivs, analyze.Interval{Start: s, End: e.End()})
-		}
-	}
-	slices.SortFunc(ivs, func(x, y analyze.Interval) int { return cmp.Compare(x.Start, y.Start) })
-	for _, iv := range ivs {
-		if n := len(p.busy); n > 0 && iv.Start <= p.busy[n-1].End {
-			p.busy[n-1].End = max(p.busy[n-1].End, iv.End)
-			continue
-		}
-		p.busy = append(p.busy, iv)
-	}
+	p.busy = mergeIntervals(ivs)
+}
+
+// covered returns the device's busy time in iv with collective waits
+// taken out, given other, its other work's busy time in iv: outside the
+// collectives' spans busy time is other work alone; inside, it is busy.
+func (p *participant) covered(iv analyze.Interval, other int64) int64 {
+	return other - analyze.Covered(p.d.Overlap, iv) + analyze.Covered(p.busy, iv)
 }
 
 // attribute splits each member's wait by what held the straggler back. Over
@@ -381,17 +349,16 @@ func (p *participant) trimBusy() {
 // the waiting rank's.
 func (g *group) attribute() {
 	s := g.straggler()
-	segS := s.segment()
-	expS, busyS := s.p.explain(segS)
+	segS := s.coll().Seg
+	expS, busyS := s.p.explain(s.coll())
 	for mi, m := range g.members {
 		c := m.coll()
 		if mi == g.strag || c.wait <= 0 {
 			continue
 		}
-		segM := m.segment()
 		w := c.wait
-		late := clamp((segS.Start+s.r.off)-(segM.Start+m.r.off), 0, w)
-		expM, busyM := m.p.explain(segM)
+		late := clamp((segS.Start+s.r.off)-(c.Seg.Start+m.r.off), 0, w)
+		expM, busyM := m.p.explain(c)
 		comp := clamp(busyS-busyM, 0, w-late)
 		rest := w - late - comp
 		var ex []int64
@@ -411,35 +378,20 @@ func (g *group) attribute() {
 	}
 }
 
-// segment returns the stretch of the member's own time before its
-// collective that the comparison is over: from the end of the device's
-// previous collective, or else the start of the step, or else the device's
-// first work.
-func (m member) segment() analyze.Interval {
-	c := m.coll()
-	start := m.r.res.Devices[m.p.dev].Intervals[0].Start
-	switch {
-	case m.i > 0:
-		start = m.p.colls[m.i-1].end
-	case c.stepIdx >= 0:
-		start = m.r.steps[c.stepIdx].Start
-	}
-	return analyze.Interval{Start: min(start, c.start), End: c.start}
-}
-
-// explain splits the device's idle time in iv (with collective waits
-// counted as idle) by cause: its own idle by what the waited-for host
-// thread did, its waits in collectives as late. It also returns the busy
-// time in iv.
-func (p *participant) explain(iv analyze.Interval) (waitVec, int64) {
+// explain splits the device's idle time in the stretch before collective
+// c (with collective waits counted as idle) by cause: its own idle by
+// what the waited-for host thread did, its waits in collectives as late.
+// It also returns the busy time in the stretch.
+func (p *participant) explain(c *coll) (waitVec, int64) {
 	var v waitVec
+	iv := c.Seg
 	if iv.End <= iv.Start {
 		return v, 0
 	}
-	busy := analyze.Covered(p.busy, iv)
-	b, idle := p.r.a.ExplainIdle(p.dev, iv)
-	for c := analyze.InSync; c < analyze.NumCauses; c++ {
-		v[c] = b.Of(c)
+	busy := p.covered(iv, c.SegBusy)
+	idle := c.SegIdleTotal
+	for k := analyze.InSync; k < analyze.NumCauses; k++ {
+		v[k] = c.SegIdle.Of(k)
 	}
 	v[waitLate] = max(0, iv.End-iv.Start-busy-idle)
 	return v, busy
@@ -455,16 +407,16 @@ func (p *participant) windowWaits(w analyze.Interval) (waitVec, int64) {
 	counted := int64(math.MinInt64)
 	for i := range p.colls {
 		c := &p.colls[i]
-		transfer += analyze.Covered([]analyze.Interval{{Start: c.start + c.wait, End: c.end}}, w)
+		transfer += analyze.Covered([]analyze.Interval{{Start: c.Start + c.wait, End: c.End}}, w)
 		if c.wait <= 0 {
 			continue
 		}
-		wi := analyze.Interval{Start: max(c.start, w.Start, counted), End: min(c.start+c.wait, w.End)}
-		counted = max(counted, c.start+c.wait)
+		wi := analyze.Interval{Start: max(c.Start, w.Start, counted), End: min(c.Start+c.wait, w.End)}
+		counted = max(counted, c.Start+c.wait)
 		if wi.End <= wi.Start {
 			continue
 		}
-		n := wi.End - wi.Start - analyze.Covered(p.busy, wi)
+		n := wi.End - wi.Start - analyze.Covered(p.busy, wi) // wi is inside c's span
 		v.add(waitVec(apportionVec(n, c.split)))
 	}
 	return v, transfer

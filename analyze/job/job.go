@@ -194,83 +194,119 @@ type Collective struct {
 // Analyze analyses the traces of one distributed job, one per rank (a
 // rank's "rank" in Trace.Meta orders them; without it, their order does),
 // aligns the ranks by step number, splits every collective into the time
-// spent waiting for the slowest rank and the transfer, and reaches one
-// verdict for the job.
+// spent waiting for the slowest one and the transfer, and reaches one
+// verdict for the job. It summarizes each trace (Summarize) and merges the
+// summaries (Merge), as a job analysed in two phases is.
 func Analyze(ranks []*trace.Trace, opt analyze.Options) (*Result, error) {
 	if len(ranks) < 2 {
 		return nil, fmt.Errorf("analyze job: %d trace(s) given: expected one per rank, at least 2", len(ranks))
 	}
+	ids := make([]rankID, len(ranks))
 	for i, t := range ranks {
 		if t == nil {
 			return nil, fmt.Errorf("analyze job: trace %d is nil", i)
 		}
+		ids[i] = rankID{t.Meta, traceName(t.Path, i)}
 	}
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	nums, world, note, err := rankNumbers(ranks)
+	nums, _, _, err := rankNumbers(ids)
 	if err != nil {
 		return nil, err
 	}
-	as, err := analyzeRanks(ranks, nums, opt)
+	sums, err := summarizeRanks(ranks, nums, opt)
 	if err != nil {
 		return nil, err
 	}
-	j := newAnalysis(ranks, nums, as, opt)
+	return Merge(sums, opt)
+}
+
+// Merge analyses a distributed job from its ranks' summaries, one per
+// rank, made with options opt: the result is the one Analyze gives for
+// the ranks' traces.
+func Merge(sums []*Summary, opt analyze.Options) (*Result, error) {
+	if len(sums) < 2 {
+		return nil, fmt.Errorf("analyze job: %d trace(s) given: expected one per rank, at least 2", len(sums))
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	ids := make([]rankID, len(sums))
+	for i, s := range sums {
+		if s == nil {
+			return nil, fmt.Errorf("analyze job: summary %d is nil", i)
+		}
+		ids[i] = rankID{s.Meta, traceName(s.Path, i)}
+		if err := s.check(&opt); err != nil {
+			return nil, fmt.Errorf("%s: %w", ids[i].name, err)
+		}
+	}
+	nums, world, note, err := rankNumbers(ids)
+	if err != nil {
+		return nil, err
+	}
+	j := newAnalysis(sums, nums, opt)
 	if note != "" {
 		j.reasons = append(j.reasons, note)
 	}
 	j.res.WorldSize = world
-	if world > len(ranks) {
-		j.reasons = append(j.reasons, fmt.Sprintf("%d of the job's %d ranks were given: the others' waits and stragglers are not seen", len(ranks), world))
+	if world > len(sums) {
+		j.reasons = append(j.reasons, fmt.Sprintf("%d of the job's %d ranks were given: the others' waits and stragglers are not seen", len(sums), world))
 	}
 	j.run()
 	return j.res, nil
 }
 
-// rankNumbers reads each trace's rank and world size from Meta. When not
-// every trace names its rank, the input order numbers them and note says
-// so.
-func rankNumbers(ts []*trace.Trace) (nums []int, world int, note string, err error) {
-	nums = make([]int, len(ts))
+// rankID is what names a rank: its trace's metadata and name.
+type rankID struct {
+	meta map[string]string
+	name string
+}
+
+// rankNumbers reads each rank's number and world size from its metadata.
+// When not every rank names its number, the input order numbers them and
+// note says so.
+func rankNumbers(ids []rankID) (nums []int, world int, note string, err error) {
+	nums = make([]int, len(ids))
 	seen := map[int]int{}
-	for i, t := range ts {
-		s, ok := t.Meta["rank"]
+	for i, id := range ids {
+		s, ok := id.meta["rank"]
 		if !ok {
 			for k := range nums {
 				nums[k] = k
 			}
-			return nums, len(ts), "not every trace names its rank (Kineto distributedInfo): ranks are numbered in input order", nil
+			return nums, len(ids), "not every trace names its rank (Kineto distributedInfo): ranks are numbered in input order", nil
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 0 {
-			return nil, 0, "", fmt.Errorf("%s: rank %q: expected a number of 0 or more", traceName(t, i), s)
+			return nil, 0, "", fmt.Errorf("%s: rank %q: expected a number of 0 or more", id.name, s)
 		}
 		if k, dup := seen[n]; dup {
-			return nil, 0, "", fmt.Errorf("%s and %s both hold rank %d: expected one trace per rank", traceName(ts[k], k), traceName(t, i), n)
+			return nil, 0, "", fmt.Errorf("%s and %s both hold rank %d: expected one trace per rank", ids[k].name, id.name, n)
 		}
 		seen[n], nums[i] = i, n
-		if w, err := strconv.Atoi(strings.TrimSpace(t.Meta["world_size"])); err == nil {
+		if w, err := strconv.Atoi(strings.TrimSpace(id.meta["world_size"])); err == nil {
 			if world != 0 && w != world {
-				return nil, 0, "", fmt.Errorf("%s: world size %d, but another trace says %d: expected traces of one job", traceName(t, i), w, world)
+				return nil, 0, "", fmt.Errorf("%s: world size %d, but another trace says %d: expected traces of one job", id.name, w, world)
 			}
 			world = w
 		}
 	}
-	return nums, max(world, len(ts)), "", nil
+	return nums, max(world, len(ids)), "", nil
 }
 
-func traceName(t *trace.Trace, i int) string {
-	if t.Path != "" {
-		return t.Path
+func traceName(path string, i int) string {
+	if path != "" {
+		return path
 	}
 	return "trace " + strconv.Itoa(i)
 }
 
-// analyzeRanks analyses every rank's trace, several at a time, and returns
-// the analyses in input order. A panic in one becomes its error.
-func analyzeRanks(ts []*trace.Trace, nums []int, opt analyze.Options) ([]*analyze.Analysis, error) {
-	as := make([]*analyze.Analysis, len(ts))
+// summarizeRanks summarizes every rank's trace, several at a time, and
+// returns the summaries in input order. A panic in one becomes its error.
+func summarizeRanks(ts []*trace.Trace, nums []int, opt analyze.Options) ([]*Summary, error) {
+	sums := make([]*Summary, len(ts))
 	errs := make([]error, len(ts))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -285,17 +321,17 @@ func analyzeRanks(ts []*trace.Trace, nums []int, opt analyze.Options) ([]*analyz
 				<-sem
 				wg.Done()
 			}()
-			as[i], errs[i] = analyze.New(ts[i], opt)
+			sums[i], errs[i] = Summarize(ts[i], opt)
 		}()
 	}
 	wg.Wait()
 	var all []error
 	for i, err := range errs {
 		if err != nil {
-			all = append(all, fmt.Errorf("rank %d (%s): %w", nums[i], traceName(ts[i], i), err))
+			all = append(all, fmt.Errorf("rank %d (%s): %w", nums[i], traceName(ts[i].Path, i), err))
 		}
 	}
-	return as, errors.Join(all...)
+	return sums, errors.Join(all...)
 }
 
 // analysis holds the state of one job analysis.
@@ -312,10 +348,11 @@ type analysis struct {
 	res        *Result
 }
 
-func newAnalysis(ts []*trace.Trace, nums []int, as []*analyze.Analysis, opt analyze.Options) *analysis {
+func newAnalysis(sums []*Summary, nums []int, opt analyze.Options) *analysis {
 	j := &analysis{opt: opt, res: &Result{}}
-	for i := range ts {
-		j.ranks = append(j.ranks, &rankState{num: nums[i], t: ts[i], a: as[i], res: as[i].Result()})
+	for i, s := range sums {
+		rule := analyze.Rule{Options: s.Result.Options, LoaderInBackground: s.LoaderInBackground}
+		j.ranks = append(j.ranks, &rankState{num: nums[i], sum: s, res: s.Result, rule: rule})
 	}
 	slices.SortFunc(j.ranks, func(x, y *rankState) int { return x.num - y.num })
 	return j
@@ -374,7 +411,7 @@ func (j *analysis) rankFigures() {
 	load, busy := j.slowestLoader()
 	for i, r := range j.ranks {
 		if rk := &j.res.Ranks[i]; len(r.parts) > 0 {
-			rk.Verdict, _, _ = r.a.Decide(&rk.Idle, r.res.Window.Dur(), load, busy)
+			rk.Verdict, _, _ = r.rule.Decide(&rk.Idle, r.res.Window.Dur(), load, busy)
 		}
 	}
 }
@@ -400,13 +437,13 @@ func (r *rankState) windowFigures(rk *Rank) {
 	n := int64(len(r.parts))
 	var v waitVec
 	for _, p := range r.parts {
-		rk.Busy += analyze.Covered(p.busy, w)
+		rk.Busy += p.covered(w, p.d.WindowBusy)
 		pv, transfer := p.windowWaits(w)
 		v.add(pv)
 		rk.Transfer += transfer
 		for _, c := range p.colls {
 			if c.wait > 0 {
-				rk.Waits = append(rk.Waits, analyze.Interval{Start: c.start, End: c.start + c.wait})
+				rk.Waits = append(rk.Waits, analyze.Interval{Start: c.Start, End: c.Start + c.wait})
 			}
 		}
 	}
@@ -418,7 +455,7 @@ func (r *rankState) windowFigures(rk *Rank) {
 	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		rk.Idle.Add(c, rk.Wait.Idle.Of(c))
 	}
-	rk.Input, rk.Sync = r.a.HostTime(w)
+	rk.Input, rk.Sync = r.sum.Input, r.sum.Sync
 }
 
 // steps fills Result.Steps with the window's steps common to all ranks.
@@ -463,12 +500,12 @@ func (j *analysis) stepCollectives(js *Step) {
 			Waits: make([]int64, len(j.ranks)), Transfers: make([]int64, len(j.ranks)),
 		}
 		s := g.straggler()
-		c.Name = s.r.t.Str(s.r.t.Events[s.coll().ev].Name)
+		c.Name = s.r.sum.Names[s.coll().Name]
 		var v waitVec
 		for _, m := range g.members {
 			cl := m.coll()
 			c.Waits[m.r.idx] += cl.wait
-			c.Transfers[m.r.idx] += cl.end - cl.start - cl.wait
+			c.Transfers[m.r.idx] += cl.End - cl.Start - cl.wait
 			v.add(cl.split)
 		}
 		c.Split = v.split()

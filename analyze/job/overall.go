@@ -43,7 +43,7 @@ func (j *analysis) overall() {
 	o.TopGaps = analyze.TopGaps(o.Gaps, j.opt.TopGaps)
 	var deciding string
 	load, compute := j.slowestLoader()
-	o.Verdict, o.Secondary, deciding = act[0].a.Decide(&o.Idle, o.Window.Dur(), load, compute)
+	o.Verdict, o.Secondary, deciding = act[0].rule.Decide(&o.Idle, o.Window.Dur(), load, compute)
 	o.Confidence, o.Reasons = j.confidence(act)
 	o.Reasons = append([]string{"over the job's ranks, with collective waits counted as idle: " + deciding}, o.Reasons...)
 }
@@ -61,7 +61,7 @@ func (j *analysis) overallDevices(r *rankState) {
 		d.Start += r.off
 		d.End += r.off
 		d.Intervals = shift(d.Intervals, r.off)
-		d.WindowBusy = analyze.Covered(p.busy, w)
+		d.WindowBusy = p.covered(w, p.d.WindowBusy)
 		v, _ := p.windowWaits(w)
 		for c := analyze.InSync; c < analyze.NumCauses; c++ {
 			d.WindowIdle.Add(c, v[c])
@@ -120,7 +120,7 @@ func (j *analysis) overallSteps(act []*rankState) {
 		s.Input /= n
 		s.Sync /= n
 		s.Idle = s.Idle.Divide(n)
-		s.Verdict, _, _ = act[0].a.Decide(&s.Idle, s.Dur, load, compute)
+		s.Verdict, _, _ = act[0].rule.Decide(&s.Idle, s.Dur, load, compute)
 		o.Steps = append(o.Steps, s)
 	}
 }
@@ -130,26 +130,21 @@ func (j *analysis) overallSteps(act []*rankState) {
 func (j *analysis) addRankStep(s *analyze.Step, r *rankState) {
 	res := r.res
 	var rs *analyze.Step
-	sw := analyze.Interval{Start: res.Window.Start, End: res.Window.End}
-	for i := range res.Steps {
-		if res.Steps[i].Num == s.Num {
-			rs = &res.Steps[i]
-			sw = analyze.Interval{Start: rs.Start, End: rs.Start + rs.Dur}
-			if i+1 < len(res.Steps) {
-				sw.End = res.Steps[i+1].Start
-			}
-		}
+	sw := windowOf(res)
+	si, ok := r.lastStep()[s.Num]
+	if ok {
+		rs, sw = &res.Steps[si], stepSpan(res, si)
 	}
 	nd := int64(len(r.parts))
 	var busy int64
 	var v waitVec
 	for _, p := range r.parts {
-		busy += analyze.Covered(p.busy, sw)
-		for _, c := range p.colls {
-			if c.step == s.Num {
-				v.add(c.split)
-			}
+		other := p.d.WindowBusy
+		if ok {
+			other = p.d.StepBusy[si]
 		}
+		busy += p.covered(sw, other)
+		v.add(p.stepSplits()[s.Num])
 	}
 	s.DeviceBusy += busy / nd
 	idle := res.Idle
@@ -157,16 +152,41 @@ func (j *analysis) addRankStep(s *analyze.Step, r *rankState) {
 		s.Input += rs.Input
 		s.Sync += rs.Sync
 		idle = rs.Idle
-	} else {
-		in, sy := r.a.HostTime(sw)
-		s.Input += in
-		s.Sync += sy
+	} else { // sw is the window
+		s.Input += r.sum.Input
+		s.Sync += r.sum.Sync
 	}
 	v = v.div(nd)
 	for c := analyze.InSync; c < analyze.NumCauses; c++ {
 		s.Idle.Add(c, idle.Of(c)+v[c])
 	}
 	s.Idle.BelowMinGap += idle.BelowMinGap
+}
+
+// lastStep maps each step number of the rank's result to the index of
+// its last step of that number.
+func (r *rankState) lastStep() map[int64]int {
+	if r.stepIdx == nil {
+		r.stepIdx = map[int64]int{}
+		for i, st := range r.res.Steps {
+			r.stepIdx[st.Num] = i
+		}
+	}
+	return r.stepIdx
+}
+
+// stepSplits sums the participant's collective waits by step number, by
+// what held the straggler back; it is asked once the waits are attributed.
+func (p *participant) stepSplits() map[int64]waitVec {
+	if p.bySteps == nil {
+		p.bySteps = map[int64]waitVec{}
+		for _, c := range p.colls {
+			v := p.bySteps[c.step]
+			v.add(c.split)
+			p.bySteps[c.step] = v
+		}
+	}
+	return p.bySteps
 }
 
 // confidence grades the job's verdict: the ranks' own reasons, merged

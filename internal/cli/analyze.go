@@ -44,7 +44,9 @@ Examples:
 Several inputs are analysed concurrently and reported in input order; as JSON
 they make an array of reports, one object per input (one input: the object).
 An input that cannot be read prints one line on stderr and makes the exit
-status 2; the others are still reported.
+status 2; the others are still reported. The ranks of a distributed job make
+one report (--job); a rank may be given as its summary (tracegap summarize),
+and a directory of *.summary.json.gz files as the job's ranks.
 
 Exit status: 0 success, 2 unusable input or usage.
 
@@ -100,14 +102,15 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		}
 	}()
-	warnSkipped(fs.Args(), stderr)
-	if status, ok := runJob(fs.Args(), f, jf, format, stdout, stderr); ok {
+	args = expandSummaries(fs.Args())
+	warnSkipped(args, stderr)
+	if status, ok := runJob(args, f, jf, format, stdout, stderr); ok {
 		return status
 	}
 	if wantProgress(format == report.JSON, f.quiet, stderr) {
 		f.analysis.progress = newProgress(stderr, time.Now)
 	}
-	outcomes := f.analysis.engine(f.jobs).AnalyzeArgs(context.Background(), fs.Args())
+	outcomes := f.analysis.engine(f.jobs).AnalyzeArgs(context.Background(), args)
 	f.analysis.progress.done()
 	var results []*analyze.Result
 	status := exitOK

@@ -18,7 +18,7 @@ type jobFlags struct{ job, noJob bool }
 
 func addJobFlags(fs *pflag.FlagSet) *jobFlags {
 	f := &jobFlags{}
-	fs.BoolVar(&f.job, "job", false, "analyse the inputs as the ranks of one distributed job: one verdict, a row per rank, the straggler of each step (the default when every trace names its rank and they share a world size)")
+	fs.BoolVar(&f.job, "job", false, "analyse the inputs as the ranks of one distributed job: one verdict, a row per rank, the straggler of each step (the default when every trace names its rank and they share a world size, or when ranks are given as summaries: tracegap summarize)")
 	fs.BoolVar(&f.noJob, "no-job", false, "analyse each input on its own, even the ranks of one job")
 	return f
 }
@@ -35,7 +35,7 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 		return 0, false
 	}
 	paths, err := trace.Expand(args)
-	if err != nil || (!jf.job && !irun.LooksLikeJob(paths)) {
+	if err != nil || (!jf.job && !jobInputs(paths) && !irun.LooksLikeJob(paths)) {
 		if jf.job {
 			fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 			return exitUsage, true

@@ -1,16 +1,20 @@
 package run
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/trace"
 )
 
-// AnalyzeJob reads every rank's trace ("-" is Stdin), at most Jobs at a
-// time, and analyses them as one distributed job (AnalyzeJobInputs).
+// AnalyzeJob reads every rank's trace or summary ("-" is Stdin), at most
+// Jobs at a time, and analyses them as one distributed job
+// (AnalyzeJobInputs).
 func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, error) {
 	ins := make([]Input, len(paths))
 	for i, p := range paths {
@@ -19,35 +23,21 @@ func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, e
 	return e.AnalyzeJobInputs(ctx, ins)
 }
 
-// AnalyzeJobInputs reads every rank's input, at most Jobs at a time, and
-// analyses them as one distributed job. Every rank is held in memory while
-// the job is analysed, so the budget admits their needs together. Every
-// input that cannot be read is named in the error, one line each.
+// AnalyzeJobInputs analyses the inputs as the ranks of one distributed
+// job, in two phases: each rank's summary is read from a summary file
+// (job.ReadSummary) or made from its trace (Summarize), at most Jobs at a
+// time, and the summaries are merged (job.Merge). A trace is dropped once
+// summarized, so that no more than Jobs ranks' events are held at once,
+// each admitted by the budget on its own; the merge holds the summaries.
+// Every input that cannot be read is named in the error, one line each.
 func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result, error) {
-	ts := make([]*trace.Trace, len(ins))
-	releases := make([]func(), len(ins))
+	sums := make([]*job.Summary, len(ins))
 	errs := make([]error, len(ins))
-	defer func() {
-		for _, r := range releases {
-			if r != nil {
-				r()
-			}
-		}
-	}()
-	ranks := *e
-	if e.Budget != nil {
-		release, err := e.admitJob(ctx, ins)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		ranks.Budget = nil // admitted together above
-	}
 	each(len(ins), e.Jobs, func(i int) {
 		in := ins[i]
 		err := Protect("reading", func() error {
 			var err error
-			ts[i], releases[i], err = ranks.read(ctx, in)
+			sums[i], err = e.rankSummary(ctx, in)
 			return err
 		})
 		if err != nil {
@@ -60,24 +50,92 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 	var jr *job.Result
 	err := Protect("analysing the job", func() error {
 		var err error
-		jr, err = job.Analyze(ts, e.Analysis)
+		jr, err = job.Merge(sums, e.Analysis)
 		return err
 	})
 	return jr, err
 }
 
-// admitJob acquires the needs of every rank at once.
-func (e *Engine) admitJob(ctx context.Context, ins []Input) (release func(), err error) {
-	release, err = e.Budget.Acquire(ctx, e.Need(ins...))
+// rankSummary returns the summary of one rank: read, when the input is a
+// summary, else made from its trace.
+func (e *Engine) rankSummary(ctx context.Context, in Input) (*job.Summary, error) {
+	in, head, err := peek(in)
 	if err != nil {
-		return nil, fmt.Errorf("job of %d ranks: %w", len(ins), err)
+		return nil, openError(in, err)
 	}
-	return release, nil
+	if !job.LooksLikeSummary(head) {
+		return e.Summarize(ctx, in)
+	}
+	r, _, closeIn, err := open(in)
+	if err != nil {
+		return nil, openError(in, err)
+	}
+	defer closeIn()
+	s, err := job.ReadSummary(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.name(), err)
+	}
+	return s, nil
+}
+
+// SummarizeFile summarizes the trace at path ("-" is Stdin) as Summarize
+// does.
+func (e *Engine) SummarizeFile(ctx context.Context, path string) (*job.Summary, error) {
+	return e.Summarize(ctx, e.input(path))
+}
+
+// Summarize reads one rank's trace and summarizes it for a job analysis
+// (job.Summarize), dropping the trace once done.
+func (e *Engine) Summarize(ctx context.Context, in Input) (*job.Summary, error) {
+	t, release, err := e.read(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	s, err := job.Summarize(t, e.Analysis)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Path, err)
+	}
+	return s, nil
+}
+
+// peekLen is how much of an input is looked at to tell a summary from a
+// trace.
+const peekLen = 512
+
+// peek returns the first bytes of the input, and the input to read from
+// afterwards: a stream behind the buffer peeked into, a file as it was.
+func peek(in Input) (Input, []byte, error) {
+	if in.R != nil {
+		br := bufio.NewReaderSize(in.R, peekLen)
+		head, _ := br.Peek(peekLen)
+		in.R = br
+		return in, head, nil
+	}
+	f, err := os.Open(in.Path)
+	if err != nil {
+		return in, nil, err
+	}
+	defer f.Close()
+	head := make([]byte, peekLen)
+	n, _ := io.ReadFull(f, head)
+	return in, head[:n], nil
+}
+
+// IsSummary reports whether the file at path is a rank's summary
+// (job.ReadSummary) rather than a trace.
+func IsSummary(path string) bool {
+	_, head, err := peek(Input{Path: path})
+	return err == nil && job.LooksLikeSummary(head)
 }
 
 // LooksLikeJob reports whether the files are the ranks of one job: at
-// least two, each naming a different rank of the same world size in the
-// distributedInfo near its start (where PyTorch writes it).
+// least two, each a rank's summary or a trace naming a different rank of
+// the same world size in the distributedInfo near its start (where
+// PyTorch writes it).
 func LooksLikeJob(paths []string) bool {
 	if len(paths) < 2 {
 		return false
@@ -85,6 +143,9 @@ func LooksLikeJob(paths []string) bool {
 	ranks := map[int]bool{}
 	world := -1
 	for _, p := range paths {
+		if IsSummary(p) {
+			continue // the merge checks its rank
+		}
 		r, w, ok := trace.ProbeRank(p)
 		if !ok || ranks[r] || (world >= 0 && w != world) {
 			return false

@@ -1,14 +1,19 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/internal/run/runtest"
 )
@@ -66,9 +71,55 @@ func TestAnalyzeJob(t *testing.T) {
 		lines[1] != bug+": internal error while reading: "+runtest.PanicValue {
 		t.Errorf("job with a missing and a panicking rank: %q, want one line naming each", lines)
 	}
-	// Every rank's need at once: more than a budget that admits one.
+	// Ranks stream through their summaries: a budget of two ranks admits
+	// the eight, two at a time, and the job is the same.
 	e.Budget = NewBudget(fixedNeed * 2)
-	if _, err := e.AnalyzeJob(context.Background(), ranks); err == nil || !strings.Contains(err.Error(), "more than the whole memory budget") {
-		t.Errorf("eight ranks in a budget of two: %v, want a refusal", err)
+	small, err := e.AnalyzeJob(context.Background(), ranks)
+	if err != nil {
+		t.Fatalf("eight ranks in a budget of two: %v", err)
+	}
+	if !reflect.DeepEqual(small, jr) {
+		t.Error("eight ranks in a budget of two: another result than in a budget of all")
+	}
+}
+
+// TestAnalyzeJobSummaries: ranks given as their summaries, alone or with
+// traces, give the job the traces give; a bad summary is named.
+func TestAnalyzeJobSummaries(t *testing.T) {
+	ranks := dlrmRanks(t)
+	e := &Engine{Analysis: analyze.DefaultOptions(), Jobs: 2}
+	want, err := e.AnalyzeJob(context.Background(), ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var sums []string
+	for i, p := range ranks {
+		s, err := e.Summarize(context.Background(), Input{Path: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := job.WriteSummary(&buf, s); err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, writeFile(t, dir, fmt.Sprintf("rank%d.summary.json.gz", i), buf.Bytes()))
+	}
+	if !IsSummary(sums[0]) || IsSummary(ranks[0]) || !LooksLikeJob(sums) {
+		t.Error("summaries not told from traces")
+	}
+	for name, paths := range map[string][]string{"summaries": sums, "mixed": append(slices.Clone(sums[:4]), ranks[4:]...)} {
+		got, err := e.AnalyzeJob(context.Background(), paths)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: another result than the traces'", name)
+		}
+	}
+	bad := writeFile(t, dir, "bad.summary.json", []byte(`{"format":"tracegap-rank-summary","version":2}`))
+	_, err = e.AnalyzeJob(context.Background(), []string{sums[0], bad})
+	if err == nil || err.Error() != bad+": summary version 2: expected version 1 (summarize the trace again with this tracegap)" {
+		t.Errorf("a summary of another version: %v, want one line naming it", err)
 	}
 }

@@ -1,0 +1,153 @@
+package job
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/tracegap/tracegap/analyze"
+)
+
+// MaxSummaryBytes bounds a summary's JSON once decompressed: far above what
+// a rank's summary holds, it keeps a hostile file from taking the merge's
+// memory.
+const MaxSummaryBytes = 1 << 30
+
+// WriteSummary writes s as gzip-compressed JSON, the form ReadSummary and
+// the job mode of `tracegap analyze` read.
+func WriteSummary(w io.Writer, s *Summary) error {
+	zw := gzip.NewWriter(w)
+	enc := json.NewEncoder(zw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+// ReadSummary reads a summary written by WriteSummary, compressed or not,
+// and checks that it is whole and of this version. Whether it was made
+// with the options of the job analysis is Merge's to check.
+func ReadSummary(r io.Reader) (*Summary, error) {
+	br := bufio.NewReader(r)
+	var in io.Reader = br
+	if head, _ := br.Peek(2); bytes.Equal(head, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read summary: %w", err)
+		}
+		defer zr.Close()
+		in = zr
+	}
+	lr := &io.LimitedReader{R: in, N: MaxSummaryBytes + 1}
+	dec := json.NewDecoder(lr)
+	var s Summary
+	if err := dec.Decode(&s); err != nil {
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("read summary: over %d bytes of JSON: expected a rank summary", MaxSummaryBytes)
+		}
+		return nil, fmt.Errorf("read summary: %w: expected a tracegap rank summary (tracegap summarize)", err)
+	}
+	if err := s.check(nil); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// LooksLikeSummary reports whether head, the first bytes of a file, start
+// a summary, compressed or not.
+func LooksLikeSummary(head []byte) bool {
+	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(head))
+		if err != nil {
+			return false
+		}
+		head, _ = io.ReadAll(io.LimitReader(zr, 64))
+	}
+	return bytes.HasPrefix(head, []byte(`{"format":"`+SummaryFormat+`"`))
+}
+
+// check reports the first thing about s that a merge cannot use: another
+// format or version, indexes out of range, intervals out of order, and,
+// when opt is set, analysis options other than opt.
+func (s *Summary) check(opt *analyze.Options) error {
+	switch {
+	case s.Format != SummaryFormat:
+		return fmt.Errorf("format %q: expected a tracegap rank summary (%q)", s.Format, SummaryFormat)
+	case s.Version != SummaryVersion:
+		return fmt.Errorf("summary version %d: expected version %d (summarize the trace again with this tracegap)", s.Version, SummaryVersion)
+	case s.Result == nil:
+		return errors.New("summary holds no result: expected a whole rank summary")
+	case opt != nil && !sameOptions(&s.Result.Options, opt):
+		return errors.New("summarized with other analysis options than this job analysis's: expected both phases run with the same options")
+	case len(s.Devices) != len(s.Result.Devices):
+		return fmt.Errorf("%d device summaries for %d devices: expected one per device", len(s.Devices), len(s.Result.Devices))
+	}
+	for _, i := range s.Result.TopGaps {
+		if i < 0 || i >= len(s.Result.Gaps) {
+			return fmt.Errorf("top gap %d of %d gaps: expected an index of a gap", i, len(s.Result.Gaps))
+		}
+	}
+	for di := range s.Devices {
+		if err := s.checkDevice(&s.Devices[di]); err != nil {
+			return fmt.Errorf("device %d: %w", di, err)
+		}
+	}
+	return nil
+}
+
+func (s *Summary) checkDevice(d *DeviceSummary) error {
+	if len(d.StepBusy) != len(s.Result.Steps) {
+		return fmt.Errorf("%d step figures for %d steps: expected one per step", len(d.StepBusy), len(s.Result.Steps))
+	}
+	if !ordered(d.Overlap) {
+		return errors.New("overlapping work: expected sorted, disjoint intervals")
+	}
+	for i, c := range d.Colls {
+		switch {
+		case c.Name < 0 || c.Name >= len(s.Names):
+			return fmt.Errorf("collective %d: name %d of %d: expected an index of a name", i, c.Name, len(s.Names))
+		case c.StepIdx < -1 || c.StepIdx >= len(s.Steps):
+			return fmt.Errorf("collective %d: step %d of %d: expected an index of a step or -1", i, c.StepIdx, len(s.Steps))
+		case c.End < c.Start || c.Seg.End < c.Seg.Start || (i > 0 && c.Start < d.Colls[i-1].Start):
+			return fmt.Errorf("collective %d: expected collectives in start order, each ending after it starts", i)
+		}
+	}
+	return nil
+}
+
+// ordered reports whether ivs are sorted, disjoint and not empty each.
+func ordered(ivs []analyze.Interval) bool {
+	for i, iv := range ivs {
+		if iv.End <= iv.Start || (i > 0 && iv.Start < ivs[i-1].End) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameOptions reports whether two sets of options analyse alike, an
+// empty pattern list being no list.
+func sameOptions(a, b *analyze.Options) bool {
+	x, y := *a, *b
+	for _, o := range []*analyze.Options{&x, &y} {
+		o.SyncPatterns = nilIfEmpty(o.SyncPatterns)
+		o.InputPatterns = nilIfEmpty(o.InputPatterns)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/analyze/job"
+	irun "github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/report"
+)
+
+// The per-rank phase of a job is a command of its own rather than a flag
+// of analyze: it takes one trace and writes no report, so none of
+// analyze's report flags apply, and its output is an input of analyze's
+// job mode. One trace per run is what a task of an array job has.
+
+func init() {
+	commands["summarize"] = command{
+		summary: "summarize one rank's trace for a job analysed in two phases",
+		run:     runSummarize,
+	}
+}
+
+const summarizeUsage = `Usage: tracegap summarize [flags] TRACE -o SUMMARY
+
+Analyses one rank of a distributed job and writes what the job analysis
+needs of it to SUMMARY, gzip-compressed JSON of a few KB to a few MB (the
+format: docs/jobs.md). Run it where each rank's trace is, one task per rank
+(a Slurm array job, a Kubernetes Indexed Job, xargs -P), then analyse the
+job from the summaries (a directory given to analyze is read for its
+*.summary.json.gz files): the verdict, stragglers and collective waits are
+those of analysing the traces together. Give both phases the same analysis
+flags: a summary made with other options is refused.
+
+Examples:
+  tracegap summarize rank3.pt.trace.json.gz -o summaries/rank3.summary.json.gz
+  tracegap analyze summaries/
+
+Exit status: 0 success, 2 unusable input or usage.
+
+Flags:
+`
+
+func runSummarize(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("summarize", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	af := addAnalysisFlags(fs)
+	var out string
+	fs.StringVarP(&out, "output", "o", "", `write the summary to this file (atomically); "-" is stdout`)
+	fs.Usage = func() {} // --help is printed below; errors get one line
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "%s%s", summarizeUsage, fs.FlagUsages())
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tracegap summarize: %s (see tracegap summarize --help)\n", safe(err))
+		return exitUsage
+	}
+	if err := summarizeArgs(fs, af, out); err != nil {
+		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
+		return exitUsage
+	}
+	s, err := af.engine(1).SummarizeFile(context.Background(), fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(fs.Arg(0), err))
+		return exitUsage
+	}
+	if out == "-" {
+		err = job.WriteSummary(stdout, s)
+	} else {
+		err = report.WriteFile(out, func(w io.Writer) error { return job.WriteSummary(w, s) })
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
+		return exitUsage
+	}
+	return exitOK
+}
+
+// summarizeArgs checks summarize's arguments: one trace, an output, valid
+// options.
+func summarizeArgs(fs *pflag.FlagSet, af *analysisFlags, out string) error {
+	switch {
+	case fs.NArg() != 1:
+		return fmt.Errorf("expected one TRACE, got %d arguments (see tracegap summarize --help)", fs.NArg())
+	case out == "":
+		return errors.New("no -o given: expected the file to write the summary to, or - for stdout")
+	}
+	return af.options().Validate()
+}
+
+// summarySuffix names rank summaries in a directory: analyze given a
+// directory that holds such files reads them as the job's ranks.
+const summarySuffix = ".summary.json.gz"
+
+// expandSummaries replaces each directory among args that holds rank
+// summaries with those files, sorted by name; the other arguments stay.
+func expandSummaries(args []string) []string {
+	var out []string
+	for _, a := range args {
+		entries, err := os.ReadDir(a) // sorted by name
+		var files []string
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), summarySuffix) {
+				files = append(files, filepath.Join(a, e.Name()))
+			}
+		}
+		if err != nil || len(files) == 0 {
+			files = []string{a}
+		}
+		out = append(out, files...)
+	}
+	return out
+}
+
+// jobInputs reports whether any of paths is a rank's summary, which only
+// a job analysis reads.
+func jobInputs(paths []string) bool {
+	for _, p := range paths {
+		if irun.IsSummary(p) {
+			return true
+		}
+	}
+	return false
+}
