@@ -67,14 +67,11 @@ type analyzer struct {
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool
-	// stacks shares the name slices of segment stacks (see stackNames).
-	stacks   map[string][]string
-	stackKey []byte // scratch for the keys of stacks
-	// idsBuf holds the names of the last segment's stack; segBlock is
-	// the block gaps' segments are kept in (see moveSegments).
-	idsBuf   []trace.StrID
-	segBlock []Segment
-	res      *Result
+	// segs encodes the gaps' segments into the result.
+	segs   *segEncoder
+	costs  []int8        // see knownCostOf
+	idsBuf []trace.StrID // scratch for a segment's stack
+	res    *Result
 }
 
 // Analyze finds the device gaps of t, attributes them to what the host was
@@ -111,6 +108,7 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 		Framework: detectFramework(t),
 		Options:   opt,
 	}
+	a.segs = newSegEncoder(&a.res.segs)
 	if err := a.run(); err != nil {
 		return nil, err
 	}
@@ -139,6 +137,7 @@ func (a *analyzer) run() error {
 	for _, d := range a.devs {
 		a.attributeDevice(d)
 	}
+	a.segs.close()
 	a.tally.flush()
 	a.summarize()
 	a.res.Loader = a.findLoader()

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"encoding/binary"
 	"math"
 	"slices"
 
@@ -47,19 +46,21 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	}
 	track, linked := a.waitedFor(d, full)
 	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: a.stepIndex(idle.Start)}
+	a.segs.start(&g)
 	if g.Track >= 0 {
 		g.Thread = a.t.Tracks[g.Track].Name
 		a.segments(d, &g, full, linked)
 	} else {
-		g.Segments = []Segment{{Start: g.Start, Dur: g.Dur, Cause: Untraced}}
+		a.segs.add(g.Start, g.Dur, Untraced, 0, a.t.Str, nil)
 		g.Split.Add(Untraced, g.Dur)
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
+	a.segs.finish(&g)
 	g.Cause = largestCause(&g.Split)
 	for c := InSync; c < NumCauses; c++ {
 		d.split.Add(c, g.Split.Of(c))
 	}
-	for _, s := range g.Segments {
+	for s := range a.res.Segments(&g) {
 		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
 	}
 	d.gaps = append(d.gaps, g)
@@ -188,12 +189,6 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 	th := a.thread(g.Track)
 	end := g.Start + g.Dur
 	stack, next := th.stackAt(g.Start, nil)
-	var lastIDs []trace.StrID
-	// The segments are appended straight to a block shared by all gaps:
-	// a long gap has thousands of segments, and growing each gap's own
-	// slice allocated and copied several times what is kept.
-	g.Segments = a.segBlock[len(a.segBlock):]
-	defer a.keepSegments(g)
 	for cur := g.Start; cur < end; {
 		nb := end
 		if next < len(th.evs) && th.evs[next].Start < nb {
@@ -213,7 +208,7 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 		// cause.
 		nb = min(nb, a.nextRuntimeChange(th, stack, cur))
 		if nb > cur {
-			lastIDs = a.emit(d, th, g, full, Interval{cur, nb}, stack, lastIDs, linked)
+			a.emit(d, th, g, full, Interval{cur, nb}, stack, linked)
 		}
 		cur = nb
 		stack = slices.DeleteFunc(stack, func(s int32) bool { return th.evs[s].End() <= cur })
@@ -225,10 +220,9 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 	}
 }
 
-// emit classifies the stretch iv with the thread inside stack and appends
-// it to g, merged with the previous segment when cause and stack are the
-// same. It returns the stack's names for the next comparison.
-func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, lastIDs []trace.StrID, linked bool) []trace.StrID {
+// emit classifies the stretch iv with the thread inside stack and adds it
+// to g's segments.
+func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, linked bool) {
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
 	g.Split.Add(c, iv.End-iv.Start)
 	// The blocking call of a sync segment: the one the thread is inside,
@@ -253,84 +247,12 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		}
 		a.tally.add(c, name, th.track, iv.End-iv.Start)
 	}
-	syncName := a.t.Str(sync)
-	if n := len(g.Segments); n > 0 && g.Segments[n-1].Cause == c && g.Segments[n-1].Sync == syncName && sameNames(th, stack, lastIDs) {
-		g.Segments[n-1].Dur += iv.End - iv.Start
-		return lastIDs
-	}
-	// lastIDs is not needed any more: its buffer takes the new names.
 	ids := a.idsBuf[:0]
 	for _, s := range stack {
 		ids = append(ids, th.evs[s].Name)
 	}
 	a.idsBuf = ids
-	if len(g.Segments) == cap(g.Segments) {
-		a.moveSegments(g)
-	}
-	g.Segments = append(g.Segments, Segment{Start: iv.Start, Dur: iv.End - iv.Start, Cause: c, Stack: a.stackNames(ids), Sync: syncName})
-	return ids
-}
-
-// segmentBlock is how many segments a block of kept segments holds at
-// least: 4 MB.
-const segmentBlock = 64 << 10
-
-// moveSegments moves the segments of g, which fill the rest of the current
-// block, to the start of a new block with room for more.
-func (a *analyzer) moveSegments(g *Gap) {
-	n := len(g.Segments)
-	a.segBlock = make([]Segment, 0, max(segmentBlock, 2*n))
-	g.Segments = append(a.segBlock, g.Segments...)
-}
-
-// keepSegments closes the segments of g, which end the current block: the
-// block keeps them, and their capacity ends with them so that an append to
-// one gap's segments never writes over the next gap's. No segments stay
-// nil.
-func (a *analyzer) keepSegments(g *Gap) {
-	n := len(g.Segments)
-	a.segBlock = a.segBlock[:len(a.segBlock)+n]
-	if n == 0 {
-		g.Segments = nil
-		return
-	}
-	g.Segments = g.Segments[:n:n]
-}
-
-// stackNames returns the names of a stack of string ids. A long trace has
-// hundreds of thousands of segments but few distinct stacks, so the name
-// slices are shared between segments (nothing modifies them) instead of
-// allocated for each.
-func (a *analyzer) stackNames(ids []trace.StrID) []string {
-	key := a.stackKey[:0] // reused: a lookup by string(key) does not keep it
-	for _, id := range ids {
-		key = binary.LittleEndian.AppendUint32(key, uint32(id))
-	}
-	a.stackKey = key
-	if names, ok := a.stacks[string(key)]; ok {
-		return names
-	}
-	names := make([]string, len(ids))
-	for i, id := range ids {
-		names[i] = a.t.Str(id)
-	}
-	if a.stacks == nil {
-		a.stacks = map[string][]string{}
-	}
-	a.stacks[string(key)] = names
-	return names
-}
-
-func sameNames(th *thread, stack []int32, ids []trace.StrID) bool {
-	if len(stack) != len(ids) {
-		return false
-	}
-	for i, s := range stack {
-		if th.evs[s].Name != ids[i] {
-			return false
-		}
-	}
-	return true
+	a.segs.add(iv.Start, iv.End-iv.Start, c, sync, a.t.Str, ids)
 }
 
 // cause applies the rules in order: in-sync, after-sync, input, runtime,

@@ -257,7 +257,7 @@ func checkResult(t *testing.T, r *Result) {
 		perDevice[d.ID] = &Breakdown{}
 	}
 	for i, g := range r.Gaps {
-		checkGap(t, &g, w, r.Options.MinGap)
+		checkGap(t, r, &g, w, r.Options.MinGap)
 		if i > 0 && g.Start < r.Gaps[i-1].Start {
 			t.Errorf("gap %d starts at %d, before gap %d at %d", i, g.Start, i-1, r.Gaps[i-1].Start)
 		}
@@ -343,7 +343,7 @@ func checkBreakdown(t *testing.T, what string, b Breakdown, dur int64) {
 
 // checkGap checks that g lies inside the window, its split sums to its
 // length and its segments tile it in time order.
-func checkGap(t *testing.T, g *Gap, w Interval, minGap int64) {
+func checkGap(t *testing.T, res *Result, g *Gap, w Interval, minGap int64) {
 	t.Helper()
 	if g.Dur < minGap || g.Dur <= 0 || g.Start < w.Start || g.Start+g.Dur > w.End {
 		t.Errorf("gap %+v outside window %v or shorter than %d", g, w, minGap)
@@ -353,12 +353,12 @@ func checkGap(t *testing.T, g *Gap, w Interval, minGap int64) {
 	}
 	var split Breakdown
 	at := g.Start
-	for _, s := range g.Segments {
+	for s := range res.Segments(g) {
 		if s.Start != at || s.Dur <= 0 {
 			t.Errorf("gap at %d of %d: segment %+v, want one starting at %d", g.Start, g.Dur, s, at)
 		}
-		if (s.Sync != "") != (s.Cause == InSync || s.Cause == AfterSync) {
-			t.Errorf("gap at %d: %s segment names sync %q", g.Start, s.Cause, s.Sync)
+		if (s.Sync != 0) != (s.Cause == InSync || s.Cause == AfterSync) {
+			t.Errorf("gap at %d: %s segment names sync %q", g.Start, s.Cause, res.CallName(s.Sync))
 		}
 		split.Add(s.Cause, s.Dur)
 		at = s.Start + s.Dur

@@ -215,7 +215,7 @@ func (a *analyzer) untracedBeforeDispatch() int64 {
 	pre := a.beforeDispatch()
 	var sum int64
 	for gi := range a.res.Gaps {
-		for _, sg := range a.res.Gaps[gi].Segments {
+		for sg := range a.res.Segments(&a.res.Gaps[gi]) {
 			if sg.Cause != Untraced {
 				continue
 			}

@@ -250,6 +250,8 @@ type Result struct {
 	Ops []OpCost
 	// Copies are the window's copies by kind, most idle first.
 	Copies []CopyStat
+	// segs holds the segments of the gaps: see Segments.
+	segs segments
 }
 
 // Source describes the input.
@@ -355,45 +357,12 @@ type Gap struct {
 	// is its index in the trace (-1 when unknown).
 	Thread string
 	Track  int32
-	// Segments split the gap by what the thread was doing, in time order.
-	Segments []Segment
 	// Step is the index in Result.Steps of the step holding the gap, -1
 	// if none.
 	Step int
-}
-
-// HostStack returns the stack of the gap's longest segment, outermost
-// first: what the host was mostly doing during the gap.
-func (g *Gap) HostStack() []string {
-	var best *Segment
-	for i := range g.Segments {
-		if best == nil || g.Segments[i].Dur > best.Dur {
-			best = &g.Segments[i]
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	return best.Stack
-}
-
-// Segment is a stretch of a gap during which the waited-for thread was in
-// the same stack of host events.
-type Segment struct {
-	Start, Dur int64
-	Cause      Cause
-	// Stack names the host events enclosing the segment on the
-	// waited-for thread, outermost first; empty when untraced.
-	Stack []string
-	// Sync names the blocking call of a sync segment: for in-sync, the
-	// outermost blocking call the thread is inside (aten::item rather
-	// than the cudaStreamSynchronize inside it); for after-sync, the
-	// blocking call whose return the device has been waiting on the host
-	// since. When the waited-for thread shows nothing while another
-	// thread blocks (JAX's runtime thread while Python is in
-	// block_until_ready), it is that thread's call. Empty for other
-	// causes.
-	Sync string
+	// segLo and segHi bound the gap's segments in its result's encoding
+	// (see Result.Segments).
+	segLo, segHi int
 }
 
 // Finding is one conclusion and what to do about it.

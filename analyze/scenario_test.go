@@ -264,7 +264,7 @@ func checkSegmentSyncs(t *testing.T, sync string, res *Result) {
 	t.Helper()
 	var n int64
 	for _, g := range res.Gaps {
-		for _, s := range g.Segments {
+		for _, s := range res.NamedSegments(&g) {
 			want := ""
 			if s.Cause == InSync || s.Cause == AfterSync {
 				want = sync
@@ -414,7 +414,7 @@ func TestSegmentSync(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		events []tracetest.Event
-		want   []Segment
+		want   []NamedSegment
 	}{
 		{
 			// The pageable copy returns at 5.2 ms, 100 us after the
@@ -425,7 +425,7 @@ func TestSegmentSync(t *testing.T) {
 				tracetest.Event{Role: tracetest.Memcpy, Name: "Memcpy DtoH (Device -> Pageable)", Start: 5 * msec, Dur: 100 * usec, Corr: 2},
 				tracetest.Event{Role: tracetest.CPUOp, Name: "aten::linear", Thread: main, Start: 5200 * usec, Dur: 800 * usec}),
 				launch(main, 5990*usec, 3, 6*msec, msec)...),
-			want: []Segment{
+			want: []NamedSegment{
 				{Start: 5100 * usec, Dur: 100 * usec, Cause: InSync, Stack: []string{"cudaMemcpyAsync"}, Sync: "cudaMemcpyAsync"},
 				{Start: 5200 * usec, Dur: 790 * usec, Cause: AfterSync, Stack: []string{"aten::linear"}, Sync: "cudaMemcpyAsync"},
 				{Start: 5990 * usec, Dur: 10 * usec, Cause: AfterSync, Stack: []string{"aten::linear", "cudaLaunchKernel"}, Sync: "cudaMemcpyAsync"},
@@ -438,7 +438,7 @@ func TestSegmentSync(t *testing.T) {
 			events: append(append(launch(runtime, 0, 1, 10*usec, 4990*usec),
 				tracetest.Event{Role: tracetest.Python, Name: "block_until_ready", Thread: main, Start: 20 * usec, Dur: 5480 * usec}),
 				launch(runtime, 6*msec, 2, 6010*usec, msec)...),
-			want: []Segment{
+			want: []NamedSegment{
 				{Start: 5 * msec, Dur: 500 * usec, Cause: InSync, Stack: []string{}, Sync: "block_until_ready"},
 				{Start: 5500 * usec, Dur: 500 * usec, Cause: AfterSync, Stack: []string{}, Sync: "block_until_ready"},
 				{Start: 6 * msec, Dur: 10 * usec, Cause: Host, Stack: []string{"cudaLaunchKernel"}},
@@ -450,7 +450,7 @@ func TestSegmentSync(t *testing.T) {
 			if len(res.Gaps) != 1 {
 				t.Fatalf("%d gaps, want 1: %+v", len(res.Gaps), res.Gaps)
 			}
-			if got := res.Gaps[0].Segments; !reflect.DeepEqual(got, tc.want) {
+			if got := res.NamedSegments(&res.Gaps[0]); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("segments\n got %+v\nwant %+v", got, tc.want)
 			}
 		})

@@ -100,6 +100,21 @@ func knownCost(name string) int {
 	return -1
 }
 
+// knownCostOf is knownCost of the name id, looked up once per name: a
+// long trace blames millions of segments on a few hundred names.
+func (a *analyzer) knownCostOf(id trace.StrID) int {
+	if a.costs == nil {
+		a.costs = make([]int8, len(a.t.Strings))
+	}
+	if int(id) >= len(a.costs) {
+		return knownCost(a.t.Str(id))
+	}
+	if a.costs[id] == 0 {
+		a.costs[id] = int8(knownCost(a.t.Str(id)) + 2)
+	}
+	return int(a.costs[id]) - 2
+}
+
 // siteKey identifies a call site: the kind of idle, the call and the frame
 // event's name (0: no frame).
 type siteKey struct {
@@ -134,7 +149,7 @@ func (a *analyzer) insights() {
 			continue
 		}
 		th := a.thread(g.Track)
-		for _, s := range g.Segments {
+		for s := range r.Segments(g) {
 			a.blameSegment(st, th, &s)
 		}
 	}
@@ -156,7 +171,7 @@ func (a *analyzer) insights() {
 // blameSegment finds the event segment s is blamed on and adds s to its
 // call site and, for host work, to its op.
 func (a *analyzer) blameSegment(st *siteTally, th *thread, s *Segment) {
-	if s.Cause == Untraced || s.Cause == Runtime && s.Sync == "" && len(s.Stack) == 0 {
+	if s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
 		return
 	}
 	st.buf, _ = th.stackAt(s.Start, st.buf)
@@ -210,13 +225,13 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 			return -1
 		}
 		i := th.indexStarting(a, last, classSync, classAsyncCopy)
-		if i < 0 || a.t.Str(th.evs[i].Name) != s.Sync {
+		if i < 0 || a.t.Str(th.evs[i].Name) != a.res.CallName(s.Sync) {
 			return -1 // another thread's call
 		}
 		return i
 	case Host:
 		for _, x := range stack {
-			if knownCost(a.t.Str(th.evs[x].Name)) >= 0 {
+			if a.knownCostOf(th.evs[x].Name) >= 0 {
 				return int(x)
 			}
 		}

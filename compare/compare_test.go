@@ -179,7 +179,8 @@ func summariesEqual(a, b Summary) bool {
 // keeps compares as the Summary it was made from.
 func TestSummaryJSON(t *testing.T) {
 	r := run(analyze.Sequential, 4, 130*ms, 90*ms, 20*ms, 25*ms, idle(map[analyze.Cause]int64{analyze.InSync: 100 * ms}, 3*ms))
-	r.Gaps = []analyze.Gap{syncGap(20*ms, "ProfilerStep#5", "aten::item", "cudaMemcpyAsync")}
+	r.Gaps = nil
+	addSyncGap(r, 20*ms, "ProfilerStep#5", "aten::item", "cudaMemcpyAsync")
 	s := Summarize(r)
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -290,12 +291,14 @@ func TestRegressions(t *testing.T) {
 	}
 }
 
-// syncGap is a gap whose waited-for thread sat in stack for dur.
-func syncGap(dur int64, stack ...string) analyze.Gap {
-	return analyze.Gap{Device: "GPU:0", Dur: dur, Cause: analyze.InSync, Segments: []analyze.Segment{
-		{Dur: dur, Cause: analyze.InSync, Stack: stack},
-		{Dur: dur / 10, Cause: analyze.AfterSync, Stack: []string{"ProfilerStep#7", "aten::add"}},
-	}}
+// addSyncGap adds to r a gap whose waited-for thread sat in stack for
+// dur.
+func addSyncGap(r *analyze.Result, dur int64, stack ...string) {
+	g := analyze.Gap{Device: "GPU:0", Dur: dur, Cause: analyze.InSync}
+	r.SetSegments(&g,
+		analyze.NamedSegment{Dur: dur, Cause: analyze.InSync, Stack: stack},
+		analyze.NamedSegment{Dur: dur / 10, Cause: analyze.AfterSync, Stack: []string{"ProfilerStep#7", "aten::add"}})
+	r.Gaps = append(r.Gaps, g)
 }
 
 func TestSynthetic(t *testing.T) {
@@ -322,11 +325,10 @@ func TestSynthetic(t *testing.T) {
 			name: "input fits, slower: a sync", base: synthetic, detected: true, fits: true, slower: true,
 			next: func() *analyze.Result {
 				r := run(analyze.Sequential, 4, 130*ms, 90*ms, 20*ms, 25*ms, idle(map[analyze.Cause]int64{analyze.InSync: 100 * ms}, 0))
-				r.Gaps = []analyze.Gap{
-					syncGap(20*ms, "ProfilerStep#5", "aten::item", "aten::_local_scalar_dense", "cudaMemcpyAsync"),
-					syncGap(30*ms, "ProfilerStep#6", "aten::item", "aten::_local_scalar_dense", "cudaMemcpyAsync"),
-					syncGap(5*ms, "ProfilerStep#6", "cudaDeviceSynchronize"),
-				}
+				r.Gaps = nil
+				addSyncGap(r, 20*ms, "ProfilerStep#5", "aten::item", "aten::_local_scalar_dense", "cudaMemcpyAsync")
+				addSyncGap(r, 30*ms, "ProfilerStep#6", "aten::item", "aten::_local_scalar_dense", "cudaMemcpyAsync")
+				addSyncGap(r, 5*ms, "ProfilerStep#6", "cudaDeviceSynchronize")
 				return r
 			}(),
 			outcome:   SyncBound,
@@ -386,10 +388,9 @@ func TestSynthetic(t *testing.T) {
 }
 
 func TestSyncSitesStack(t *testing.T) {
-	r := &analyze.Result{Gaps: []analyze.Gap{
-		syncGap(2*ms, "ProfilerStep#5", "aten::item", "cudaStreamSynchronize"),
-		syncGap(3*ms, "ProfilerStep#12", "aten::item", "cudaStreamSynchronize"),
-	}}
+	r := &analyze.Result{}
+	addSyncGap(r, 2*ms, "ProfilerStep#5", "aten::item", "cudaStreamSynchronize")
+	addSyncGap(r, 3*ms, "ProfilerStep#12", "aten::item", "cudaStreamSynchronize")
 	sites := syncSites(r)
 	if len(sites) != 1 {
 		t.Fatalf("syncSites = %+v, want one site", sites)
@@ -401,14 +402,12 @@ func TestSyncSitesStack(t *testing.T) {
 }
 
 func TestSyncSitesAfterSync(t *testing.T) {
-	r := &analyze.Result{Gaps: []analyze.Gap{
-		{Segments: []analyze.Segment{{Dur: 4 * ms, Cause: analyze.AfterSync, Stack: []string{"aten::linear"}, Sync: "cudaStreamSynchronize"}}},
-		{Segments: []analyze.Segment{
-			{Dur: 1 * ms, Cause: analyze.InSync, Stack: []string{"aten::item", "cudaStreamSynchronize"}},
-			{Dur: 2 * ms, Cause: analyze.AfterSync, Stack: []string{"aten::linear"}, Sync: "cudaStreamSynchronize"},
-			{Dur: 9 * ms, Cause: analyze.AfterSync, Stack: []string{"aten::linear"}}, // the call is not known
-		}},
-	}}
+	r := &analyze.Result{Gaps: make([]analyze.Gap, 2)}
+	r.SetSegments(&r.Gaps[0], analyze.NamedSegment{Dur: 4 * ms, Cause: analyze.AfterSync, Stack: []string{"aten::linear"}, Sync: "cudaStreamSynchronize"})
+	r.SetSegments(&r.Gaps[1],
+		analyze.NamedSegment{Dur: 1 * ms, Cause: analyze.InSync, Stack: []string{"aten::item", "cudaStreamSynchronize"}},
+		analyze.NamedSegment{Dur: 2 * ms, Cause: analyze.AfterSync, Stack: []string{"aten::linear"}, Sync: "cudaStreamSynchronize"},
+		analyze.NamedSegment{Dur: 9 * ms, Cause: analyze.AfterSync, Stack: []string{"aten::linear"}}) // the call is not known
 	sites := syncSites(r)
 	want := []string{"aten::item", "cudaStreamSynchronize"}
 	if len(sites) != 1 || sites[0].Time != 7*ms || sites[0].Gaps != 2 || !slices.Equal(sites[0].Stack, want) {

@@ -207,13 +207,18 @@ func syncSites(r *analyze.Result) []SyncSite {
 	var longest []int64 // per site, the longest in-sync segment seen
 	for gi := range r.Gaps {
 		seen := map[int]bool{}
-		for _, seg := range r.Gaps[gi].Segments {
-			name, stack := seg.Sync, []string{seg.Sync}
+		for seg := range r.Segments(&r.Gaps[gi]) {
+			var name string
+			var stack []string
 			switch {
-			case seg.Cause == analyze.InSync && len(seg.Stack) > 0:
-				name, stack = seg.Stack[len(seg.Stack)-1], seg.Stack
-			case seg.Cause != analyze.AfterSync || seg.Sync == "":
+			case seg.Cause == analyze.InSync && seg.Stack != 0:
+				stack = r.Stack(seg.Stack)
+				name = stack[len(stack)-1]
+			case seg.Cause != analyze.AfterSync || seg.Sync == 0:
 				continue
+			default:
+				name = r.CallName(seg.Sync)
+				stack = []string{name}
 			}
 			i, ok := index[name]
 			if !ok {

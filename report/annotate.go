@@ -166,16 +166,16 @@ func (a *annotator) gapArgs(g *analyze.Gap) map[string]any {
 		"cause":       g.Cause.String(),
 		"why":         "the host was " + g.Cause.About(),
 		"host_thread": g.Thread,
-		"host_doing":  strings.Join(HostStack(g), " > "),
+		"host_doing":  strings.Join(HostStack(a.res, g), " > "),
 	}
 	for _, c := range analyze.Causes() {
 		if d := g.Split.Of(c); d > 0 {
 			args[c.Key()+"_ns"] = d
 		}
 	}
-	for _, s := range g.Segments {
-		if s.Sync != "" {
-			args["blocking_call"] = s.Sync
+	for s := range a.res.Segments(g) {
+		if s.Sync != 0 {
+			args["blocking_call"] = a.res.CallName(s.Sync)
 			break
 		}
 	}

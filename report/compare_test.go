@@ -36,9 +36,8 @@ func testComparison() *compare.Comparison {
 		next.Steps[i].Start, next.Steps[i].Dur = int64(i)*130*ms, 130*ms
 	}
 	next.Window.End = 4 * 130 * ms
-	next.Gaps = []analyze.Gap{{Device: "GPU:0", Dur: 30 * ms, Cause: analyze.InSync, Segments: []analyze.Segment{
-		{Dur: 30 * ms, Cause: analyze.InSync, Stack: []string{"ProfilerStep#3", "aten::item", "cudaStreamSynchronize"}},
-	}}}
+	next.Gaps = []analyze.Gap{{Device: "GPU:0", Dur: 30 * ms, Cause: analyze.InSync}}
+	next.SetSegments(&next.Gaps[0], analyze.NamedSegment{Dur: 30 * ms, Cause: analyze.InSync, Stack: []string{"ProfilerStep#3", "aten::item", "cudaStreamSynchronize"}})
 	c := compare.Compare(compare.Summarize(base), compare.Summarize(next), compare.Options{})
 	c.Check(0.05)
 	return c

@@ -8,7 +8,7 @@ import (
 // 10 ms window of two steps, three gaps (input, in-sync, untraced) and one
 // finding whose text holds Markdown and HTML metacharacters.
 func fixtureResult() *analyze.Result {
-	return &analyze.Result{
+	r := &analyze.Result{
 		Source: analyze.Source{
 			Path: "runs/a.pt.trace.json.gz", Format: "chrome", Bytes: 12_345_678, Events: 54_321, Tracks: 9,
 			Warnings: []string{"dropped 3 events with a negative duration"},
@@ -37,19 +37,11 @@ func fixtureResult() *analyze.Result {
 		},
 		Gaps: []analyze.Gap{
 			{Device: "GPU:0", Start: 2 * ms, Dur: 2 * ms, Cause: analyze.Input, Thread: "thread 7 (python)", Track: 3, Step: 0,
-				Split: analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.Input: 1_500_000, analyze.Host: 500_000}},
-				Segments: []analyze.Segment{
-					{Start: 2 * ms, Dur: 1_500_000, Cause: analyze.Input, Stack: []string{"ProfilerStep#1", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}},
-					{Start: 3_500_000, Dur: 500_000, Cause: analyze.Host, Stack: []string{"ProfilerStep#1", "aten::copy_"}},
-				}},
+				Split: analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.Input: 1_500_000, analyze.Host: 500_000}}},
 			{Device: "GPU:0", Start: 6 * ms, Dur: 500_000, Cause: analyze.InSync, Thread: "thread 7 (python)", Track: 3, Step: 1,
-				Split: analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.InSync: 500_000}},
-				Segments: []analyze.Segment{
-					{Start: 6 * ms, Dur: 500_000, Cause: analyze.InSync, Stack: []string{"ProfilerStep#2", "aten::item", "cudaStreamSynchronize"}},
-				}},
+				Split: analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.InSync: 500_000}}},
 			{Device: "GPU:0", Start: 8 * ms, Dur: 100_000, Cause: analyze.Untraced, Thread: "thread 7 (python)", Track: 3, Step: 1,
-				Split:    analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.Untraced: 100_000}},
-				Segments: []analyze.Segment{{Start: 8 * ms, Dur: 100_000, Cause: analyze.Untraced}}},
+				Split: analyze.Breakdown{ByCause: [analyze.NumCauses]int64{analyze.Untraced: 100_000}}},
 		},
 		TopGaps: []int{0, 1, 2},
 		Findings: []analyze.Finding{{
@@ -58,4 +50,11 @@ func fixtureResult() *analyze.Result {
 			Fix:     "DataLoader(num_workers=2, pin_memory=True)",
 		}},
 	}
+	r.SetSegments(&r.Gaps[0],
+		analyze.NamedSegment{Start: 2 * ms, Dur: 1_500_000, Cause: analyze.Input, Stack: []string{"ProfilerStep#1", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}},
+		analyze.NamedSegment{Start: 3_500_000, Dur: 500_000, Cause: analyze.Host, Stack: []string{"ProfilerStep#1", "aten::copy_"}})
+	r.SetSegments(&r.Gaps[1],
+		analyze.NamedSegment{Start: 6 * ms, Dur: 500_000, Cause: analyze.InSync, Stack: []string{"ProfilerStep#2", "aten::item", "cudaStreamSynchronize"}})
+	r.SetSegments(&r.Gaps[2], analyze.NamedSegment{Start: 8 * ms, Dur: 100_000, Cause: analyze.Untraced})
+	return r
 }

@@ -148,25 +148,26 @@ func clip(s string, n int) string {
 // stack that took most of the gap (HostStack).
 // A gap inside an input pipeline passes through thousands of short ops, and
 // only the shared frames name the pipeline.
-func describeStack(g *analyze.Gap, frames int) string {
-	main := HostStack(g)
+func describeStack(res *analyze.Result, g *analyze.Gap, frames int) string {
+	main := HostStack(res, g)
 	if len(main) == 0 {
-		if call := blockingCall(g); call != "" {
+		if call := blockingCall(res, g); call != "" {
 			return "blocked in " + call
 		}
 	}
 	var common []string
 	first := true
-	for _, s := range g.Segments {
-		if len(s.Stack) == 0 || s.Cause != g.Cause {
+	for s := range res.Segments(g) {
+		if s.Stack == 0 || s.Cause != g.Cause {
 			continue
 		}
+		stack := res.Stack(s.Stack)
 		if first {
-			common, first = s.Stack, false
+			common, first = stack, false
 			continue
 		}
 		n := 0
-		for n < len(common) && n < len(s.Stack) && common[n] == s.Stack[n] {
+		for n < len(common) && n < len(stack) && common[n] == stack[n] {
 			n++
 		}
 		common = common[:n]
@@ -181,19 +182,15 @@ func describeStack(g *analyze.Gap, frames int) string {
 // gap of a sync cause was attributed to (Segment.Sync), or "": when the
 // waited-for thread shows nothing while another thread blocks, that call
 // is what held the device.
-func blockingCall(g *analyze.Gap) string {
+func blockingCall(res *analyze.Result, g *analyze.Gap) string {
 	if g.Cause != analyze.InSync && g.Cause != analyze.AfterSync {
 		return ""
 	}
-	var best *analyze.Segment
-	for i := range g.Segments {
-		s := &g.Segments[i]
-		if s.Cause == g.Cause && s.Sync != "" && (best == nil || s.Dur > best.Dur) {
+	best := analyze.Segment{Dur: -1}
+	for s := range res.Segments(g) {
+		if s.Cause == g.Cause && s.Sync != 0 && s.Dur > best.Dur {
 			best = s
 		}
 	}
-	if best == nil {
-		return ""
-	}
-	return best.Sync
+	return res.CallName(best.Sync)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
 )
@@ -308,19 +307,19 @@ func jsonStep(s *analyze.Step) StepV1 {
 func JSONGap(res *analyze.Result, g *analyze.Gap) GapV1 {
 	return GapV1{
 		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, ClockStartNs: res.Source.ClockNs(g.Start), Cause: g.Cause.String(),
-		Step: g.Step, Thread: g.Thread, HostStack: HostStack(g),
-		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(g, maxGapStacks),
+		Step: g.Step, Thread: g.Thread, HostStack: HostStack(res, g),
+		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(res, g, maxGapStacks),
 	}
 }
 
 // HostStack returns what the waited-for thread was mostly doing during a
 // gap: the host stack (outermost first) that took the most of the gap's
 // time, summed over the gap's stretches; an empty list when the thread
-// showed no event. Unlike analyze.Gap.HostStack, which takes the single
+// showed no event. Unlike analyze.Result.HostStack, which takes the single
 // longest stretch, it is not fooled by a pipeline that passes through
 // thousands of short ops under one call.
-func HostStack(g *analyze.Gap) []string {
-	if st := gapStacks(g, 1); len(st) > 0 {
+func HostStack(res *analyze.Result, g *analyze.Gap) []string {
+	if st := gapStacks(res, g, 1); len(st) > 0 {
 		return st[0].Stack
 	}
 	return []string{}
@@ -328,22 +327,29 @@ func HostStack(g *analyze.Gap) []string {
 
 // gapStacks sums a gap's segments by cause and stack and returns the n
 // that took longest (ties in time order).
-func gapStacks(g *analyze.Gap, n int) []StackTime {
+func gapStacks(res *analyze.Result, g *analyze.Gap, n int) []StackTime {
 	out := []StackTime{}
-	at := map[string]int{}
-	for _, s := range g.Segments {
-		key := s.Cause.String() + "\x00" + strings.Join(s.Stack, "\x00")
+	at := map[stackOf]int{}
+	for s := range res.Segments(g) {
+		key := stackOf{s.Cause, s.Stack}
 		i, ok := at[key]
 		if !ok {
 			i = len(out)
 			at[key] = i
-			out = append(out, StackTime{Stack: nonNil(s.Stack), Cause: s.Cause.String()})
+			out = append(out, StackTime{Stack: res.Stack(s.Stack), Cause: s.Cause.String()})
 		}
 		out[i].DurNs += s.Dur
 		out[i].Segments++
 	}
 	slices.SortStableFunc(out, func(a, b StackTime) int { return cmp.Compare(b.DurNs, a.DurNs) })
 	return out[:min(n, len(out))]
+}
+
+// stackOf is a stack of host events under a cause: a gap's segments are
+// summed by it.
+type stackOf struct {
+	cause analyze.Cause
+	stack analyze.StackID
 }
 
 func jsonBreakdown(b *analyze.Breakdown, of int64) BreakdownV1 {

@@ -28,6 +28,8 @@ func Profile(res *analyze.Result) (*profile.Profile, error) {
 		return nil, fmt.Errorf("report: window ends before it starts (%d..%d ns)", res.Window.Start, res.Window.End)
 	}
 	b := &profileBuilder{
+		res: res,
+		at:  map[stackOf]int{},
 		p: &profile.Profile{
 			SampleType: []*profile.ValueType{
 				{Type: "gaps", Unit: "count"},
@@ -58,32 +60,52 @@ func Profile(res *analyze.Result) (*profile.Profile, error) {
 }
 
 type profileBuilder struct {
+	res     *analyze.Result
 	p       *profile.Profile
 	steps   []analyze.Step
 	funcs   map[string]*profile.Function
 	locs    map[string]*profile.Location
 	samples map[string]*profile.Sample
+	// at and totals sum one gap's segments (see gap).
+	at     map[stackOf]int
+	totals []stackTotal
 }
 
+// gap adds the idle of g, summed by cause and stack: a gap of a long trace
+// has thousands of segments and few stacks.
 func (b *profileBuilder) gap(g *analyze.Gap) {
-	longest := -1
-	for i := range g.Segments {
-		if longest < 0 || g.Segments[i].Dur > g.Segments[longest].Dur {
-			longest = i
+	b.totals = b.totals[:0]
+	clear(b.at)
+	longest, li := analyze.Segment{Dur: -1}, -1
+	for s := range b.res.Segments(g) {
+		k := stackOf{s.Cause, s.Stack}
+		i, ok := b.at[k]
+		if !ok {
+			i = len(b.totals)
+			b.at[k] = i
+			b.totals = append(b.totals, stackTotal{of: k})
+		}
+		b.totals[i].ns += s.Dur
+		if s.Dur > longest.Dur {
+			longest, li = s, i
 		}
 	}
-	if longest < 0 {
+	if li < 0 {
 		// A gap the analysis did not split: all of it under its cause.
 		b.add(g, g.Cause, nil, g.Dur, 1)
 		return
 	}
-	for i, s := range g.Segments {
-		n := int64(0)
-		if i == longest {
-			n = 1
-		}
-		b.add(g, s.Cause, s.Stack, s.Dur, n)
+	b.totals[li].gaps = 1
+	for _, t := range b.totals {
+		b.add(g, t.of.cause, b.res.Stack(t.of.stack), t.ns, t.gaps)
 	}
+}
+
+// stackTotal is the idle of a gap under one cause and stack, and whether
+// the gap counts there (its longest segment's).
+type stackTotal struct {
+	of       stackOf
+	ns, gaps int64
 }
 
 // add adds idle ns and n gaps to the sample for (device, cause, thread,

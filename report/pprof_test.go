@@ -69,7 +69,7 @@ func TestProfileSteps(t *testing.T) {
 	res := fixtureResult()
 	g := res.Gaps[1]
 	g.Step = -1
-	g.Segments = []analyze.Segment{{Start: g.Start, Dur: g.Dur, Cause: analyze.Host, Stack: []string{"ProfilerStep#7", "aten::mm"}}}
+	res.SetSegments(&g, analyze.NamedSegment{Start: g.Start, Dur: g.Dur, Cause: analyze.Host, Stack: []string{"ProfilerStep#7", "aten::mm"}})
 	res.Gaps = append(res.Gaps, g)
 	p, err := Profile(res)
 	if err != nil {

@@ -333,8 +333,9 @@ func TestHTMLStaysSmall(t *testing.T) {
 	for i := int64(0); i < 200_000; i++ {
 		d.Intervals = append(d.Intervals, analyze.Interval{Start: i * 50_000, End: i*50_000 + 30_000})
 		if i%2 == 0 {
-			r.Gaps = append(r.Gaps, analyze.Gap{Device: "GPU:0", Start: i*50_000 + 30_000, Dur: 20_000, Cause: analyze.Host,
-				Segments: []analyze.Segment{{Start: i*50_000 + 30_000, Dur: 20_000, Cause: analyze.Host, Stack: []string{"aten::linear"}}}})
+			g := analyze.Gap{Device: "GPU:0", Start: i*50_000 + 30_000, Dur: 20_000, Cause: analyze.Host}
+			r.SetSegments(&g, analyze.NamedSegment{Start: g.Start, Dur: 20_000, Cause: analyze.Host, Stack: []string{"aten::linear"}})
+			r.Gaps = append(r.Gaps, g)
 		}
 	}
 	var buf bytes.Buffer
@@ -384,15 +385,15 @@ func TestWriteRejects(t *testing.T) {
 }
 
 func TestGapStacks(t *testing.T) {
-	seg := func(d int64, c analyze.Cause, stack ...string) analyze.Segment {
-		return analyze.Segment{Dur: d, Cause: c, Stack: stack}
+	seg := func(d int64, c analyze.Cause, stack ...string) analyze.NamedSegment {
+		return analyze.NamedSegment{Dur: d, Cause: c, Stack: stack}
 	}
-	g := &analyze.Gap{Segments: []analyze.Segment{
+	res, g := gapOf(
 		seg(10, analyze.Input, "loader", "cat"), seg(30, analyze.Input, "loader", "stack"),
 		seg(15, analyze.Input, "loader", "cat"), seg(5, analyze.Host, "loader", "cat"),
 		seg(1, analyze.Input, "loader", "x"), seg(2, analyze.Untraced),
-	}}
-	got := gapStacks(g, 3)
+	)
+	got := gapStacks(res, g, 3)
 	want := []string{"input loader;stack 30 1", "input loader;cat 25 2", "host loader;cat 5 1"}
 	if len(got) != len(want) {
 		t.Fatalf("gapStacks = %+v, want %v", got, want)
@@ -404,44 +405,55 @@ func TestGapStacks(t *testing.T) {
 	}
 }
 
+// gapOf returns a result holding one gap, of segs.
+func gapOf(segs ...analyze.NamedSegment) (*analyze.Result, *analyze.Gap) {
+	res := &analyze.Result{Gaps: []analyze.Gap{{}}}
+	res.SetSegments(&res.Gaps[0], segs...)
+	return res, &res.Gaps[0]
+}
+
 func TestDescribeStack(t *testing.T) {
-	seg := func(stack ...string) analyze.Segment { return analyze.Segment{Dur: int64(len(stack)), Stack: stack} }
+	seg := func(stack ...string) analyze.NamedSegment {
+		return analyze.NamedSegment{Dur: int64(len(stack)), Stack: stack}
+	}
 	tests := []struct {
-		segs []analyze.Segment
+		segs []analyze.NamedSegment
 		want string
 	}{
 		{nil, "(no event on this thread)"},
-		{[]analyze.Segment{seg("step", "a", "b", "c", "d")}, "... > b > c > d"},
-		{[]analyze.Segment{seg("step", "loader"), seg("step", "loader", "stack", "cat", "_cat"), seg("step", "loader", "x")},
+		{[]analyze.NamedSegment{seg("step", "a", "b", "c", "d")}, "... > b > c > d"},
+		{[]analyze.NamedSegment{seg("step", "loader"), seg("step", "loader", "stack", "cat", "_cat"), seg("step", "loader", "x")},
 			"step > loader > ... > _cat"},
-		{[]analyze.Segment{seg("step", "loader"), seg("step", "loader", "cat")}, "step > loader > cat"},
-		{[]analyze.Segment{seg("a", "b"), seg("c", "d", "e")}, "c > d > e"},
+		{[]analyze.NamedSegment{seg("step", "loader"), seg("step", "loader", "cat")}, "step > loader > cat"},
+		{[]analyze.NamedSegment{seg("a", "b"), seg("c", "d", "e")}, "c > d > e"},
 	}
 	for _, tt := range tests {
-		g := &analyze.Gap{Segments: tt.segs}
-		if got := describeStack(g, 3); got != tt.want {
+		res, g := gapOf(tt.segs...)
+		if got := describeStack(res, g, 3); got != tt.want {
 			t.Errorf("describeStack(%v) = %q, want %q", tt.segs, got, tt.want)
 		}
 	}
 	// Stretches of another cause (the thread between two loader calls)
 	// do not hide the frames the input stretches share.
-	g := &analyze.Gap{Cause: analyze.Input, Segments: []analyze.Segment{
-		{Dur: 9, Cause: analyze.Input, Stack: []string{"step", "loader", "stack", "cat"}},
-		{Dur: 1, Cause: analyze.Host, Stack: []string{"step"}},
-		{Dur: 2, Cause: analyze.Input, Stack: []string{"step", "loader", "collate"}},
-	}}
-	if got, want := describeStack(g, 3), "step > loader > ... > cat"; got != want {
+	res, g := gapOf(
+		analyze.NamedSegment{Dur: 9, Cause: analyze.Input, Stack: []string{"step", "loader", "stack", "cat"}},
+		analyze.NamedSegment{Dur: 1, Cause: analyze.Host, Stack: []string{"step"}},
+		analyze.NamedSegment{Dur: 2, Cause: analyze.Input, Stack: []string{"step", "loader", "collate"}},
+	)
+	g.Cause = analyze.Input
+	if got, want := describeStack(res, g, 3), "step > loader > ... > cat"; got != want {
 		t.Errorf("describeStack of a mixed gap = %q, want %q", got, want)
 	}
 	// An in-sync gap whose waited-for thread shows nothing (JAX's runtime
 	// thread while Python blocks) names the call its time went to: the
 	// longest in-sync stretch's.
-	g = &analyze.Gap{Cause: analyze.InSync, Segments: []analyze.Segment{
-		{Dur: 2, Cause: analyze.InSync, Sync: "jax.block_until_ready"},
-		{Dur: 5, Cause: analyze.InSync, Sync: "aten::item"},
-		{Dur: 9, Cause: analyze.Untraced},
-	}}
-	if got, want := describeStack(g, 3), "blocked in aten::item"; got != want {
+	res, g = gapOf(
+		analyze.NamedSegment{Dur: 2, Cause: analyze.InSync, Sync: "jax.block_until_ready"},
+		analyze.NamedSegment{Dur: 5, Cause: analyze.InSync, Sync: "aten::item"},
+		analyze.NamedSegment{Dur: 9, Cause: analyze.Untraced},
+	)
+	g.Cause = analyze.InSync
+	if got, want := describeStack(res, g, 3), "blocked in aten::item"; got != want {
 		t.Errorf("describeStack of an in-sync gap without stack = %q, want %q", got, want)
 	}
 }

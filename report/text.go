@@ -266,7 +266,7 @@ func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth i
 	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)")
 	for i, g := range gs {
 		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), Duration(g.Dur), g.Cause.String(),
-			stepName(res, g.Step), clip(g.Thread, threadWidth), clip(describeStack(g, 3), stackWidth))
+			stepName(res, g.Step), clip(g.Thread, threadWidth), clip(describeStack(res, g, 3), stackWidth))
 	}
 	return tb
 }

@@ -169,10 +169,10 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, gaps []int, a axis) strin
 	for _, i := range gaps {
 		g := &res.Gaps[i]
 		gapMarks = append(gapMarks, mark{start: g.Start, end: g.Start + g.Dur, color: causeColor[g.Cause%analyze.NumCauses], busy: g.Dur,
-			title: fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(g)))})
-		for _, s := range g.Segments {
+			title: fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(res, g)))})
+		for s := range res.Segments(g) {
 			host = append(host, mark{start: s.Start, end: s.Start + s.Dur, color: causeColor[s.Cause%analyze.NumCauses], busy: s.Dur,
-				title: fmt.Sprintf("%s for %s:%s", s.Cause, Duration(s.Dur), tipStack(s.Stack))})
+				title: fmt.Sprintf("%s for %s:%s", s.Cause, Duration(s.Dur), tipStack(res.Stack(s.Stack)))})
 		}
 	}
 	rows := []tlRow{

@@ -216,6 +216,43 @@ func (b *Builder) Add(e Event) {
 	b.stage[e.Track] = st[:0]
 }
 
+// AddTrack appends evs, events of track in the order they came, as Add
+// would one at a time: it sets their Track, and their Start is an absolute
+// time in nanoseconds. A reader that decodes a run of one track's events
+// (an XPlane line) adds them in one call, and whole blocks of them are
+// stored with one copy instead of passing through the track's stage. evs
+// is not kept.
+func (b *Builder) AddTrack(track int32, evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	lo := b.minTime
+	for i := range evs {
+		evs[i].Track = track
+		lo = min(lo, evs[i].Start)
+	}
+	b.minTime = lo
+	b.n += len(evs)
+	if int(track) >= len(b.stage) {
+		b.stage = append(b.stage, make([][]Event, int(track)+1-len(b.stage))...)
+	}
+	st := b.stage[track]
+	if len(st) > 0 { // fill the staged block first
+		k := min(blockEvents-len(st), len(evs))
+		st, evs = append(st, evs[:k]...), evs[k:]
+		if len(st) < blockEvents {
+			b.stage[track] = st
+			return
+		}
+		b.store(st)
+		st = st[:0]
+	}
+	for ; len(evs) >= blockEvents; evs = evs[blockEvents:] {
+		b.store(evs[:blockEvents])
+	}
+	b.stage[track] = append(st, evs...)
+}
+
 // store appends a block of events to the current chunk, or to a new one.
 func (b *Builder) store(blk []Event) {
 	if cap(b.cur)-len(b.cur) < len(blk) {

@@ -207,3 +207,59 @@ func TestInternBytes(t *testing.T) {
 		t.Errorf("%d strings in the table, want %d", got, want)
 	}
 }
+
+// TestAddTrack checks that adding runs of one track's events with
+// AddTrack builds the trace that adding them one by one with Add does,
+// for runs shorter than a block, around a block and over many blocks,
+// into a grown builder or into chunks.
+func TestAddTrack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		maxRun int
+		grow   bool
+	}{
+		{"single events, grown", 5000, 1, true},
+		{"short runs, grown", 20000, 40, true},
+		{"runs around a block, grown", 20000, 2 * blockEvents, true},
+		{"long runs, grown", 3 * chunkEvents, 5000, true},
+		{"short runs, chunks", 3*chunkEvents + 7, 40, false},
+		{"long runs, chunks", 3*chunkEvents + 7, 5000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(2, uint64(tc.n)))
+			var runs [][]Event
+			for n := 0; n < tc.n; {
+				run := make([]Event, min(1+r.IntN(tc.maxRun), tc.n-n))
+				tr := int32(r.IntN(5))
+				for i := range run {
+					run[i] = Event{Start: 1000 + r.Int64N(1e6), Dur: r.Int64N(4), Corr: uint64(n + i), Track: tr}
+				}
+				runs = append(runs, run)
+				n += len(run)
+			}
+			build := func(add func(b *Builder, run []Event)) *Trace {
+				b := NewBuilder()
+				for i := range 5 {
+					b.Track(string(rune('a'+i)), Track{})
+				}
+				if tc.grow {
+					b.Grow(tc.n)
+				}
+				for _, run := range runs {
+					add(b, slices.Clone(run))
+				}
+				return b.Finish()
+			}
+			want := build(func(b *Builder, run []Event) {
+				for _, e := range run {
+					b.Add(e)
+				}
+			})
+			got := build(func(b *Builder, run []Event) { b.AddTrack(run[0].Track, run) })
+			if !slices.Equal(got.Events, want.Events) || !slices.Equal(got.Tracks, want.Tracks) || got.StartNs != want.StartNs {
+				t.Errorf("AddTrack built a trace other than Add's (start %d, want %d)", got.StartNs, want.StartNs)
+			}
+		})
+	}
+}

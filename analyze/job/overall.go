@@ -73,13 +73,8 @@ func (j *analysis) overallDevices(r *rankState) {
 		g.Start += r.off
 		g.Thread = fmt.Sprintf("rank %d %s", r.num, g.Thread)
 		g.Step = j.windowIndex(res, g.Step)
-		segs := make([]analyze.Segment, len(g.Segments))
-		for i, s := range g.Segments {
-			s.Start += r.off
-			segs[i] = s
-		}
-		g.Segments = segs
-		o.Gaps = append(o.Gaps, g)
+		o.AppendGap(res, g) // its segments follow its start
+
 	}
 }
 

@@ -24,7 +24,7 @@ func WriteSummary(w io.Writer, s *Summary) error {
 	zw := gzip.NewWriter(w)
 	enc := json.NewEncoder(zw)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
+	if err := enc.Encode(withSegments(s)); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	if err := zw.Close(); err != nil {
@@ -50,7 +50,8 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 	lr := &io.LimitedReader{R: in, N: MaxSummaryBytes + 1}
 	dec := json.NewDecoder(lr)
 	var s Summary
-	if err := dec.Decode(&s); err != nil {
+	ws := summaryJSON{Summary: &s}
+	if err := dec.Decode(&ws); err != nil {
 		if lr.N <= 0 {
 			return nil, fmt.Errorf("read summary: over %d bytes of JSON: expected a rank summary", MaxSummaryBytes)
 		}
@@ -59,7 +60,43 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 	if err := s.check(nil); err != nil {
 		return nil, err
 	}
+	if err := ws.restore(); err != nil {
+		return nil, err
+	}
 	return &s, nil
+}
+
+// summaryJSON is a summary as written: the rank's result keeps its gaps'
+// segments in tables of its own, which JSON does not see, so they are
+// written beside it, named, a list per gap.
+type summaryJSON struct {
+	*Summary
+	Segments [][]analyze.NamedSegment `json:"segments"`
+}
+
+func withSegments(s *Summary) summaryJSON {
+	ws := summaryJSON{Summary: s}
+	if s.Result != nil {
+		for i := range s.Result.Gaps {
+			ws.Segments = append(ws.Segments, s.Result.NamedSegments(&s.Result.Gaps[i]))
+		}
+	}
+	return ws
+}
+
+// restore gives the result's gaps their segments back.
+func (ws *summaryJSON) restore() error {
+	r := ws.Summary.Result
+	if r == nil {
+		return nil
+	}
+	if len(ws.Segments) != len(r.Gaps) {
+		return fmt.Errorf("read summary: segments of %d gaps for %d gaps: expected a list per gap", len(ws.Segments), len(r.Gaps))
+	}
+	for i := range r.Gaps {
+		r.SetSegments(&r.Gaps[i], ws.Segments[i]...)
+	}
+	return nil
 }
 
 // LooksLikeSummary reports whether head, the first bytes of a file, start

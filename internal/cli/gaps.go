@@ -94,7 +94,7 @@ func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 	for i := range res.Gaps {
 		g := &res.Gaps[i]
 		stack := make([]string, 0, 8)
-		for _, s := range report.HostStack(g) {
+		for _, s := range report.HostStack(res, g) {
 			stack = append(stack, strings.ReplaceAll(untrusted.TSV(s), ";", ","))
 		}
 		bw.WriteString(untrusted.TSV(g.Device) + "\t" +

@@ -37,15 +37,30 @@ func heapBudget(bytes int64, events int) int64 {
 // budgets of the traces being analysed at once, or lifts it while one of
 // them has none. It does nothing when GOMEMLIMIT is set: the user's limit
 // wins.
+//
+// While a trace without a budget is held, the collector runs when the heap
+// has grown by leanGCPercent instead of doubled: its events are most of
+// the heap, and they hold no pointers, so a collection costs little,
+// while the analysis's garbage on top of them would otherwise take the
+// peak a third over what is ever live (XPlane's budget is per event, see
+// docs/performance.md). Not when GOGC is set.
 type memLimits struct {
 	mu        sync.Mutex
 	fixed     bool // FixMemoryLimit was called: hold does nothing
 	total     int64
 	unlimited int               // traces held that have no budget
 	set       func(int64) int64 // debug.SetMemoryLimit, replaced in tests
+	percent   func(int) int     // debug.SetGCPercent, replaced in tests
+	// before is the GC percent to go back to once no trace without a
+	// budget is held; 0 while none is.
+	before int
 }
 
-var memLimit = &memLimits{set: debug.SetMemoryLimit}
+// leanGCPercent is the GC percent while a trace without a heap budget is
+// analysed.
+const leanGCPercent = 10
+
+var memLimit = &memLimits{set: debug.SetMemoryLimit, percent: debug.SetGCPercent}
 
 // hold adds the budget of t until the returned func is called.
 func (m *memLimits) hold(t *trace.Trace) (release func()) {
@@ -67,11 +82,24 @@ func (m *memLimits) add(b int64, n int) {
 		m.unlimited += n
 	}
 	m.total += b
+	m.lean(m.unlimited > 0 && os.Getenv("GOGC") == "")
 	if m.total <= 0 || m.unlimited > 0 {
 		m.set(math.MaxInt64) // the runtime's default: no limit
 		return
 	}
 	m.set(m.total)
+}
+
+// lean sets the collector's percent to leanGCPercent, or back to what it
+// was; m.mu is held.
+func (m *memLimits) lean(on bool) {
+	switch {
+	case on && m.before == 0:
+		m.before = m.percent(leanGCPercent)
+	case !on && m.before != 0:
+		m.percent(m.before)
+		m.before = 0
+	}
 }
 
 // FixMemoryLimit sets the runtime's soft memory limit to n bytes for the

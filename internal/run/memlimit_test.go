@@ -34,8 +34,13 @@ func TestHeapBudget(t *testing.T) {
 // the limit is lifted when none is left.
 func TestMemLimitsSum(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
 	var got []int64
-	m := &memLimits{set: func(n int64) int64 { got = append(got, n); return 0 }}
+	var percents []int
+	m := &memLimits{
+		set:     func(n int64) int64 { got = append(got, n); return 0 },
+		percent: func(p int) int { percents = append(percents, p); return 100 },
+	}
 	a := &trace.Trace{Bytes: 4 << 30, Events: make([]trace.Event, 10)}
 	b := &trace.Trace{Bytes: 8 << 30, Events: make([]trace.Event, 10)}
 	dense := &trace.Trace{Bytes: 1 << 20, Events: make([]trace.Event, 100_000)}
@@ -49,6 +54,11 @@ func TestMemLimitsSum(t *testing.T) {
 	want := []int64{ba, ba + bb, math.MaxInt64, ba + bb, bb, math.MaxInt64}
 	if !slices.Equal(got, want) {
 		t.Fatalf("limits set %v, want %v", got, want)
+	}
+	// The dense trace has no budget: the collector runs early while it is
+	// held, and as before once it is released.
+	if want := []int{leanGCPercent, 100}; !slices.Equal(percents, want) {
+		t.Errorf("GC percents set %v, want %v", percents, want)
 	}
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	got = nil

@@ -11,6 +11,7 @@ import (
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
 	pb "github.com/tracegap/tracegap/trace/xplane/xplanepb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -99,3 +100,87 @@ func BenchmarkRead(b *testing.B) { benchRead(b, synthetic(b)) }
 
 // BenchmarkReadTiledTPU reads the real TPU trace tiled to a large size.
 func BenchmarkReadTiledTPU(b *testing.B) { benchRead(b, tiled(b)) }
+
+// BenchmarkWalk walks the wire format of an XSpace with protowire,
+// decoding nothing but tags, varints and lengths and building nothing: the
+// ceiling of a reader that looks at every event. "events" goes down to
+// the events and skips each whole; "fields" also steps through every field
+// of every event and of its stats, as a reader must to find its times and
+// correlation id. Compare the MB/s with BenchmarkRead's on the same bytes.
+// TRACEGAP_BENCH_XPLANE names a file to walk and read as well
+// (scripts/bench.sh makes bench-out/xprof-tpu-x495.xplane.pb).
+func BenchmarkWalk(b *testing.B) {
+	inputs := []struct {
+		name string
+		buf  func() []byte
+	}{{"tiled", func() []byte { return tiled(b) }}, {"synthetic", func() []byte { return synthetic(b) }}}
+	if f := os.Getenv("TRACEGAP_BENCH_XPLANE"); f != "" {
+		inputs = append(inputs, struct {
+			name string
+			buf  func() []byte
+		}{"file", func() []byte {
+			buf, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return buf
+		}})
+	}
+	for _, in := range inputs {
+		buf := in.buf()
+		b.Run(in.name+"/events", func(b *testing.B) { benchWalk(b, buf, false) })
+		b.Run(in.name+"/fields", func(b *testing.B) { benchWalk(b, buf, true) })
+		b.Run(in.name+"/read", func(b *testing.B) { benchRead(b, buf) })
+	}
+}
+
+func benchWalk(b *testing.B, buf []byte, fields bool) {
+	b.SetBytes(int64(len(buf)))
+	var events int
+	for b.Loop() {
+		events = 0
+		for space := buf; len(space) > 0; {
+			plane := field(b, &space, 1)
+			for len(plane) > 0 {
+				line := field(b, &plane, 3)
+				for len(line) > 0 {
+					ev := field(b, &line, 4)
+					if ev == nil {
+						continue
+					}
+					events++
+					for fields && len(ev) > 0 {
+						for stat := field(b, &ev, 4); len(stat) > 0; {
+							field(b, &stat, 0)
+						}
+					}
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(events), "events")
+}
+
+// field consumes the next field of *m and returns its bytes if it is
+// length-delimited and numbered want, else nil.
+func field(b *testing.B, m *[]byte, want protowire.Number) []byte {
+	num, typ, n := protowire.ConsumeTag(*m)
+	if n < 0 {
+		b.Fatal(protowire.ParseError(n))
+	}
+	*m = (*m)[n:]
+	var v []byte
+	if typ == protowire.BytesType {
+		v, n = protowire.ConsumeBytes(*m)
+	} else {
+		n = protowire.ConsumeFieldValue(num, typ, *m)
+	}
+	if n < 0 {
+		b.Fatal(protowire.ParseError(n))
+	}
+	*m = (*m)[n:]
+	if num != want {
+		return nil
+	}
+	return v
+}

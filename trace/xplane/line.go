@@ -183,8 +183,26 @@ func newLineState(h lineHead, pk planeKind) lineState {
 }
 
 // readEvents decodes the events of a line in [lo, end), the first of which
-// is the line's event number first.
+// is the line's event number first, and adds them to the trace.
 func (d *decoder) readEvents(lo, end, first int, ls *lineState) error {
+	err := d.readLineEvents(lo, end, first, ls)
+	d.flush()
+	return err
+}
+
+// batchEvents is how many of a line's events the decoder gathers before it
+// adds them to the Builder at once: 160 KB.
+const batchEvents = 4 << 10
+
+// flush adds the events of the batch to the trace.
+func (d *decoder) flush() {
+	if len(d.batch) > 0 {
+		d.b.AddTrack(d.batch[0].Track, d.batch)
+		d.batch = d.batch[:0]
+	}
+}
+
+func (d *decoder) readLineEvents(lo, end, first int, ls *lineState) error {
 	d.event = first
 	for off := lo; off < end; {
 		if err := d.loadHead(off, end); err != nil {
@@ -395,7 +413,7 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		d.b.Drop("negative or overflowing XEvent time")
 		return nil
 	}
-	if d.b.NumEvents() >= d.maxEvents {
+	if d.b.NumEvents()+len(d.batch) >= d.maxEvents {
 		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
 	}
 	m := d.meta(ev.meta)
@@ -410,7 +428,15 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		}
 	}
 	e.Track = ls.track
-	d.b.Add(e)
+	if len(d.batch) > 0 && d.batch[0].Track != e.Track {
+		d.flush()
+	}
+	if d.batch == nil {
+		d.batch = make([]trace.Event, 0, batchEvents)
+	}
+	if d.batch = append(d.batch, e); len(d.batch) == batchEvents {
+		d.flush()
+	}
 	return nil
 }
 

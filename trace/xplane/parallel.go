@@ -206,18 +206,17 @@ func (d *decoder) addChunk(c *chunk, ls *lineState) error {
 	if c.err != nil {
 		return d.readEvents(c.lo, c.hi, c.first, ls)
 	}
-	for _, e := range c.events {
-		if d.b.NumEvents() >= d.maxEvents {
-			return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
+	evs := c.events
+	if len(evs) > 0 && ls.track < 0 {
+		ls.track = d.track(ls)
+		if err := d.b.Err(); err != nil {
+			return err
 		}
-		if ls.track < 0 {
-			ls.track = d.track(ls)
-			if err := d.b.Err(); err != nil {
-				return err
-			}
-		}
-		e.Track = ls.track
-		d.b.Add(e)
+	}
+	room := d.maxEvents - d.b.NumEvents()
+	d.b.AddTrack(ls.track, evs[:max(min(room, len(evs)), 0)])
+	if room < len(evs) {
+		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
 	}
 	if d.progress != nil {
 		d.progress(c.hi)

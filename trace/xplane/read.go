@@ -160,6 +160,9 @@ type decoder struct {
 
 	// out, in a worker (see parallel.go), receives the events decoded.
 	out []trace.Event
+	// batch holds the events of the line being decoded, which go to the
+	// Builder a batch at a time (see flush).
+	batch []trace.Event
 
 	hostnames []string
 	warned    int

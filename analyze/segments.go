@@ -1,0 +1,365 @@
+package analyze
+
+import (
+	"encoding/binary"
+	"iter"
+	"slices"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// StackID indexes a result's table of host stacks (Result.Stack). 0 is the
+// empty stack.
+type StackID uint32
+
+// CallID indexes a result's table of blocking-call names
+// (Result.CallName). 0 is no call.
+type CallID uint32
+
+// Segment is a stretch of a gap during which the waited-for thread was in
+// the same stack of host events. It holds no pointers: a long trace has
+// tens of millions of segments, and the garbage collector need not scan
+// them. Result.Stack and Result.CallName name its stack and call;
+// Result.Named returns it with the names.
+type Segment struct {
+	Start, Dur int64
+	// Stack is the host events enclosing the segment on the waited-for
+	// thread; 0 (empty) when untraced.
+	Stack StackID
+	// Sync is the blocking call of a sync segment: for in-sync, the
+	// outermost blocking call the thread is inside (aten::item rather
+	// than the cudaStreamSynchronize inside it); for after-sync, the
+	// blocking call whose return the device has been waiting on the host
+	// since. When the waited-for thread shows nothing while another
+	// thread blocks (JAX's runtime thread while Python is in
+	// block_until_ready), it is that thread's call. 0 for other causes.
+	Sync  CallID
+	Cause Cause
+}
+
+// NamedSegment is a Segment with its stack and call named, for the few
+// gaps a report shows.
+type NamedSegment struct {
+	Start, Dur int64
+	Cause      Cause
+	// Stack names the host events enclosing the segment on the
+	// waited-for thread, outermost first; empty when untraced.
+	Stack []string
+	// Sync names the blocking call (see Segment.Sync); empty for none.
+	Sync string
+}
+
+// segments holds the segments of a result's gaps, encoded, and the tables
+// their ids index. A gap's segments are a run of the encoding: per
+// segment, its kind (an index into kinds) shifted left by one with the low
+// bit set when the segment does not start where the previous one ended (or
+// the first at its gap's start), then that jump (zig-zag) when set, then
+// its length. Segments tile their gap, so a segment takes 2 to 5 bytes
+// where a Segment takes 32; nothing in it is a pointer.
+type segments struct {
+	data   []byte
+	kinds  []segKind
+	stacks [][]string
+	calls  []string
+	// index interns names for AddSegments; nil until it is first called.
+	index *segIndex
+}
+
+// segKind is what a segment is apart from its time.
+type segKind struct {
+	stack StackID
+	call  CallID
+	cause Cause
+}
+
+// segIndex finds the ids of names already in the tables.
+type segIndex struct {
+	kinds  map[segKind]uint32
+	stacks map[string]StackID
+	calls  map[string]CallID
+}
+
+// Stack returns the names of stack id, outermost first (empty, not nil,
+// for the empty stack). The slice is shared: callers must not modify it.
+func (r *Result) Stack(id StackID) []string {
+	if int(id) < len(r.segs.stacks) {
+		return r.segs.stacks[id]
+	}
+	return []string{}
+}
+
+// CallName returns the name of blocking call id, "" for 0.
+func (r *Result) CallName(id CallID) string {
+	if int(id) < len(r.segs.calls) {
+		return r.segs.calls[id]
+	}
+	return ""
+}
+
+// Stacks returns how many distinct stacks the result's segments have:
+// every StackID is below it.
+func (r *Result) Stacks() int { return max(len(r.segs.stacks), 1) }
+
+// Segments returns the segments of g, a gap of r, in time order.
+func (r *Result) Segments(g *Gap) iter.Seq[Segment] {
+	return func(yield func(Segment) bool) {
+		data, kinds := r.segs.data[g.segLo:g.segHi], r.segs.kinds
+		at := g.Start
+		for len(data) > 0 {
+			v, n := binary.Uvarint(data)
+			data = data[n:]
+			if v&1 != 0 {
+				jump, n := binary.Varint(data)
+				data = data[n:]
+				at += jump
+			}
+			dur, n := binary.Uvarint(data)
+			data = data[n:]
+			k := kinds[v>>1]
+			s := Segment{Start: at, Dur: int64(dur), Stack: k.stack, Sync: k.call, Cause: k.cause}
+			at += s.Dur
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// Named returns s, a segment of r, with its stack and call named.
+func (r *Result) Named(s Segment) NamedSegment {
+	return NamedSegment{Start: s.Start, Dur: s.Dur, Cause: s.Cause, Stack: r.Stack(s.Stack), Sync: r.CallName(s.Sync)}
+}
+
+// NamedSegments returns the segments of g, a gap of r, with their names.
+func (r *Result) NamedSegments(g *Gap) []NamedSegment {
+	var out []NamedSegment
+	for s := range r.Segments(g) {
+		out = append(out, r.Named(s))
+	}
+	return out
+}
+
+// HostStack returns the stack of the longest segment of g, a gap of r,
+// outermost first (the first such segment on a tie): what the host was
+// doing in the gap's longest single stretch.
+func (r *Result) HostStack(g *Gap) []string {
+	best := Segment{Dur: -1}
+	for s := range r.Segments(g) {
+		if s.Dur > best.Dur {
+			best = s
+		}
+	}
+	if best.Dur < 0 {
+		return nil
+	}
+	return r.Stack(best.Stack)
+}
+
+// SetSegments sets the segments of g, a gap of r, to segs, which name
+// their stacks and calls. It is for results made by hand (tests, merged
+// results); the analysis encodes its segments as it finds them.
+func (r *Result) SetSegments(g *Gap, segs ...NamedSegment) {
+	x := r.segs.indexOf()
+	g.segLo = len(r.segs.data)
+	w := segWriter{at: g.Start}
+	for _, s := range segs {
+		k := segKind{stack: x.stack(&r.segs, s.Stack), call: x.call(&r.segs, s.Sync), cause: s.Cause}
+		r.segs.data = w.put(r.segs.data, x.kind(&r.segs, k), s.Start, s.Dur)
+	}
+	g.segHi = len(r.segs.data)
+}
+
+// AppendGap appends g, a gap of from, to r's gaps with its segments,
+// whose times follow g.Start: a caller moving g to another timeline moves
+// its segments with it.
+func (r *Result) AppendGap(from *Result, g Gap) {
+	var segs []NamedSegment
+	if g.segHi > g.segLo {
+		segs = from.NamedSegments(&g)
+	}
+	r.SetSegments(&g, segs...)
+	r.Gaps = append(r.Gaps, g)
+}
+
+// indexOf returns the index of s's tables, building it on first use.
+func (s *segments) indexOf() *segIndex {
+	if s.index != nil {
+		return s.index
+	}
+	s.init()
+	x := &segIndex{kinds: map[segKind]uint32{}, stacks: map[string]StackID{}, calls: map[string]CallID{}}
+	for i, k := range s.kinds {
+		x.kinds[k] = uint32(i)
+	}
+	for i, st := range s.stacks {
+		x.stacks[stackKey(st)] = StackID(i)
+	}
+	for i, c := range s.calls {
+		x.calls[c] = CallID(i)
+	}
+	s.index = x
+	return x
+}
+
+// init gives empty tables their entry 0: the empty stack and no call.
+func (s *segments) init() {
+	if len(s.stacks) == 0 {
+		s.stacks = [][]string{{}}
+		s.calls = []string{""}
+	}
+}
+
+func (x *segIndex) kind(s *segments, k segKind) uint32 {
+	i, ok := x.kinds[k]
+	if !ok {
+		i = uint32(len(s.kinds))
+		s.kinds = append(s.kinds, k)
+		x.kinds[k] = i
+	}
+	return i
+}
+
+func (x *segIndex) stack(s *segments, names []string) StackID {
+	key := stackKey(names)
+	id, ok := x.stacks[key]
+	if !ok {
+		id = StackID(len(s.stacks))
+		s.stacks = append(s.stacks, append([]string{}, names...))
+		x.stacks[key] = id
+	}
+	return id
+}
+
+func (x *segIndex) call(s *segments, name string) CallID {
+	id, ok := x.calls[name]
+	if !ok {
+		id = CallID(len(s.calls))
+		s.calls = append(s.calls, name)
+		x.calls[name] = id
+	}
+	return id
+}
+
+// stackKey returns a key that tells stacks of names apart.
+func stackKey(names []string) string {
+	var b []byte
+	for _, n := range names {
+		b = binary.AppendUvarint(b, uint64(len(n)))
+		b = append(b, n...)
+	}
+	return string(b)
+}
+
+// segWriter encodes one gap's segments; at is where the last one ended.
+type segWriter struct{ at int64 }
+
+// put appends a segment of kind k to data.
+func (w *segWriter) put(data []byte, k uint32, start, dur int64) []byte {
+	v := uint64(k) << 1
+	if start != w.at {
+		data = binary.AppendUvarint(data, v|1)
+		data = binary.AppendVarint(data, start-w.at)
+	} else {
+		data = binary.AppendUvarint(data, v)
+	}
+	w.at = start + dur
+	return binary.AppendUvarint(data, uint64(dur))
+}
+
+// segEncoder is the analysis's side of a result's segments: it finds the
+// ids of stacks and calls by their string ids, and holds back the gap's
+// last segment to merge the next one into it when cause, call and stack
+// are the same.
+type segEncoder struct {
+	s *segments
+	x *segIndex
+	// stacks and calls cache the ids of stacks of string ids and of
+	// calls' string ids.
+	stacks   map[string]StackID
+	calls    map[trace.StrID]CallID
+	stackKey []byte // scratch for the keys of stacks
+	names    []string
+	w        segWriter
+	// open is set while a segment is held back: last, with the string ids
+	// of its stack in lastIDs.
+	open    bool
+	last    Segment
+	lastIDs []trace.StrID
+}
+
+func newSegEncoder(s *segments) *segEncoder {
+	return &segEncoder{s: s, x: s.indexOf(), stacks: map[string]StackID{}, calls: map[trace.StrID]CallID{}}
+}
+
+// start begins the segments of g.
+func (e *segEncoder) start(g *Gap) {
+	g.segLo = len(e.s.data)
+	e.w = segWriter{at: g.Start}
+	e.open = false
+}
+
+// finish ends the segments of g.
+func (e *segEncoder) finish(g *Gap) {
+	e.flush()
+	g.segHi = len(e.s.data)
+}
+
+// close drops what only the encoding needed.
+func (e *segEncoder) close() { e.s.index = nil }
+
+// add adds the stretch [start, start+dur) of cause c inside the stack of
+// event names ids, of blocking call sync (0 for none), to the gap's
+// segments, merged into the previous one when cause, call and names are
+// the same.
+func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, ids []trace.StrID) {
+	call := e.call(sync, name)
+	if e.open && e.last.Cause == c && e.last.Sync == call && slices.Equal(e.lastIDs, ids) {
+		e.last.Dur += dur
+		return
+	}
+	e.flush()
+	e.open = true
+	e.last = Segment{Start: start, Dur: dur, Stack: e.stack(ids, name), Sync: call, Cause: c}
+	e.lastIDs = append(e.lastIDs[:0], ids...)
+}
+
+// flush writes the segment held back.
+func (e *segEncoder) flush() {
+	if !e.open {
+		return
+	}
+	e.open = false
+	k := e.x.kind(e.s, segKind{stack: e.last.Stack, call: e.last.Sync, cause: e.last.Cause})
+	e.s.data = e.w.put(e.s.data, k, e.last.Start, e.last.Dur)
+}
+
+// stack returns the id of the stack of names ids. A long trace has
+// millions of segments but few distinct stacks: a stack's names are looked
+// up once.
+func (e *segEncoder) stack(ids []trace.StrID, name func(trace.StrID) string) StackID {
+	key := e.stackKey[:0] // reused: a lookup by string(key) does not keep it
+	for _, id := range ids {
+		key = binary.LittleEndian.AppendUint32(key, uint32(id))
+	}
+	e.stackKey = key
+	if id, ok := e.stacks[string(key)]; ok {
+		return id
+	}
+	e.names = e.names[:0]
+	for _, id := range ids {
+		e.names = append(e.names, name(id))
+	}
+	id := e.x.stack(e.s, e.names)
+	e.stacks[string(key)] = id
+	return id
+}
+
+// call returns the id of blocking call sync.
+func (e *segEncoder) call(sync trace.StrID, name func(trace.StrID) string) CallID {
+	id, ok := e.calls[sync]
+	if !ok {
+		id = e.x.call(e.s, name(sync))
+		e.calls[sync] = id
+	}
+	return id
+}
