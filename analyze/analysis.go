@@ -132,16 +132,6 @@ func (a *analyzer) explainPiece(d *device, full, piece Interval) Breakdown {
 	return g.Split
 }
 
-// HostTime returns the time the threads that launched device work spent in
-// the input pipeline and in blocking calls inside w: the figures the
-// verdict weighs input against.
-func (x *Analysis) HostTime(w Interval) (input, sync int64) {
-	if x.a.links == nil {
-		return 0, 0
-	}
-	return x.a.hostTime(x.a.launchingThreads(), w)
-}
-
 // Rule is the verdict rule as one analysis applies it: its thresholds and
 // whether its loader runs in background workers. It is plain data, so
 // that figures computed outside this package, from the analysis or from a

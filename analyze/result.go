@@ -228,6 +228,12 @@ type Result struct {
 	Devices []Device
 	// Idle is the window's idle time by cause, averaged over devices.
 	Idle Breakdown
+	// Loading and Blocking are the time the thread(s) the devices wait for
+	// spent loading data (in the input pipeline, less blocking calls
+	// nested in it) and in blocking calls: the sums over the steps' host
+	// spans, or over the window without steps. Loading is the verdict's
+	// L over the whole window.
+	Loading, Blocking int64
 	// Steps are the steady-state steps in time order (warm-up excluded).
 	Steps []Step
 	// Gaps are every gap of at least MinGap inside the window, on every

@@ -217,16 +217,23 @@ func (a *analyzer) tileSteps(prevWork int64) {
 		prevWork = s.workEnd
 		lastWork = max(lastWork, s.workEnd)
 	}
+	hostEnd := a.steps[n-1].end // the last step's marker, before tiling
 	for i := range a.steps {
 		s := &a.steps[i]
-		if i+1 < n {
+		switch {
+		case i+1 < n:
 			s.end = a.steps[i+1].start
-		} else if lastWork > s.start {
+		case s.workEnd >= 0:
+			// The last step ends with the last work the steps launched.
 			s.end = lastWork
+		default:
+			// It launched nothing: its marker ends it, or the work the
+			// steps before it launched, if that runs longer.
+			s.end = max(hostEnd, lastWork)
 		}
 		s.end = max(s.end, s.start)
 	}
-	a.hostSpans[n-1].End = max(a.steps[n-1].end, a.hostSpans[n-1].Start)
+	a.hostSpans[n-1].End = max(hostEnd, a.steps[n-1].end)
 }
 
 // setWindow sets the window to the steady-state steps (the first dropped as

@@ -30,9 +30,10 @@ func (a *analyzer) summarize() {
 		busy += d.winBusy
 	}
 	busy /= n
-	input, _ := a.hostTime(launchers, w)
+	r.Loading, r.Blocking = a.hostTime(launchers, w)
 	if len(r.Steps) > 0 {
-		input = 0 // the sum of the steps' loading, over their host spans
+		// The sums of the steps' figures, over their host spans.
+		r.Loading, r.Blocking = 0, 0
 	}
 	for i := range r.Steps {
 		s := &r.Steps[i]
@@ -42,7 +43,8 @@ func (a *analyzer) summarize() {
 		}
 		s.DeviceBusy = averageRow(s.DeviceBusy, &s.Idle, n, sw.End-sw.Start)
 		s.Input, s.Sync = a.hostTime(launchers, a.hostSpans[i])
-		input += s.Input
+		r.Loading += s.Input
+		r.Blocking += s.Sync
 		s.Verdict, _, _ = a.decide(&s.Idle, sw.End-sw.Start, s.Input, s.DeviceBusy)
 	}
 	if len(r.Steps) > 0 {
@@ -54,7 +56,7 @@ func (a *analyzer) summarize() {
 		}
 	}
 	var deciding string
-	r.Verdict, r.Secondary, deciding = a.decide(&r.Idle, w.End-w.Start, input, busy)
+	r.Verdict, r.Secondary, deciding = a.decide(&r.Idle, w.End-w.Start, r.Loading, busy)
 	r.Confidence, r.Reasons = a.confidence()
 	r.Reasons = append([]string{deciding}, r.Reasons...)
 }

@@ -103,10 +103,13 @@ func TestSummarize(t *testing.T) {
 				Window:  analyze.Window{Start: 10 * ms, End: 110 * ms},
 				Devices: []analyze.Device{{ID: "GPU:0", WindowBusy: 60 * ms}, {ID: "GPU:1", WindowBusy: 40 * ms}},
 				Idle:    idle(map[analyze.Cause]int64{analyze.InSync: 30 * ms, analyze.AfterSync: 10 * ms, analyze.Input: 4 * ms}, 0),
+				// The host's loading and blocking over the window, which
+				// the idle they caused need not equal.
+				Loading: 6 * ms, Blocking: 45 * ms,
 			},
 			want: Summary{
 				Verdict: analyze.Sequential, Confidence: analyze.Low, Steps: 1, PerWindow: true,
-				StepTime: 100 * ms, DeviceBusy: 50 * ms, Input: 4 * ms, Sync: 40 * ms,
+				StepTime: 100 * ms, DeviceBusy: 50 * ms, Input: 6 * ms, Sync: 45 * ms,
 				Utilization: 0.5, IdleShare: 0.44,
 				Idle: idleOf(map[string]int64{"in-sync": 30 * ms, "after-sync": 10 * ms, "input": 4 * ms},
 					map[string]float64{"in-sync": 0.3, "after-sync": 0.1, "input": 0.04}),

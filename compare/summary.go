@@ -179,10 +179,9 @@ func perStep(r *analyze.Result, n int64) (step, input, busy, sync int64) {
 	if ok {
 		return step, input, busy, sync
 	}
-	// Input and sync are known only where they left the device idle.
 	win := r.Window.Dur()
 	busy = int64(math.Round(r.Utilization() * float64(win)))
-	return win / n, r.Idle.Of(analyze.Input) / n, busy / n, r.Idle.Sync() / n
+	return win / n, r.Loading / n, busy / n, r.Blocking / n
 }
 
 // IdleOf returns the run's idle of cause (an analyze.Cause's name or

@@ -122,7 +122,7 @@ func summarize(t *trace.Trace, a *analyze.Analysis) *Summary {
 			s.Meta[k] = v
 		}
 	}
-	s.Input, s.Sync = a.HostTime(windowOf(res))
+	s.Input, s.Sync = res.Loading, res.Blocking
 	names := &nameTable{t: t, index: map[trace.StrID]int{}, isColl: make([]int8, len(t.Strings))}
 	for dev := range res.Devices {
 		s.Devices = append(s.Devices, summarizeDevice(a, dev, s.Steps, names))

@@ -1,0 +1,73 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// stepsTrace writes a Kineto trace of n 100 us steps. Step k launches a
+// kernel of kernel(k) us (none for 0) at its start, then loads a batch
+// inline from 60 to 99 us into the step: the loader runs after the step's
+// work, as in a loop that fetches the next batch at its end.
+func stepsTrace(n int, kernel func(k int) int) string {
+	var evs []string
+	add := func(format string, args ...any) { evs = append(evs, fmt.Sprintf(format, args...)) }
+	for k := range n {
+		t := 100 * k
+		add(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":100}`, k, t)
+		if d := kernel(k); d > 0 {
+			add(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":2,"args":{"correlation":%d}}`, t+1, k+1)
+			add(`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%d,"dur":%d,"args":{"device":0,"stream":7,"correlation":%d}}`, t+5, d, k+1)
+		}
+		add(`{"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":%d,"dur":39}`, t+60)
+	}
+	return `{"traceEvents":[` + strings.Join(evs, ",") + `]}`
+}
+
+func analyzeJSON(t *testing.T, doc string) *Result {
+	t.Helper()
+	tr, err := trace.Read(strings.NewReader(doc), int64(len(doc)), trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Analyze(tr, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestLastStepHostSpan: the last step's loading counts in full, though it
+// runs after the last device work: a step's host figures are over its
+// host span, which for the last step runs to its marker's end.
+func TestLastStepHostSpan(t *testing.T) {
+	res := analyzeJSON(t, stepsTrace(5, func(int) int { return 50 }))
+	// Steps 1-4 are kept; each loads for 39 us.
+	for _, s := range res.Steps {
+		if s.Input != 39_000 {
+			t.Errorf("%s: input %d ns, want 39000", s.Name, s.Input)
+		}
+	}
+	if in, _, _ := res.PerStep(); in != 39_000 {
+		t.Errorf("PerStep input %d ns, want 39000", in)
+	}
+}
+
+// TestLastStepWithoutWork: a last step that launches nothing ends at its
+// marker's end, not where the work before it ended: it is not cut to
+// nothing.
+func TestLastStepWithoutWork(t *testing.T) {
+	// Step 3's kernel runs 120 us, from 305 to 425 us, into step 4
+	// (400-500 us), which launches nothing: step 4 starts when that
+	// kernel ends and runs to its marker's end.
+	res := analyzeJSON(t, stepsTrace(5, func(k int) int {
+		return map[int]int{0: 50, 1: 50, 2: 50, 3: 120}[k]
+	}))
+	last := res.Steps[len(res.Steps)-1]
+	if last.Start != 425_000 || last.Dur != 75_000 {
+		t.Errorf("last step [%d, +%d) ns, want [425000, +75000)", last.Start, last.Dur)
+	}
+}
