@@ -157,6 +157,13 @@ func (b *Breakdown) Sync() int64 { return b.ByCause[InSync] + b.ByCause[AfterSyn
 // and runtime work.
 func (b *Breakdown) HostWork() int64 { return b.ByCause[Host] + b.ByCause[Runtime] }
 
+// MostlyUntraced reports whether untraced idle is the largest share the
+// verdict weighs (sync, input, host work), which makes a verdict a guess.
+func (b *Breakdown) MostlyUntraced() bool {
+	u := b.Of(Untraced)
+	return u > 0 && u >= b.Sync() && u >= b.Of(Input) && u >= b.HostWork()
+}
+
 // Attributed is the idle time in gaps of at least MinGap.
 func (b *Breakdown) Attributed() int64 {
 	var t int64

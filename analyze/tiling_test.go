@@ -71,3 +71,26 @@ func TestLastStepWithoutWork(t *testing.T) {
 		t.Errorf("last step [%d, +%d) ns, want [425000, +75000)", last.Start, last.Dur)
 	}
 }
+
+// TestMostlyUntraced: untraced idle makes a verdict a guess only when it
+// is the largest share the rule weighs, host work counting runtime work.
+func TestMostlyUntraced(t *testing.T) {
+	for _, tt := range []struct {
+		by   map[Cause]int64
+		want bool
+	}{
+		{map[Cause]int64{Untraced: 12, Host: 10, Runtime: 10}, false},
+		{map[Cause]int64{Untraced: 12, Host: 10}, true},
+		{map[Cause]int64{Untraced: 12, InSync: 6, AfterSync: 7}, false},
+		{map[Cause]int64{Untraced: 12, Input: 12}, true},
+		{map[Cause]int64{}, false},
+	} {
+		var b Breakdown
+		for c, d := range tt.by {
+			b.Add(c, d)
+		}
+		if got := b.MostlyUntraced(); got != tt.want {
+			t.Errorf("MostlyUntraced(%v) = %v, want %v", tt.by, got, tt.want)
+		}
+	}
+}

@@ -253,9 +253,9 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	case r.Window.Steps < 3:
 		reasons = append(reasons, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(r.Window.Steps, "step")))
 	}
-	if u := r.Idle.Of(Untraced); u > 0 && u >= r.Idle.Sync() && u >= r.Idle.Of(Input) && u >= r.Idle.Of(Host) {
+	if r.Idle.MostlyUntraced() {
 		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", formatDuration(u)))
+		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", formatDuration(r.Idle.Of(Untraced))))
 	}
 	if a.t.Truncated {
 		reasons = append(reasons, "the trace was cut short and only its first part was read")
@@ -263,13 +263,20 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
 		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))
 	}
+	return Grade(low, len(reasons)), reasons
+}
+
+// Grade is the confidence of a verdict with n reasons to doubt it, low
+// outright when one of them makes it a guess: no reason, high; one,
+// medium; two or more, low.
+func Grade(low bool, n int) Confidence {
 	switch {
-	case low || len(reasons) >= 2:
-		return Low, reasons
-	case len(reasons) == 1:
-		return Medium, reasons
+	case low || n >= 2:
+		return Low
+	case n == 1:
+		return Medium
 	}
-	return High, reasons
+	return High
 }
 
 func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }

@@ -221,15 +221,9 @@ func (j *analysis) confidence(act []*rankState) (analyze.Confidence, []string) {
 		low = true
 		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", analyze.FormatDuration(l), analyze.FormatDuration(w.Total())))
 	}
-	if u := o.Idle.Of(analyze.Untraced); u > 0 && u >= o.Idle.Sync() && u >= o.Idle.Of(analyze.Input) && u >= o.Idle.Of(analyze.Host) {
+	if o.Idle.MostlyUntraced() {
 		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", analyze.FormatDuration(u)))
+		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", analyze.FormatDuration(o.Idle.Of(analyze.Untraced))))
 	}
-	switch {
-	case low || len(reasons) >= 2:
-		return analyze.Low, reasons
-	case len(reasons) == 1:
-		return analyze.Medium, reasons
-	}
-	return analyze.High, reasons
+	return analyze.Grade(low, len(reasons)), reasons
 }
