@@ -25,8 +25,17 @@ const (
 	maxArchiveTraces = 256
 )
 
-// The bytes an archive expands to, skipped entries included, are capped
-// by the server's MaxUpload, as the traces would be uploaded one by one.
+// The bytes the archives of one request expand to, skipped entries
+// included, are capped together by the server's MaxUpload, as their traces
+// would be uploaded in one request; so are their traces by
+// maxArchiveTraces. A request of many small archives is bounded as one of
+// a single big one.
+
+// expansion is what the archives of one request may still expand to.
+type expansion struct {
+	bytes  int64
+	traces int
+}
 
 // isArchive reports whether an uploaded file's name is a tar's.
 func isArchive(name string) bool {
@@ -51,13 +60,14 @@ func isTrace(name string) bool {
 // expandArchives replaces every received archive among parts by the traces
 // it holds, or by its error.
 func (s *Server) expandArchives(parts []part) []part {
+	left := &expansion{bytes: s.cfg.MaxUpload}
 	out := make([]part, 0, len(parts))
 	for _, p := range parts {
 		if p.err != nil || !isArchive(p.f.name) {
 			out = append(out, p)
 			continue
 		}
-		traces, err := s.expand(p.f)
+		traces, err := s.expand(p.f, left)
 		os.Remove(p.f.tmp)
 		if err != nil {
 			out = append(out, part{f: received{name: p.f.name}, err: err})
@@ -68,9 +78,10 @@ func (s *Server) expandArchives(parts []part) []part {
 	return out
 }
 
-// expand receives the traces in archive f, each named by its path in it.
-// On error nothing it received is left behind.
-func (s *Server) expand(f received) (traces []part, err error) {
+// expand receives the traces in archive f, each named by its path in it,
+// within what the request's archives may still expand to (left). On error
+// nothing it received is left behind.
+func (s *Server) expand(f received, left *expansion) (traces []part, err error) {
 	defer func() {
 		if err != nil {
 			for _, p := range traces {
@@ -93,9 +104,10 @@ func (s *Server) expand(f received) (traces []part, err error) {
 		defer gz.Close()
 		r = gz
 	}
-	budget := &io.LimitedReader{R: r, N: s.cfg.MaxUpload + 1}
+	budget := &io.LimitedReader{R: r, N: left.bytes + 1}
+	defer func() { left.bytes = max(budget.N-1, 0) }()
 	tooBig := func() error {
-		return errorf(http.StatusRequestEntityTooLarge, "%s: expands past %d bytes (the server's --max-upload)", f.name, s.cfg.MaxUpload)
+		return errorf(http.StatusRequestEntityTooLarge, "%s: expands past %d bytes with the request's other archives (the server's --max-upload)", f.name, s.cfg.MaxUpload)
 	}
 	tr := tar.NewReader(budget)
 	for n := 0; ; n++ {
@@ -115,8 +127,8 @@ func (s *Server) expand(f received) (traces []part, err error) {
 		if h.Typeflag != tar.TypeReg || !isTrace(h.Name) {
 			continue
 		}
-		if len(traces) == maxArchiveTraces {
-			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d traces in the tar", f.name, maxArchiveTraces)
+		if left.traces == maxArchiveTraces {
+			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d traces in the request's tars", f.name, maxArchiveTraces)
 		}
 		name := cleanName(path.Clean(strings.TrimPrefix(h.Name, "./")), "trace")
 		rf, err := s.receive(tr, name)
@@ -130,6 +142,7 @@ func (s *Server) expand(f received) (traces []part, err error) {
 			return traces, err
 		}
 		traces = append(traces, part{f: rf})
+		left.traces++
 	}
 	if len(traces) == 0 {
 		return nil, errorf(http.StatusUnprocessableEntity, "%s: no trace in the tar: expected files named as %s", f.name, trace.FormatTitles())

@@ -112,3 +112,27 @@ func TestArchiveBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestArchivesBoundedTogether: two archives that each expand within
+// MaxUpload, but not together, are refused: the bound is the request's.
+func TestArchivesBoundedTogether(t *testing.T) {
+	big := bytes.Repeat([]byte(" "), 2048)
+	one := func(name string) []byte {
+		return tarball(t, true, []string{name}, map[string][]byte{name: big})
+	}
+	// 4 KiB: each archive's 2 KiB trace (and its tar headers) fits alone.
+	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MaxUpload: 4 << 10})
+	for _, files := range [][]string{{"a.tgz"}, {"b.tgz"}} {
+		body, ctype := multipartBody(t, nil, map[string][]byte{files[0]: one(files[0] + ".trace.json")}, files)
+		if r := do(t, "POST", ts.URL+"/api/v1/traces", body, map[string]string{"Content-Type": ctype}); r.code == http.StatusRequestEntityTooLarge {
+			t.Fatalf("%s alone = %d %s, want it to fit", files[0], r.code, r.body)
+		}
+	}
+	body, ctype := multipartBody(t, nil, map[string][]byte{"a.tgz": one("a.trace.json"), "b.tgz": one("b.trace.json")}, []string{"a.tgz", "b.tgz"})
+	r := do(t, "POST", ts.URL+"/api/v1/traces", body, map[string]string{"Content-Type": ctype})
+	// The first fits; the second is refused, on its own line of the
+	// multipart answer.
+	if !bytes.Contains(r.body, []byte(`b.tgz: expands past 4096 bytes with the request's other archives`)) || !bytes.Contains(r.body, []byte(`"status":413`)) {
+		t.Errorf("both in one request = %d %s, want b.tgz refused with 413", r.code, r.body)
+	}
+}
