@@ -355,7 +355,7 @@ func summarize(js []byte, rec *Record) error {
 // control characters, at most 200 bytes.
 func cleanName(s, fallback string) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
 			return -1
 		}
 		return r

@@ -58,7 +58,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s%s", annotateUsage, fs.FlagUsages())
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap annotate: %v (see tracegap annotate --help)\n", err)
+		fmt.Fprintf(stderr, "tracegap annotate: %s (see tracegap annotate --help)\n", safe(err))
 		return exitUsage
 	}
 	switch {
@@ -70,7 +70,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := af.options().Validate(); err != nil {
-		fmt.Fprintf(stderr, "tracegap annotate: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap annotate: %s\n", safe(err))
 		return exitUsage
 	}
 	path := fs.Arg(0)
@@ -80,7 +80,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "tracegap: wrote %s: %d gaps and %d steps over the trace; open it in https://ui.perfetto.dev or chrome://tracing\n",
-		out, len(res.Gaps), len(res.Steps))
+		safe(out), len(res.Gaps), len(res.Steps))
 	return exitOK
 }
 

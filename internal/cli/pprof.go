@@ -65,7 +65,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	p, err := report.Profile(res)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap pprof: %s: %s\n", path, safe(err))
+		fmt.Fprintf(stderr, "tracegap pprof: %s: %s\n", safe(path), safe(err))
 		return exitUsage
 	}
 	if out == "-" {
@@ -83,7 +83,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 			idle += g.Dur
 		}
 		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %d gaps; view it with: go tool pprof -http=: %s\n",
-			out, report.Duration(idle), len(res.Gaps), out)
+			safe(out), report.Duration(idle), len(res.Gaps), safe(out))
 	}
 	return exitOK
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
-	"unicode"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -19,17 +17,6 @@ func warnSkipped(args []string, stderr io.Writer) {
 		return // the analysis reports it
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(stderr, "tracegap: warning: skipped %s: %s\n", printable(s.Path), s.Reason)
+		fmt.Fprintf(stderr, "tracegap: warning: skipped %s: %s\n", safe(s.Path), s.Reason)
 	}
-}
-
-// printable replaces the characters of a file name that would drive a
-// terminal or a CI log.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return '?'
-	}, s)
 }

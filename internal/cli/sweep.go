@@ -51,12 +51,12 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap sweep: %s\n", safe(err))
 		return exitUsage
 	}
 	format, setting, labels, err := f.finish(fs)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap sweep: %s\n", safe(err))
 		return exitUsage
 	}
 	runs, ok := f.analyzeRuns(fs.Args(), stderr)
@@ -64,7 +64,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if setting, err = labelRuns(runs, setting, labels); err != nil {
-		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap sweep: %s\n", safe(err))
 		return exitUsage
 	}
 	s, err := compare.NewSweep(setting, runs, f.tolerance)
@@ -77,7 +77,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap sweep: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap sweep: %s\n", safe(err))
 		return exitUsage
 	}
 	return exitOK
@@ -148,7 +148,7 @@ func (f *sweepFlags) analyzeRuns(args []string, stderr io.Writer) ([]compare.Swe
 	for i, a := range args {
 		res, err := analyzeRun(e, a, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "tracegap sweep: %q: %v\n", a, err)
+			fmt.Fprintf(stderr, "tracegap sweep: %s: %s\n", safe(a), safe(err))
 			ok = false
 			continue
 		}
@@ -177,7 +177,7 @@ func analyzeRun(e *irun.Engine, arg string, stderr io.Writer) (*analyze.Result, 
 		}
 		return &jr.Overall, nil
 	case len(paths) > 1:
-		fmt.Fprintf(stderr, "tracegap sweep: %q: %d traces, using the newest run's %q\n", arg, len(paths), paths[0])
+		fmt.Fprintf(stderr, "tracegap sweep: %s: %d traces, using the newest run's %s\n", safe(arg), len(paths), safe(paths[0]))
 	}
 	o := e.AnalyzeFiles(ctx, paths[:1])[0]
 	return o.Result, o.Err
