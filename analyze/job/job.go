@@ -7,6 +7,7 @@
 package job
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -447,7 +448,7 @@ func (r *rankState) windowFigures(rk *Rank) {
 			}
 		}
 	}
-	slices.SortFunc(rk.Waits, func(x, y analyze.Interval) int { return int(x.Start - y.Start) })
+	slices.SortFunc(rk.Waits, func(x, y analyze.Interval) int { return cmp.Compare(x.Start, y.Start) })
 	rk.Busy /= n
 	rk.Transfer /= n
 	rk.Wait = v.div(n).split()
