@@ -172,7 +172,7 @@ func FormatDuration(ns int64) string { return formatDuration(ns) }
 func TopGaps(gaps []Gap, k int) []int { return topGaps(gaps, k) }
 
 // Verdict returns the verdict that the cause f is about gives
-// (forced-sync: sequential, slow-input: data-bound, dispatch-overhead:
+// (forced-sync: sequential, slow-input: data-bound, inline-input: sequential, dispatch-overhead:
 // host-bound); empty when f is about no such cause. A finding is of high
 // severity when its verdict is the run's.
 func (f Finding) Verdict() Verdict { return verdictOf(f.ID) }

@@ -164,8 +164,7 @@ func (a *analyzer) findings() {
 	untracedDecided := r.Verdict == HostBound && float64(r.Idle.HostWork())/wd <= a.opt.HostThreshold
 	for i := range fs {
 		fs[i].Severity = "medium"
-		if verdictOf(fs[i].ID) == r.Verdict || fs[i].ID == "slow-input" && r.Verdict == Sequential && r.Idle.Of(Input) > r.Idle.Sync() ||
-			fs[i].ID == "untraced-thread" && untracedDecided {
+		if verdictOf(fs[i].ID) == r.Verdict || fs[i].ID == "untraced-thread" && untracedDecided {
 			fs[i].Severity = "high"
 		}
 	}
@@ -176,7 +175,7 @@ func (a *analyzer) findings() {
 
 func verdictOf(id string) Verdict {
 	switch id {
-	case "forced-sync":
+	case "forced-sync", "inline-input":
 		return Sequential
 	case "slow-input":
 		return DataBound
@@ -318,7 +317,13 @@ func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 	if kind == "single-process DataLoader" {
 		msg += " Without workers, loading never overlaps compute."
 	}
-	return Finding{ID: "slow-input", Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute)), Settings: a.workerSettings(kind, load, compute)}
+	// An inline loader fast enough for compute is another finding than a
+	// slow one: its fix is overlap, not more workers (the verdict rule).
+	id := "slow-input"
+	if load <= compute && !a.loaderInBackground() {
+		id = "inline-input"
+	}
+	return Finding{ID: id, Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute)), Settings: a.workerSettings(kind, load, compute)}
 }
 
 // workerAdvice estimates the loader workers that would hide input of load

@@ -27,7 +27,7 @@ func TestFindings(t *testing.T) {
 		// verdict's, naming the thread and how to capture it.
 		{10, "untraced-thread", "high", []string{"43.5%", "thread 1 (python)"}, []string{"with_stack=True"}},
 		// l: loading 6 ms inline against 8 ms of compute, exposed.
-		{11, "slow-input", "high", []string{"The single-process DataLoader", "6.00 ms per step on thread 1 (python)", "against 8.00 ms of GPU work per step"}, []string{"num_workers=2"}},
+		{11, "inline-input", "high", []string{"The single-process DataLoader", "6.00 ms per step on thread 1 (python)", "against 8.00 ms of GPU work per step"}, []string{"num_workers=2"}},
 		// n: one pageable copy per step, counted over the steps' host
 		// spans (each starts before the device ends the step before).
 		{13, "forced-sync", "high", []string{"in cudaMemcpyAsync (1 blocking call per step)", "10.0 ms of idle in all"}, []string{"pin_memory=True"}},

@@ -381,7 +381,7 @@ type Gap struct {
 // Finding is one conclusion and what to do about it.
 type Finding struct {
 	// ID is stable across versions, for scripts: "forced-sync",
-	// "slow-input", "dispatch-overhead", "untraced-thread", ...
+	// "slow-input", "inline-input", "dispatch-overhead", "untraced-thread", ...
 	ID string
 	// Severity is "high", "medium" or "info".
 	Severity string

@@ -22,7 +22,7 @@ func (a *analyzer) structure(fs []Finding) []Finding {
 		case "forced-sync":
 			f.Idle, c = r.Idle.Sync(), InSync
 			f.Calls = a.top(mergeNames(a.tally.names[InSync], a.tally.names[AfterSync]), 3)
-		case "slow-input":
+		case "slow-input", "inline-input":
 			f.Idle, c = r.Idle.Of(Input), Input
 			f.Calls = a.top(a.tally.names[Input], 1)
 		case "dispatch-overhead":

@@ -71,7 +71,8 @@ func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 	msg += j.doingText(r, doing) + "."
 	fix, id := doingFix(doing), doingFinding(doing)
 	for _, f := range r.res.Findings {
-		if f.ID == id {
+		if f.ID == id || id == "slow-input" && f.ID == "inline-input" {
+			id = f.ID
 			msg += fmt.Sprintf(" Rank %d alone: %s", r.num, f.Message)
 			fix = f.Fix
 			break
