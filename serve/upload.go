@@ -244,7 +244,9 @@ func (s *Server) lockAll(ctx context.Context, shas []string) (unlock func(), err
 }
 
 // receive streams r into a temporary file, hashing it on the way. The
-// caller removes the file (a no-op once it is committed).
+// caller removes the file (a no-op once it is committed). On error the
+// file is gone, and the result holds only the bytes received (counted in
+// the metrics as uploaded either way).
 func (s *Server) receive(r io.Reader, name string) (received, error) {
 	f, err := s.blobs.create()
 	if err != nil {
@@ -264,7 +266,7 @@ func (s *Server) receive(r io.Reader, name string) (received, error) {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return received{}, s.receiveError(err, name, size)
+		return received{size: size}, s.receiveError(err, name, size)
 	}
 	return received{tmp: f.Name(), sha: hex.EncodeToString(h.Sum(nil)), name: name, size: size}, nil
 }
