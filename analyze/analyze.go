@@ -68,7 +68,9 @@ type analyzer struct {
 	fallback      int32
 	fallbackKnown bool
 	// segs encodes the gaps' segments into the result.
-	segs   *segEncoder
+	segs *segEncoder
+	// sites sums the idle blamed on each call site as segments are made.
+	sites  *siteTally
 	costs  []int8        // see knownCostOf
 	idsBuf []trace.StrID // scratch for a segment's stack
 	res    *Result
@@ -109,6 +111,8 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 		Options:   opt,
 	}
 	a.segs = newSegEncoder(&a.res.segs)
+	a.sites = newSiteTally()
+	a.segs.done = a.segmentDone
 	if err := a.run(); err != nil {
 		return nil, err
 	}

@@ -46,12 +46,13 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	}
 	track, linked := a.waitedFor(d, full)
 	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: a.stepIndex(idle.Start)}
+	a.sites.gap = gapOrder{g.Start, d.order}
 	a.segs.start(&g)
 	if g.Track >= 0 {
 		g.Thread = a.t.Tracks[g.Track].Name
 		a.segments(d, &g, full, linked)
 	} else {
-		a.segs.add(g.Start, g.Dur, Untraced, 0, a.t.Str, nil)
+		a.addSegment(nil, 0, g.Start, g.Dur, Untraced, 0, nil)
 		g.Split.Add(Untraced, g.Dur)
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
@@ -59,9 +60,6 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	g.Cause = largestCause(&g.Split)
 	for c := InSync; c < NumCauses; c++ {
 		d.split.Add(c, g.Split.Of(c))
-	}
-	for s := range a.res.Segments(&g) {
-		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
 	}
 	d.gaps = append(d.gaps, g)
 }
@@ -208,7 +206,7 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 		// cause.
 		nb = min(nb, a.nextRuntimeChange(th, stack, cur))
 		if nb > cur {
-			a.emit(d, th, g, full, Interval{cur, nb}, stack, linked)
+			a.emit(d, th, g, full, Interval{cur, nb}, stack, next, linked)
 		}
 		cur = nb
 		stack = slices.DeleteFunc(stack, func(s int32) bool { return th.evs[s].End() <= cur })
@@ -221,8 +219,9 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 }
 
 // emit classifies the stretch iv with the thread inside stack and adds it
-// to g's segments.
-func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, linked bool) {
+// to g's segments; next is the index in th.evs of the first event
+// starting after iv.Start.
+func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, next int, linked bool) {
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
 	g.Split.Add(c, iv.End-iv.Start)
 	// The blocking call of a sync segment: the one the thread is inside,
@@ -252,7 +251,15 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		ids = append(ids, th.evs[s].Name)
 	}
 	a.idsBuf = ids
-	a.segs.add(iv.Start, iv.End-iv.Start, c, sync, a.t.Str, ids)
+	a.addSegment(th, next, iv.Start, iv.End-iv.Start, c, sync, ids)
+}
+
+// addSegment adds a stretch to the gap's segments (see segEncoder.add) and,
+// when it opens a segment, finds what that segment is blamed on.
+func (a *analyzer) addSegment(th *thread, next int, start, dur int64, c Cause, sync trace.StrID, ids []trace.StrID) {
+	if s, opened := a.segs.add(start, dur, c, sync, a.t.Str, ids); opened && a.segs.done != nil {
+		a.openBlame(th, &s, next)
+	}
 }
 
 // cause applies the rules in order: in-sync, after-sync, input, runtime,

@@ -285,6 +285,9 @@ type segEncoder struct {
 	open    bool
 	last    Segment
 	lastIDs []trace.StrID
+	// done, when set, is given each segment as it is written, merged:
+	// the analysis blames it and adds it to the steps in the same pass.
+	done func(Segment)
 }
 
 func newSegEncoder(s *segments) *segEncoder {
@@ -304,23 +307,27 @@ func (e *segEncoder) finish(g *Gap) {
 	g.segHi = len(e.s.data)
 }
 
-// close drops what only the encoding needed.
-func (e *segEncoder) close() { e.s.index = nil }
+// close drops what only the encoding needed and stops passing segments
+// to done: stretches explained after the analysis (Analysis.ExplainIdle)
+// are no gap's.
+func (e *segEncoder) close() { e.s.index, e.done = nil, nil }
 
 // add adds the stretch [start, start+dur) of cause c inside the stack of
 // event names ids, of blocking call sync (0 for none), to the gap's
 // segments, merged into the previous one when cause, call and names are
-// the same.
-func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, ids []trace.StrID) {
+// the same. It returns the segment held back and whether the stretch
+// opened it rather than being merged into it.
+func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, ids []trace.StrID) (Segment, bool) {
 	call := e.call(sync, name)
 	if e.open && e.last.Cause == c && e.last.Sync == call && slices.Equal(e.lastIDs, ids) {
 		e.last.Dur += dur
-		return
+		return e.last, false
 	}
 	e.flush()
 	e.open = true
 	e.last = Segment{Start: start, Dur: dur, Stack: e.stack(ids, name), Sync: call, Cause: c}
 	e.lastIDs = append(e.lastIDs[:0], ids...)
+	return e.last, true
 }
 
 // flush writes the segment held back.
@@ -331,6 +338,9 @@ func (e *segEncoder) flush() {
 	e.open = false
 	k := e.x.kind(e.s, segKind{stack: e.last.Stack, call: e.last.Sync, cause: e.last.Cause})
 	e.s.data = e.w.put(e.s.data, k, e.last.Start, e.last.Dur)
+	if e.done != nil {
+		e.done(e.last)
+	}
 }
 
 // stack returns the id of the stack of names ids. A long trace has

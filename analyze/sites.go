@@ -123,35 +123,61 @@ type siteKey struct {
 }
 
 // siteTally sums idle by call site, by op and by copy call while the gaps
-// are walked.
+// are attributed.
 type siteTally struct {
 	sites   map[siteKey]*CallSite
-	counted map[int32]bool // blamed events already counted, by index in Trace.Events
+	first   map[int32]firstBlame // blamed events, by index in Trace.Events
 	ops     map[trace.StrID]int64
 	opFrame map[trace.StrID]map[trace.StrID]int64
 	copies  map[int32]int64 // idle blamed on each copy call
 	stacks  bool            // a frame was found
 	buf     []int32
+	// open is the blame of the segment the encoder holds back (see
+	// segmentDone); gap orders the gap being attributed.
+	open blame
+	gap  gapOrder
 }
 
-// insights walks every gap's segments once and fills Result.CallSites,
-// Result.Ops and Result.Copies.
+// blame is what a segment is blamed on: event ev (-1: none) of thread th.
+type blame struct {
+	th *thread
+	ev int
+}
+
+// gapOrder places a gap in Result.Gaps, which sorts them by start, of equal
+// starts in device order.
+type gapOrder struct {
+	start int64
+	dev   int
+}
+
+func (o gapOrder) before(p gapOrder) bool {
+	return o.start < p.start || o.start == p.start && o.dev < p.dev
+}
+
+// firstBlame is the first gap, in Result.Gaps order, with a segment blamed
+// on an event, and that segment's call site: a call counts once, at its
+// first site, however many segments are blamed on it.
+type firstBlame struct {
+	gap  gapOrder
+	site *CallSite
+}
+
+func newSiteTally() *siteTally {
+	return &siteTally{
+		sites: map[siteKey]*CallSite{}, first: map[int32]firstBlame{},
+		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
+		copies: map[int32]int64{}, open: blame{ev: -1},
+	}
+}
+
+// insights fills Result.CallSites, Result.Ops and Result.Copies from the
+// idle the attribution blamed on each event (see segmentDone).
 func (a *analyzer) insights() {
 	r := a.res
-	st := &siteTally{
-		sites: map[siteKey]*CallSite{}, counted: map[int32]bool{},
-		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
-		copies: map[int32]int64{},
-	}
-	for i := range r.Gaps {
-		g := &r.Gaps[i]
-		if g.Track < 0 {
-			continue
-		}
-		th := a.thread(g.Track)
-		for s := range r.Segments(g) {
-			a.blameSegment(st, th, &s)
-		}
+	st := a.sites
+	for _, f := range st.first {
+		f.site.Count++
 	}
 	n := int64(max(len(a.devs), 1))
 	for _, s := range st.sites {
@@ -168,17 +194,29 @@ func (a *analyzer) insights() {
 	r.Copies = a.copyStats(st.copies, n)
 }
 
-// blameSegment finds the event segment s is blamed on and adds s to its
-// call site and, for host work, to its op.
-func (a *analyzer) blameSegment(st *siteTally, th *thread, s *Segment) {
-	if s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
+// openBlame finds the event segment s, just opened on thread th (nil when
+// the gap waited for no thread), is blamed on; next is the index in th.evs
+// of the first event starting after s.Start. The segment is tallied when
+// it is done, at its full length.
+func (a *analyzer) openBlame(th *thread, s *Segment, next int) {
+	st := a.sites
+	st.open = blame{th: th, ev: -1}
+	if th == nil || s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
 		return
 	}
-	st.buf, _ = th.stackAt(s.Start, st.buf)
-	ev := a.blamed(th, s, st.buf)
-	if ev < 0 {
+	st.buf = th.chainAt(next, s.Start, st.buf)
+	st.open.ev = a.blamed(th, s, st.buf)
+}
+
+// segmentDone adds the finished segment s of the current gap to the
+// steps' idle and to the call site, op and copy it is blamed on.
+func (a *analyzer) segmentDone(s Segment) {
+	a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
+	st := a.sites
+	if st.open.ev < 0 {
 		return
 	}
+	th, ev := st.open.th, st.open.ev
 	e := &th.evs[ev]
 	global := int32(th.lo + ev)
 	frame := a.userFrame(th, ev)
@@ -195,9 +233,8 @@ func (a *analyzer) blameSegment(st *siteTally, th *thread, s *Segment) {
 		site = &CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c}
 		st.sites[k] = site
 	}
-	if !st.counted[global] {
-		st.counted[global] = true
-		site.Count++
+	if f, ok := st.first[global]; !ok || st.gap.before(f.gap) {
+		st.first[global] = firstBlame{st.gap, site}
 	}
 	site.Idle += s.Dur
 	if e.Has(trace.FlagMemcpy) {

@@ -111,6 +111,12 @@ func (th *thread) stackAt(x int64, buf []int32) ([]int32, int) {
 		}
 		return 1
 	})
+	return th.chainAt(next, x, buf), next
+}
+
+// chainAt returns the events covering x, outermost first, given next, the
+// index of the first event starting after x.
+func (th *thread) chainAt(next int, x int64, buf []int32) []int32 {
 	par := th.parents()
 	stack := buf[:0]
 	// Every event covering x encloses the last event starting at or before
@@ -121,7 +127,7 @@ func (th *thread) stackAt(x int64, buf []int32) ([]int32, int) {
 		}
 	}
 	slices.Reverse(stack)
-	return stack, next
+	return stack
 }
 
 // lastSync returns the thread's last blocking call that ended at or before
