@@ -59,6 +59,11 @@ type analyzer struct {
 	// allSyncs and allRuntime are the host-wide stretches of blocking
 	// calls and of runtime work (see hostSyncs, hostRuntime).
 	allSyncs, allRuntime []hostStretch
+	// syncsHint and runtimeHint are the last indexes syncAround found
+	// in allSyncs and allRuntime.
+	syncsHint, runtimeHint int
+	// serial is waitedSerialized's last answer.
+	serial serialAnswer
 	// loop is the thread a JAX program's loop runs on, -1 when the trace
 	// is not JAX's or shows no dispatch (see findLoop); dispatches are its
 	// dispatches by end (see dispatchBefore).

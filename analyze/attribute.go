@@ -198,7 +198,7 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 		if len(stack) == 0 && linked {
 			// The thread shows nothing: the rest of the host may enter or
 			// leave a blocking call meanwhile (see cause).
-			_, _, next := syncAround(a.hostSyncs(), cur)
+			_, _, next := syncAround(a.hostSyncs(), cur, &a.syncsHint)
 			nb = min(nb, next)
 		}
 		// A JAX loop thread inside a dispatch waits on the runtime
@@ -234,10 +234,7 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		}
 		a.tally.add(c, via.name, via.track, iv.End-iv.Start)
 	case c == AfterSync:
-		last, _ := th.lastSync(iv.Start)
-		r := last.End
-		i, _ := slices.BinarySearchFunc(th.syncs, r, func(s Interval, r int64) int { return cmp.Compare(s.End, r) })
-		sync = th.syncName(a, th.syncs[i])
+		sync = th.syncNameAt(a, th.lastSyncIndex(iv.Start))
 		a.tally.add(c, sync, th.track, iv.End-iv.Start)
 	default:
 		name := a.culprit(c, th, stack)
@@ -289,7 +286,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 			runtime = true
 		}
 	}
-	if last, ok := th.lastSync(x); ok && a.waited(d, last) && a.serialized(d, last.End, full) {
+	if last, ok := th.lastSync(x); ok && a.waitedSerialized(d, last, full) {
 		return AfterSync, nil
 	}
 	switch {
@@ -307,14 +304,39 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 	case !linked:
 		return Untraced, nil
 	}
-	in, last, _ := syncAround(a.hostSyncs(), x)
+	in, last, _ := syncAround(a.hostSyncs(), x, &a.syncsHint)
 	switch {
 	case in != nil:
 		return InSync, in
-	case last != nil && a.waited(d, last.Interval) && a.serialized(d, last.End, full):
+	case last != nil && a.waitedSerialized(d, last.Interval, full):
 		return AfterSync, last
 	}
 	return Untraced, nil
+}
+
+// waitedSerialized reports whether the blocking call sync waited for d and
+// the device has waited on the host since, up to the idle interval full
+// (see waited, serialized). A gap's segments ask of the same call and
+// interval in a row: the last answer is kept.
+func (a *analyzer) waitedSerialized(d *device, sync, full Interval) bool {
+	k := serialKey{d, sync, full}
+	if c := &a.serial; c.set && c.key == k {
+		return c.ok
+	}
+	ok := a.waited(d, sync) && a.serialized(d, sync.End, full)
+	a.serial = serialAnswer{key: k, ok: ok, set: true}
+	return ok
+}
+
+// serialKey and serialAnswer keep waitedSerialized's last answer.
+type serialKey struct {
+	d          *device
+	sync, full Interval
+}
+
+type serialAnswer struct {
+	key     serialKey
+	ok, set bool
 }
 
 // waited reports whether the blocking call sync waited for d: the device

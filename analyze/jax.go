@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 
@@ -102,19 +103,17 @@ func (a *analyzer) runtimeBehind(th *thread, stack []int32, x int64) *hostStretc
 	if th.track != a.loop || !a.inDispatch(th, stack) {
 		return nil
 	}
-	in, _, _ := syncAround(a.hostRuntime(), x)
+	in, _, _ := syncAround(a.hostRuntime(), x, &a.runtimeHint)
 	return in
 }
 
 // nextRuntimeChange returns when the runtime work of the host next starts
-// or ends after x, for a loop thread inside a dispatch (else MaxInt64
-// from an empty list).
+// or ends after x, for a loop thread inside a dispatch (else MaxInt64).
 func (a *analyzer) nextRuntimeChange(th *thread, stack []int32, x int64) int64 {
-	var ss []hostStretch
-	if th.track == a.loop && a.inDispatch(th, stack) {
-		ss = a.hostRuntime()
+	if th.track != a.loop || !a.inDispatch(th, stack) {
+		return math.MaxInt64
 	}
-	_, _, next := syncAround(ss, x)
+	_, _, next := syncAround(a.hostRuntime(), x, &a.runtimeHint)
 	return next
 }
 

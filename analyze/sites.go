@@ -136,6 +136,7 @@ type siteTally struct {
 	// segmentDone); gap orders the gap being attributed.
 	open blame
 	gap  gapOrder
+	run  pendingBlame
 }
 
 // blame is what a segment is blamed on: event ev (-1: none) of thread th.
@@ -176,6 +177,7 @@ func newSiteTally() *siteTally {
 func (a *analyzer) insights() {
 	r := a.res
 	st := a.sites
+	a.flushBlame()
 	for _, f := range st.first {
 		f.site.Count++
 	}
@@ -209,44 +211,80 @@ func (a *analyzer) openBlame(th *thread, s *Segment, next int) {
 }
 
 // segmentDone adds the finished segment s of the current gap to the
-// steps' idle and to the call site, op and copy it is blamed on.
+// steps' idle and to what it is blamed on. Consecutive segments blamed on
+// the same event for the same cause are summed before they reach the
+// tally's maps (see addBlame): a long gap blames thousands of segments on
+// a few events.
 func (a *analyzer) segmentDone(s Segment) {
 	a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
 	st := a.sites
 	if st.open.ev < 0 {
 		return
 	}
-	th, ev := st.open.th, st.open.ev
+	k := blameRun{blame: st.open, cause: s.Cause, gap: st.gap}
+	if st.run.set && st.run.key == k {
+		st.run.dur += s.Dur
+		return
+	}
+	a.flushBlame()
+	st.run = pendingBlame{key: k, dur: s.Dur, set: true}
+}
+
+// blameRun identifies a run of segments tallied together: the event
+// blamed, the cause and the gap.
+type blameRun struct {
+	blame
+	cause Cause
+	gap   gapOrder
+}
+
+// pendingBlame is the run of segments not yet tallied and its idle.
+type pendingBlame struct {
+	key blameRun
+	dur int64
+	set bool
+}
+
+// flushBlame adds the pending run of segments to its call site, op and
+// copy call.
+func (a *analyzer) flushBlame() {
+	st := a.sites
+	if !st.run.set {
+		return
+	}
+	k, dur := st.run.key, st.run.dur
+	st.run = pendingBlame{}
+	th, ev := k.th, k.ev
 	e := &th.evs[ev]
 	global := int32(th.lo + ev)
 	frame := a.userFrame(th, ev)
 	if frame != 0 {
 		st.stacks = true
 	}
-	c := s.Cause
+	c := k.cause
 	if c == AfterSync {
 		c = InSync
 	}
-	k := siteKey{c, e.Name, frame}
-	site := st.sites[k]
+	sk := siteKey{c, e.Name, frame}
+	site := st.sites[sk]
 	if site == nil {
 		site = &CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c}
-		st.sites[k] = site
+		st.sites[sk] = site
 	}
-	if f, ok := st.first[global]; !ok || st.gap.before(f.gap) {
-		st.first[global] = firstBlame{st.gap, site}
+	if f, ok := st.first[global]; !ok || k.gap.before(f.gap) {
+		st.first[global] = firstBlame{k.gap, site}
 	}
-	site.Idle += s.Dur
+	site.Idle += dur
 	if e.Has(trace.FlagMemcpy) {
-		st.copies[global] += s.Dur
+		st.copies[global] += dur
 	}
-	if name := a.t.Str(e.Name); s.Cause == Host && parseFrame(name).IsZero() && !strings.HasPrefix(name, "<") {
+	if name := a.t.Str(e.Name); k.cause == Host && parseFrame(name).IsZero() && !strings.HasPrefix(name, "<") {
 		// An op, not Python between ops.
-		st.ops[e.Name] += s.Dur
+		st.ops[e.Name] += dur
 		if st.opFrame[e.Name] == nil {
 			st.opFrame[e.Name] = map[trace.StrID]int64{}
 		}
-		st.opFrame[e.Name][frame] += s.Dur
+		st.opFrame[e.Name][frame] += dur
 	}
 }
 

@@ -32,6 +32,11 @@ type thread struct {
 	// background is set when an input event shows the loader running in
 	// worker processes or threads, the loop only taking ready batches.
 	background bool
+	// syncHint is the last answer of lastSyncIndex, plus one; syncNames
+	// the names of syncs found so far (see syncNameAt).
+	syncHint  int
+	syncNames []trace.StrID
+	syncNamed []bool
 }
 
 func (a *analyzer) thread(track int32) *thread {
@@ -133,16 +138,44 @@ func (th *thread) chainAt(next int, x int64, buf []int32) []int32 {
 // lastSync returns the thread's last blocking call that ended at or before
 // x, and whether there is one.
 func (th *thread) lastSync(x int64) (Interval, bool) {
+	if i := th.lastSyncIndex(x); i >= 0 {
+		return th.syncs[i], true
+	}
+	return Interval{}, false
+}
+
+// lastSyncIndex returns the index in th.syncs of the last blocking call
+// that ended at or before x, or -1. The attribution asks at times that
+// mostly grow, so the last answer is tried first.
+func (th *thread) lastSyncIndex(x int64) int {
+	ends := func(i int) bool { return th.syncs[i].End <= x } // true up to the answer
+	n := len(th.syncs)
+	for _, i := range [2]int{th.syncHint, th.syncHint + 1} {
+		if i <= n && (i == 0 || ends(i-1)) && (i == n || !ends(i)) {
+			th.syncHint = i
+			return i - 1
+		}
+	}
 	i, _ := slices.BinarySearchFunc(th.syncs, x, func(iv Interval, x int64) int {
 		if iv.End <= x {
 			return -1
 		}
 		return 1
 	})
-	if i == 0 {
-		return Interval{}, false
+	th.syncHint = i
+	return i - 1
+}
+
+// syncNameAt is syncName of th.syncs[i], found once per call.
+func (th *thread) syncNameAt(a *analyzer, i int) trace.StrID {
+	if th.syncNames == nil {
+		th.syncNames = make([]trace.StrID, len(th.syncs))
+		th.syncNamed = make([]bool, len(th.syncs))
 	}
-	return th.syncs[i-1], true
+	if !th.syncNamed[i] {
+		th.syncNames[i], th.syncNamed[i] = th.syncName(a, th.syncs[i]), true
+	}
+	return th.syncNames[i]
 }
 
 // subtract returns the merged intervals a less the merged intervals b.
@@ -313,13 +346,11 @@ func (th *thread) indexStarting(a *analyzer, iv Interval, classes ...class) int 
 // of runtime work), else the last one before x, and the time the state
 // next changes (the covering stretch's end or the next stretch's start;
 // MaxInt64 when never).
-func syncAround(ss []hostStretch, x int64) (in, last *hostStretch, next int64) {
-	i, _ := slices.BinarySearchFunc(ss, x, func(s hostStretch, x int64) int {
-		if s.Start <= x {
-			return -1
-		}
-		return 1
-	})
+//
+// hint holds the index the last call found, tried first: the attribution
+// asks at times that mostly grow.
+func syncAround(ss []hostStretch, x int64, hint *int) (in, last *hostStretch, next int64) {
+	i := searchStarts(ss, x, hint)
 	next = math.MaxInt64
 	if i < len(ss) {
 		next = ss[i].Start
@@ -331,4 +362,25 @@ func syncAround(ss []hostStretch, x int64) (in, last *hostStretch, next int64) {
 		return p, nil, p.End
 	}
 	return nil, &ss[i-1], next
+}
+
+// searchStarts returns the index of the first of ss starting after x,
+// trying *hint and the index after it before a binary search, and keeps
+// the answer in *hint.
+func searchStarts(ss []hostStretch, x int64, hint *int) int {
+	n := len(ss)
+	for _, i := range [2]int{*hint, *hint + 1} {
+		if i <= n && (i == 0 || ss[i-1].Start <= x) && (i == n || ss[i].Start > x) {
+			*hint = i
+			return i
+		}
+	}
+	i, _ := slices.BinarySearchFunc(ss, x, func(s hostStretch, x int64) int {
+		if s.Start <= x {
+			return -1
+		}
+		return 1
+	})
+	*hint = i
+	return i
 }
