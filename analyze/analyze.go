@@ -69,6 +69,8 @@ type analyzer struct {
 	// dispatches by end (see dispatchBefore).
 	loop       int32
 	dispatches []Interval
+	// dispatchHint is dispatchAfter's last answer.
+	dispatchHint int
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool

@@ -131,16 +131,32 @@ func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 		}
 		slices.SortStableFunc(a.dispatches, func(x, y Interval) int { return cmp.Compare(x.End, y.End) })
 	}
-	i, _ := slices.BinarySearchFunc(a.dispatches, t, func(iv Interval, t int64) int {
+	i := a.dispatchAfter(t)
+	if i == 0 {
+		return 0, false
+	}
+	return a.dispatches[i-1].Start, true
+}
+
+// dispatchAfter returns the index of the first dispatch ending at or after
+// t. The devices' work asks in start order, so the last answer is tried
+// first.
+func (a *analyzer) dispatchAfter(t int64) int {
+	ds, n := a.dispatches, len(a.dispatches)
+	for _, i := range [2]int{a.dispatchHint, a.dispatchHint + 1} {
+		if i <= n && (i == 0 || ds[i-1].End < t) && (i == n || ds[i].End >= t) {
+			a.dispatchHint = i
+			return i
+		}
+	}
+	i, _ := slices.BinarySearchFunc(ds, t, func(iv Interval, t int64) int {
 		if iv.End < t {
 			return -1
 		}
 		return 1
 	})
-	if i == 0 {
-		return 0, false
-	}
-	return a.dispatches[i-1].Start, true
+	a.dispatchHint = i
+	return i
 }
 
 // pythonFrame matches a frame of JAX's Python tracer as the readers give

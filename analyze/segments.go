@@ -278,8 +278,10 @@ type segEncoder struct {
 	stacks   map[string]StackID
 	calls    map[trace.StrID]CallID
 	stackKey []byte // scratch for the keys of stacks
-	names    []string
-	w        segWriter
+	// byStack lists the kinds of each stack id, by index in s.kinds.
+	byStack [][]uint32
+	names   []string
+	w       segWriter
 	// open is set while a segment is held back: last, with the string ids
 	// of its stack in lastIDs.
 	open    bool
@@ -336,11 +338,28 @@ func (e *segEncoder) flush() {
 		return
 	}
 	e.open = false
-	k := e.x.kind(e.s, segKind{stack: e.last.Stack, call: e.last.Sync, cause: e.last.Cause})
+	k := e.kind(segKind{stack: e.last.Stack, call: e.last.Sync, cause: e.last.Cause})
 	e.s.data = e.w.put(e.s.data, k, e.last.Start, e.last.Dur)
 	if e.done != nil {
 		e.done(e.last)
 	}
+}
+
+// kind returns the index of k in the kinds table. The kinds of each stack
+// are kept in a short list, searched in place of hashing k: a stack has
+// few causes and calls.
+func (e *segEncoder) kind(k segKind) uint32 {
+	if int(k.stack) >= len(e.byStack) {
+		e.byStack = append(e.byStack, make([][]uint32, int(k.stack)+1-len(e.byStack))...)
+	}
+	for _, i := range e.byStack[k.stack] {
+		if e.s.kinds[i] == k {
+			return i
+		}
+	}
+	i := e.x.kind(e.s, k)
+	e.byStack[k.stack] = append(e.byStack[k.stack], i)
+	return i
 }
 
 // stack returns the id of the stack of names ids. A long trace has
