@@ -79,6 +79,7 @@ type analyzer struct {
 	// sites sums the idle blamed on each call site as segments are made.
 	sites  *siteTally
 	costs  []int8        // see knownCostOf
+	facts  []nameFacts   // see factsOf
 	idsBuf []trace.StrID // scratch for a segment's stack
 	res    *Result
 }

@@ -115,6 +115,42 @@ func (a *analyzer) knownCostOf(id trace.StrID) int {
 	return int(a.costs[id]) - 2
 }
 
+// nameFacts is what the attribution asks of an event's name per segment,
+// found once per name.
+type nameFacts uint8
+
+const (
+	factsKnown    nameFacts = 1 << iota // the other bits are filled
+	factScoped                          // the name has "::", as framework ops do
+	factFrame                           // the name is a Python frame
+	factUserFrame                       // the name is a frame of the user's code
+)
+
+// factsOf returns the facts of the name id.
+func (a *analyzer) factsOf(id trace.StrID) nameFacts {
+	if a.facts == nil {
+		a.facts = make([]nameFacts, len(a.t.Strings))
+	}
+	if int(id) < len(a.facts) && a.facts[id] != 0 {
+		return a.facts[id]
+	}
+	name := a.t.Str(id)
+	f := factsKnown
+	if strings.Contains(name, "::") {
+		f |= factScoped
+	}
+	if fr := parseFrame(name); !fr.IsZero() {
+		f |= factFrame
+		if !frameworkFile(fr.File) {
+			f |= factUserFrame
+		}
+	}
+	if int(id) < len(a.facts) {
+		a.facts[id] = f
+	}
+	return f
+}
+
 // siteKey identifies a call site: the kind of idle, the call and the frame
 // event's name (0: no frame).
 type siteKey struct {
@@ -278,7 +314,7 @@ func (a *analyzer) flushBlame() {
 	if e.Has(trace.FlagMemcpy) {
 		st.copies[global] += dur
 	}
-	if name := a.t.Str(e.Name); k.cause == Host && parseFrame(name).IsZero() && !strings.HasPrefix(name, "<") {
+	if k.cause == Host && a.factsOf(e.Name)&factFrame == 0 && !strings.HasPrefix(a.t.Str(e.Name), "<") {
 		// An op, not Python between ops.
 		st.ops[e.Name] += dur
 		if st.opFrame[e.Name] == nil {
@@ -295,11 +331,11 @@ func (a *analyzer) flushBlame() {
 func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 	switch s.Cause {
 	case AfterSync:
-		last, ok := th.lastSync(s.Start)
-		if !ok {
+		k := th.lastSyncIndex(s.Start)
+		if k < 0 {
 			return -1
 		}
-		i := th.indexStarting(a, last, classSync, classAsyncCopy)
+		i := th.syncCallAt(a, k)
 		if i < 0 || a.t.Str(th.evs[i].Name) != a.res.CallName(s.Sync) {
 			return -1 // another thread's call
 		}
@@ -314,7 +350,7 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 		// The loader's own event rather than the Python frame of its
 		// __next__, which the input patterns match too.
 		for _, x := range stack {
-			if name := th.evs[x].Name; a.cls.of(name) == classInput && parseFrame(a.t.Str(name)).IsZero() {
+			if name := th.evs[x].Name; a.cls.of(name) == classInput && a.factsOf(name)&factFrame == 0 {
 				return int(x)
 			}
 		}
@@ -338,7 +374,7 @@ func (a *analyzer) userFrame(th *thread, i int) trace.StrID {
 	par := th.parents()
 	for x := int32(i); x >= 0; x = par[x] {
 		name := th.evs[x].Name
-		if f := parseFrame(a.t.Str(name)); !f.IsZero() && !frameworkFile(f.File) {
+		if a.factsOf(name)&factUserFrame != 0 {
 			return name
 		}
 	}

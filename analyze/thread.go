@@ -32,11 +32,10 @@ type thread struct {
 	// background is set when an input event shows the loader running in
 	// worker processes or threads, the loop only taking ready batches.
 	background bool
-	// syncHint is the last answer of lastSyncIndex, plus one; syncNames
-	// the names of syncs found so far (see syncNameAt).
+	// syncHint is the last answer of lastSyncIndex, plus one; syncCalls
+	// the calls starting syncs found so far, plus two (see syncCallAt).
 	syncHint  int
-	syncNames []trace.StrID
-	syncNamed []bool
+	syncCalls []int32
 }
 
 func (a *analyzer) thread(track int32) *thread {
@@ -166,16 +165,24 @@ func (th *thread) lastSyncIndex(x int64) int {
 	return i - 1
 }
 
-// syncNameAt is syncName of th.syncs[i], found once per call.
+// syncNameAt is syncName of th.syncs[i].
 func (th *thread) syncNameAt(a *analyzer, i int) trace.StrID {
-	if th.syncNames == nil {
-		th.syncNames = make([]trace.StrID, len(th.syncs))
-		th.syncNamed = make([]bool, len(th.syncs))
+	if j := th.syncCallAt(a, i); j >= 0 {
+		return th.evs[j].Name
 	}
-	if !th.syncNamed[i] {
-		th.syncNames[i], th.syncNamed[i] = th.syncName(a, th.syncs[i]), true
+	return 0
+}
+
+// syncCallAt returns the index in th.evs of the outermost blocking call
+// starting th.syncs[i], -1 if none, found once per merged call.
+func (th *thread) syncCallAt(a *analyzer, i int) int {
+	if th.syncCalls == nil {
+		th.syncCalls = make([]int32, len(th.syncs))
 	}
-	return th.syncNames[i]
+	if th.syncCalls[i] == 0 {
+		th.syncCalls[i] = int32(th.indexStarting(a, th.syncs[i], classSync, classAsyncCopy)) + 2
+	}
+	return int(th.syncCalls[i]) - 2
 }
 
 // subtract returns the merged intervals a less the merged intervals b.
