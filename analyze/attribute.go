@@ -46,7 +46,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	}
 	track, linked := a.waitedFor(d, full)
 	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: a.stepIndex(idle.Start)}
-	a.sites.gap = gapOrder{g.Start, d.order}
+	a.sites.gap = g.Start
 	a.segs.start(&g)
 	if g.Track >= 0 {
 		g.Thread = a.t.Tracks[g.Track].Name

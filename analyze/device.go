@@ -9,9 +9,7 @@ import (
 // device is one device's timeline: the union of its work over all its
 // streams or lines.
 type device struct {
-	id string
-	// order is the device's index in analyzer.devs.
-	order  int
+	id     string
 	tracks []int32
 	// busy are the merged work intervals in time order.
 	busy []Interval
@@ -61,7 +59,6 @@ func (a *analyzer) findDevices() []*device {
 	devs := make([]*device, len(ids))
 	for i, id := range ids {
 		devs[i] = byID[id]
-		devs[i].order = i
 	}
 	return devs
 }

@@ -161,7 +161,8 @@ type siteKey struct {
 // siteTally sums idle by call site, by op and by copy call while the gaps
 // are attributed.
 type siteTally struct {
-	sites   map[siteKey]*CallSite
+	sites   map[siteKey]int32 // index in list
+	list    []CallSite
 	first   map[int32]firstBlame // blamed events, by index in Trace.Events
 	ops     map[trace.StrID]int64
 	opFrame map[trace.StrID]map[trace.StrID]int64
@@ -169,9 +170,9 @@ type siteTally struct {
 	stacks  bool            // a frame was found
 	buf     []int32
 	// open is the blame of the segment the encoder holds back (see
-	// segmentDone); gap orders the gap being attributed.
+	// segmentDone); gap is the start of the gap being attributed.
 	open blame
-	gap  gapOrder
+	gap  int64
 	run  pendingBlame
 }
 
@@ -181,28 +182,21 @@ type blame struct {
 	ev int
 }
 
-// gapOrder places a gap in Result.Gaps, which sorts them by start, of equal
-// starts in device order.
-type gapOrder struct {
-	start int64
-	dev   int
-}
-
-func (o gapOrder) before(p gapOrder) bool {
-	return o.start < p.start || o.start == p.start && o.dev < p.dev
-}
-
-// firstBlame is the first gap, in Result.Gaps order, with a segment blamed
-// on an event, and that segment's call site: a call counts once, at its
-// first site, however many segments are blamed on it.
+// firstBlame is the start of the first gap, in Result.Gaps order, with a
+// segment blamed on an event, and that segment's call site (an index in
+// siteTally.list): a call counts once, at its first site, however many
+// segments are blamed on it. Result.Gaps sorts gaps by start, of equal
+// starts in device order, and the devices are attributed in that order,
+// each in time order: the first gap is the first seen of the earliest
+// start.
 type firstBlame struct {
-	gap  gapOrder
-	site *CallSite
+	start int64
+	site  int32
 }
 
 func newSiteTally() *siteTally {
 	return &siteTally{
-		sites: map[siteKey]*CallSite{}, first: map[int32]firstBlame{},
+		sites: map[siteKey]int32{}, first: map[int32]firstBlame{},
 		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
 		copies: map[int32]int64{}, open: blame{ev: -1},
 	}
@@ -215,12 +209,12 @@ func (a *analyzer) insights() {
 	st := a.sites
 	a.flushBlame()
 	for _, f := range st.first {
-		f.site.Count++
+		st.list[f.site].Count++
 	}
 	n := int64(max(len(a.devs), 1))
-	for _, s := range st.sites {
+	for _, s := range st.list {
 		s.Idle /= n
-		r.CallSites = append(r.CallSites, *s)
+		r.CallSites = append(r.CallSites, s)
 	}
 	slices.SortFunc(r.CallSites, func(x, y CallSite) int {
 		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()), cmp.Compare(x.Cause, y.Cause))
@@ -271,7 +265,7 @@ func (a *analyzer) segmentDone(s Segment) {
 type blameRun struct {
 	blame
 	cause Cause
-	gap   gapOrder
+	gap   int64
 }
 
 // pendingBlame is the run of segments not yet tallied and its idle.
@@ -302,13 +296,15 @@ func (a *analyzer) flushBlame() {
 		c = InSync
 	}
 	sk := siteKey{c, e.Name, frame}
-	site := st.sites[sk]
-	if site == nil {
-		site = &CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c}
-		st.sites[sk] = site
+	i, ok := st.sites[sk]
+	if !ok {
+		i = int32(len(st.list))
+		st.sites[sk] = i
+		st.list = append(st.list, CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c})
 	}
-	if f, ok := st.first[global]; !ok || k.gap.before(f.gap) {
-		st.first[global] = firstBlame{k.gap, site}
+	site := &st.list[i]
+	if f, ok := st.first[global]; !ok || k.gap < f.start {
+		st.first[global] = firstBlame{k.gap, i}
 	}
 	site.Idle += dur
 	if e.Has(trace.FlagMemcpy) {
