@@ -300,8 +300,14 @@ func (a *analyzer) hostStretches(ivs func(*thread) []Interval, classes ...class)
 			continue
 		}
 		th := a.thread(int32(i))
+		at := 0 // the first event starting at or after the last interval
 		for _, iv := range ivs(th) {
-			all = append(all, hostStretch{iv, th.nameStarting(a, iv, classes...), int32(i)})
+			at = gallopStart(th.evs, at, iv.Start)
+			var name trace.StrID
+			if k := th.classAt(a, at, iv.Start, classes); k >= 0 {
+				name = th.evs[k].Name
+			}
+			all = append(all, hostStretch{iv, name, int32(i)})
 		}
 	}
 	slices.SortFunc(all, func(x, y hostStretch) int { return cmp.Compare(x.Start, y.Start) })
@@ -341,12 +347,33 @@ func (th *thread) nameStarting(a *analyzer, iv Interval, classes ...class) trace
 // of classes starting the merged interval iv, -1 if none.
 func (th *thread) indexStarting(a *analyzer, iv Interval, classes ...class) int {
 	i, _ := slices.BinarySearchFunc(th.evs, iv.Start, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
-	for ; i < len(th.evs) && th.evs[i].Start == iv.Start; i++ {
+	return th.classAt(a, i, iv.Start, classes)
+}
+
+// classAt returns the index in th.evs of the first event of one of classes
+// starting at t, looking from i, the first event starting at or after t;
+// -1 if none.
+func (th *thread) classAt(a *analyzer, i int, t int64, classes []class) int {
+	for ; i < len(th.evs) && th.evs[i].Start == t; i++ {
 		if slices.Contains(classes, a.cls.of(th.evs[i].Name)) {
 			return i
 		}
 	}
 	return -1
+}
+
+// gallopStart returns the index of the first of evs starting at or after
+// t, which is at or after from: it steps out from from in growing strides
+// and searches the last stride, so a walk over times in order costs the
+// log of each step rather than of the whole thread.
+func gallopStart(evs []trace.Event, from int, t int64) int {
+	lo, step := from, 1
+	for lo+step < len(evs) && evs[lo+step].Start < t {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step+1, len(evs))
+	return lo + startIndex(evs[lo:hi], t)
 }
 
 // syncAround returns the host-wide stretch covering x (of blocking calls,
