@@ -278,6 +278,9 @@ type segEncoder struct {
 	stacks   map[string]StackID
 	calls    map[trace.StrID]CallID
 	stackKey []byte // scratch for the keys of stacks
+	// recent are the last stacks looked up; nextRecent is replaced next.
+	recent     [4]recentStack
+	nextRecent int
 	// byStack lists the kinds of each stack id, by index in s.kinds.
 	byStack [][]uint32
 	names   []string
@@ -366,6 +369,29 @@ func (e *segEncoder) kind(k segKind) uint32 {
 // millions of segments but few distinct stacks: a stack's names are looked
 // up once.
 func (e *segEncoder) stack(ids []trace.StrID, name func(trace.StrID) string) StackID {
+	// A thread goes in and out of the same few stacks in a row: those
+	// are compared before the map is asked.
+	for i := range e.recent {
+		if r := &e.recent[i]; r.set && slices.Equal(r.ids, ids) {
+			return r.id
+		}
+	}
+	id := e.lookupStack(ids, name)
+	r := &e.recent[e.nextRecent]
+	r.ids, r.id, r.set = append(r.ids[:0], ids...), id, true
+	e.nextRecent = (e.nextRecent + 1) % len(e.recent)
+	return id
+}
+
+// recentStack is a stack of string ids looked up lately, with its id.
+type recentStack struct {
+	ids []trace.StrID
+	id  StackID
+	set bool
+}
+
+// lookupStack is stack without the recent stacks.
+func (e *segEncoder) lookupStack(ids []trace.StrID, name func(trace.StrID) string) StackID {
 	key := e.stackKey[:0] // reused: a lookup by string(key) does not keep it
 	for _, id := range ids {
 		key = binary.LittleEndian.AppendUint32(key, uint32(id))
