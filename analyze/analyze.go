@@ -59,17 +59,27 @@ type analyzer struct {
 	// allSyncs and allRuntime are the host-wide stretches of blocking
 	// calls and of runtime work (see hostSyncs, hostRuntime).
 	allSyncs, allRuntime []hostStretch
+	// syncsHint and runtimeHint are the last indexes syncAround found
+	// in allSyncs and allRuntime.
+	syncsHint, runtimeHint int
+	// serial is waitedSerialized's last answer.
+	serial serialAnswer
 	// loop is the thread a JAX program's loop runs on, -1 when the trace
 	// is not JAX's or shows no dispatch (see findLoop); dispatches are its
 	// dispatches by end (see dispatchBefore).
 	loop       int32
 	dispatches []Interval
+	// dispatchHint is dispatchAfter's last answer.
+	dispatchHint int
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool
 	// segs encodes the gaps' segments into the result.
-	segs   *segEncoder
+	segs *segEncoder
+	// sites sums the idle blamed on each call site as segments are made.
+	sites  *siteTally
 	costs  []int8        // see knownCostOf
+	facts  []nameFacts   // see factsOf
 	idsBuf []trace.StrID // scratch for a segment's stack
 	res    *Result
 }
@@ -109,6 +119,8 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 		Options:   opt,
 	}
 	a.segs = newSegEncoder(&a.res.segs)
+	a.sites = newSiteTally()
+	a.segs.done = a.segmentDone
 	if err := a.run(); err != nil {
 		return nil, err
 	}

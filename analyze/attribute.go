@@ -46,12 +46,13 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	}
 	track, linked := a.waitedFor(d, full)
 	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: a.stepIndex(idle.Start)}
+	a.sites.gap = g.Start
 	a.segs.start(&g)
 	if g.Track >= 0 {
 		g.Thread = a.t.Tracks[g.Track].Name
 		a.segments(d, &g, full, linked)
 	} else {
-		a.segs.add(g.Start, g.Dur, Untraced, 0, a.t.Str, nil)
+		a.addSegment(nil, 0, g.Start, g.Dur, Untraced, 0, nil)
 		g.Split.Add(Untraced, g.Dur)
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
@@ -59,9 +60,6 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	g.Cause = largestCause(&g.Split)
 	for c := InSync; c < NumCauses; c++ {
 		d.split.Add(c, g.Split.Of(c))
-	}
-	for s := range a.res.Segments(&g) {
-		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
 	}
 	d.gaps = append(d.gaps, g)
 }
@@ -200,7 +198,7 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 		if len(stack) == 0 && linked {
 			// The thread shows nothing: the rest of the host may enter or
 			// leave a blocking call meanwhile (see cause).
-			_, _, next := syncAround(a.hostSyncs(), cur)
+			_, _, next := syncAround(a.hostSyncs(), cur, &a.syncsHint)
 			nb = min(nb, next)
 		}
 		// A JAX loop thread inside a dispatch waits on the runtime
@@ -208,7 +206,7 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 		// cause.
 		nb = min(nb, a.nextRuntimeChange(th, stack, cur))
 		if nb > cur {
-			a.emit(d, th, g, full, Interval{cur, nb}, stack, linked)
+			a.emit(d, th, g, full, Interval{cur, nb}, stack, next, linked)
 		}
 		cur = nb
 		stack = slices.DeleteFunc(stack, func(s int32) bool { return th.evs[s].End() <= cur })
@@ -221,8 +219,9 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 }
 
 // emit classifies the stretch iv with the thread inside stack and adds it
-// to g's segments.
-func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, linked bool) {
+// to g's segments; next is the index in th.evs of the first event
+// starting after iv.Start.
+func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, next int, linked bool) {
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
 	g.Split.Add(c, iv.End-iv.Start)
 	// The blocking call of a sync segment: the one the thread is inside,
@@ -235,10 +234,7 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		}
 		a.tally.add(c, via.name, via.track, iv.End-iv.Start)
 	case c == AfterSync:
-		last, _ := th.lastSync(iv.Start)
-		r := last.End
-		i, _ := slices.BinarySearchFunc(th.syncs, r, func(s Interval, r int64) int { return cmp.Compare(s.End, r) })
-		sync = th.syncName(a, th.syncs[i])
+		sync = th.syncNameAt(a, th.lastSyncIndex(iv.Start))
 		a.tally.add(c, sync, th.track, iv.End-iv.Start)
 	default:
 		name := a.culprit(c, th, stack)
@@ -252,7 +248,15 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		ids = append(ids, th.evs[s].Name)
 	}
 	a.idsBuf = ids
-	a.segs.add(iv.Start, iv.End-iv.Start, c, sync, a.t.Str, ids)
+	a.addSegment(th, next, iv.Start, iv.End-iv.Start, c, sync, ids)
+}
+
+// addSegment adds a stretch to the gap's segments (see segEncoder.add) and,
+// when it opens a segment, finds what that segment is blamed on.
+func (a *analyzer) addSegment(th *thread, next int, start, dur int64, c Cause, sync trace.StrID, ids []trace.StrID) {
+	if s, opened := a.segs.add(start, dur, c, sync, a.t.Str, ids); opened && a.segs.done != nil {
+		a.openBlame(th, &s, next)
+	}
 }
 
 // cause applies the rules in order: in-sync, after-sync, input, runtime,
@@ -282,7 +286,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 			runtime = true
 		}
 	}
-	if last, ok := th.lastSync(x); ok && a.waited(d, last) && a.serialized(d, last.End, full) {
+	if last, ok := th.lastSync(x); ok && a.waitedSerialized(d, last, full) {
 		return AfterSync, nil
 	}
 	switch {
@@ -300,14 +304,39 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []
 	case !linked:
 		return Untraced, nil
 	}
-	in, last, _ := syncAround(a.hostSyncs(), x)
+	in, last, _ := syncAround(a.hostSyncs(), x, &a.syncsHint)
 	switch {
 	case in != nil:
 		return InSync, in
-	case last != nil && a.waited(d, last.Interval) && a.serialized(d, last.End, full):
+	case last != nil && a.waitedSerialized(d, last.Interval, full):
 		return AfterSync, last
 	}
 	return Untraced, nil
+}
+
+// waitedSerialized reports whether the blocking call sync waited for d and
+// the device has waited on the host since, up to the idle interval full
+// (see waited, serialized). A gap's segments ask of the same call and
+// interval in a row: the last answer is kept.
+func (a *analyzer) waitedSerialized(d *device, sync, full Interval) bool {
+	k := serialKey{d, sync, full}
+	if c := &a.serial; c.set && c.key == k {
+		return c.ok
+	}
+	ok := a.waited(d, sync) && a.serialized(d, sync.End, full)
+	a.serial = serialAnswer{key: k, ok: ok, set: true}
+	return ok
+}
+
+// serialKey and serialAnswer keep waitedSerialized's last answer.
+type serialKey struct {
+	d          *device
+	sync, full Interval
+}
+
+type serialAnswer struct {
+	key     serialKey
+	ok, set bool
 }
 
 // waited reports whether the blocking call sync waited for d: the device

@@ -81,7 +81,7 @@ func (a *analyzer) culpritAt(c Cause, th *thread, stack []int32) int {
 			return i
 		case c == Input && k == classInput:
 			return i
-		case c == Host && strings.Contains(a.t.Str(name), "::") && !th.evs[s].Has(trace.FlagStep):
+		case c == Host && a.factsOf(name)&factScoped != 0 && !th.evs[s].Has(trace.FlagStep):
 			return i
 		}
 	}

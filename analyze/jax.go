@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 
@@ -102,19 +103,17 @@ func (a *analyzer) runtimeBehind(th *thread, stack []int32, x int64) *hostStretc
 	if th.track != a.loop || !a.inDispatch(th, stack) {
 		return nil
 	}
-	in, _, _ := syncAround(a.hostRuntime(), x)
+	in, _, _ := syncAround(a.hostRuntime(), x, &a.runtimeHint)
 	return in
 }
 
 // nextRuntimeChange returns when the runtime work of the host next starts
-// or ends after x, for a loop thread inside a dispatch (else MaxInt64
-// from an empty list).
+// or ends after x, for a loop thread inside a dispatch (else MaxInt64).
 func (a *analyzer) nextRuntimeChange(th *thread, stack []int32, x int64) int64 {
-	var ss []hostStretch
-	if th.track == a.loop && a.inDispatch(th, stack) {
-		ss = a.hostRuntime()
+	if th.track != a.loop || !a.inDispatch(th, stack) {
+		return math.MaxInt64
 	}
-	_, _, next := syncAround(ss, x)
+	_, _, next := syncAround(a.hostRuntime(), x, &a.runtimeHint)
 	return next
 }
 
@@ -132,16 +131,32 @@ func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 		}
 		slices.SortStableFunc(a.dispatches, func(x, y Interval) int { return cmp.Compare(x.End, y.End) })
 	}
-	i, _ := slices.BinarySearchFunc(a.dispatches, t, func(iv Interval, t int64) int {
+	i := a.dispatchAfter(t)
+	if i == 0 {
+		return 0, false
+	}
+	return a.dispatches[i-1].Start, true
+}
+
+// dispatchAfter returns the index of the first dispatch ending at or after
+// t. The devices' work asks in start order, so the last answer is tried
+// first.
+func (a *analyzer) dispatchAfter(t int64) int {
+	ds, n := a.dispatches, len(a.dispatches)
+	for _, i := range [2]int{a.dispatchHint, a.dispatchHint + 1} {
+		if i <= n && (i == 0 || ds[i-1].End < t) && (i == n || ds[i].End >= t) {
+			a.dispatchHint = i
+			return i
+		}
+	}
+	i, _ := slices.BinarySearchFunc(ds, t, func(iv Interval, t int64) int {
 		if iv.End < t {
 			return -1
 		}
 		return 1
 	})
-	if i == 0 {
-		return 0, false
-	}
-	return a.dispatches[i-1].Start, true
+	a.dispatchHint = i
+	return i
 }
 
 // pythonFrame matches a frame of JAX's Python tracer as the readers give

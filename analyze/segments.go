@@ -278,13 +278,21 @@ type segEncoder struct {
 	stacks   map[string]StackID
 	calls    map[trace.StrID]CallID
 	stackKey []byte // scratch for the keys of stacks
-	names    []string
-	w        segWriter
+	// recent are the last stacks looked up; nextRecent is replaced next.
+	recent     [4]recentStack
+	nextRecent int
+	// byStack lists the kinds of each stack id, by index in s.kinds.
+	byStack [][]uint32
+	names   []string
+	w       segWriter
 	// open is set while a segment is held back: last, with the string ids
 	// of its stack in lastIDs.
 	open    bool
 	last    Segment
 	lastIDs []trace.StrID
+	// done, when set, is given each segment as it is written, merged:
+	// the analysis blames it and adds it to the steps in the same pass.
+	done func(Segment)
 }
 
 func newSegEncoder(s *segments) *segEncoder {
@@ -304,23 +312,27 @@ func (e *segEncoder) finish(g *Gap) {
 	g.segHi = len(e.s.data)
 }
 
-// close drops what only the encoding needed.
-func (e *segEncoder) close() { e.s.index = nil }
+// close drops what only the encoding needed and stops passing segments
+// to done: stretches explained after the analysis (Analysis.ExplainIdle)
+// are no gap's.
+func (e *segEncoder) close() { e.s.index, e.done = nil, nil }
 
 // add adds the stretch [start, start+dur) of cause c inside the stack of
 // event names ids, of blocking call sync (0 for none), to the gap's
 // segments, merged into the previous one when cause, call and names are
-// the same.
-func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, ids []trace.StrID) {
+// the same. It returns the segment held back and whether the stretch
+// opened it rather than being merged into it.
+func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, ids []trace.StrID) (Segment, bool) {
 	call := e.call(sync, name)
 	if e.open && e.last.Cause == c && e.last.Sync == call && slices.Equal(e.lastIDs, ids) {
 		e.last.Dur += dur
-		return
+		return e.last, false
 	}
 	e.flush()
 	e.open = true
 	e.last = Segment{Start: start, Dur: dur, Stack: e.stack(ids, name), Sync: call, Cause: c}
 	e.lastIDs = append(e.lastIDs[:0], ids...)
+	return e.last, true
 }
 
 // flush writes the segment held back.
@@ -329,14 +341,57 @@ func (e *segEncoder) flush() {
 		return
 	}
 	e.open = false
-	k := e.x.kind(e.s, segKind{stack: e.last.Stack, call: e.last.Sync, cause: e.last.Cause})
+	k := e.kind(segKind{stack: e.last.Stack, call: e.last.Sync, cause: e.last.Cause})
 	e.s.data = e.w.put(e.s.data, k, e.last.Start, e.last.Dur)
+	if e.done != nil {
+		e.done(e.last)
+	}
+}
+
+// kind returns the index of k in the kinds table. The kinds of each stack
+// are kept in a short list, searched in place of hashing k: a stack has
+// few causes and calls.
+func (e *segEncoder) kind(k segKind) uint32 {
+	if int(k.stack) >= len(e.byStack) {
+		e.byStack = append(e.byStack, make([][]uint32, int(k.stack)+1-len(e.byStack))...)
+	}
+	for _, i := range e.byStack[k.stack] {
+		if e.s.kinds[i] == k {
+			return i
+		}
+	}
+	i := e.x.kind(e.s, k)
+	e.byStack[k.stack] = append(e.byStack[k.stack], i)
+	return i
 }
 
 // stack returns the id of the stack of names ids. A long trace has
 // millions of segments but few distinct stacks: a stack's names are looked
 // up once.
 func (e *segEncoder) stack(ids []trace.StrID, name func(trace.StrID) string) StackID {
+	// A thread goes in and out of the same few stacks in a row: those
+	// are compared before the map is asked.
+	for i := range e.recent {
+		if r := &e.recent[i]; r.set && slices.Equal(r.ids, ids) {
+			return r.id
+		}
+	}
+	id := e.lookupStack(ids, name)
+	r := &e.recent[e.nextRecent]
+	r.ids, r.id, r.set = append(r.ids[:0], ids...), id, true
+	e.nextRecent = (e.nextRecent + 1) % len(e.recent)
+	return id
+}
+
+// recentStack is a stack of string ids looked up lately, with its id.
+type recentStack struct {
+	ids []trace.StrID
+	id  StackID
+	set bool
+}
+
+// lookupStack is stack without the recent stacks.
+func (e *segEncoder) lookupStack(ids []trace.StrID, name func(trace.StrID) string) StackID {
 	key := e.stackKey[:0] // reused: a lookup by string(key) does not keep it
 	for _, id := range ids {
 		key = binary.LittleEndian.AppendUint32(key, uint32(id))

@@ -115,6 +115,42 @@ func (a *analyzer) knownCostOf(id trace.StrID) int {
 	return int(a.costs[id]) - 2
 }
 
+// nameFacts is what the attribution asks of an event's name per segment,
+// found once per name.
+type nameFacts uint8
+
+const (
+	factsKnown    nameFacts = 1 << iota // the other bits are filled
+	factScoped                          // the name has "::", as framework ops do
+	factFrame                           // the name is a Python frame
+	factUserFrame                       // the name is a frame of the user's code
+)
+
+// factsOf returns the facts of the name id.
+func (a *analyzer) factsOf(id trace.StrID) nameFacts {
+	if a.facts == nil {
+		a.facts = make([]nameFacts, len(a.t.Strings))
+	}
+	if int(id) < len(a.facts) && a.facts[id] != 0 {
+		return a.facts[id]
+	}
+	name := a.t.Str(id)
+	f := factsKnown
+	if strings.Contains(name, "::") {
+		f |= factScoped
+	}
+	if fr := parseFrame(name); !fr.IsZero() {
+		f |= factFrame
+		if !frameworkFile(fr.File) {
+			f |= factUserFrame
+		}
+	}
+	if int(id) < len(a.facts) {
+		a.facts[id] = f
+	}
+	return f
+}
+
 // siteKey identifies a call site: the kind of idle, the call and the frame
 // event's name (0: no frame).
 type siteKey struct {
@@ -123,40 +159,62 @@ type siteKey struct {
 }
 
 // siteTally sums idle by call site, by op and by copy call while the gaps
-// are walked.
+// are attributed.
 type siteTally struct {
-	sites   map[siteKey]*CallSite
-	counted map[int32]bool // blamed events already counted, by index in Trace.Events
+	sites   map[siteKey]int32 // index in list
+	list    []CallSite
+	first   map[int32]firstBlame // blamed events, by index in Trace.Events
 	ops     map[trace.StrID]int64
 	opFrame map[trace.StrID]map[trace.StrID]int64
 	copies  map[int32]int64 // idle blamed on each copy call
 	stacks  bool            // a frame was found
 	buf     []int32
+	// open is the blame of the segment the encoder holds back (see
+	// segmentDone); gap is the start of the gap being attributed.
+	open blame
+	gap  int64
+	run  pendingBlame
 }
 
-// insights walks every gap's segments once and fills Result.CallSites,
-// Result.Ops and Result.Copies.
+// blame is what a segment is blamed on: event ev (-1: none) of thread th.
+type blame struct {
+	th *thread
+	ev int
+}
+
+// firstBlame is the start of the first gap, in Result.Gaps order, with a
+// segment blamed on an event, and that segment's call site (an index in
+// siteTally.list): a call counts once, at its first site, however many
+// segments are blamed on it. Result.Gaps sorts gaps by start, of equal
+// starts in device order, and the devices are attributed in that order,
+// each in time order: the first gap is the first seen of the earliest
+// start.
+type firstBlame struct {
+	start int64
+	site  int32
+}
+
+func newSiteTally() *siteTally {
+	return &siteTally{
+		sites: map[siteKey]int32{}, first: map[int32]firstBlame{},
+		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
+		copies: map[int32]int64{}, open: blame{ev: -1},
+	}
+}
+
+// insights fills Result.CallSites, Result.Ops and Result.Copies from the
+// idle the attribution blamed on each event (see segmentDone).
 func (a *analyzer) insights() {
 	r := a.res
-	st := &siteTally{
-		sites: map[siteKey]*CallSite{}, counted: map[int32]bool{},
-		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
-		copies: map[int32]int64{},
-	}
-	for i := range r.Gaps {
-		g := &r.Gaps[i]
-		if g.Track < 0 {
-			continue
-		}
-		th := a.thread(g.Track)
-		for s := range r.Segments(g) {
-			a.blameSegment(st, th, &s)
-		}
+	st := a.sites
+	a.flushBlame()
+	for _, f := range st.first {
+		st.list[f.site].Count++
 	}
 	n := int64(max(len(a.devs), 1))
-	for _, s := range st.sites {
+	for _, s := range st.list {
 		s.Idle /= n
-		r.CallSites = append(r.CallSites, *s)
+		r.CallSites = append(r.CallSites, s)
 	}
 	slices.SortFunc(r.CallSites, func(x, y CallSite) int {
 		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()), cmp.Compare(x.Cause, y.Cause))
@@ -168,48 +226,97 @@ func (a *analyzer) insights() {
 	r.Copies = a.copyStats(st.copies, n)
 }
 
-// blameSegment finds the event segment s is blamed on and adds s to its
-// call site and, for host work, to its op.
-func (a *analyzer) blameSegment(st *siteTally, th *thread, s *Segment) {
-	if s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
+// openBlame finds the event segment s, just opened on thread th (nil when
+// the gap waited for no thread), is blamed on; next is the index in th.evs
+// of the first event starting after s.Start. The segment is tallied when
+// it is done, at its full length.
+func (a *analyzer) openBlame(th *thread, s *Segment, next int) {
+	st := a.sites
+	st.open = blame{th: th, ev: -1}
+	if th == nil || s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
 		return
 	}
-	st.buf, _ = th.stackAt(s.Start, st.buf)
-	ev := a.blamed(th, s, st.buf)
-	if ev < 0 {
+	st.buf = th.chainAt(next, s.Start, st.buf)
+	st.open.ev = a.blamed(th, s, st.buf)
+}
+
+// segmentDone adds the finished segment s of the current gap to the
+// steps' idle and to what it is blamed on. Consecutive segments blamed on
+// the same event for the same cause are summed before they reach the
+// tally's maps (see addBlame): a long gap blames thousands of segments on
+// a few events.
+func (a *analyzer) segmentDone(s Segment) {
+	a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
+	st := a.sites
+	if st.open.ev < 0 {
 		return
 	}
+	k := blameRun{blame: st.open, cause: s.Cause, gap: st.gap}
+	if st.run.set && st.run.key == k {
+		st.run.dur += s.Dur
+		return
+	}
+	a.flushBlame()
+	st.run = pendingBlame{key: k, dur: s.Dur, set: true}
+}
+
+// blameRun identifies a run of segments tallied together: the event
+// blamed, the cause and the gap.
+type blameRun struct {
+	blame
+	cause Cause
+	gap   int64
+}
+
+// pendingBlame is the run of segments not yet tallied and its idle.
+type pendingBlame struct {
+	key blameRun
+	dur int64
+	set bool
+}
+
+// flushBlame adds the pending run of segments to its call site, op and
+// copy call.
+func (a *analyzer) flushBlame() {
+	st := a.sites
+	if !st.run.set {
+		return
+	}
+	k, dur := st.run.key, st.run.dur
+	st.run = pendingBlame{}
+	th, ev := k.th, k.ev
 	e := &th.evs[ev]
 	global := int32(th.lo + ev)
 	frame := a.userFrame(th, ev)
 	if frame != 0 {
 		st.stacks = true
 	}
-	c := s.Cause
+	c := k.cause
 	if c == AfterSync {
 		c = InSync
 	}
-	k := siteKey{c, e.Name, frame}
-	site := st.sites[k]
-	if site == nil {
-		site = &CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c}
-		st.sites[k] = site
+	sk := siteKey{c, e.Name, frame}
+	i, ok := st.sites[sk]
+	if !ok {
+		i = int32(len(st.list))
+		st.sites[sk] = i
+		st.list = append(st.list, CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c})
 	}
-	if !st.counted[global] {
-		st.counted[global] = true
-		site.Count++
+	site := &st.list[i]
+	if f, ok := st.first[global]; !ok || k.gap < f.start {
+		st.first[global] = firstBlame{k.gap, i}
 	}
-	site.Idle += s.Dur
+	site.Idle += dur
 	if e.Has(trace.FlagMemcpy) {
-		st.copies[global] += s.Dur
+		st.copies[global] += dur
 	}
-	if name := a.t.Str(e.Name); s.Cause == Host && parseFrame(name).IsZero() && !strings.HasPrefix(name, "<") {
+	if k.cause == Host && a.factsOf(e.Name)&factFrame == 0 && !strings.HasPrefix(a.t.Str(e.Name), "<") {
 		// An op, not Python between ops.
-		st.ops[e.Name] += s.Dur
+		st.ops[e.Name] += dur
 		if st.opFrame[e.Name] == nil {
 			st.opFrame[e.Name] = map[trace.StrID]int64{}
 		}
-		st.opFrame[e.Name][frame] += s.Dur
+		st.opFrame[e.Name][frame] += dur
 	}
 }
 
@@ -220,11 +327,11 @@ func (a *analyzer) blameSegment(st *siteTally, th *thread, s *Segment) {
 func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 	switch s.Cause {
 	case AfterSync:
-		last, ok := th.lastSync(s.Start)
-		if !ok {
+		k := th.lastSyncIndex(s.Start)
+		if k < 0 {
 			return -1
 		}
-		i := th.indexStarting(a, last, classSync, classAsyncCopy)
+		i := th.syncCallAt(a, k)
 		if i < 0 || a.t.Str(th.evs[i].Name) != a.res.CallName(s.Sync) {
 			return -1 // another thread's call
 		}
@@ -239,7 +346,7 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 		// The loader's own event rather than the Python frame of its
 		// __next__, which the input patterns match too.
 		for _, x := range stack {
-			if name := th.evs[x].Name; a.cls.of(name) == classInput && parseFrame(a.t.Str(name)).IsZero() {
+			if name := th.evs[x].Name; a.cls.of(name) == classInput && a.factsOf(name)&factFrame == 0 {
 				return int(x)
 			}
 		}
@@ -263,7 +370,7 @@ func (a *analyzer) userFrame(th *thread, i int) trace.StrID {
 	par := th.parents()
 	for x := int32(i); x >= 0; x = par[x] {
 		name := th.evs[x].Name
-		if f := parseFrame(a.t.Str(name)); !f.IsZero() && !frameworkFile(f.File) {
+		if a.factsOf(name)&factUserFrame != 0 {
 			return name
 		}
 	}

@@ -32,6 +32,10 @@ type thread struct {
 	// background is set when an input event shows the loader running in
 	// worker processes or threads, the loop only taking ready batches.
 	background bool
+	// syncHint is the last answer of lastSyncIndex, plus one; syncCalls
+	// the calls starting syncs found so far, plus two (see syncCallAt).
+	syncHint  int
+	syncCalls []int32
 }
 
 func (a *analyzer) thread(track int32) *thread {
@@ -111,6 +115,12 @@ func (th *thread) stackAt(x int64, buf []int32) ([]int32, int) {
 		}
 		return 1
 	})
+	return th.chainAt(next, x, buf), next
+}
+
+// chainAt returns the events covering x, outermost first, given next, the
+// index of the first event starting after x.
+func (th *thread) chainAt(next int, x int64, buf []int32) []int32 {
 	par := th.parents()
 	stack := buf[:0]
 	// Every event covering x encloses the last event starting at or before
@@ -121,22 +131,58 @@ func (th *thread) stackAt(x int64, buf []int32) ([]int32, int) {
 		}
 	}
 	slices.Reverse(stack)
-	return stack, next
+	return stack
 }
 
 // lastSync returns the thread's last blocking call that ended at or before
 // x, and whether there is one.
 func (th *thread) lastSync(x int64) (Interval, bool) {
+	if i := th.lastSyncIndex(x); i >= 0 {
+		return th.syncs[i], true
+	}
+	return Interval{}, false
+}
+
+// lastSyncIndex returns the index in th.syncs of the last blocking call
+// that ended at or before x, or -1. The attribution asks at times that
+// mostly grow, so the last answer is tried first.
+func (th *thread) lastSyncIndex(x int64) int {
+	ends := func(i int) bool { return th.syncs[i].End <= x } // true up to the answer
+	n := len(th.syncs)
+	for _, i := range [2]int{th.syncHint, th.syncHint + 1} {
+		if i <= n && (i == 0 || ends(i-1)) && (i == n || !ends(i)) {
+			th.syncHint = i
+			return i - 1
+		}
+	}
 	i, _ := slices.BinarySearchFunc(th.syncs, x, func(iv Interval, x int64) int {
 		if iv.End <= x {
 			return -1
 		}
 		return 1
 	})
-	if i == 0 {
-		return Interval{}, false
+	th.syncHint = i
+	return i - 1
+}
+
+// syncNameAt is syncName of th.syncs[i].
+func (th *thread) syncNameAt(a *analyzer, i int) trace.StrID {
+	if j := th.syncCallAt(a, i); j >= 0 {
+		return th.evs[j].Name
 	}
-	return th.syncs[i-1], true
+	return 0
+}
+
+// syncCallAt returns the index in th.evs of the outermost blocking call
+// starting th.syncs[i], -1 if none, found once per merged call.
+func (th *thread) syncCallAt(a *analyzer, i int) int {
+	if th.syncCalls == nil {
+		th.syncCalls = make([]int32, len(th.syncs))
+	}
+	if th.syncCalls[i] == 0 {
+		th.syncCalls[i] = int32(th.indexStarting(a, th.syncs[i], classSync, classAsyncCopy)) + 2
+	}
+	return int(th.syncCalls[i]) - 2
 }
 
 // subtract returns the merged intervals a less the merged intervals b.
@@ -254,8 +300,14 @@ func (a *analyzer) hostStretches(ivs func(*thread) []Interval, classes ...class)
 			continue
 		}
 		th := a.thread(int32(i))
+		at := 0 // the first event starting at or after the last interval
 		for _, iv := range ivs(th) {
-			all = append(all, hostStretch{iv, th.nameStarting(a, iv, classes...), int32(i)})
+			at = gallopStart(th.evs, at, iv.Start)
+			var name trace.StrID
+			if k := th.classAt(a, at, iv.Start, classes); k >= 0 {
+				name = th.evs[k].Name
+			}
+			all = append(all, hostStretch{iv, name, int32(i)})
 		}
 	}
 	slices.SortFunc(all, func(x, y hostStretch) int { return cmp.Compare(x.Start, y.Start) })
@@ -295,7 +347,14 @@ func (th *thread) nameStarting(a *analyzer, iv Interval, classes ...class) trace
 // of classes starting the merged interval iv, -1 if none.
 func (th *thread) indexStarting(a *analyzer, iv Interval, classes ...class) int {
 	i, _ := slices.BinarySearchFunc(th.evs, iv.Start, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
-	for ; i < len(th.evs) && th.evs[i].Start == iv.Start; i++ {
+	return th.classAt(a, i, iv.Start, classes)
+}
+
+// classAt returns the index in th.evs of the first event of one of classes
+// starting at t, looking from i, the first event starting at or after t;
+// -1 if none.
+func (th *thread) classAt(a *analyzer, i int, t int64, classes []class) int {
+	for ; i < len(th.evs) && th.evs[i].Start == t; i++ {
 		if slices.Contains(classes, a.cls.of(th.evs[i].Name)) {
 			return i
 		}
@@ -303,17 +362,29 @@ func (th *thread) indexStarting(a *analyzer, iv Interval, classes ...class) int 
 	return -1
 }
 
+// gallopStart returns the index of the first of evs starting at or after
+// t, which is at or after from: it steps out from from in growing strides
+// and searches the last stride, so a walk over times in order costs the
+// log of each step rather than of the whole thread.
+func gallopStart(evs []trace.Event, from int, t int64) int {
+	lo, step := from, 1
+	for lo+step < len(evs) && evs[lo+step].Start < t {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step+1, len(evs))
+	return lo + startIndex(evs[lo:hi], t)
+}
+
 // syncAround returns the host-wide stretch covering x (of blocking calls,
 // of runtime work), else the last one before x, and the time the state
 // next changes (the covering stretch's end or the next stretch's start;
 // MaxInt64 when never).
-func syncAround(ss []hostStretch, x int64) (in, last *hostStretch, next int64) {
-	i, _ := slices.BinarySearchFunc(ss, x, func(s hostStretch, x int64) int {
-		if s.Start <= x {
-			return -1
-		}
-		return 1
-	})
+//
+// hint holds the index the last call found, tried first: the attribution
+// asks at times that mostly grow.
+func syncAround(ss []hostStretch, x int64, hint *int) (in, last *hostStretch, next int64) {
+	i := searchStarts(ss, x, hint)
 	next = math.MaxInt64
 	if i < len(ss) {
 		next = ss[i].Start
@@ -325,4 +396,25 @@ func syncAround(ss []hostStretch, x int64) (in, last *hostStretch, next int64) {
 		return p, nil, p.End
 	}
 	return nil, &ss[i-1], next
+}
+
+// searchStarts returns the index of the first of ss starting after x,
+// trying *hint and the index after it before a binary search, and keeps
+// the answer in *hint.
+func searchStarts(ss []hostStretch, x int64, hint *int) int {
+	n := len(ss)
+	for _, i := range [2]int{*hint, *hint + 1} {
+		if i <= n && (i == 0 || ss[i-1].Start <= x) && (i == n || ss[i].Start > x) {
+			*hint = i
+			return i
+		}
+	}
+	i, _ := slices.BinarySearchFunc(ss, x, func(s hostStretch, x int64) int {
+		if s.Start <= x {
+			return -1
+		}
+		return 1
+	})
+	*hint = i
+	return i
 }

@@ -56,10 +56,22 @@ func (a *analyzer) findLoader() Loader {
 		l.From = plural(len(tracks), "worker thread") + " in the trace"
 		return l
 	}
+	// The names are matched once each, and the events looked at only
+	// when some name is the iterator's.
+	single := make([]bool, len(a.t.Strings))
+	some := false
+	for id, name := range a.t.Strings {
+		if describeLoader(name) == "single-process DataLoader" {
+			single[id], some = true, true
+		}
+	}
+	if !some {
+		return l
+	}
 	for _, tr := range a.launchingThreads() {
 		th := a.thread(tr)
 		for i := range th.evs {
-			if describeLoader(a.t.Str(th.evs[i].Name)) == "single-process DataLoader" {
+			if id := th.evs[i].Name; int(id) < len(single) && single[id] {
 				l.Known, l.Workers, l.From = true, 0, "the single-process DataLoader iterator"
 				return l
 			}
