@@ -49,10 +49,10 @@ func TestScenarioFormats(t *testing.T) {
 	}
 }
 
-// comparable strips from r what legitimately differs between formats: the
+// formatNeutral strips from r what legitimately differs between formats: the
 // source, and thread names and indexes (each format names threads its
 // own way), which findings' messages quote.
-func comparable(r *Result) *Result {
+func formatNeutral(r *Result) *Result {
 	c := *r
 	c.Source = Source{}
 	c.Gaps = append([]Gap(nil), r.Gaps...)
@@ -76,8 +76,8 @@ func TestFormatsAgree(t *testing.T) {
 	for _, w := range writers {
 		for _, sc := range scenarios {
 			t.Run(w.name+"/"+sc.name, func(t *testing.T) {
-				want := comparable(analyzeSpec(t, sc.loop.Spec()))
-				got := comparable(readBack(t, w.write, sc.loop.Spec()))
+				want := formatNeutral(analyzeSpec(t, sc.loop.Spec()))
+				got := formatNeutral(readBack(t, w.write, sc.loop.Spec()))
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("results differ:\n got %+v\nwant %+v", got, want)
 				}

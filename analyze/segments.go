@@ -210,32 +210,25 @@ func (s *segments) init() {
 }
 
 func (x *segIndex) kind(s *segments, k segKind) uint32 {
-	i, ok := x.kinds[k]
-	if !ok {
-		i = uint32(len(s.kinds))
-		s.kinds = append(s.kinds, k)
-		x.kinds[k] = i
-	}
-	return i
+	return intern(x.kinds, &s.kinds, k, func() segKind { return k })
 }
 
 func (x *segIndex) stack(s *segments, names []string) StackID {
-	key := stackKey(names)
-	id, ok := x.stacks[key]
-	if !ok {
-		id = StackID(len(s.stacks))
-		s.stacks = append(s.stacks, append([]string{}, names...))
-		x.stacks[key] = id
-	}
-	return id
+	return intern(x.stacks, &s.stacks, stackKey(names), func() []string { return append([]string{}, names...) })
 }
 
 func (x *segIndex) call(s *segments, name string) CallID {
-	id, ok := x.calls[name]
+	return intern(x.calls, &s.calls, name, func() string { return name })
+}
+
+// intern returns the id of key in ids, first appending value() to table
+// under the next id when the key is new.
+func intern[K comparable, T any, ID ~uint32](ids map[K]ID, table *[]T, key K, value func() T) ID {
+	id, ok := ids[key]
 	if !ok {
-		id = CallID(len(s.calls))
-		s.calls = append(s.calls, name)
-		x.calls[name] = id
+		id = ID(len(*table))
+		*table = append(*table, value())
+		ids[key] = id
 	}
 	return id
 }

@@ -14,11 +14,7 @@ func analyzeReal(t *testing.T, name string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Analyze(tr, DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return mustAnalyze(t, tr)
 }
 
 // TestRealCopy: TorchRec's story is one 704-byte device-to-host copy to

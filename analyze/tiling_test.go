@@ -33,6 +33,12 @@ func analyzeJSON(t *testing.T, doc string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mustAnalyze(t, tr)
+}
+
+// mustAnalyze analyses tr with the default options.
+func mustAnalyze(t *testing.T, tr *trace.Trace) *Result {
+	t.Helper()
 	res, err := Analyze(tr, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)

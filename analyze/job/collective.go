@@ -122,12 +122,12 @@ func (j *analysis) match() {
 		j.reasons = append(j.reasons, "fewer than 2 ranks have device work: no collective can be matched across ranks")
 		return
 	}
-	common := stepNums(act[0].steps)
-	window := resultStepNums(act[0].res.Steps)
+	common := stepNums(act[0].steps, markerNum)
+	window := stepNums(act[0].res.Steps, stepNum)
 	noSteps := len(act[0].steps) == 0
 	for _, r := range act[1:] {
-		common = intersect(common, stepNums(r.steps))
-		window = intersect(window, resultStepNums(r.res.Steps))
+		common = intersect(common, stepNums(r.steps, markerNum))
+		window = intersect(window, stepNums(r.res.Steps, stepNum))
 		noSteps = noSteps || len(r.steps) == 0
 	}
 	switch {
@@ -191,23 +191,19 @@ func (j *analysis) matchStep(act []*rankState, num int64) bool {
 	return same
 }
 
-func stepNums(steps []analyze.StepMarker) []int64 {
+// stepNums returns the distinct numbers of steps, sorted; num reads one.
+func stepNums[S any](steps []S, num func(S) int64) []int64 {
 	var ns []int64
 	for _, s := range steps {
-		ns = append(ns, s.Num)
+		ns = append(ns, num(s))
 	}
 	slices.Sort(ns)
 	return slices.Compact(ns)
 }
 
-func resultStepNums(steps []analyze.Step) []int64 {
-	var ns []int64
-	for _, s := range steps {
-		ns = append(ns, s.Num)
-	}
-	slices.Sort(ns)
-	return slices.Compact(ns)
-}
+func markerNum(s analyze.StepMarker) int64 { return s.Num }
+
+func stepNum(s analyze.Step) int64 { return s.Num }
 
 // intersect returns the values in both sorted slices.
 func intersect(a, b []int64) []int64 {

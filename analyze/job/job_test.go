@@ -2,13 +2,11 @@ package job
 
 import (
 	"bytes"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
 	"github.com/tracegap/tracegap/trace/tracetest"
@@ -262,18 +260,7 @@ func TestIsCollective(t *testing.T) {
 // makes the ranks' step lengths differ: rank 1 waits 7.6 ms there. What
 // made rank 7 late happened before the traced step.
 func TestAnalyzeDLRM(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(realtraces.Dir(t), "param-dlrm-8ranks", "*.pt.trace.json.gz"))
-	if err != nil || len(files) != 8 {
-		t.Fatalf("%d DLRM traces (%v), want 8", len(files), err)
-	}
-	var ts []*trace.Trace
-	for _, f := range files {
-		tr, err := trace.Open(f, trace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, tr)
-	}
+	ts := dlrmTraces(t)
 	jr, err := Analyze(ts, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
