@@ -99,16 +99,6 @@ func Causes() []Cause {
 	return cs
 }
 
-// ParseCause returns the cause named s (its name or its key).
-func ParseCause(s string) (Cause, bool) {
-	for c := range NumCauses {
-		if causes[c].name == s || causes[c].key == s {
-			return c, true
-		}
-	}
-	return 0, false
-}
-
 // Breakdown splits idle time by cause, in nanoseconds.
 type Breakdown struct {
 	// ByCause is the idle time attributed to each cause in gaps of at

@@ -328,21 +328,6 @@ func mergeStretches(all []hostStretch) []hostStretch {
 	return merged
 }
 
-// syncName returns the name of the outermost blocking call starting the
-// merged interval iv.
-func (th *thread) syncName(a *analyzer, iv Interval) trace.StrID {
-	return th.nameStarting(a, iv, classSync, classAsyncCopy)
-}
-
-// nameStarting returns the name of the outermost event of one of classes
-// starting the merged interval iv.
-func (th *thread) nameStarting(a *analyzer, iv Interval, classes ...class) trace.StrID {
-	if i := th.indexStarting(a, iv, classes...); i >= 0 {
-		return th.evs[i].Name
-	}
-	return 0
-}
-
 // indexStarting returns the index in th.evs of the outermost event of one
 // of classes starting the merged interval iv, -1 if none.
 func (th *thread) indexStarting(a *analyzer, iv Interval, classes ...class) int {

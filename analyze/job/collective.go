@@ -452,15 +452,6 @@ func (v waitVec) split() WaitSplit {
 	return w
 }
 
-func toVec(w WaitSplit) waitVec {
-	var v waitVec
-	for c := analyze.InSync; c < analyze.NumCauses; c++ {
-		v[c] = w.Idle.Of(c)
-	}
-	v[waitCompute], v[waitLate] = w.Compute, w.Late
-	return v
-}
-
 func clamp(x, lo, hi int64) int64 { return max(lo, min(x, hi)) }
 
 func sum(xs []int64) int64 {

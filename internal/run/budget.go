@@ -34,9 +34,6 @@ type waiter struct {
 // NewBudget returns a budget of total bytes.
 func NewBudget(total int64) *Budget { return &Budget{total: total} }
 
-// Total returns the bytes the budget holds.
-func (b *Budget) Total() int64 { return b.total }
-
 // InUse returns the bytes acquired and not yet released.
 func (b *Budget) InUse() int64 {
 	b.mu.Lock()
