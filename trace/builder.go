@@ -28,10 +28,18 @@ type Builder struct {
 	// stage holds each track's latest events, fewer than blockEvents:
 	// events are stored in blocks of one track, which Finish groups by
 	// track moving whole blocks, in order through memory.
-	stage   [][]Event
-	n       int
-	minTime int64
-	warn    []string
+	stage [][]Event
+	// runs is set by GrowRuns: the reader adds each track's events
+	// together, so they are stored as they come, unstaged, and Finish
+	// needs no grouping.
+	runs bool
+	// lastRun is the track of the latest run; unordered is set once a
+	// run's track was below it, when Finish must group the events.
+	lastRun   int32
+	unordered bool
+	n         int
+	minTime   int64
+	warn      []string
 	// dropped counts events dropped, by reason, so that one warning per
 	// reason is kept however many events it hits.
 	dropped map[string]int
@@ -204,6 +212,14 @@ func (b *Builder) Add(e Event) {
 		b.minTime = e.Start
 	}
 	b.n++
+	if b.runs {
+		b.noteRun(e.Track)
+		if len(b.cur) == cap(b.cur) {
+			b.newChunk(chunkEvents)
+		}
+		b.cur = append(b.cur, e)
+		return
+	}
 	if int(e.Track) >= len(b.stage) {
 		b.stage = append(b.stage, make([][]Event, int(e.Track)+1-len(b.stage))...)
 	}
@@ -233,6 +249,11 @@ func (b *Builder) AddTrack(track int32, evs []Event) {
 	}
 	b.minTime = lo
 	b.n += len(evs)
+	if b.runs {
+		b.noteRun(track)
+		b.addRun(evs)
+		return
+	}
 	if int(track) >= len(b.stage) {
 		b.stage = append(b.stage, make([][]Event, int(track)+1-len(b.stage))...)
 	}
@@ -251,6 +272,55 @@ func (b *Builder) AddTrack(track int32, evs []Event) {
 		b.store(evs[:blockEvents])
 	}
 	b.stage[track] = append(st, evs...)
+}
+
+// noteRun notes that events of track are being added, in runs mode.
+func (b *Builder) noteRun(track int32) {
+	if track < b.lastRun {
+		b.unordered = true
+	}
+	b.lastRun = track
+}
+
+// addRun stores evs as they are, in place when they are the room Tail
+// returned.
+func (b *Builder) addRun(evs []Event) {
+	room := b.cur[len(b.cur):cap(b.cur)]
+	if len(room) > 0 && &room[0] == &evs[0] && len(evs) <= len(room) {
+		b.cur = b.cur[:len(b.cur)+len(evs)]
+		return
+	}
+	if len(room) < len(evs) {
+		b.newChunk(max(chunkEvents, len(evs)))
+	}
+	b.cur = append(b.cur, evs...)
+}
+
+// GrowRuns is Grow for a reader that adds each track's events together,
+// in one run of AddTrack calls, as XPlane's lines hold them: the events are
+// then stored as they come, with no staging by track, and a reader may
+// decode them straight into the storage (see Tail). Finish groups them
+// like any others if the promise is broken, only slower.
+func (b *Builder) GrowRuns(n int) {
+	if b.n == 0 {
+		b.runs = true
+	}
+	b.Grow(n)
+}
+
+// Tail returns the free storage after the events added so far, empty with
+// a capacity of at most n, after GrowRuns; nil otherwise. A reader that
+// appends events to it and passes them to AddTrack has them kept where
+// they are, saving a copy of every event. The room may be shorter than n:
+// past it, the reader appends to the slice as to any other.
+func (b *Builder) Tail(n int) []Event {
+	if !b.runs {
+		return nil
+	}
+	if len(b.cur) == cap(b.cur) {
+		b.newChunk(max(chunkEvents, n))
+	}
+	return b.cur[len(b.cur):len(b.cur):min(cap(b.cur), len(b.cur)+n)]
 }
 
 // store appends a block of events to the current chunk, or to a new one.
@@ -324,24 +394,37 @@ func (b *Builder) Finish() *Trace {
 		return t
 	}
 	t.StartNs = b.minTime
-	for i := range t.Events {
-		t.Events[i].Start -= b.minTime
-	}
 	for i := range t.Tracks {
 		t.Tracks[i].Lo, t.Tracks[i].Hi = 0, 0
 	}
 	for lo := 0; lo < len(t.Events); {
 		tr := t.Events[lo].Track
-		hi := lo
-		for hi < len(t.Events) && t.Events[hi].Track == tr {
-			hi++
+		hi, sorted := rebase(t.Events[lo:], b.minTime)
+		hi += lo
+		if !sorted {
+			sortTrack(t.Events[lo:hi])
 		}
-		sortTrack(t.Events[lo:hi])
 		t.Tracks[tr].Lo, t.Tracks[tr].Hi = lo, hi
 		lo = hi
 	}
 	b.chunks, b.cur, b.strings, b.tracks = nil, nil, nil, nil
 	return t
+}
+
+// rebase subtracts base from the start of the events of the first track in
+// evs, and returns how many they are and whether they are in track order:
+// one pass through memory for what would take three.
+func rebase(evs []Event, base int64) (n int, sorted bool) {
+	tr := evs[0].Track
+	sorted = true
+	evs[0].Start -= base
+	for n = 1; n < len(evs) && evs[n].Track == tr; n++ {
+		evs[n].Start -= base
+		if after(&evs[n-1], &evs[n]) {
+			sorted = false
+		}
+	}
+	return n, sorted
 }
 
 // sortTrack sorts one track's events by start, the longer first among
@@ -487,7 +570,7 @@ func merge(evs []Event, mid int, buf *[]Event, maxBuf int) (moved int, ok bool) 
 // the current slice are grouped in place, by blocks; otherwise a counting
 // sort by track copies them once, releasing each chunk once copied.
 func (b *Builder) gather() []Event {
-	if len(b.chunks) == 0 && cap(b.cur) >= b.n && len(b.cur)%blockEvents == 0 {
+	if !b.runs && len(b.chunks) == 0 && cap(b.cur) >= b.n && len(b.cur)%blockEvents == 0 {
 		return b.groupBlocks()
 	}
 	for t, st := range b.stage { // the last events of each track, last
@@ -500,6 +583,9 @@ func (b *Builder) gather() []Event {
 		b.stage[t] = nil
 	}
 	if len(b.chunks) == 0 {
+		if b.runs && !b.unordered {
+			return b.cur // stored in track order as they came
+		}
 		if !slices.IsSortedFunc(b.cur, func(x, y Event) int { return cmp.Compare(x.Track, y.Track) }) {
 			groupInPlace(b.cur, len(b.tracks))
 		}

@@ -217,34 +217,35 @@ func TestAddTrack(t *testing.T) {
 		name   string
 		n      int
 		maxRun int
-		grow   bool
+		grow   int // room made first: 0 none, else n+grow-1 (an estimate that may fall short)
+		runs   bool
+		// ordered makes each track's events one run, tracks in order, as
+		// GrowRuns expects of its reader.
+		ordered bool
 	}{
-		{"single events, grown", 5000, 1, true},
-		{"short runs, grown", 20000, 40, true},
-		{"runs around a block, grown", 20000, 2 * blockEvents, true},
-		{"long runs, grown", 3 * chunkEvents, 5000, true},
-		{"short runs, chunks", 3*chunkEvents + 7, 40, false},
-		{"long runs, chunks", 3*chunkEvents + 7, 5000, false},
+		{name: "single events, grown", n: 5000, maxRun: 1, grow: 1},
+		{name: "short runs, grown", n: 20000, maxRun: 40, grow: 1},
+		{name: "runs around a block, grown", n: 20000, maxRun: 2 * blockEvents, grow: 1},
+		{name: "long runs, grown", n: 3 * chunkEvents, maxRun: 5000, grow: 1},
+		{name: "short runs, chunks", n: 3*chunkEvents + 7, maxRun: 40},
+		{name: "long runs, chunks", n: 3*chunkEvents + 7, maxRun: 5000},
+		{name: "in runs, tracks in order", n: 20000, maxRun: 5000, grow: 1, runs: true, ordered: true},
+		{name: "in runs, tracks resumed", n: 20000, maxRun: 300, grow: 1, runs: true},
+		{name: "in runs, room short", n: 3*chunkEvents + 7, maxRun: 5000, grow: -9000, runs: true, ordered: true},
+		{name: "in runs, room short, resumed", n: 3*chunkEvents + 7, maxRun: 700, grow: -9000, runs: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(2, uint64(tc.n)))
-			var runs [][]Event
-			for n := 0; n < tc.n; {
-				run := make([]Event, min(1+r.IntN(tc.maxRun), tc.n-n))
-				tr := int32(r.IntN(5))
-				for i := range run {
-					run[i] = Event{Start: 1000 + r.Int64N(1e6), Dur: r.Int64N(4), Corr: uint64(n + i), Track: tr}
-				}
-				runs = append(runs, run)
-				n += len(run)
-			}
-			build := func(add func(b *Builder, run []Event)) *Trace {
+			runs := testRuns(tc.n, tc.maxRun, tc.ordered)
+			build := func(add func(b *Builder, run []Event), grow bool) *Trace {
 				b := NewBuilder()
 				for i := range 5 {
 					b.Track(string(rune('a'+i)), Track{})
 				}
-				if tc.grow {
-					b.Grow(tc.n)
+				switch {
+				case grow && tc.grow != 0 && tc.runs:
+					b.GrowRuns(tc.n + tc.grow - 1)
+				case grow && tc.grow != 0:
+					b.Grow(tc.n + tc.grow - 1)
 				}
 				for _, run := range runs {
 					add(b, slices.Clone(run))
@@ -255,11 +256,55 @@ func TestAddTrack(t *testing.T) {
 				for _, e := range run {
 					b.Add(e)
 				}
-			})
-			got := build(func(b *Builder, run []Event) { b.AddTrack(run[0].Track, run) })
-			if !slices.Equal(got.Events, want.Events) || !slices.Equal(got.Tracks, want.Tracks) || got.StartNs != want.StartNs {
-				t.Errorf("AddTrack built a trace other than Add's (start %d, want %d)", got.StartNs, want.StartNs)
+			}, false)
+			adders := map[string]func(b *Builder, run []Event){
+				"Add":      func(b *Builder, run []Event) { addEach(b, run) },
+				"AddTrack": func(b *Builder, run []Event) { b.AddTrack(run[0].Track, run) },
+				// A reader decoding into the room Tail gives, 100 at a time.
+				"Tail": func(b *Builder, run []Event) {
+					for len(run) > 0 {
+						k := min(100, len(run))
+						room := b.Tail(k)
+						if tc.runs && (cap(room) == 0 || cap(room) > k) {
+							t.Fatalf("Tail(%d) gave room for %d events", k, cap(room))
+						}
+						b.AddTrack(run[0].Track, append(room, run[:k]...))
+						run = run[k:]
+					}
+				},
+			}
+			for name, add := range adders {
+				got := build(add, true)
+				if !slices.Equal(got.Events, want.Events) || !slices.Equal(got.Tracks, want.Tracks) || got.StartNs != want.StartNs {
+					t.Errorf("%s built a trace other than Add's without room (start %d, want %d)", name, got.StartNs, want.StartNs)
+				}
 			}
 		})
+	}
+}
+
+// testRuns makes n events in runs of one track each, of at most maxRun
+// events; ordered puts each track's events in one run, tracks in order.
+func testRuns(n, maxRun int, ordered bool) [][]Event {
+	r := rand.New(rand.NewPCG(2, uint64(n)))
+	var runs [][]Event
+	for k := 0; k < n; {
+		run := make([]Event, min(1+r.IntN(maxRun), n-k))
+		tr := int32(r.IntN(5))
+		for i := range run {
+			run[i] = Event{Start: 1000 + r.Int64N(1e6), Dur: r.Int64N(4), Corr: uint64(k + i), Track: tr}
+		}
+		runs = append(runs, run)
+		k += len(run)
+	}
+	if ordered {
+		slices.SortStableFunc(runs, func(x, y []Event) int { return cmp.Compare(x[0].Track, y[0].Track) })
+	}
+	return runs
+}
+
+func addEach(b *Builder, evs []Event) {
+	for _, e := range evs {
+		b.Add(e)
 	}
 }

@@ -198,8 +198,21 @@ const batchEvents = 4 << 10
 func (d *decoder) flush() {
 	if len(d.batch) > 0 {
 		d.b.AddTrack(d.batch[0].Track, d.batch)
-		d.batch = d.batch[:0]
+		d.batch = nil
 	}
+}
+
+// newBatch starts a batch in the Builder's own storage, where the events
+// are decoded in place (see trace.Builder.Tail), or else in a buffer of
+// the decoder's.
+func (d *decoder) newBatch() {
+	if d.batch = d.b.Tail(batchEvents); d.batch != nil {
+		return
+	}
+	if d.own == nil {
+		d.own = make([]trace.Event, 0, batchEvents)
+	}
+	d.batch = d.own[:0]
 }
 
 func (d *decoder) readLineEvents(lo, end, first int, ls *lineState) error {
@@ -417,56 +430,57 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
 	}
 	m := d.meta(ev.meta)
-	e, named := newEvent(ev, ls, m, start, dur)
-	if !named {
-		e.Name = d.stepName(m.name, &ev.stats)
-	}
 	if ls.track < 0 {
 		ls.track = d.track(ls)
 		if err := d.b.Err(); err != nil {
 			return err
 		}
 	}
-	e.Track = ls.track
-	if len(d.batch) > 0 && d.batch[0].Track != e.Track {
+	if len(d.batch) > 0 && d.batch[0].Track != ls.track {
 		d.flush()
 	}
 	if d.batch == nil {
-		d.batch = make([]trace.Event, 0, batchEvents)
+		d.newBatch()
 	}
-	if d.batch = append(d.batch, e); len(d.batch) == batchEvents {
+	// The event is made where it is kept: built apart and copied, its
+	// 40 bytes went through the stack twice.
+	d.batch = append(d.batch, trace.Event{})
+	e := &d.batch[len(d.batch)-1]
+	if !setEvent(e, ev, ls, m, start, dur) {
+		e.Name = d.stepName(m.name, &ev.stats)
+	}
+	e.Track = ls.track
+	if len(d.batch) == batchEvents {
 		d.flush()
 	}
 	return nil
 }
 
-// newEvent makes the Event of ev, with metadata m, on a line. It reports
-// false for a step event whose name needs a number from its stats, which
-// the caller then names.
-func newEvent(ev *rawEvent, ls *lineState, m *eventMeta, start, dur int64) (trace.Event, bool) {
+// setEvent sets e to the Event of ev, with metadata m, on a line, all but
+// its track. It reports false for a step event whose name needs a number
+// from its stats, which the caller then names.
+func setEvent(e *trace.Event, ev *rawEvent, ls *lineState, m *eventMeta, start, dur int64) bool {
 	ev.stats.merge(&m.stats)
-	e := trace.Event{
-		Start: start,
-		Dur:   dur,
-		Corr:  ev.stats.corr,
-		Name:  m.name,
-		Kind:  ls.class.kind,
-		Flags: copyFlags(ls.class.kind, m.flags|ev.stats.flags),
-	}
+	kind := ls.class.kind
+	flags := copyFlags(kind, m.flags|ev.stats.flags)
 	if ev.dur == 0 {
-		e.Flags |= trace.FlagInstant
+		flags |= trace.FlagInstant
 	}
-	if ls.class.kind != trace.KindWork && (ls.class.steps || ev.stats.hasStep || ev.stats.root) {
-		e.Flags |= trace.FlagStep
+	e.Start, e.Dur, e.Corr = start, dur, ev.stats.corr
+	e.Name, e.Cat, e.Kind = m.name, 0, kind
+	named := true
+	if kind != trace.KindWork && (ls.class.steps || ev.stats.hasStep || ev.stats.root) {
+		flags |= trace.FlagStep
 		switch {
 		case m.digits:
 		case m.rawDigits: // "Steps" events may carry the number only in the raw name
 			e.Name = m.rawName
 		default:
-			return e, false
+			named = false
 		}
 	}
-	return e, true
+	e.Flags = flags
+	return named
 }
 
 // copyFlags keeps the copy facts that mean something for an event of kind

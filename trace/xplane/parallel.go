@@ -190,11 +190,11 @@ func (d *decoder) addToChunk(ev *rawEvent, ls *lineState) error {
 	if !ok {
 		return errSerial
 	}
-	e, named := newEvent(ev, ls, m, start, dur)
-	if !named {
+	d.out = append(d.out, trace.Event{})
+	if !setEvent(&d.out[len(d.out)-1], ev, ls, m, start, dur) {
+		d.out = d.out[:len(d.out)-1]
 		return errSerial
 	}
-	d.out = append(d.out, e)
 	return nil
 }
 

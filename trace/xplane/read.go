@@ -161,8 +161,9 @@ type decoder struct {
 	// out, in a worker (see parallel.go), receives the events decoded.
 	out []trace.Event
 	// batch holds the events of the line being decoded, which go to the
-	// Builder a batch at a time (see flush).
-	batch []trace.Event
+	// Builder a batch at a time (see flush): in the Builder's storage
+	// when it has room, else in own.
+	batch, own []trace.Event
 
 	hostnames []string
 	warned    int
@@ -256,7 +257,7 @@ func (d *decoder) space() error {
 		lines += len(scans[i].lines)
 		events += scans[i].events
 	}
-	d.b.Grow(min(events, d.maxEvents))
+	d.b.GrowRuns(min(events, d.maxEvents)) // a line's events come together
 	d.decoding = true
 	for i := range scans {
 		d.plane = i
