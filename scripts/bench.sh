@@ -6,6 +6,7 @@
 #   scripts/bench.sh                 # all inputs, GOMAXPROCS 1 and 2
 #   PROCS="1 2 4" scripts/bench.sh   # other GOMAXPROCS values
 #   BENCH_DIR=/tmp/big RUNS=3 scripts/bench.sh kineto-x55.json
+#   MAKE_ONLY=1 scripts/bench.sh     # make the inputs, measure nothing
 #
 # Inputs are made once and cached in $BENCH_DIR (default bench-out/, which
 # git ignores): 10 and 55 tiled copies of the ResNet50 workers4 Kineto trace
@@ -58,6 +59,8 @@ if [ ! -s "$x" ]; then
   echo "bench.sh: making $x" >&2
   go run ./internal/tools/genxplane -steps 8000 -kernels 400 -o "$x"
 fi
+
+[ "${MAKE_ONLY:-}" = 1 ] && exit 0 # scripts/pgo.sh: the inputs only
 
 inputs=(kineto-x10.json kineto-x10.json.gz kineto-x55.json kineto-x55.json.gz xprof-tpu-x495.xplane.pb xplane-8000.xplane.pb)
 [ $# -gt 0 ] && inputs=("$@")

@@ -282,5 +282,5 @@ func memcpyDetails(e *Event) string {
 	if !ok || !ok2 {
 		return ""
 	}
-	return "kind_src:" + strings.ToLower(src) + " kind_dst:" + strings.ToLower(dst) + " size:0 dest:0 async:1"
+	return "kind_src:" + strings.ToLower(src) + " kind_dst:" + strings.ToLower(dst) + " size:" + strconv.FormatInt(e.Bytes, 10) + " dest:0 async:1"
 }

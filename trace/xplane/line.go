@@ -450,6 +450,9 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		e.Name = d.stepName(m.name, &ev.stats)
 	}
 	e.Track = ls.track
+	if ev.stats.bytes > 0 {
+		d.b.CopyBytes(e.Corr, ev.stats.bytes)
+	}
 	if len(d.batch) == batchEvents {
 		d.flush()
 	}

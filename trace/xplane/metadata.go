@@ -127,6 +127,7 @@ type eventStats struct {
 	hasGroup bool
 	root     bool
 	flags    trace.Flag
+	bytes    int64 // a copy's size, from memcpy_details; 0 if unknown
 }
 
 // merge fills what s lacks from the metadata's stats.
@@ -142,6 +143,9 @@ func (s *eventStats) merge(m *eventStats) {
 	}
 	s.root = s.root || m.root
 	s.flags |= m.flags
+	if s.bytes == 0 {
+		s.bytes = m.bytes
+	}
 }
 
 // statValue is one XStat's value, undecoded: typ is the field number of
@@ -314,7 +318,9 @@ func (d *decoder) interpret(id uint64, v statValue, s *eventStats) {
 			s.root = true
 		}
 	case statMemcpy:
-		s.flags |= trace.FlagMemcpy | memcpyDetailFlags(d.str(v))
+		f, n := memcpyDetails(d.str(v))
+		s.flags |= trace.FlagMemcpy | f
+		s.bytes = n
 	}
 }
 
@@ -476,11 +482,11 @@ func nameFlags(name string) trace.Flag {
 	return f
 }
 
-// memcpyDetailFlags reads a memcpy_details stat: CUPTI writes
-// "kind_src:pageable kind_dst:device size:... dest:... async:...", ROCm
-// "kind:DeviceToHost size:... dest:... async:...".
-func memcpyDetailFlags(s string) trace.Flag {
-	var f trace.Flag
+// memcpyDetails reads a memcpy_details stat, the copy's flags and size
+// in bytes (0 when not given): CUPTI writes "kind_src:pageable
+// kind_dst:device size:... dest:... async:...", ROCm "kind:DeviceToHost
+// size:... dest:... async:...".
+func memcpyDetails(s string) (f trace.Flag, size int64) {
 	var src, dst string
 	for _, field := range strings.Fields(s) {
 		k, v, ok := strings.Cut(field, ":")
@@ -497,6 +503,10 @@ func memcpyDetailFlags(s string) trace.Flag {
 			src = v
 		case "kind_dst":
 			dst = v
+		case "size":
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+				size = n
+			}
 		}
 		if v == "pageable" {
 			f |= trace.FlagPageable
@@ -505,7 +515,7 @@ func memcpyDetailFlags(s string) trace.Flag {
 	if src == "device" && (dst == "pageable" || dst == "pinned") {
 		f |= trace.FlagDtoH
 	}
-	return f
+	return f, size
 }
 
 func hasDigit(s string) bool {

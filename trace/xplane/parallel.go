@@ -38,6 +38,7 @@ type chunk struct {
 	lo, hi int // the bytes of its events
 	first  int // the line's index of its first event
 	events []trace.Event
+	copies []copySize // the sizes of its copies, for the Builder
 	err    error
 	done   chan struct{}
 }
@@ -174,6 +175,13 @@ func (d *decoder) decodeChunk(c *chunk, h lineHead, pk planeKind, free chan []tr
 	ls := newLineState(h, pk)
 	c.err = d.readEvents(c.lo, c.hi, c.first, &ls)
 	c.events, d.out = d.out, nil
+	c.copies, d.copies = d.copies, nil
+}
+
+// copySize is the size of the copy of a correlation id.
+type copySize struct {
+	corr  uint64
+	bytes int64
 }
 
 // addToChunk is add for a worker: it keeps the events that need nothing
@@ -191,9 +199,13 @@ func (d *decoder) addToChunk(ev *rawEvent, ls *lineState) error {
 		return errSerial
 	}
 	d.out = append(d.out, trace.Event{})
-	if !setEvent(&d.out[len(d.out)-1], ev, ls, m, start, dur) {
+	e := &d.out[len(d.out)-1]
+	if !setEvent(e, ev, ls, m, start, dur) {
 		d.out = d.out[:len(d.out)-1]
 		return errSerial
+	}
+	if ev.stats.bytes > 0 {
+		d.copies = append(d.copies, copySize{e.Corr, ev.stats.bytes})
 	}
 	return nil
 }
@@ -212,6 +224,9 @@ func (d *decoder) addChunk(c *chunk, ls *lineState) error {
 		if err := d.b.Err(); err != nil {
 			return err
 		}
+	}
+	for _, c := range c.copies {
+		d.b.CopyBytes(c.corr, c.bytes)
 	}
 	room := d.maxEvents - d.b.NumEvents()
 	d.b.AddTrack(ls.track, evs[:max(min(room, len(evs)), 0)])

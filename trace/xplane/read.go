@@ -158,8 +158,10 @@ type decoder struct {
 	stats  idTable[statMeta]
 	events idTable[eventMeta]
 
-	// out, in a worker (see parallel.go), receives the events decoded.
-	out []trace.Event
+	// out, in a worker (see parallel.go), receives the events decoded,
+	// copies the sizes of their copies.
+	out    []trace.Event
+	copies []copySize
 	// batch holds the events of the line being decoded, which go to the
 	// Builder a batch at a time (see flush): in the Builder's storage
 	// when it has room, else in own.

@@ -3,6 +3,7 @@ package xplane
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -146,7 +147,7 @@ func TestDecodeEvents(t *testing.T) {
 			{id: 7, name: "Stream #7(Kernel,MemcpyD2H)", ts: ts0, events: []eventSpec{
 				{name: "sgemm", off: 1_500, dur: 2_500, stats: []statSpec{{"correlation_id", uint64(42)}}},
 				{name: "MemcpyD2H", off: 10_000_000, dur: 1_000_000, stats: []statSpec{{"correlation_id", int64(43)}}},
-				{name: "copy_kernel", off: 20_000_000, dur: 1_000_000, stats: []statSpec{{"memcpy_details", "kind_src:pageable kind_dst:device size:8 dest:1 async:1"}}},
+				{name: "copy_kernel", off: 20_000_000, dur: 1_000_000, stats: []statSpec{{"memcpy_details", "kind_src:pageable kind_dst:device size:8 dest:1 async:1"}, {"correlation_id", uint64(44)}}},
 				{name: "late", off: 30_000_000, dur: 0},
 			}},
 			{id: 0xdeadbeef + 5, name: "XLA Ops", ts: ts0, events: []eventSpec{{name: "fusion.1", off: 0, dur: 4_000}}},
@@ -157,7 +158,7 @@ func TestDecodeEvents(t *testing.T) {
 			{id: 1234, name: "python", display: "python (main)", ts: ts0 - 1_000, events: []eventSpec{
 				{name: "hipMemcpyDtoHAsync", off: 0, dur: 5_000, stats: []statSpec{{"correlation_id", uint64(43)}}},
 				{name: "cudaMemsetAsync", off: 6_000, dur: 5_000},
-				{name: "cudaMemcpyAsync", off: 12_000, dur: 5_000, stats: []statSpec{{"memcpy_details", refString("kind:DeviceToHost size:8 async:1 kind_dst:pageable")}}},
+				{name: "cudaMemcpyAsync", off: 12_000, dur: 5_000, stats: []statSpec{{"memcpy_details", refString("kind:DeviceToHost size:16 async:1 kind_dst:pageable")}, {"correlation_id", uint64(45)}}},
 			}},
 		}},
 		planeSpec{name: "/device:CUSTOM:Megascale", lines: []lineSpec{
@@ -177,15 +178,20 @@ func TestDecodeEvents(t *testing.T) {
 		{"GPU:1 Some view", "v", trace.KindOverlay, 0, ts0, 4, 0},
 		{"GPU:1 Stream #7(Kernel,MemcpyD2H)", "sgemm", trace.KindWork, 0, ts0 + 1, 3, 42},
 		{"GPU:1 Stream #7(Kernel,MemcpyD2H)", "MemcpyD2H", trace.KindWork, trace.FlagMemcpy | trace.FlagDtoH, ts0 + 10_000, 1_000, 43},
-		{"GPU:1 Stream #7(Kernel,MemcpyD2H)", "copy_kernel", trace.KindWork, trace.FlagMemcpy | trace.FlagPageable, ts0 + 20_000, 1_000, 0},
+		{"GPU:1 Stream #7(Kernel,MemcpyD2H)", "copy_kernel", trace.KindWork, trace.FlagMemcpy | trace.FlagPageable, ts0 + 20_000, 1_000, 44},
 		{"GPU:1 Stream #7(Kernel,MemcpyD2H)", "late", trace.KindWork, trace.FlagInstant, ts0 + 30_000, 0, 0},
 		{"GPU:1 XLA Ops", "fusion.1", trace.KindOverlay, 0, ts0, 4, 0},
 		{"python (main)", "hipMemcpyDtoHAsync", trace.KindHost, trace.FlagMemcpy | trace.FlagDtoH, ts0 - 1_000, 5, 43},
 		{"python (main)", "cudaMemsetAsync", trace.KindHost, 0, ts0 - 994, 5, 0},
-		{"python (main)", "cudaMemcpyAsync", trace.KindHost, trace.FlagMemcpy | trace.FlagDtoH | trace.FlagPageable, ts0 - 988, 5, 0},
+		{"python (main)", "cudaMemcpyAsync", trace.KindHost, trace.FlagMemcpy | trace.FlagDtoH | trace.FlagPageable, ts0 - 988, 5, 45},
 	}
 	if g := events(tr); !slices.Equal(g, want) {
 		t.Errorf("events:\n got  %+v\n want %+v", g, want)
+	}
+	// Copy sizes come from memcpy_details ("size:8"), kept by correlation
+	// id; the hipMemcpyDtoHAsync call gives none.
+	if want := map[uint64]int64{44: 8, 45: 16}; !maps.Equal(tr.CopyBytes, want) {
+		t.Errorf("copy bytes %v, want %v", tr.CopyBytes, want)
 	}
 	derived := map[string]bool{}
 	for _, tk := range tr.Tracks {
@@ -310,18 +316,22 @@ func TestClassifyPlane(t *testing.T) {
 	}
 }
 
-func TestMemcpyDetailFlags(t *testing.T) {
-	for s, want := range map[string]trace.Flag{
-		"kind_src:pageable kind_dst:device size:64 dest:0 async:1": trace.FlagPageable,
-		"kind_src:device kind_dst:pinned size:64 dest:0 async:1":   trace.FlagDtoH,
-		"kind_src:device kind_dst:pageable size:64 dest:0 async:0": trace.FlagDtoH | trace.FlagPageable,
-		"kind_src:device kind_dst:device size:64":                  0,
-		"kind:DeviceToHost size:0 dest:512 async:1":                trace.FlagDtoH,
-		"kind:Unknown size:0 dest:512 async:1":                     0,
-		"":                                                         0,
+func TestMemcpyDetails(t *testing.T) {
+	for s, want := range map[string]struct {
+		f    trace.Flag
+		size int64
+	}{
+		"kind_src:pageable kind_dst:device size:64 dest:0 async:1": {trace.FlagPageable, 64},
+		"kind_src:device kind_dst:pinned size:64 dest:0 async:1":   {trace.FlagDtoH, 64},
+		"kind_src:device kind_dst:pageable size:64 dest:0 async:0": {trace.FlagDtoH | trace.FlagPageable, 64},
+		"kind_src:device kind_dst:device size:1048576":             {0, 1 << 20},
+		"kind:DeviceToHost size:0 dest:512 async:1":                {trace.FlagDtoH, 0},
+		"kind:Unknown size:-4 dest:512 async:1":                    {0, 0},
+		"kind:Unknown size:1e3":                                    {0, 0},
+		"":                                                         {0, 0},
 	} {
-		if got := memcpyDetailFlags(s); got != want {
-			t.Errorf("memcpyDetailFlags(%q) = %b, want %b", s, got, want)
+		if f, size := memcpyDetails(s); f != want.f || size != want.size {
+			t.Errorf("memcpyDetails(%q) = %b, %d, want %b, %d", s, f, size, want.f, want.size)
 		}
 	}
 }
