@@ -130,18 +130,6 @@ func shortStack(stack []string, max int) string {
 	return "... > " + strings.Join(stack[len(stack)-max:], " > ")
 }
 
-// clip shortens s to at most n runes, ending it with "...".
-func clip(s string, n int) string {
-	if n <= 3 {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-3]) + "..."
-}
-
 // describeStack says in a few frames what the waited-for thread did during
 // a gap: the frames its stretches of the gap's cause all share (the call it
 // sat in, such as the DataLoader's __next__) and the innermost frame of the

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // The call sites, the per-op host table, the copies and the per-step
@@ -19,7 +20,7 @@ const insightRows = 5
 const timelineWidth = 40
 
 func sitesTable(res *analyze.Result) *table {
-	tb := newTable("llrrrr", "call site", "call", "cause", "calls", "idle", "share")
+	tb := newTable("llrrrr", "call site", "call", "cause", "calls", "idle", "share").clip(60, 50)
 	for i, s := range res.CallSites {
 		if i == insightRows {
 			break
@@ -28,13 +29,13 @@ func sitesTable(res *analyze.Result) *table {
 		if site == "" {
 			site = "-"
 		}
-		tb.add(clip(site, 60), clip(s.Call, 50), causeWord(s.Cause), strconv.Itoa(s.Count), Duration(s.Idle), percent(share(s.Idle, res.Window.Dur())))
+		tb.add(site, s.Call, causeWord(s.Cause), strconv.Itoa(s.Count), Duration(s.Idle), percent(share(s.Idle, res.Window.Dur())))
 	}
 	return tb
 }
 
 func opsTable(res *analyze.Result) *table {
-	tb := newTable("lrrrrrl", "op", "calls", "per call", "launches/call", "idle", "share", "setting")
+	tb := newTable("lrrrrrl", "op", "calls", "per call", "launches/call", "idle", "share", "setting").clip(60)
 	for i, o := range res.Ops {
 		if i == insightRows {
 			break
@@ -48,19 +49,22 @@ func opsTable(res *analyze.Result) *table {
 		if o.Setting != nil {
 			set = o.Setting.Name + "=" + o.Setting.Value
 		}
-		tb.add(clip(o.Name, 60), strconv.Itoa(o.Calls), per, lpc, Duration(o.Idle), percent(share(o.Idle, res.Window.Dur())), set)
+		tb.add(o.Name, strconv.Itoa(o.Calls), per, lpc, Duration(o.Idle), percent(share(o.Idle, res.Window.Dur())), set)
 	}
 	return tb
 }
 
 func copiesTable(res *analyze.Result) *table {
-	tb := newTable("lrrrrrl", "copy", "count", "bytes", "device", "host blocked", "idle", "blocks longest")
+	// The last cell ends in a frame from the trace: it is cut to about 50
+	// runes of frame after the sizes and times before it.
+	tb := newTable("lrrrrrl", "copy", "count", "bytes", "device", "host blocked", "idle", "blocks longest").
+		clip(0, 0, 0, 0, 0, 0, 80)
 	for _, c := range res.Copies {
 		top := ""
 		if t := c.Top; t.Count > 0 {
 			top = fmt.Sprintf("%s x%d, %s", byteSize(t.Bytes), t.Count, Duration(t.HostBlocked))
 			if !t.Frame.IsZero() {
-				top += " at " + clip(t.Frame.String(), 50)
+				top += " at " + t.Frame.String()
 			}
 		}
 		tb.add(c.Kind(), strconv.Itoa(c.Count), byteSize(c.Bytes), Duration(c.Device), Duration(c.HostBlocked), Duration(c.Idle), top)
@@ -108,15 +112,16 @@ func stepBar(s *analyze.Step) string {
 	return b.String() + strings.Repeat(" ", max(timelineWidth-b.Len(), 0))
 }
 
-// timelineLines returns one line per step, at most limit.
-func timelineLines(res *analyze.Result, limit int) []string {
+// timelineLines returns one line per step, at most limit, each step's name
+// escaped by esc and cut to its column.
+func timelineLines(res *analyze.Result, limit int, esc func(string) string) []string {
 	var out []string
 	for i := range res.Steps {
 		if i == limit {
 			break
 		}
 		s := &res.Steps[i]
-		out = append(out, fmt.Sprintf("%-18s |%s| %s", clip(stepName(res, i), 18), stepBar(s), Duration(s.Dur)))
+		out = append(out, fmt.Sprintf("%-18s |%s| %s", untrusted.Clip(stepName(res, i), 18, esc), stepBar(s), Duration(s.Dur)))
 	}
 	return out
 }
@@ -139,10 +144,10 @@ func (t *textWriter) insights(res *analyze.Result, limit int) {
 		t.heading("Copies")
 		t.table(copiesTable(res))
 	}
-	if lines := timelineLines(res, limit); len(lines) > 0 {
+	if lines := timelineLines(res, limit, untrusted.Terminal); len(lines) > 0 {
 		t.heading("Step timeline")
 		for _, l := range lines {
-			t.printf("  %s\n", l)
+			t.printf("  %s\n", styled(l))
 		}
 		t.printf("  %s\n", timelineLegend)
 	}
@@ -170,7 +175,9 @@ func (t *textWriter) mdInsights(res *analyze.Result, limit int) {
 		}
 		t.printf("\n</details>\n")
 	}
-	if lines := timelineLines(res, limit); len(lines) > 0 {
+	// In a code block nothing renders as markup, but a control character
+	// would still reach whoever reads the Markdown source.
+	if lines := timelineLines(res, limit, untrusted.Terminal); len(lines) > 0 {
 		t.printf("\n<details><summary>Step timeline</summary>\n\n```\n")
 		for _, l := range lines {
 			t.printf("%s\n", strings.ReplaceAll(l, "`", "'"))

@@ -313,7 +313,8 @@ func durRange(ds []int64) (lo, hi int64) {
 
 // jobCollectivesTable has a row per collective of the first n steps.
 func jobCollectivesTable(jr *job.Result, n int) *table {
-	tb := newTable("lrlrrrrl", "step", "#", "collective", "last to start", "spread", "waited", "transfer", "straggler was in")
+	tb := newTable("lrlrrrrl", "step", "#", "collective", "last to start", "spread", "waited", "transfer", "straggler was in").
+		clip(0, 0, 60)
 	for i, s := range jr.Steps {
 		if i == n {
 			break
@@ -324,7 +325,7 @@ func jobCollectivesTable(jr *job.Result, n int) *table {
 				wait += c.Waits[k]
 				transfer += c.Transfers[k]
 			}
-			tb.add(s.Name, strconv.Itoa(c.Index+1), clip(c.Name, 60), "rank "+strconv.Itoa(jr.Ranks[c.Straggler].Rank),
+			tb.add(s.Name, strconv.Itoa(c.Index+1), c.Name, "rank "+strconv.Itoa(jr.Ranks[c.Straggler].Rank),
 				Duration(c.Spread), Duration(wait), Duration(transfer), c.Split.Doing())
 		}
 	}

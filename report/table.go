@@ -16,6 +16,11 @@ import (
 type table struct {
 	header []string
 	align  string
+	// widths holds, per column, the most runes a cell may take as
+	// written, escaped for its channel; 0 or no entry is no limit. Cells
+	// are cut when the table is rendered, after escaping, so that a cut
+	// never splits an escape and the escapes count in the width.
+	widths []int
 	rows   [][]string
 }
 
@@ -24,6 +29,23 @@ func newTable(align string, header ...string) *table {
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// clip sets the widths of the first columns, one per column (see
+// table.widths), and returns the table.
+func (t *table) clip(widths ...int) *table {
+	t.widths = widths
+	return t
+}
+
+// cell returns row cell c of column i escaped by esc (nil for none) and
+// cut to the column's width.
+func (t *table) cell(c string, i int, esc func(string) string) string {
+	n := 0
+	if i < len(t.widths) {
+		n = t.widths[i]
+	}
+	return untrusted.Clip(c, n, esc)
+}
 
 func (t *table) aligns() []tw.Align {
 	a := make([]tw.Align, len(t.header))
@@ -95,20 +117,27 @@ func (t *table) fill(tb *tablewriter.Table) error {
 	return tb.Render()
 }
 
-// escaped returns the table with every cell passed through esc.
+// escaped returns the table with every cell passed through esc and the
+// row cells cut to their column's width.
 func (t *table) escaped(esc func(string) string) *table {
-	cells := func(in []string) []string {
-		out := make([]string, len(in))
-		for i, c := range in {
-			out[i] = esc(c)
+	header := make([]string, len(t.header))
+	for i, c := range t.header {
+		header[i] = esc(c)
+	}
+	return &table{header: header, align: t.align, rows: t.cut(esc)}
+}
+
+// cut returns the rows, each cell escaped by esc (nil for none) and cut to
+// its column's width.
+func (t *table) cut(esc func(string) string) [][]string {
+	rows := make([][]string, len(t.rows))
+	for j, r := range t.rows {
+		rows[j] = make([]string, len(r))
+		for i, c := range r {
+			rows[j][i] = t.cell(c, i, esc)
 		}
-		return out
 	}
-	e := &table{header: cells(t.header), align: t.align}
-	for _, r := range t.rows {
-		e.rows = append(e.rows, cells(r))
-	}
-	return e
+	return rows
 }
 
 // mdEscape makes text, the tool's own or quoting the trace, inert inline
@@ -119,8 +148,9 @@ func mdEscape(s string) string { return untrusted.Markdown(s) }
 // Head returns the header cells, for templates.
 func (t *table) Head() []string { return t.header }
 
-// Body returns the rows, for templates.
-func (t *table) Body() [][]string { return t.rows }
+// Body returns the rows cut to their columns' widths, for templates, which
+// escape them for HTML after the cut.
+func (t *table) Body() [][]string { return t.cut(nil) }
 
 // Align returns "r" for a right-aligned column i, "l" otherwise.
 func (t *table) Align(i int) string {

@@ -263,10 +263,11 @@ func (t *textWriter) gaps(res *analyze.Result) {
 }
 
 func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth int) *table {
-	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)")
+	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)").
+		clip(0, 0, 0, 0, 0, 0, threadWidth, stackWidth)
 	for i, g := range gs {
 		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), Duration(g.Dur), g.Cause.String(),
-			stepName(res, g.Step), clip(g.Thread, threadWidth), clip(describeStack(res, g, 3), stackWidth))
+			stepName(res, g.Step), g.Thread, describeStack(res, g, 3))
 	}
 	return tb
 }

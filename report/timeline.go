@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // The timeline's coordinate system: the run's whole device span maps to
@@ -294,7 +295,8 @@ func tipStack(stack []string) string {
 		stack = stack[n:]
 	}
 	for _, f := range stack {
-		b.WriteString("\n  " + clip(f, tipFrameWidth))
+		// No escape here: the title is escaped for HTML as a whole.
+		b.WriteString("\n  " + untrusted.Clip(f, tipFrameWidth, nil))
 	}
 	return b.String()
 }

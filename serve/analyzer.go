@@ -26,12 +26,13 @@ import (
 // or rendering is returned as an error (a *run.PanicError), and the
 // server goes on serving.
 func NewAnalyzer(e *run.Engine, ropt report.Options) Analyzer {
+	st := settingsOf(e, ropt)
 	return func(ctx context.Context, u Upload) (Reports, error) {
 		res, err := e.Analyze(ctx, input(u))
 		if err != nil {
 			return Reports{}, err
 		}
-		return render(ctx, u.Name, res, func(w io.Writer, f report.Format) error { return report.Write(w, res, f, ropt) })
+		return render(ctx, u.Name, res, st, func(w io.Writer, f report.Format) error { return report.Write(w, res, f, ropt) })
 	}
 }
 
@@ -40,12 +41,13 @@ func NewAnalyzer(e *run.Engine, ropt report.Options) Analyzer {
 // e's limits as NewAnalyzer does, and renders the job's JSON report
 // (report.WriteJob). Comparisons and checks read the job's overall run.
 func NewJobAnalyzer(e *run.Engine, ropt report.Options) JobAnalyzer {
+	st := settingsOf(e, ropt)
 	return func(ctx context.Context, name string, ranks []Upload) (Reports, error) {
 		jr, err := e.AnalyzeJobInputs(ctx, inputs(ranks))
 		if err != nil {
 			return Reports{}, err
 		}
-		return render(ctx, name, &jr.Overall, func(w io.Writer, f report.Format) error { return report.WriteJob(w, jr, f, ropt) })
+		return render(ctx, name, &jr.Overall, st, func(w io.Writer, f report.Format) error { return report.WriteJob(w, jr, f, ropt) })
 	}
 }
 
@@ -58,14 +60,61 @@ func NewJobAnalyzer(e *run.Engine, ropt report.Options) JobAnalyzer {
 // (from CI) are never viewed as a page. It cannot be rendered from the
 // stored v1 JSON, which lacks the timelines the page draws, so the record
 // is analysed again, within the same admission as an upload, and the page
-// is kept: later requests read it from the store. The page states the
-// thresholds it was analysed with, in case the server's changed between.
-type HTMLRenderer func(ctx context.Context, rec Record, files []Upload) ([]byte, error)
+// is kept: later requests read it from the store. settings are the
+// Settings (JSON) the record was stored with (Reports.Settings): the page
+// is analysed and rendered with them, so it shows the analysis the stored
+// JSON report shows even if the server's options changed between (a
+// restart with other flags). A record stored without settings (nil) is
+// rendered with the server's; the page states the thresholds it used.
+type HTMLRenderer func(ctx context.Context, rec Record, files []Upload, settings []byte) ([]byte, error)
+
+// Settings are what a record's reports were made with, kept with them
+// (Reports.Settings, as JSON) for the HTML report rendered later.
+type Settings struct {
+	// Analysis are the analysis options (thresholds, min-gap, patterns).
+	Analysis analyze.Options
+	// Report are the report options (the gaps listed, the steps).
+	Report report.Options
+}
+
+// settingsOf returns the Settings (JSON) of reports made with e and ropt,
+// or nil for options JSON cannot hold (a NaN threshold, which
+// analyze.Options.Validate refuses): the page is then rendered with the
+// server's options, as for a record stored before settings were kept.
+func settingsOf(e *run.Engine, ropt report.Options) []byte {
+	b, err := json.Marshal(Settings{Analysis: e.Analysis, Report: ropt})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// storedSettings returns the engine and report options to render a
+// record stored with settings: e with the stored analysis options, and the
+// stored report options. A field the settings lack (stored by an older
+// build) keeps the server's value; nil settings keep e and ropt.
+func storedSettings(e *run.Engine, ropt report.Options, settings []byte) (*run.Engine, report.Options, error) {
+	if settings == nil {
+		return e, ropt, nil
+	}
+	st := Settings{Analysis: e.Analysis, Report: ropt}
+	if err := json.Unmarshal(settings, &st); err != nil {
+		return nil, report.Options{}, fmt.Errorf("reading the stored settings: %w", err)
+	}
+	se := *e
+	se.Analysis = st.Analysis
+	return &se, st.Report, nil
+}
 
 // NewHTMLRenderer returns the HTMLRenderer that analyses with e as
-// NewAnalyzer and NewJobAnalyzer do and renders the HTML report.
+// NewAnalyzer and NewJobAnalyzer do, but with the record's stored
+// settings, and renders the HTML report.
 func NewHTMLRenderer(e *run.Engine, ropt report.Options) HTMLRenderer {
-	return func(ctx context.Context, rec Record, files []Upload) ([]byte, error) {
+	return func(ctx context.Context, rec Record, files []Upload, settings []byte) ([]byte, error) {
+		e, ropt, err := storedSettings(e, ropt, settings)
+		if err != nil {
+			return nil, run.Named(rec.Name, err)
+		}
 		var b bytes.Buffer
 		var write func() error
 		if rec.Kind == KindJob {
@@ -110,9 +159,10 @@ func inputs(us []Upload) []run.Input {
 }
 
 // render writes the JSON report of the run res with write, and keeps
-// res's comparison summary and check figures; nothing is rendered once ctx
-// is cancelled. name names the upload in errors.
-func render(ctx context.Context, name string, res *analyze.Result, write func(io.Writer, report.Format) error) (Reports, error) {
+// res's comparison summary and check figures and the settings st it was
+// made with; nothing is rendered once ctx is cancelled. name names the
+// upload in errors.
+func render(ctx context.Context, name string, res *analyze.Result, st []byte, write func(io.Writer, report.Format) error) (Reports, error) {
 	if err := ctx.Err(); err != nil {
 		return Reports{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -134,5 +184,5 @@ func render(ctx context.Context, name string, res *analyze.Result, write func(io
 	if err != nil {
 		return Reports{}, fmt.Errorf("%s: encoding the check figures: %w", name, err)
 	}
-	return Reports{JSON: js.Bytes(), Summary: sum, Figures: fig}, nil
+	return Reports{JSON: js.Bytes(), Summary: sum, Figures: fig, Settings: st}, nil
 }

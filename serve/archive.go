@@ -131,9 +131,8 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d traces in the request's tars", f.name, maxArchiveTraces)
 		}
 		name := cleanName(path.Clean(strings.TrimPrefix(h.Name, "./")), "trace")
+		// Not receiveUpload: the archive's bytes were counted as uploaded.
 		rf, err := s.receive(tr, name)
-		// receive counted the bytes as uploaded; the archive's were.
-		s.metrics.bytes.Add(-rf.size)
 		if budget.N <= 0 {
 			os.Remove(rf.tmp)
 			return traces, tooBig()

@@ -90,7 +90,7 @@ func (s *Server) uploadRaw(w http.ResponseWriter, r *http.Request) (stored, erro
 		return stored{}, err
 	}
 	name := cleanName(r.URL.Query().Get("name"), "upload")
-	f, err := s.receive(r.Body, name)
+	f, err := s.receiveUpload(r.Body, name)
 	if err != nil {
 		return stored{}, err
 	}
@@ -191,7 +191,7 @@ func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
 		if pt.err = s.authorize(r, token); pt.err != nil {
 			return append(parts, pt) // not a byte more read
 		}
-		if f, err := s.receive(p, name); err != nil {
+		if f, err := s.receiveUpload(p, name); err != nil {
 			pt.err = err
 		} else {
 			pt.f = f

@@ -238,9 +238,9 @@ func TestHTMLRenderedOnceOnFirstView(t *testing.T) {
 	cfg.UseEngine(&run.Engine{Analysis: analyze.DefaultOptions()}, report.Options{})
 	var renders int
 	render := cfg.RenderHTML
-	cfg.RenderHTML = func(ctx context.Context, rec Record, files []Upload) ([]byte, error) {
+	cfg.RenderHTML = func(ctx context.Context, rec Record, files []Upload, settings []byte) ([]byte, error) {
 		renders++ // the content lock serialises renders of one record
-		return render(ctx, rec, files)
+		return render(ctx, rec, files, settings)
 	}
 	ts := start(t, cfg)
 	a := ts.mustUpload(t, "gen.json", kinetoTrace(6, 3000, 1000))

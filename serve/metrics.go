@@ -29,8 +29,11 @@ type metrics struct {
 	uploads    atomic.Int64 // uploads stored as new traces
 	duplicates atomic.Int64 // uploads whose content was already stored
 	rejected   atomic.Int64 // uploads refused (bad input, limits, auth)
-	bytes      atomic.Int64 // bytes received in uploads
-	inFlight   atomic.Int64 // analyses running now
+	// bytes read from uploaded files as uploaded, whole or cut off: an
+	// archive's once, never again as the traces it holds. Only ever
+	// added to, as a Prometheus counter must be.
+	bytes    atomic.Int64
+	inFlight atomic.Int64 // analyses running now
 	// Set from the admission when the metrics are written:
 	slots  atomic.Int64 // analysis slots taken now
 	memory atomic.Int64 // estimated memory of the analyses admitted now

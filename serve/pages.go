@@ -311,6 +311,10 @@ func (s *Server) renderHTML(ctx context.Context, id string) ([]byte, error) {
 	if b, err := s.store.HTML(ctx, id); err != nil || len(b) > 0 {
 		return b, err
 	}
+	settings, err := s.store.Settings(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	files := []Upload{{Path: s.blobs.path(rec.SHA256), Name: rec.Name, Format: rec.Format}}
 	if rec.Kind == KindJob {
 		files = files[:0]
@@ -319,7 +323,7 @@ func (s *Server) renderHTML(ctx context.Context, id string) ([]byte, error) {
 		}
 	}
 	rep, err := s.analyze(ctx, rec.Name, files, func() (Reports, error) {
-		b, err := s.cfg.RenderHTML(ctx, rec, files)
+		b, err := s.cfg.RenderHTML(ctx, rec, files, settings)
 		return Reports{HTML: b}, err
 	})
 	if err != nil {

@@ -48,6 +48,10 @@ var migrations = []string{
 	);
 	CREATE INDEX job_files_sha256 ON job_files(sha256);
 	ALTER TABLE reports ADD COLUMN figures BLOB;`,
+	// The Settings each run's reports were made with, which its HTML
+	// report, rendered later, reuses. NULL for the traces stored before:
+	// those render with the server's current options.
+	`ALTER TABLE reports ADD COLUMN settings BLOB;`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -191,7 +195,8 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 	if html == nil { // not rendered yet: an empty report, not NULL
 		html = []byte{}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, figures) VALUES (?, ?, ?, ?, ?)`, rec.ID, rep.JSON, html, rep.Summary, rep.Figures); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, figures, settings) VALUES (?, ?, ?, ?, ?, ?)`,
+		rec.ID, rep.JSON, html, rep.Summary, rep.Figures, rep.Settings); err != nil {
 		return Record{}, fmt.Errorf("storing reports of %s: %w", rec.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -295,6 +300,11 @@ func (s *SQLiteStore) Figures(ctx context.Context, id string) ([]byte, error) {
 		return nil, ErrNoFigures
 	}
 	return b, err
+}
+
+// Settings implements Store.
+func (s *SQLiteStore) Settings(ctx context.Context, id string) ([]byte, error) {
+	return s.report(ctx, id, "settings")
 }
 
 func (s *SQLiteStore) report(ctx context.Context, id, column string) ([]byte, error) {

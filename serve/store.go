@@ -91,6 +91,10 @@ type Reports struct {
 	// Figures are the run's check.Figures as JSON, which checks read; nil
 	// when the Analyzer gives none.
 	Figures []byte
+	// Settings are the Settings (JSON) the reports were made with, which
+	// the HTML report rendered later reuses; nil when the Analyzer gives
+	// none.
+	Settings []byte
 }
 
 // ListQuery selects a page of records, newest first.
@@ -126,6 +130,9 @@ type Store interface {
 	// Figures returns a record's check.Figures (JSON), or ErrNoFigures
 	// when it was stored without them.
 	Figures(ctx context.Context, id string) ([]byte, error)
+	// Settings returns the Settings (JSON) a record's reports were made
+	// with, or nil when it was stored without them.
+	Settings(ctx context.Context, id string) ([]byte, error)
 	// Referenced reports whether a record still holds the blob sha: a
 	// trace of that content, or a job with a rank of it.
 	Referenced(ctx context.Context, sha string) (bool, error)

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -243,18 +245,29 @@ func (s *Server) lockAll(ctx context.Context, shas []string) (unlock func(), err
 	return unlock, nil
 }
 
+// receiveUpload is receive for a file read from the request: the bytes it
+// read are counted in the metrics as uploaded, whether it was received
+// whole or not. A trace taken from an archive is received with receive:
+// its bytes were counted as the archive's.
+func (s *Server) receiveUpload(r io.Reader, name string) (received, error) {
+	f, err := s.receive(r, name)
+	s.metrics.bytes.Add(f.size)
+	return f, err
+}
+
 // receive streams r into a temporary file, hashing it on the way. The
 // caller removes the file (a no-op once it is committed). On error the
-// file is gone, and the result holds only the bytes received (counted in
-// the metrics as uploaded either way).
+// file is gone, and the result holds only the size: the bytes read from r,
+// which a failed write to the disk leaves more than the bytes written.
 func (s *Server) receive(r io.Reader, name string) (received, error) {
 	f, err := s.blobs.create()
 	if err != nil {
 		return received{}, err
 	}
 	h := sha256.New()
-	size, err := io.Copy(io.MultiWriter(f, h), r)
-	s.metrics.bytes.Add(size)
+	src := &counting{r: r}
+	_, err = io.Copy(io.MultiWriter(f, h), src)
+	size := src.n
 	if err == nil {
 		err = f.Sync()
 	}
@@ -271,6 +284,18 @@ func (s *Server) receive(r io.Reader, name string) (received, error) {
 	return received{tmp: f.Name(), sha: hex.EncodeToString(h.Sum(nil)), name: name, size: size}, nil
 }
 
+// counting counts the bytes read through it.
+type counting struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counting) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 func (s *Server) receiveError(err error, name string, size int64) error {
 	var he *httpError
 	var mb *http.MaxBytesError
@@ -285,6 +310,9 @@ func (s *Server) receiveError(err error, name string, size int64) error {
 			name, size, humanSize(s.cfg.MinUploadRate), s.cfg.UploadTimeout)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return errorf(http.StatusBadRequest, "%s: upload cut off after %d bytes", name, size)
+	case errors.As(err, new(flate.CorruptInputError)), errors.Is(err, gzip.ErrChecksum):
+		// Only a gzipped archive is decompressed on receiving.
+		return errorf(http.StatusBadRequest, "%s: corrupt gzip data after %d bytes: %v", name, size, err)
 	}
 	return fmt.Errorf("%s: receiving upload after %d bytes: %w", name, size, err)
 }

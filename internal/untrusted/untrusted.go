@@ -135,3 +135,36 @@ func MarkdownCode(s string) string {
 	}
 	return fence + s + fence
 }
+
+// Ellipsis marks where Clip cut a name.
+const Ellipsis = "..."
+
+// Clip returns s escaped by esc and, when the escaped text is longer than n
+// runes, cut to at most n runes ending in Ellipsis. It escapes before it
+// cuts, so the width holds for what is written, and it cuts only between
+// the escapes of whole runes of s: never inside an escape (`\x1b` is kept
+// or dropped whole) nor inside a UTF-8 sequence. esc must escape rune by
+// rune, as Terminal and Markdown do; a nil esc escapes nothing, for a
+// channel that escapes later (an HTML template). n of 3 or less leaves s
+// uncut.
+func Clip(s string, n int, esc func(string) string) string {
+	if esc == nil {
+		esc = func(s string) string { return s }
+	}
+	out := esc(s)
+	if n <= len(Ellipsis) || utf8.RuneCountInString(out) <= n {
+		return out
+	}
+	var b strings.Builder
+	room := n - len(Ellipsis)
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		unit := esc(s[i : i+size])
+		if room -= utf8.RuneCountInString(unit); room < 0 {
+			break
+		}
+		b.WriteString(unit)
+		i += size
+	}
+	return b.String() + Ellipsis
+}

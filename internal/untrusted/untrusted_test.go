@@ -71,3 +71,39 @@ func TestTerminalLeavesNothingLive(t *testing.T) {
 		}
 	}
 }
+
+// TestClip cuts escaped names: the width holds for the escaped text, and
+// the cut falls between whole escapes and whole runes.
+func TestClip(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		esc  func(string) string
+		want string
+	}{
+		{"fits", "aten::mm", 8, Terminal, "aten::mm"},
+		{"plain cut", "abcdefghij", 8, Terminal, "abcde..."},
+		// Escaped, "ab\x1b[2J" is 9 runes: the cut at 5 of them would
+		// fall inside `\x1b`, which is dropped whole.
+		{"escape not split", "ab\x1b[2J", 8, Terminal, "ab..."},
+		{"escape kept whole", "a\x1bbcdefgh", 8, Terminal, `a\x1b...`},
+		{"escaped longer than n", "\x1b\x1b\x1b", 10, Terminal, `\x1b...`},
+		{"escape fits exactly", "\x1b\x1b", 8, Terminal, `\x1b\x1b`},
+		{"not utf-8", "\xff\xfe\xfd", 9, Terminal, `\xff...`},
+		{"rune not split", "計算計算計算", 5, Terminal, "計算..."},
+		{"markdown", "a*b*c*d", 8, Markdown, `a\*b...`},
+		{"markdown entity", "a&b", 6, Markdown, `a...`},
+		{"no escape", "a\x1bbcdef", 5, nil, "a\x1b..."},
+		{"tiny width", "abcdef", 3, Terminal, "abcdef"},
+	}
+	for _, tt := range tests {
+		got := Clip(tt.in, tt.n, tt.esc)
+		if got != tt.want {
+			t.Errorf("%s: Clip(%q, %d) = %q, want %q", tt.name, tt.in, tt.n, got, tt.want)
+		}
+		if tt.n > 3 && len([]rune(got)) > tt.n {
+			t.Errorf("%s: Clip(%q, %d) = %q, longer than %d runes", tt.name, tt.in, tt.n, got, tt.n)
+		}
+	}
+}
