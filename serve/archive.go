@@ -143,6 +143,15 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		traces = append(traces, part{f: rf})
 		left.traces++
 	}
+	// A tar ends before its gzip stream does (the stream's trailer, any
+	// padding): read to the end, within the budget, so that a stream
+	// whose checksum is wrong is refused like other corrupt data.
+	if _, err := io.Copy(io.Discard, budget); err != nil {
+		return traces, errorf(http.StatusBadRequest, "%s: after the tar: %v", f.name, err)
+	}
+	if budget.N <= 0 {
+		return traces, tooBig()
+	}
 	if len(traces) == 0 {
 		return nil, errorf(http.StatusUnprocessableEntity, "%s: no trace in the tar: expected files named as %s", f.name, trace.FormatTitles())
 	}

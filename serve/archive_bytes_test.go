@@ -42,6 +42,8 @@ func TestArchiveBytesCounted(t *testing.T) {
 	for i := len(corrupt) * 3 / 4; i < len(corrupt)*3/4+512; i++ {
 		corrupt[i] = 0xff // no Huffman code runs so long
 	}
+	badSum := bytes.Clone(gz)
+	badSum[len(badSum)-8] ^= 0xff // the trailer's CRC-32, read after the tar's end
 	tests := []struct {
 		name      string
 		tar       []byte
@@ -55,6 +57,7 @@ func TestArchiveBytesCounted(t *testing.T) {
 		{"cut.tar.gz", gz[:len(gz)*3/4], 0, http.StatusBadRequest, "b.trace.json: upload cut off after"},
 		{"corrupt.tar.gz", corrupt, 0, http.StatusBadRequest, "b.trace.json: corrupt gzip data after"},
 		{"big.tar.gz", gz, 32 << 10, http.StatusRequestEntityTooLarge, "expands past 32768 bytes"},
+		{"badsum.tar.gz", badSum, 0, http.StatusBadRequest, "badsum.tar.gz: after the tar: gzip: invalid checksum"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
