@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
@@ -60,7 +61,13 @@ func formatNeutral(r *Result) *Result {
 		c.Gaps[i].Thread, c.Gaps[i].Track = "", 0
 	}
 	// Copies are compared: their sizes reach XPlane through
-	// memcpy_details ("size:704") and Chrome through args.bytes.
+	// memcpy_details ("size:704") and Chrome through args.bytes. A copy
+	// whose name gives no direction is one in Chrome only (XPlane knows
+	// copies by their names and details), and is left out.
+	c.Copies = slices.DeleteFunc(slices.Clone(r.Copies), func(c CopyStat) bool { return c.Direction == "" })
+	if len(c.Copies) == 0 {
+		c.Copies = nil
+	}
 	c.Findings = nil
 	for _, f := range r.Findings {
 		c.Findings = append(c.Findings, Finding{ID: f.ID, Severity: f.Severity})
