@@ -77,11 +77,14 @@ type analyzer struct {
 	// segs encodes the gaps' segments into the result.
 	segs *segEncoder
 	// sites sums the idle blamed on each call site as segments are made.
-	sites  *siteTally
-	costs  []int8        // see knownCostOf
-	facts  []nameFacts   // see factsOf
-	idsBuf []trace.StrID // scratch for a segment's stack
-	res    *Result
+	sites *siteTally
+	costs []int8      // see knownCostOf
+	facts []nameFacts // see factsOf
+	// stack and stackBuf are scratch for the stack of the waited-for
+	// thread (see segments).
+	stack    hostStack
+	stackBuf []int32
+	res      *Result
 }
 
 // Analyze finds the device gaps of t, attributes them to what the host was

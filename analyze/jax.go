@@ -86,21 +86,10 @@ func (a *analyzer) findLoop() int32 {
 	return best
 }
 
-// inDispatch reports whether the stack holds a dispatch of a compiled
-// function.
-func (a *analyzer) inDispatch(th *thread, stack []int32) bool {
-	for _, s := range stack {
-		if a.cls.of(th.evs[s].Name) == classDispatch {
-			return true
-		}
-	}
-	return false
-}
-
 // runtimeBehind returns the runtime work another thread is in at x while
 // the loop thread th waits inside a dispatch (stack), or nil.
-func (a *analyzer) runtimeBehind(th *thread, stack []int32, x int64) *hostStretch {
-	if th.track != a.loop || !a.inDispatch(th, stack) {
+func (a *analyzer) runtimeBehind(th *thread, stack *hostStack, x int64) *hostStretch {
+	if th.track != a.loop || !stack.top().dispatch {
 		return nil
 	}
 	in, _, _ := syncAround(a.hostRuntime(), x, &a.runtimeHint)
@@ -109,8 +98,8 @@ func (a *analyzer) runtimeBehind(th *thread, stack []int32, x int64) *hostStretc
 
 // nextRuntimeChange returns when the runtime work of the host next starts
 // or ends after x, for a loop thread inside a dispatch (else MaxInt64).
-func (a *analyzer) nextRuntimeChange(th *thread, stack []int32, x int64) int64 {
-	if th.track != a.loop || !a.inDispatch(th, stack) {
+func (a *analyzer) nextRuntimeChange(th *thread, stack *hostStack, x int64) int64 {
+	if th.track != a.loop || !stack.top().dispatch {
 		return math.MaxInt64
 	}
 	_, _, next := syncAround(a.hostRuntime(), x, &a.runtimeHint)
@@ -186,16 +175,8 @@ func (a *analyzer) loopUntraced() bool {
 // onlyStepMarkers reports whether th is a JAX loop thread without Python
 // frames inside nothing but step markers (StepTraceAnnotation): it runs
 // Python the profile does not show, which is untraced, not host work.
-func (a *analyzer) onlyStepMarkers(th *thread, stack []int32) bool {
-	if th.track != a.loop || !a.res.LoopUntraced {
-		return false
-	}
-	for _, s := range stack {
-		if !th.evs[s].Has(trace.FlagStep) {
-			return false
-		}
-	}
-	return true
+func (a *analyzer) onlyStepMarkers(th *thread, stack *hostStack) bool {
+	return th.track == a.loop && a.res.LoopUntraced && stack.top().steps
 }
 
 // beforeDispatch returns, for each step of the window, the stretch of its

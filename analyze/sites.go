@@ -168,7 +168,6 @@ type siteTally struct {
 	opFrame map[trace.StrID]map[trace.StrID]int64
 	copies  map[int32]int64 // idle blamed on each copy call
 	stacks  bool            // a frame was found
-	buf     []int32
 	// open is the blame of the segment the encoder holds back (see
 	// segmentDone); gap is the start of the gap being attributed.
 	open blame
@@ -226,18 +225,16 @@ func (a *analyzer) insights() {
 	r.Copies = a.copyStats(st.copies, n)
 }
 
-// openBlame finds the event segment s, just opened on thread th (nil when
-// the gap waited for no thread), is blamed on; next is the index in th.evs
-// of the first event starting after s.Start. The segment is tallied when
-// it is done, at its full length.
-func (a *analyzer) openBlame(th *thread, s *Segment, next int) {
+// openBlame finds the event segment s, just opened on thread th inside
+// stack (both nil when the gap waited for no thread), is blamed on. The
+// segment is tallied when it is done, at its full length.
+func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment) {
 	st := a.sites
 	st.open = blame{th: th, ev: -1}
 	if th == nil || s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
 		return
 	}
-	st.buf = th.chainAt(next, s.Start, st.buf)
-	st.open.ev = a.blamed(th, s, st.buf)
+	st.open.ev = a.blamed(th, s, stack)
 }
 
 // segmentDone adds the finished segment s of the current gap to the
@@ -324,7 +321,7 @@ func (a *analyzer) flushBlame() {
 // -1 when none is on th: the blocking call (for after-sync, the one whose
 // return the gap continues), the input event, the op (a known cost before
 // the culprit op inside it), the runtime work.
-func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
+func (a *analyzer) blamed(th *thread, s *Segment, stack *hostStack) int {
 	switch s.Cause {
 	case AfterSync:
 		k := th.lastSyncIndex(s.Start)
@@ -337,7 +334,7 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 		}
 		return i
 	case Host:
-		for _, x := range stack {
+		for _, x := range stack.evs {
 			if a.knownCostOf(th.evs[x].Name) >= 0 {
 				return int(x)
 			}
@@ -345,21 +342,21 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 	case Input:
 		// The loader's own event rather than the Python frame of its
 		// __next__, which the input patterns match too.
-		for _, x := range stack {
+		for _, x := range stack.evs {
 			if name := th.evs[x].Name; a.cls.of(name) == classInput && a.factsOf(name)&factFrame == 0 {
 				return int(x)
 			}
 		}
 	case Runtime:
-		for _, x := range stack {
+		for _, x := range stack.evs {
 			if a.cls.of(th.evs[x].Name) == classRuntime {
 				return int(x)
 			}
 		}
 		return -1
 	}
-	if i := a.culpritAt(s.Cause, th, stack); i >= 0 {
-		return int(stack[i])
+	if i := culpritAt(s.Cause, th, stack); i >= 0 {
+		return int(stack.evs[i])
 	}
 	return -1
 }
