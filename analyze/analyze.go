@@ -186,8 +186,9 @@ func (a *analyzer) traceEnd() int64 {
 		if a.t.Tracks[i].Kind == trace.TrackOther {
 			continue
 		}
-		for _, e := range a.t.TrackEvents(i) {
-			end = max(end, e.End())
+		evs := a.t.TrackEvents(i)
+		for j := range evs {
+			end = max(end, evs[j].End())
 		}
 	}
 	return end

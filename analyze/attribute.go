@@ -414,8 +414,9 @@ func (a *analyzer) reachOf(d *device) *reach {
 	}
 	for _, tr := range d.tracks {
 		lo := a.t.Tracks[tr].Lo
-		for i, e := range a.t.TrackEvents(int(tr)) {
-			if e.Kind == trace.KindWork && e.Dur > 0 {
+		evs := a.t.TrackEvents(int(tr))
+		for i := range evs {
+			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur > 0 {
 				r.idx = append(r.idx, lo+i)
 			}
 		}

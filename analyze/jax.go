@@ -160,11 +160,14 @@ func (a *analyzer) loopUntraced() bool {
 	if a.loop < 0 {
 		return false
 	}
-	seen := map[trace.StrID]bool{}
-	for _, e := range a.t.TrackEvents(int(a.loop)) {
-		if !seen[e.Name] {
-			seen[e.Name] = true
-			if pythonFrame.MatchString(a.t.Str(e.Name)) {
+	seen := make([]bool, len(a.t.Strings)) // by name: each is matched once
+	evs := a.t.TrackEvents(int(a.loop))
+	for j := range evs {
+		if id := evs[j].Name; int(id) >= len(seen) || !seen[id] {
+			if int(id) < len(seen) {
+				seen[id] = true
+			}
+			if pythonFrame.MatchString(a.t.Str(id)) {
 				return false
 			}
 		}

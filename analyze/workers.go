@@ -104,8 +104,9 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 		}
 		named := workerTrackName.MatchString(tr.Name)
 		var fs []int64
-		for _, e := range a.t.TrackEvents(i) {
-			if e.Dur > 0 && int(e.Name) < len(frame) && isFrame(e.Name) {
+		evs := a.t.TrackEvents(i)
+		for j := range evs {
+			if e := &evs[j]; e.Dur > 0 && int(e.Name) < len(frame) && isFrame(e.Name) {
 				fs = append(fs, e.Dur)
 			}
 		}
