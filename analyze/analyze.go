@@ -136,19 +136,21 @@ func (a *analyzer) run() error {
 		a.noDevice()
 		return nil
 	}
-	steps, src, err := a.findSteps()
+	pattern, err := a.stepPattern()
 	if err != nil {
 		return err
 	}
+	scan := a.scanHost(pattern)
+	steps, src := a.findSteps(scan)
 	a.steps = steps
-	a.links = buildLinks(a.t)
-	a.loop = a.findLoop()
+	a.links = newLinks(a.t, scan.launches)
+	a.loop = a.findLoop(scan)
 	a.res.LoopUntraced = a.loopUntraced()
 	for _, d := range a.devs {
 		a.scanDevice(d)
 	}
 	a.setWindow(src)
-	a.res.Window.TraceEnd = a.traceEnd()
+	a.res.Window.TraceEnd = a.traceEnd(scan.end)
 	for _, d := range a.devs {
 		a.attributeDevice(d)
 	}
@@ -179,11 +181,12 @@ func (a *analyzer) noDevice() {
 	}
 }
 
-// traceEnd returns the end of the trace's last host or device event.
-func (a *analyzer) traceEnd() int64 {
-	end := int64(0)
+// traceEnd returns the end of the trace's last host or device event,
+// given hostEnd, the host scan's.
+func (a *analyzer) traceEnd(hostEnd int64) int64 {
+	end := hostEnd
 	for i := range a.t.Tracks {
-		if a.t.Tracks[i].Kind == trace.TrackOther {
+		if k := a.t.Tracks[i].Kind; k == trace.TrackOther || k == trace.TrackHost {
 			continue
 		}
 		evs := a.t.TrackEvents(i)

@@ -59,31 +59,11 @@ func detectFramework(t *trace.Trace) Framework {
 // findLoop returns the thread a JAX program's loop runs on: the host
 // thread with the most dispatches, ties to the one dispatching first; -1
 // when the trace is not JAX's or has no dispatch.
-func (a *analyzer) findLoop() int32 {
+func (a *analyzer) findLoop(scan *hostScan) int32 {
 	if a.res.Framework != JAX {
 		return -1
 	}
-	best, n := int32(-1), 0
-	var first int64
-	for i := range a.t.Tracks {
-		tr := &a.t.Tracks[i]
-		if tr.Kind != trace.TrackHost {
-			continue
-		}
-		c, start := 0, int64(0)
-		for j := tr.Lo; j < tr.Hi; j++ {
-			if a.cls.of(a.t.Events[j].Name) == classDispatch {
-				if c == 0 {
-					start = a.t.Events[j].Start
-				}
-				c++
-			}
-		}
-		if c > n || c == n && c > 0 && start < first {
-			best, n, first = int32(i), c, start
-		}
-	}
-	return best
+	return scan.loop.best
 }
 
 // runtimeBehind returns the runtime work another thread is in at x while
@@ -179,7 +159,7 @@ func (a *analyzer) loopUntraced() bool {
 // frames inside nothing but step markers (StepTraceAnnotation): it runs
 // Python the profile does not show, which is untraced, not host work.
 func (a *analyzer) onlyStepMarkers(th *thread, stack *hostStack) bool {
-	return th.track == a.loop && a.res.LoopUntraced && stack.top().steps
+	return th.track == a.loop && a.res.LoopUntraced && stack.top().markers
 }
 
 // beforeDispatch returns, for each step of the window, the stretch of its

@@ -30,12 +30,12 @@ type stackFacts struct {
 	// runtime and dispatch are set when an event is runtime work, when
 	// one is a dispatch of a compiled function.
 	runtime, dispatch bool
-	// steps is set when every event is a step marker (so for none).
-	steps bool
+	// markers is set when every event is a step marker (so for none).
+	markers bool
 }
 
 // emptyFacts are the facts of the empty stack.
-var emptyFacts = stackFacts{end: math.MaxInt64, sync: -1, input: -1, op: -1, steps: true}
+var emptyFacts = stackFacts{end: math.MaxInt64, sync: -1, input: -1, op: -1, markers: true}
 
 // top returns the facts of the whole stack.
 func (s *hostStack) top() *stackFacts {
@@ -71,7 +71,7 @@ func (s *hostStack) push(a *analyzer, th *thread, i int32) {
 	}
 	f.runtime = f.runtime || k == classRuntime
 	f.dispatch = f.dispatch || k == classDispatch
-	f.steps = f.steps && e.Has(trace.FlagStep)
+	f.markers = f.markers && e.Has(trace.FlagStep)
 	f.end = min(f.end, e.End())
 	f.names = a.segs.node(f.names, e.Name)
 	s.evs = append(s.evs, i)
