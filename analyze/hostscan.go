@@ -27,7 +27,7 @@ type hostScan struct {
 // step events.
 func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 	s := &hostScan{launches: launchIDs{lo: math.MaxUint64}, loop: loopFinder{best: -1}}
-	named := nameMatcher{re: step, match: make([]int8, len(a.t.Strings))}
+	named := newNameMatcher(step, a.t)
 	jax := a.res.Framework == JAX
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
@@ -41,7 +41,7 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 			if e.Dur > 0 && e.Has(trace.FlagStep) {
 				s.flagged = append(s.flagged, a.rawStep(e))
 			}
-			if e.Dur > 0 && named.matches(a.t, e.Name) {
+			if e.Dur > 0 && named.matches(e.Name) {
 				s.named = append(s.named, a.rawStep(e))
 			}
 			if e.Corr != 0 {
@@ -63,22 +63,34 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 // repeat across millions of events.
 type nameMatcher struct {
 	re    *regexp.Regexp
-	match []int8 // per StrID: 0 unknown, 1 yes, -1 no
+	names []string // the trace's strings
+	match []int8   // per StrID: 0 unknown, 1 yes, -1 no
+}
+
+func newNameMatcher(re *regexp.Regexp, t *trace.Trace) *nameMatcher {
+	return &nameMatcher{re: re, names: t.Strings, match: make([]int8, len(t.Strings))}
 }
 
 // matches reports whether re matches the name id; an id outside the
-// trace's strings never matches.
-func (m *nameMatcher) matches(t *trace.Trace, id trace.StrID) bool {
+// trace's strings never matches. It is asked of every event: the answer
+// known is kept short enough to be inlined.
+func (m *nameMatcher) matches(id trace.StrID) bool {
+	if int(id) < len(m.match) && m.match[id] != 0 {
+		return m.match[id] > 0
+	}
+	return m.first(id)
+}
+
+// first is matches for a name not seen before.
+func (m *nameMatcher) first(id trace.StrID) bool {
 	if int(id) >= len(m.match) {
 		return false
 	}
-	if m.match[id] == 0 {
-		m.match[id] = -1
-		if m.re.MatchString(t.Strings[id]) {
-			m.match[id] = 1
-		}
+	m.match[id] = -1
+	if m.re.MatchString(m.names[id]) {
+		m.match[id] = 1
 	}
-	return m.match[id] == 1
+	return m.match[id] > 0
 }
 
 // loopFinder picks the host thread with the most dispatches, ties to the

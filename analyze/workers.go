@@ -86,7 +86,7 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 	launching := a.launchingThreads()
 	var tracks []int
 	var frames []int64
-	frame := nameMatcher{re: workerFrame, match: make([]int8, len(a.t.Strings))}
+	frame := newNameMatcher(workerFrame, a.t)
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
 		if tr.Kind != trace.TrackHost || slices.Contains(launching, int32(i)) {
@@ -96,7 +96,7 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 		var fs []int64
 		evs := a.t.TrackEvents(i)
 		for j := range evs {
-			if e := &evs[j]; e.Dur > 0 && frame.matches(a.t, e.Name) {
+			if e := &evs[j]; e.Dur > 0 && frame.matches(e.Name) {
 				fs = append(fs, e.Dur)
 			}
 		}
