@@ -94,6 +94,9 @@ func (a *analyzer) stepSpan(i int) Interval {
 // or before t, or -1.
 func (a *analyzer) stepIndex(t int64) int {
 	st := a.res.Steps
+	if len(st) == 0 {
+		return -1 // asked per segment: a run without steps skips the search
+	}
 	if i := a.stepHint; i >= 0 && i < len(st) && st[i].Start <= t && (i+1 == len(st) || t < st[i+1].Start) {
 		return i
 	}
