@@ -47,7 +47,8 @@ type StepMarker struct {
 // An analysis that matches steps across traces needs the steps the window
 // dropped too: one trace's warm-up may be another's first steady step.
 func (x *Analysis) StepMarkers() []StepMarker {
-	steps, _, _ := x.a.findSteps() // the only error is a bad step regex, which New refused
+	pattern, _ := x.a.stepPattern() // the only error is a bad step regex, which New refused
+	steps, _ := x.a.findSteps(x.a.scanHost(pattern))
 	ms := make([]StepMarker, len(steps))
 	for i, s := range steps {
 		ms[i] = StepMarker{Num: s.num, Start: s.start, End: s.end}

@@ -77,11 +77,14 @@ type analyzer struct {
 	// segs encodes the gaps' segments into the result.
 	segs *segEncoder
 	// sites sums the idle blamed on each call site as segments are made.
-	sites  *siteTally
-	costs  []int8        // see knownCostOf
-	facts  []nameFacts   // see factsOf
-	idsBuf []trace.StrID // scratch for a segment's stack
-	res    *Result
+	sites *siteTally
+	costs []int8      // see knownCostOf
+	facts []nameFacts // see factsOf
+	// stack and stackBuf are scratch for the stack of the waited-for
+	// thread (see segments).
+	stack    hostStack
+	stackBuf []int32
+	res      *Result
 }
 
 // Analyze finds the device gaps of t, attributes them to what the host was
@@ -133,19 +136,21 @@ func (a *analyzer) run() error {
 		a.noDevice()
 		return nil
 	}
-	steps, src, err := a.findSteps()
+	pattern, err := a.stepPattern()
 	if err != nil {
 		return err
 	}
+	scan := a.scanHost(pattern)
+	steps, src := a.findSteps(scan)
 	a.steps = steps
-	a.links = buildLinks(a.t)
-	a.loop = a.findLoop()
+	a.links = newLinks(a.t, scan.launches)
+	a.loop = a.findLoop(scan)
 	a.res.LoopUntraced = a.loopUntraced()
 	for _, d := range a.devs {
 		a.scanDevice(d)
 	}
 	a.setWindow(src)
-	a.res.Window.TraceEnd = a.traceEnd()
+	a.res.Window.TraceEnd = a.traceEnd(scan.end)
 	for _, d := range a.devs {
 		a.attributeDevice(d)
 	}
@@ -176,15 +181,17 @@ func (a *analyzer) noDevice() {
 	}
 }
 
-// traceEnd returns the end of the trace's last host or device event.
-func (a *analyzer) traceEnd() int64 {
-	end := int64(0)
+// traceEnd returns the end of the trace's last host or device event,
+// given hostEnd, the host scan's.
+func (a *analyzer) traceEnd(hostEnd int64) int64 {
+	end := hostEnd
 	for i := range a.t.Tracks {
-		if a.t.Tracks[i].Kind == trace.TrackOther {
+		if k := a.t.Tracks[i].Kind; k == trace.TrackOther || k == trace.TrackHost {
 			continue
 		}
-		for _, e := range a.t.TrackEvents(i) {
-			end = max(end, e.End())
+		evs := a.t.TrackEvents(i)
+		for j := range evs {
+			end = max(end, evs[j].End())
 		}
 	}
 	return end

@@ -52,7 +52,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 		g.Thread = a.t.Tracks[g.Track].Name
 		a.segments(d, &g, full, linked)
 	} else {
-		a.addSegment(nil, 0, g.Start, g.Dur, Untraced, 0, nil)
+		a.addSegment(nil, nil, g.Start, g.Dur, Untraced, 0)
 		g.Split.Add(Untraced, g.Dur)
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
@@ -94,6 +94,9 @@ func (a *analyzer) stepSpan(i int) Interval {
 // or before t, or -1.
 func (a *analyzer) stepIndex(t int64) int {
 	st := a.res.Steps
+	if len(st) == 0 {
+		return -1 // asked per segment: a run without steps skips the search
+	}
 	if i := a.stepHint; i >= 0 && i < len(st) && st[i].Start <= t && (i+1 == len(st) || t < st[i+1].Start) {
 		return i
 	}
@@ -186,16 +189,16 @@ func (a *analyzer) findFallback() int32 {
 func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 	th := a.thread(g.Track)
 	end := g.Start + g.Dur
-	stack, next := th.stackAt(g.Start, nil)
+	evs, next := th.stackAt(g.Start, a.stackBuf)
+	a.stackBuf = evs
+	stack := &a.stack
+	stack.reset(a, th, evs)
 	for cur := g.Start; cur < end; {
-		nb := end
+		nb := min(end, stack.top().end)
 		if next < len(th.evs) && th.evs[next].Start < nb {
 			nb = th.evs[next].Start
 		}
-		for _, s := range stack {
-			nb = min(nb, th.evs[s].End())
-		}
-		if len(stack) == 0 && linked {
+		if len(stack.evs) == 0 && linked {
 			// The thread shows nothing: the rest of the host may enter or
 			// leave a blocking call meanwhile (see cause).
 			_, _, next := syncAround(a.hostSyncs(), cur, &a.syncsHint)
@@ -206,22 +209,21 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 		// cause.
 		nb = min(nb, a.nextRuntimeChange(th, stack, cur))
 		if nb > cur {
-			a.emit(d, th, g, full, Interval{cur, nb}, stack, next, linked)
+			a.emit(d, th, g, full, Interval{cur, nb}, stack, linked)
 		}
 		cur = nb
-		stack = slices.DeleteFunc(stack, func(s int32) bool { return th.evs[s].End() <= cur })
+		stack.leave(a, th, cur)
 		for ; next < len(th.evs) && th.evs[next].Start <= cur; next++ {
 			if th.inside(next, cur) {
-				stack = append(stack, int32(next))
+				stack.push(a, th, int32(next))
 			}
 		}
 	}
 }
 
 // emit classifies the stretch iv with the thread inside stack and adds it
-// to g's segments; next is the index in th.evs of the first event
-// starting after iv.Start.
-func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack []int32, next int, linked bool) {
+// to g's segments.
+func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack *hostStack, linked bool) {
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
 	g.Split.Add(c, iv.End-iv.Start)
 	// The blocking call of a sync segment: the one the thread is inside,
@@ -243,19 +245,19 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		}
 		a.tally.add(c, name, th.track, iv.End-iv.Start)
 	}
-	ids := a.idsBuf[:0]
-	for _, s := range stack {
-		ids = append(ids, th.evs[s].Name)
-	}
-	a.idsBuf = ids
-	a.addSegment(th, next, iv.Start, iv.End-iv.Start, c, sync, ids)
+	a.addSegment(th, stack, iv.Start, iv.End-iv.Start, c, sync)
 }
 
 // addSegment adds a stretch to the gap's segments (see segEncoder.add) and,
-// when it opens a segment, finds what that segment is blamed on.
-func (a *analyzer) addSegment(th *thread, next int, start, dur int64, c Cause, sync trace.StrID, ids []trace.StrID) {
-	if s, opened := a.segs.add(start, dur, c, sync, a.t.Str, ids); opened && a.segs.done != nil {
-		a.openBlame(th, &s, next)
+// when it opens a segment, finds what that segment is blamed on. The
+// stack is nil when the gap waited for no thread.
+func (a *analyzer) addSegment(th *thread, stack *hostStack, start, dur int64, c Cause, sync trace.StrID) {
+	var names stackNode
+	if stack != nil {
+		names = stack.top().names
+	}
+	if s, opened := a.segs.add(start, dur, c, sync, a.t.Str, names); opened && a.segs.done != nil {
+		a.openBlame(th, stack, &s)
 	}
 }
 
@@ -270,36 +272,25 @@ func (a *analyzer) addSegment(th *thread, next int, start, dur int64, c Cause, s
 // of runtime work is returned. A JAX loop thread profiled without the
 // Python tracer, inside nothing but its step annotation, runs Python the
 // profile does not show: untraced.
-func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack []int32, linked bool) (Cause, *hostStretch) {
-	input, runtime := false, false
-	for _, s := range stack {
-		switch a.cls.of(th.evs[s].Name) {
-		case classSync:
-			return InSync, nil
-		case classAsyncCopy:
-			if a.links.isBlocking(int32(th.lo) + s) {
-				return InSync, nil
-			}
-		case classInput:
-			input = true
-		case classRuntime:
-			runtime = true
-		}
+func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *hostStack, linked bool) (Cause, *hostStretch) {
+	f := stack.top()
+	if f.sync >= 0 {
+		return InSync, nil
 	}
 	if last, ok := th.lastSync(x); ok && a.waitedSerialized(d, last, full) {
 		return AfterSync, nil
 	}
 	switch {
-	case input:
+	case f.input >= 0:
 		return Input, nil
-	case runtime:
+	case f.runtime:
 		return Runtime, nil
 	}
 	if via := a.runtimeBehind(th, stack, x); via != nil {
 		return Runtime, via
 	}
 	switch {
-	case len(stack) > 0 && !a.onlyStepMarkers(th, stack):
+	case len(stack.evs) > 0 && !a.onlyStepMarkers(th, stack):
 		return Host, nil
 	case !linked:
 		return Untraced, nil
@@ -426,8 +417,9 @@ func (a *analyzer) reachOf(d *device) *reach {
 	}
 	for _, tr := range d.tracks {
 		lo := a.t.Tracks[tr].Lo
-		for i, e := range a.t.TrackEvents(int(tr)) {
-			if e.Kind == trace.KindWork && e.Dur > 0 {
+		evs := a.t.TrackEvents(int(tr))
+		for i := range evs {
+			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur > 0 {
 				r.idx = append(r.idx, lo+i)
 			}
 		}

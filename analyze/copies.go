@@ -86,7 +86,9 @@ func (a *analyzer) copyStats(idle map[int32]int64, ndev int64) []CopyStat {
 	sizes := map[[2]string]map[int64]*CopySize{}
 	for _, d := range a.devs {
 		for _, tr := range d.tracks {
-			for _, e := range a.t.TrackEvents(int(tr)) {
+			evs := a.t.TrackEvents(int(tr))
+			for j := range evs {
+				e := &evs[j] // not a copy: a pass over every event
 				if e.Kind != trace.KindWork || !e.Has(trace.FlagMemcpy) {
 					continue
 				}
@@ -98,7 +100,7 @@ func (a *analyzer) copyStats(idle map[int32]int64, ndev int64) []CopyStat {
 				if start < w.Start || start >= w.End {
 					continue
 				}
-				dir, mem := copyKind(a.t.Str(e.Name), &e)
+				dir, mem := copyKind(a.t.Str(e.Name), e)
 				k := [2]string{dir, mem}
 				i, ok := at[k]
 				if !ok {

@@ -61,34 +61,32 @@ func (t *tally) addNow(c Cause, name trace.StrID, track int32, d int64) {
 
 // culprit returns the name in stack that explains cause c (see culpritAt),
 // 0 when none does.
-func (a *analyzer) culprit(c Cause, th *thread, stack []int32) trace.StrID {
-	if i := a.culpritAt(c, th, stack); i >= 0 {
-		return th.evs[stack[i]].Name
+func (a *analyzer) culprit(c Cause, th *thread, stack *hostStack) trace.StrID {
+	if i := culpritAt(c, th, stack); i >= 0 {
+		return th.evs[stack.evs[i]].Name
 	}
 	return 0
 }
 
-// culpritAt returns the index in stack of the event that explains cause
+// culpritAt returns the level in stack of the event that explains cause
 // c: the blocking call for in-sync, the outermost input event for input,
 // and for host work the outermost framework op (aten::linear rather than
 // the Python frames around it or the launch calls inside it), else the
 // innermost event; -1 when none does.
-func (a *analyzer) culpritAt(c Cause, th *thread, stack []int32) int {
-	for i, s := range stack {
-		name := th.evs[s].Name
-		switch k := a.cls.of(name); {
-		case c == InSync && (k == classSync || k == classAsyncCopy && a.links.isBlocking(int32(th.lo)+s)):
-			return i
-		case c == Input && k == classInput:
-			return i
-		case c == Host && a.factsOf(name)&factScoped != 0 && !th.evs[s].Has(trace.FlagStep):
-			return i
-		}
+func culpritAt(c Cause, th *thread, stack *hostStack) int {
+	f := stack.top()
+	switch {
+	case c == InSync:
+		return int(f.sync)
+	case c == Input:
+		return int(f.input)
+	case c == Host && f.op >= 0:
+		return int(f.op)
 	}
 	// Else the innermost event, unless it is the step marker: a thread
 	// inside nothing else runs Python the trace does not break down,
 	// which the dispatch finding reports on its own.
-	if n := len(stack); c == Host && n > 0 && !th.evs[stack[n-1]].Has(trace.FlagStep) {
+	if n := len(stack.evs); c == Host && n > 0 && !th.evs[stack.evs[n-1]].Has(trace.FlagStep) {
 		return n - 1
 	}
 	return -1

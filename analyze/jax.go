@@ -59,48 +59,17 @@ func detectFramework(t *trace.Trace) Framework {
 // findLoop returns the thread a JAX program's loop runs on: the host
 // thread with the most dispatches, ties to the one dispatching first; -1
 // when the trace is not JAX's or has no dispatch.
-func (a *analyzer) findLoop() int32 {
+func (a *analyzer) findLoop(scan *hostScan) int32 {
 	if a.res.Framework != JAX {
 		return -1
 	}
-	best, n := int32(-1), 0
-	var first int64
-	for i := range a.t.Tracks {
-		tr := &a.t.Tracks[i]
-		if tr.Kind != trace.TrackHost {
-			continue
-		}
-		c, start := 0, int64(0)
-		for j := tr.Lo; j < tr.Hi; j++ {
-			if a.cls.of(a.t.Events[j].Name) == classDispatch {
-				if c == 0 {
-					start = a.t.Events[j].Start
-				}
-				c++
-			}
-		}
-		if c > n || c == n && c > 0 && start < first {
-			best, n, first = int32(i), c, start
-		}
-	}
-	return best
-}
-
-// inDispatch reports whether the stack holds a dispatch of a compiled
-// function.
-func (a *analyzer) inDispatch(th *thread, stack []int32) bool {
-	for _, s := range stack {
-		if a.cls.of(th.evs[s].Name) == classDispatch {
-			return true
-		}
-	}
-	return false
+	return scan.loop.best
 }
 
 // runtimeBehind returns the runtime work another thread is in at x while
 // the loop thread th waits inside a dispatch (stack), or nil.
-func (a *analyzer) runtimeBehind(th *thread, stack []int32, x int64) *hostStretch {
-	if th.track != a.loop || !a.inDispatch(th, stack) {
+func (a *analyzer) runtimeBehind(th *thread, stack *hostStack, x int64) *hostStretch {
+	if th.track != a.loop || !stack.top().dispatch {
 		return nil
 	}
 	in, _, _ := syncAround(a.hostRuntime(), x, &a.runtimeHint)
@@ -109,8 +78,8 @@ func (a *analyzer) runtimeBehind(th *thread, stack []int32, x int64) *hostStretc
 
 // nextRuntimeChange returns when the runtime work of the host next starts
 // or ends after x, for a loop thread inside a dispatch (else MaxInt64).
-func (a *analyzer) nextRuntimeChange(th *thread, stack []int32, x int64) int64 {
-	if th.track != a.loop || !a.inDispatch(th, stack) {
+func (a *analyzer) nextRuntimeChange(th *thread, stack *hostStack, x int64) int64 {
+	if th.track != a.loop || !stack.top().dispatch {
 		return math.MaxInt64
 	}
 	_, _, next := syncAround(a.hostRuntime(), x, &a.runtimeHint)
@@ -171,11 +140,14 @@ func (a *analyzer) loopUntraced() bool {
 	if a.loop < 0 {
 		return false
 	}
-	seen := map[trace.StrID]bool{}
-	for _, e := range a.t.TrackEvents(int(a.loop)) {
-		if !seen[e.Name] {
-			seen[e.Name] = true
-			if pythonFrame.MatchString(a.t.Str(e.Name)) {
+	seen := make([]bool, len(a.t.Strings)) // by name: each is matched once
+	evs := a.t.TrackEvents(int(a.loop))
+	for j := range evs {
+		if id := evs[j].Name; int(id) >= len(seen) || !seen[id] {
+			if int(id) < len(seen) {
+				seen[id] = true
+			}
+			if pythonFrame.MatchString(a.t.Str(id)) {
 				return false
 			}
 		}
@@ -186,16 +158,8 @@ func (a *analyzer) loopUntraced() bool {
 // onlyStepMarkers reports whether th is a JAX loop thread without Python
 // frames inside nothing but step markers (StepTraceAnnotation): it runs
 // Python the profile does not show, which is untraced, not host work.
-func (a *analyzer) onlyStepMarkers(th *thread, stack []int32) bool {
-	if th.track != a.loop || !a.res.LoopUntraced {
-		return false
-	}
-	for _, s := range stack {
-		if !th.evs[s].Has(trace.FlagStep) {
-			return false
-		}
-	}
-	return true
+func (a *analyzer) onlyStepMarkers(th *thread, stack *hostStack) bool {
+	return th.track == a.loop && a.res.LoopUntraced && stack.top().markers
 }
 
 // beforeDispatch returns, for each step of the window, the stretch of its

@@ -43,14 +43,30 @@ const (
 	denseMin   = 1 << 16
 )
 
+// launchIDs counts the host events with a correlation id and bounds their
+// ids: what sizes the links.
+type launchIDs struct {
+	n      int
+	lo, hi uint64
+}
+
+func (c *launchIDs) add(corr uint64) {
+	c.n++
+	c.lo, c.hi = min(c.lo, corr), max(c.hi, corr)
+}
+
+// buildLinks links the launches of t, for a caller that has not scanned
+// its host events (see hostScan).
 func buildLinks(t *trace.Trace) *links {
+	ids := launchIDs{lo: math.MaxUint64}
+	forEachLaunch(t, func(corr uint64, _ int32) { ids.add(corr) })
+	return newLinks(t, ids)
+}
+
+// newLinks links the launches of t, which ids counts.
+func newLinks(t *trace.Trace, ids launchIDs) *links {
 	l := &links{launches: make([]int, len(t.Tracks))}
-	n := 0
-	lo, hi := uint64(math.MaxUint64), uint64(0)
-	forEachLaunch(t, func(corr uint64, _ int32) {
-		n++
-		lo, hi = min(lo, corr), max(hi, corr)
-	})
+	n, lo, hi := ids.n, ids.lo, ids.hi
 	if n == 0 {
 		return l
 	}

@@ -266,30 +266,59 @@ func (w *segWriter) put(data []byte, k uint32, start, dur int64) []byte {
 type segEncoder struct {
 	s *segments
 	x *segIndex
-	// stacks and calls cache the ids of stacks of string ids and of
-	// calls' string ids.
-	stacks   map[string]StackID
-	calls    map[trace.StrID]CallID
-	stackKey []byte // scratch for the keys of stacks
-	// recent are the last stacks looked up; nextRecent is replaced next.
-	recent     [4]recentStack
-	nextRecent int
+	// children and nodes intern stacks of string ids as stackNodes.
+	children map[uint64]stackNode // by nodeKey
+	nodes    []nodeInfo
+	// calls holds the id of each blocking call's string id, plus one.
+	calls []CallID
 	// byStack lists the kinds of each stack id, by index in s.kinds.
 	byStack [][]uint32
 	names   []string
 	w       segWriter
-	// open is set while a segment is held back: last, with the string ids
-	// of its stack in lastIDs.
-	open    bool
-	last    Segment
-	lastIDs []trace.StrID
+	// open is set while a segment is held back: last, of stack lastNode.
+	open     bool
+	last     Segment
+	lastNode stackNode
 	// done, when set, is given each segment as it is written, merged:
 	// the analysis blames it and adds it to the steps in the same pass.
 	done func(Segment)
 }
 
+// stackNode is a stack of event names (string ids) interned as a path from
+// the root of a trie, 0 being the empty stack. The attribution finds a
+// stack's node from its parent's as an event enters it (see hostStack):
+// a stretch's stack is then compared and looked up as one number, and a
+// long trace has millions of stretches but few distinct stacks.
+type stackNode uint32
+
+// nodeInfo is a stackNode's top name and parent, and its stack id once a
+// segment has had it.
+type nodeInfo struct {
+	parent stackNode
+	name   trace.StrID
+	stack  StackID
+	known  bool
+}
+
+// nodeKey is the key of the node of name on top of parent.
+func nodeKey(parent stackNode, name trace.StrID) uint64 {
+	return uint64(parent)<<32 | uint64(name)
+}
+
 func newSegEncoder(s *segments) *segEncoder {
-	return &segEncoder{s: s, x: s.indexOf(), stacks: map[string]StackID{}, calls: map[trace.StrID]CallID{}}
+	return &segEncoder{s: s, x: s.indexOf(), children: map[uint64]stackNode{}, nodes: []nodeInfo{{}}}
+}
+
+// node returns the node of the stack parent with name on top.
+func (e *segEncoder) node(parent stackNode, name trace.StrID) stackNode {
+	k := nodeKey(parent, name)
+	n, ok := e.children[k]
+	if !ok {
+		n = stackNode(len(e.nodes))
+		e.nodes = append(e.nodes, nodeInfo{parent: parent, name: name})
+		e.children[k] = n
+	}
+	return n
 }
 
 // start begins the segments of g.
@@ -311,20 +340,20 @@ func (e *segEncoder) finish(g *Gap) {
 func (e *segEncoder) close() { e.s.index, e.done = nil, nil }
 
 // add adds the stretch [start, start+dur) of cause c inside the stack of
-// event names ids, of blocking call sync (0 for none), to the gap's
+// event names n, of blocking call sync (0 for none), to the gap's
 // segments, merged into the previous one when cause, call and names are
 // the same. It returns the segment held back and whether the stretch
 // opened it rather than being merged into it.
-func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, ids []trace.StrID) (Segment, bool) {
+func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, n stackNode) (Segment, bool) {
 	call := e.call(sync, name)
-	if e.open && e.last.Cause == c && e.last.Sync == call && slices.Equal(e.lastIDs, ids) {
+	if e.open && e.last.Cause == c && e.last.Sync == call && e.lastNode == n {
 		e.last.Dur += dur
 		return e.last, false
 	}
 	e.flush()
 	e.open = true
-	e.last = Segment{Start: start, Dur: dur, Stack: e.stack(ids, name), Sync: call, Cause: c}
-	e.lastIDs = append(e.lastIDs[:0], ids...)
+	e.last = Segment{Start: start, Dur: dur, Stack: e.stack(n, name), Sync: call, Cause: c}
+	e.lastNode = n
 	return e.last, true
 }
 
@@ -358,56 +387,31 @@ func (e *segEncoder) kind(k segKind) uint32 {
 	return i
 }
 
-// stack returns the id of the stack of names ids. A long trace has
-// millions of segments but few distinct stacks: a stack's names are looked
-// up once.
-func (e *segEncoder) stack(ids []trace.StrID, name func(trace.StrID) string) StackID {
-	// A thread goes in and out of the same few stacks in a row: those
-	// are compared before the map is asked.
-	for i := range e.recent {
-		if r := &e.recent[i]; r.set && slices.Equal(r.ids, ids) {
-			return r.id
-		}
-	}
-	id := e.lookupStack(ids, name)
-	r := &e.recent[e.nextRecent]
-	r.ids, r.id, r.set = append(r.ids[:0], ids...), id, true
-	e.nextRecent = (e.nextRecent + 1) % len(e.recent)
-	return id
-}
-
-// recentStack is a stack of string ids looked up lately, with its id.
-type recentStack struct {
-	ids []trace.StrID
-	id  StackID
-	set bool
-}
-
-// lookupStack is stack without the recent stacks.
-func (e *segEncoder) lookupStack(ids []trace.StrID, name func(trace.StrID) string) StackID {
-	key := e.stackKey[:0] // reused: a lookup by string(key) does not keep it
-	for _, id := range ids {
-		key = binary.LittleEndian.AppendUint32(key, uint32(id))
-	}
-	e.stackKey = key
-	if id, ok := e.stacks[string(key)]; ok {
-		return id
+// stack returns the id of the stack of node n, looking its names up the
+// first time.
+func (e *segEncoder) stack(n stackNode, name func(trace.StrID) string) StackID {
+	if info := &e.nodes[n]; info.known {
+		return info.stack
 	}
 	e.names = e.names[:0]
-	for _, id := range ids {
-		e.names = append(e.names, name(id))
+	for m := n; m != 0; m = e.nodes[m].parent {
+		e.names = append(e.names, name(e.nodes[m].name))
 	}
+	slices.Reverse(e.names)
 	id := e.x.stack(e.s, e.names)
-	e.stacks[string(key)] = id
+	e.nodes[n].stack, e.nodes[n].known = id, true
 	return id
 }
 
 // call returns the id of blocking call sync.
 func (e *segEncoder) call(sync trace.StrID, name func(trace.StrID) string) CallID {
-	id, ok := e.calls[sync]
-	if !ok {
-		id = e.x.call(e.s, name(sync))
-		e.calls[sync] = id
+	if int(sync) < len(e.calls) && e.calls[sync] != 0 {
+		return e.calls[sync] - 1
 	}
+	id := e.x.call(e.s, name(sync))
+	if int(sync) >= len(e.calls) {
+		e.calls = append(e.calls, make([]CallID, int(sync)+1-len(e.calls))...)
+	}
+	e.calls[sync] = id + 1
 	return id
 }

@@ -158,17 +158,20 @@ type siteKey struct {
 	call, frame trace.StrID
 }
 
-// siteTally sums idle by call site, by op and by copy call while the gaps
-// are attributed.
+// siteTally sums idle by call site, by op and by copy call: while the gaps
+// are attributed, by event and cause (sums); then, once, from those sums
+// (see tallySums).
 type siteTally struct {
+	sums  []blameSum
+	sumAt map[uint64]int32 // index in sums, by sumKey
+	runs  int              // runs of segments summed so far
+	// The tallies made from the sums.
 	sites   map[siteKey]int32 // index in list
 	list    []CallSite
-	first   map[int32]firstBlame // blamed events, by index in Trace.Events
 	ops     map[trace.StrID]int64
 	opFrame map[trace.StrID]map[trace.StrID]int64
 	copies  map[int32]int64 // idle blamed on each copy call
 	stacks  bool            // a frame was found
-	buf     []int32
 	// open is the blame of the segment the encoder holds back (see
 	// segmentDone); gap is the start of the gap being attributed.
 	open blame
@@ -176,27 +179,38 @@ type siteTally struct {
 	run  pendingBlame
 }
 
+// blameSum is the idle blamed on one event for one cause. A long trace
+// blames hundreds of thousands of runs of segments on tens of thousands of
+// events: the call-site, op and copy tallies are made once per sum rather
+// than once per run.
+type blameSum struct {
+	blame
+	cause Cause
+	idle  int64
+	// first is the start of the first gap, in Result.Gaps order, with a
+	// segment blamed on the event for the cause, and run the number of the
+	// run of segments tallied then: a call counts once, at the site of its
+	// first gap, however many segments are blamed on it. Result.Gaps sorts
+	// gaps by start, of equal starts in device order, and the devices are
+	// attributed in that order, each in time order: the first gap is the
+	// first seen of the earliest start.
+	first int64
+	run   int
+}
+
+// sumKey is the key of the sum of event ev (an index in Trace.Events)
+// for cause c.
+func sumKey(ev int32, c Cause) uint64 { return uint64(ev)<<8 | uint64(c) }
+
 // blame is what a segment is blamed on: event ev (-1: none) of thread th.
 type blame struct {
 	th *thread
 	ev int
 }
 
-// firstBlame is the start of the first gap, in Result.Gaps order, with a
-// segment blamed on an event, and that segment's call site (an index in
-// siteTally.list): a call counts once, at its first site, however many
-// segments are blamed on it. Result.Gaps sorts gaps by start, of equal
-// starts in device order, and the devices are attributed in that order,
-// each in time order: the first gap is the first seen of the earliest
-// start.
-type firstBlame struct {
-	start int64
-	site  int32
-}
-
 func newSiteTally() *siteTally {
 	return &siteTally{
-		sites: map[siteKey]int32{}, first: map[int32]firstBlame{},
+		sumAt: map[uint64]int32{}, sites: map[siteKey]int32{},
 		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
 		copies: map[int32]int64{}, open: blame{ev: -1},
 	}
@@ -208,9 +222,7 @@ func (a *analyzer) insights() {
 	r := a.res
 	st := a.sites
 	a.flushBlame()
-	for _, f := range st.first {
-		st.list[f.site].Count++
-	}
+	a.tallySums()
 	n := int64(max(len(a.devs), 1))
 	for _, s := range st.list {
 		s.Idle /= n
@@ -226,18 +238,16 @@ func (a *analyzer) insights() {
 	r.Copies = a.copyStats(st.copies, n)
 }
 
-// openBlame finds the event segment s, just opened on thread th (nil when
-// the gap waited for no thread), is blamed on; next is the index in th.evs
-// of the first event starting after s.Start. The segment is tallied when
-// it is done, at its full length.
-func (a *analyzer) openBlame(th *thread, s *Segment, next int) {
+// openBlame finds the event segment s, just opened on thread th inside
+// stack (both nil when the gap waited for no thread), is blamed on. The
+// segment is tallied when it is done, at its full length.
+func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment) {
 	st := a.sites
 	st.open = blame{th: th, ev: -1}
 	if th == nil || s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
 		return
 	}
-	st.buf = th.chainAt(next, s.Start, st.buf)
-	st.open.ev = a.blamed(th, s, st.buf)
+	st.open.ev = a.blamed(th, s, stack)
 }
 
 // segmentDone adds the finished segment s of the current gap to the
@@ -275,8 +285,8 @@ type pendingBlame struct {
 	set bool
 }
 
-// flushBlame adds the pending run of segments to its call site, op and
-// copy call.
+// flushBlame adds the pending run of segments to the sum of its event and
+// cause.
 func (a *analyzer) flushBlame() {
 	st := a.sites
 	if !st.run.set {
@@ -284,14 +294,53 @@ func (a *analyzer) flushBlame() {
 	}
 	k, dur := st.run.key, st.run.dur
 	st.run = pendingBlame{}
-	th, ev := k.th, k.ev
+	st.runs++
+	key := sumKey(int32(k.th.lo+k.ev), k.cause)
+	i, ok := st.sumAt[key]
+	if !ok {
+		i = int32(len(st.sums))
+		st.sumAt[key] = i
+		st.sums = append(st.sums, blameSum{blame: k.blame, cause: k.cause, first: k.gap, run: st.runs})
+	}
+	s := &st.sums[i]
+	s.idle += dur
+	if k.gap < s.first {
+		s.first, s.run = k.gap, st.runs
+	}
+}
+
+// tallySums adds each event's sums to their call sites, ops and copy
+// calls, and counts each event once, at the site of its first gap. The
+// sums are in the order they were begun, so the sites are listed in the
+// order their first segment was tallied.
+func (a *analyzer) tallySums() {
+	st := a.sites
+	first := map[int32]int{} // index in sums of each event's first, by index in Trace.Events
+	sites := make([]int32, len(st.sums))
+	for i := range st.sums {
+		s := &st.sums[i]
+		sites[i] = a.tallySum(s)
+		global := int32(s.th.lo + s.ev)
+		if j, ok := first[global]; !ok || s.first < st.sums[j].first || s.first == st.sums[j].first && s.run < st.sums[j].run {
+			first[global] = i
+		}
+	}
+	for _, i := range first {
+		st.list[sites[i]].Count++
+	}
+}
+
+// tallySum adds the sum s to its call site, op and copy call, and returns
+// the site's index in list.
+func (a *analyzer) tallySum(s *blameSum) int32 {
+	st := a.sites
+	th, ev, dur := s.th, s.ev, s.idle
 	e := &th.evs[ev]
-	global := int32(th.lo + ev)
 	frame := a.userFrame(th, ev)
 	if frame != 0 {
 		st.stacks = true
 	}
-	c := k.cause
+	c := s.cause
 	if c == AfterSync {
 		c = InSync
 	}
@@ -302,15 +351,11 @@ func (a *analyzer) flushBlame() {
 		st.sites[sk] = i
 		st.list = append(st.list, CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c})
 	}
-	site := &st.list[i]
-	if f, ok := st.first[global]; !ok || k.gap < f.start {
-		st.first[global] = firstBlame{k.gap, i}
-	}
-	site.Idle += dur
+	st.list[i].Idle += dur
 	if e.Has(trace.FlagMemcpy) {
-		st.copies[global] += dur
+		st.copies[int32(th.lo+ev)] += dur
 	}
-	if k.cause == Host && a.factsOf(e.Name)&factFrame == 0 && !strings.HasPrefix(a.t.Str(e.Name), "<") {
+	if s.cause == Host && a.factsOf(e.Name)&factFrame == 0 && !strings.HasPrefix(a.t.Str(e.Name), "<") {
 		// An op, not Python between ops.
 		st.ops[e.Name] += dur
 		if st.opFrame[e.Name] == nil {
@@ -318,13 +363,14 @@ func (a *analyzer) flushBlame() {
 		}
 		st.opFrame[e.Name][frame] += dur
 	}
+	return i
 }
 
 // blamed returns the index in th.evs of the event segment s is blamed on,
 // -1 when none is on th: the blocking call (for after-sync, the one whose
 // return the gap continues), the input event, the op (a known cost before
 // the culprit op inside it), the runtime work.
-func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
+func (a *analyzer) blamed(th *thread, s *Segment, stack *hostStack) int {
 	switch s.Cause {
 	case AfterSync:
 		k := th.lastSyncIndex(s.Start)
@@ -337,7 +383,7 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 		}
 		return i
 	case Host:
-		for _, x := range stack {
+		for _, x := range stack.evs {
 			if a.knownCostOf(th.evs[x].Name) >= 0 {
 				return int(x)
 			}
@@ -345,21 +391,21 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack []int32) int {
 	case Input:
 		// The loader's own event rather than the Python frame of its
 		// __next__, which the input patterns match too.
-		for _, x := range stack {
+		for _, x := range stack.evs {
 			if name := th.evs[x].Name; a.cls.of(name) == classInput && a.factsOf(name)&factFrame == 0 {
 				return int(x)
 			}
 		}
 	case Runtime:
-		for _, x := range stack {
+		for _, x := range stack.evs {
 			if a.cls.of(th.evs[x].Name) == classRuntime {
 				return int(x)
 			}
 		}
 		return -1
 	}
-	if i := a.culpritAt(s.Cause, th, stack); i >= 0 {
-		return int(stack[i])
+	if i := culpritAt(s.Cause, th, stack); i >= 0 {
+		return int(stack.evs[i])
 	}
 	return -1
 }

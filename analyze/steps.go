@@ -22,68 +22,46 @@ type rawStep struct {
 }
 
 // findSteps returns the steps of the trace in time order and says how they
-// were found. Explicit markers win: a user regex, then events flagged as
-// steps (host ones first, device mirrors and XPlane Steps lines when no host
-// marker exists), then train-like step names.
-func (a *analyzer) findSteps() ([]rawStep, string, error) {
+// were found, from the candidates of the host scan. Explicit markers win: a
+// user regex, then events flagged as steps (host ones first, device
+// mirrors and XPlane Steps lines when no host marker exists), then
+// train-like step names.
+func (a *analyzer) findSteps(scan *hostScan) ([]rawStep, string) {
 	if a.opt.StepRegex != "" {
-		re, err := regexp.Compile(a.opt.StepRegex)
-		if err != nil {
-			return nil, "", err
-		}
-		return a.stepsMatching(re), "regex", nil
+		return dedupeSteps(scan.named), "regex"
 	}
-	if s := a.flaggedSteps(true); len(s) > 0 {
+	if s := dedupeSteps(scan.flagged); len(s) > 0 {
 		if strings.HasPrefix(s[0].name, "ProfilerStep") {
-			return s, "ProfilerStep", nil
+			return s, "ProfilerStep"
 		}
-		return s, "step markers", nil
+		return s, "step markers"
 	}
-	if s := a.flaggedSteps(false); len(s) > 0 {
-		return s, "device step markers", nil
+	if s := a.flaggedSteps(); len(s) > 0 {
+		return s, "device step markers"
 	}
-	return a.stepsMatching(defaultStepRegexp()), "step names", nil
+	return dedupeSteps(scan.named), "step names"
 }
 
-// flaggedSteps collects events with FlagStep, on host tracks only or on
-// any other track.
-func (a *analyzer) flaggedSteps(host bool) []rawStep {
+// stepPattern returns the pattern step names match: the user's, else the
+// default one.
+func (a *analyzer) stepPattern() (*regexp.Regexp, error) {
+	if a.opt.StepRegex == "" {
+		return defaultStepRegexp(), nil
+	}
+	return regexp.Compile(a.opt.StepRegex)
+}
+
+// flaggedSteps collects the events with FlagStep on tracks other than the
+// host's: the host's are in the host scan.
+func (a *analyzer) flaggedSteps() []rawStep {
 	var steps []rawStep
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
-		if (tr.Kind == trace.TrackHost) != host {
+		if tr.Kind == trace.TrackHost {
 			continue
 		}
 		for j := tr.Lo; j < tr.Hi; j++ {
 			if e := &a.t.Events[j]; e.Has(trace.FlagStep) && e.Dur > 0 {
-				steps = append(steps, a.rawStep(e))
-			}
-		}
-	}
-	return dedupeSteps(steps)
-}
-
-// stepsMatching collects host events whose name re matches.
-func (a *analyzer) stepsMatching(re *regexp.Regexp) []rawStep {
-	match := make([]int8, len(a.t.Strings)) // per StrID: 0 unknown, 1 yes, -1 no
-	var steps []rawStep
-	for i := range a.t.Tracks {
-		tr := &a.t.Tracks[i]
-		if tr.Kind != trace.TrackHost {
-			continue
-		}
-		for j := tr.Lo; j < tr.Hi; j++ {
-			e := &a.t.Events[j]
-			if e.Dur <= 0 || int(e.Name) >= len(match) {
-				continue
-			}
-			if match[e.Name] == 0 {
-				match[e.Name] = -1
-				if re.MatchString(a.t.Strings[e.Name]) {
-					match[e.Name] = 1
-				}
-			}
-			if match[e.Name] == 1 {
 				steps = append(steps, a.rawStep(e))
 			}
 		}

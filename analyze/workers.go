@@ -86,17 +86,7 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 	launching := a.launchingThreads()
 	var tracks []int
 	var frames []int64
-	// Names repeat across millions of events: each is matched once.
-	frame := make([]int8, len(a.t.Strings)) // 0 unknown, 1 a worker frame, -1 not
-	isFrame := func(id trace.StrID) bool {
-		if frame[id] == 0 {
-			frame[id] = -1
-			if workerFrame.MatchString(a.t.Str(id)) {
-				frame[id] = 1
-			}
-		}
-		return frame[id] > 0
-	}
+	frame := newNameMatcher(workerFrame, a.t)
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
 		if tr.Kind != trace.TrackHost || slices.Contains(launching, int32(i)) {
@@ -104,8 +94,9 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 		}
 		named := workerTrackName.MatchString(tr.Name)
 		var fs []int64
-		for _, e := range a.t.TrackEvents(i) {
-			if e.Dur > 0 && int(e.Name) < len(frame) && isFrame(e.Name) {
+		evs := a.t.TrackEvents(i)
+		for j := range evs {
+			if e := &evs[j]; e.Dur > 0 && frame.matches(e.Name) {
 				fs = append(fs, e.Dur)
 			}
 		}

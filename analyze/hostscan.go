@@ -1,0 +1,110 @@
+package analyze
+
+import (
+	"math"
+	"regexp"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// hostScan is what the analysis asks of every host event before it looks
+// at the devices: the step candidates, the launches' correlation ids, the
+// JAX loop thread and the trace's end. The questions are independent, and
+// on a long trace reading millions of events costs more than answering
+// them, so one pass answers them all (see scanHost).
+type hostScan struct {
+	// flagged are the events flagged as steps and named the events whose
+	// name matches the step pattern, in track order: findSteps picks.
+	flagged, named []rawStep
+	launches       launchIDs
+	// loop picks the JAX loop thread (see findLoop).
+	loop loopFinder
+	// end is the end of the last host event.
+	end int64
+}
+
+// scanHost makes the hostScan of a's trace; step matches the names of
+// step events.
+func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
+	s := &hostScan{launches: launchIDs{lo: math.MaxUint64}, loop: loopFinder{best: -1}}
+	named := newNameMatcher(step, a.t)
+	jax := a.res.Framework == JAX
+	for i := range a.t.Tracks {
+		tr := &a.t.Tracks[i]
+		if tr.Kind != trace.TrackHost {
+			continue
+		}
+		dispatches, first := 0, int64(0)
+		for j := tr.Lo; j < tr.Hi; j++ {
+			e := &a.t.Events[j]
+			s.end = max(s.end, e.End())
+			if e.Dur > 0 && e.Has(trace.FlagStep) {
+				s.flagged = append(s.flagged, a.rawStep(e))
+			}
+			if e.Dur > 0 && named.matches(e.Name) {
+				s.named = append(s.named, a.rawStep(e))
+			}
+			if e.Corr != 0 {
+				s.launches.add(e.Corr)
+			}
+			if jax && a.cls.of(e.Name) == classDispatch {
+				if dispatches == 0 {
+					first = e.Start
+				}
+				dispatches++
+			}
+		}
+		s.loop.add(int32(i), dispatches, first)
+	}
+	return s
+}
+
+// nameMatcher matches event names against re, each name once: names
+// repeat across millions of events.
+type nameMatcher struct {
+	re    *regexp.Regexp
+	names []string // the trace's strings
+	match []int8   // per StrID: 0 unknown, 1 yes, -1 no
+}
+
+func newNameMatcher(re *regexp.Regexp, t *trace.Trace) *nameMatcher {
+	return &nameMatcher{re: re, names: t.Strings, match: make([]int8, len(t.Strings))}
+}
+
+// matches reports whether re matches the name id; an id outside the
+// trace's strings never matches. It is asked of every event: the answer
+// known is kept short enough to be inlined.
+func (m *nameMatcher) matches(id trace.StrID) bool {
+	if int(id) < len(m.match) && m.match[id] != 0 {
+		return m.match[id] > 0
+	}
+	return m.first(id)
+}
+
+// first is matches for a name not seen before.
+func (m *nameMatcher) first(id trace.StrID) bool {
+	if int(id) >= len(m.match) {
+		return false
+	}
+	m.match[id] = -1
+	if m.re.MatchString(m.names[id]) {
+		m.match[id] = 1
+	}
+	return m.match[id] > 0
+}
+
+// loopFinder picks the host thread with the most dispatches, ties to the
+// one dispatching first; best is -1 while no thread has dispatched.
+type loopFinder struct {
+	best  int32
+	n     int
+	first int64
+}
+
+// add offers track tr, with n dispatches the first of which starts at
+// first.
+func (f *loopFinder) add(tr int32, n int, first int64) {
+	if n > f.n || n == f.n && n > 0 && first < f.first {
+		f.best, f.n, f.first = tr, n, first
+	}
+}

@@ -1,0 +1,101 @@
+package analyze
+
+import (
+	"math"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// hostStack is the stack of events a thread is inside at an instant,
+// outermost first, with what the attribution asks of it. A gap's stretches
+// change the stack by an event or two at a time, while each stretch asks
+// about the whole stack (its cause, culprit, names, next change): the facts
+// of each prefix of the stack are found once, when its top event enters.
+type hostStack struct {
+	evs   []int32      // indexes in thread.evs
+	facts []stackFacts // facts[i] holds for evs[:i+1]
+}
+
+// stackFacts is what the attribution asks of a stack.
+type stackFacts struct {
+	// names is the stack's event names, interned (see segEncoder.node).
+	names stackNode
+	// end is the earliest end of the stack's events: when it next loses
+	// one.
+	end int64
+	// sync, input and op are the levels of the first blocking call, the
+	// first input event and the first framework op ("::" in its name) that
+	// is not a step marker; -1 when there is none.
+	sync, input, op int32
+	// runtime and dispatch are set when an event is runtime work, when
+	// one is a dispatch of a compiled function.
+	runtime, dispatch bool
+	// markers is set when every event is a step marker (so for none).
+	markers bool
+}
+
+// emptyFacts are the facts of the empty stack.
+var emptyFacts = stackFacts{end: math.MaxInt64, sync: -1, input: -1, op: -1, markers: true}
+
+// top returns the facts of the whole stack.
+func (s *hostStack) top() *stackFacts {
+	if n := len(s.facts); n > 0 {
+		return &s.facts[n-1]
+	}
+	return &emptyFacts
+}
+
+// reset empties the stack and pushes the events evs, outermost first.
+func (s *hostStack) reset(a *analyzer, th *thread, evs []int32) {
+	s.evs, s.facts = s.evs[:0], s.facts[:0]
+	for _, i := range evs {
+		s.push(a, th, i)
+	}
+}
+
+// push adds event i of th on top of the stack.
+func (s *hostStack) push(a *analyzer, th *thread, i int32) {
+	f := *s.top()
+	level := int32(len(s.evs))
+	e := &th.evs[i]
+	k := a.cls.of(e.Name)
+	blocking := k == classSync || k == classAsyncCopy && a.links.isBlocking(int32(th.lo)+i)
+	if f.sync < 0 && blocking {
+		f.sync = level
+	}
+	if f.input < 0 && k == classInput {
+		f.input = level
+	}
+	if f.op < 0 && a.factsOf(e.Name)&factScoped != 0 && !e.Has(trace.FlagStep) {
+		f.op = level
+	}
+	f.runtime = f.runtime || k == classRuntime
+	f.dispatch = f.dispatch || k == classDispatch
+	f.markers = f.markers && e.Has(trace.FlagStep)
+	f.end = min(f.end, e.End())
+	f.names = a.segs.node(f.names, e.Name)
+	s.evs = append(s.evs, i)
+	s.facts = append(s.facts, f)
+}
+
+// leave drops the events of th that end at or before x. Events nest, so
+// they are mostly the top few; the events above the first one dropped that
+// are kept are pushed again, in their order.
+func (s *hostStack) leave(a *analyzer, th *thread, x int64) {
+	if s.top().end > x {
+		return // none ends by x
+	}
+	k := 0 // the first level that ends by x: facts hold the earliest end
+	for s.facts[k].end > x {
+		k++
+	}
+	above := s.evs[k+1:]
+	s.evs, s.facts = s.evs[:k], s.facts[:k]
+	// Pushing writes only at levels below the events of above yet to be
+	// read: they can share the array.
+	for _, i := range above {
+		if th.evs[i].End() > x {
+			s.push(a, th, i)
+		}
+	}
+}
