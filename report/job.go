@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -41,10 +42,7 @@ func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 			err = t.err
 		}
 	case JSON:
-		enc := json.NewEncoder(bw)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(JobJSONReport(jr))
+		err = writeJobJSON(bw, jr)
 	case HTML:
 		err = writeJobHTML(bw, jr, opt)
 	default:
@@ -169,6 +167,56 @@ type RankReport struct {
 
 // JobJSONReport builds the JSON report of a job.
 func JobJSONReport(jr *job.Result) *JobReport {
+	r := jobJSONHead(jr)
+	for i := range jr.Ranks {
+		r.Ranks = append(r.Ranks, jsonRank(&jr.Ranks[i]))
+	}
+	return r
+}
+
+// writeJobJSON writes JobJSONReport(jr) as encoding/json writes it, one
+// rank at a time: each rank embeds its whole report, a job of a thousand
+// ranks has a report of about a gigabyte, and encoding it whole held it
+// several times over in memory.
+func writeJobJSON(w io.Writer, jr *job.Result) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // as writeJSON
+	if err := enc.Encode(jobJSONHead(jr)); err != nil {
+		return err
+	}
+	const empty = "\"ranks\": []\n}\n"
+	head, ok := bytes.CutSuffix(buf.Bytes(), []byte(empty))
+	if !ok || len(jr.Ranks) == 0 {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	if _, err := w.Write(append(head, "\"ranks\": [\n"...)); err != nil {
+		return err
+	}
+	enc.SetIndent("    ", "  ") // an element of "ranks", two levels in
+	for i := range jr.Ranks {
+		buf.Reset()
+		buf.WriteString("    ")
+		if err := enc.Encode(jsonRank(&jr.Ranks[i])); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		if i < len(jr.Ranks)-1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('\n')
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "  ]\n}\n")
+	return err
+}
+
+// jobJSONHead is the JSON report of a job without its ranks.
+func jobJSONHead(jr *job.Result) *JobReport {
 	r := &JobReport{Report: *JSONReport(&jr.Overall), Ranks: []RankReport{}}
 	r.Summary = JobSummary(jr)
 	rank := func(i int) int {
@@ -190,16 +238,17 @@ func JobJSONReport(jr *job.Result) *JobReport {
 		}
 		r.Job.Steps = append(r.Job.Steps, js)
 	}
-	for i := range jr.Ranks {
-		k := &jr.Ranks[i]
-		r.Ranks = append(r.Ranks, RankReport{
-			Rank: k.Rank, Path: k.Result.Source.Path, OffsetNs: k.Offset, StepTimeNs: k.StepTime, BusyNs: k.Busy,
-			Idle: jsonBreakdown(&k.Idle, k.Result.Window.Dur()), Wait: jsonWait(&k.Wait), TransferNs: k.Transfer,
-			InputNs: k.Input, SyncNs: k.Sync, Verdict: string(k.Verdict), VerdictAlone: string(k.Result.Verdict),
-			Straggles: k.Straggles, Report: JSONReport(k.Result),
-		})
-	}
 	return r
+}
+
+// jsonRank is the entry of rank k in a job's JSON report.
+func jsonRank(k *job.Rank) RankReport {
+	return RankReport{
+		Rank: k.Rank, Path: k.Result.Source.Path, OffsetNs: k.Offset, StepTimeNs: k.StepTime, BusyNs: k.Busy,
+		Idle: jsonBreakdown(&k.Idle, k.Result.Window.Dur()), Wait: jsonWait(&k.Wait), TransferNs: k.Transfer,
+		InputNs: k.Input, SyncNs: k.Sync, Verdict: string(k.Verdict), VerdictAlone: string(k.Result.Verdict),
+		Straggles: k.Straggles, Report: JSONReport(k.Result),
+	}
 }
 
 func jsonWait(w *job.WaitSplit) WaitSplitV1 {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -93,6 +94,41 @@ func TestWriteJobJSON(t *testing.T) {
 
 // TestWriteJobFormats: text, Markdown and HTML carry the job's sections
 // after the run's, with the straggler named.
+// TestWriteJobJSONStreamed: the job's JSON, written one rank at a time,
+// is byte for byte JobJSONReport encoded whole, as writeJSON encodes a
+// run's; the ranks' names hold "<" and "&", which stay unescaped.
+func TestWriteJobJSONStreamed(t *testing.T) {
+	jr := slowInputJob(t)
+	for i := range jr.Ranks {
+		jr.Ranks[i].Result.Source.Path = fmt.Sprintf("rank<%d>&.json", i)
+	}
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(JobJSONReport(jr)); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := WriteJob(&got, jr, JSON, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("streamed job JSON differs from the whole encoding:\n%s", lineDiff(got.String(), want.String()))
+	}
+}
+
+// lineDiff returns the first line where a and b differ, with its number.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d: got %q, want %q", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(al), len(bl))
+}
+
 func TestWriteJobFormats(t *testing.T) {
 	jr := slowInputJob(t)
 	tests := []struct {
