@@ -48,8 +48,10 @@ type analyzer struct {
 	cls   *classifier
 	links *links
 	devs  []*device
-	// threads holds per-thread facts, built on first use.
+	// threads holds per-thread facts, built on first use; scanned holds,
+	// by track, the host threads scanHost classified, not yet finished.
 	threads map[int32]*thread
+	scanned map[int32]*thread
 	steps   []rawStep // steps found, warm-up included
 	// hostSpans are the window's steps on the host's clock (see tileSteps).
 	hostSpans []Interval
