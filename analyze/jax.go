@@ -25,23 +25,26 @@ const (
 )
 
 // detectFramework returns the framework whose names the trace holds, the
-// most specific one when several match (see frameworkPatterns).
+// most specific one when several match (see frameworkPatterns). Once a
+// name shows a framework, only the more specific ones are looked for.
 func detectFramework(t *trace.Trace) Framework {
 	res := frameworkRegexps()
-	found := make([]bool, len(res))
+	best := len(res)
 	for _, s := range t.Strings {
-		for i, re := range res {
-			if !found[i] && re.MatchString(s) {
-				found[i] = true
+		for i, re := range res[:best] {
+			if re.MatchString(s) {
+				best = i
+				break
 			}
 		}
-	}
-	for i, ok := range found {
-		if ok {
-			return frameworkPatterns[i].f
+		if best == 0 {
+			break
 		}
 	}
-	return UnknownFramework
+	if best == len(res) {
+		return UnknownFramework
+	}
+	return frameworkPatterns[best].f
 }
 
 // JAX's host model. A JAX program's loop runs on one thread (`python` on
