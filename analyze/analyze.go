@@ -57,6 +57,9 @@ type analyzer struct {
 	hostSpans []Interval
 	// stepHint is the step of the last launch looked up.
 	stepHint int
+	// wholeStep is the step that holds all of the gap being attributed,
+	// -1 when none does (see stepHolding).
+	wholeStep int
 	tally    tally
 	// allSyncs and allRuntime are the host-wide stretches of blocking
 	// calls and of runtime work (see hostSyncs, hostRuntime).
@@ -113,7 +116,7 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analyzer{t: t, opt: opt, cls: cls, threads: map[int32]*thread{}, loop: -1}
+	a := &analyzer{t: t, opt: opt, cls: cls, threads: map[int32]*thread{}, loop: -1, wholeStep: -1}
 	a.res = &Result{
 		Source: Source{
 			Path: t.Path, Format: t.Format, Bytes: t.Bytes, Events: len(t.Events),

@@ -251,12 +251,15 @@ func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment) {
 }
 
 // segmentDone adds the finished segment s of the current gap to the
-// steps' idle and to what it is blamed on. Consecutive segments blamed on
+// steps' idle, unless the gap is inside one step (see stepHolding) or the
+// run has none, and to what it is blamed on. Consecutive segments blamed on
 // the same event for the same cause are summed before they reach the
 // tally's maps (see addBlame): a long gap blames thousands of segments on
 // a few events.
 func (a *analyzer) segmentDone(s Segment) {
-	a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
+	if a.wholeStep < 0 && len(a.res.Steps) > 0 {
+		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
+	}
 	st := a.sites
 	if st.open.ev < 0 {
 		return
