@@ -94,12 +94,9 @@ func (a *analyzer) nextRuntimeChange(th *thread, stack *hostStack, x int64) int6
 // runtime runs a queue in order. ok is false when none returned before t.
 func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 	if a.dispatches == nil {
-		a.dispatches = []Interval{}
-		th := a.thread(a.loop)
-		for i := range th.evs {
-			if e := &th.evs[i]; a.cls.of(e.Name) == classDispatch {
-				a.dispatches = append(a.dispatches, Interval{e.Start, e.End()})
-			}
+		a.dispatches = slices.Clone(a.thread(a.loop).dispatches)
+		if a.dispatches == nil {
+			a.dispatches = []Interval{}
 		}
 		slices.SortStableFunc(a.dispatches, func(x, y Interval) int { return cmp.Compare(x.End, y.End) })
 	}
@@ -111,24 +108,30 @@ func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 }
 
 // dispatchAfter returns the index of the first dispatch ending at or after
-// t. The devices' work asks in start order, so the last answer is tried
-// first.
+// t. Each device's work asks in start order, and between two pieces of
+// work a few dispatches may end: the search steps out from the last answer
+// in growing strides (as gallopStart does), from the first dispatch only
+// when t is before the last answer.
 func (a *analyzer) dispatchAfter(t int64) int {
-	ds, n := a.dispatches, len(a.dispatches)
-	for _, i := range [2]int{a.dispatchHint, a.dispatchHint + 1} {
-		if i <= n && (i == 0 || ds[i-1].End < t) && (i == n || ds[i].End >= t) {
-			a.dispatchHint = i
-			return i
-		}
+	ds, lo := a.dispatches, a.dispatchHint
+	if lo > len(ds) || lo > 0 && ds[lo-1].End >= t {
+		lo = 0
 	}
-	i, _ := slices.BinarySearchFunc(ds, t, func(iv Interval, t int64) int {
+	// Every dispatch before lo ends before t.
+	step := 1
+	for lo+step <= len(ds) && ds[lo+step-1].End < t {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step-1, len(ds))
+	i, _ := slices.BinarySearchFunc(ds[lo:hi], t, func(iv Interval, t int64) int {
 		if iv.End < t {
 			return -1
 		}
 		return 1
 	})
-	a.dispatchHint = i
-	return i
+	a.dispatchHint = lo + i
+	return lo + i
 }
 
 // pythonFrame matches a frame of JAX's Python tracer as the readers give

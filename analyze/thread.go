@@ -36,6 +36,10 @@ type thread struct {
 	// until finish finds those that block: that is known only once every
 	// device's work has been followed to its launch.
 	copies []int32
+	// dispatches are the thread's dispatches of compiled functions, in
+	// start order, those without a duration included (see
+	// dispatchBefore).
+	dispatches []Interval
 	// syncHint is the last answer of lastSyncIndex, plus one; syncCalls
 	// the calls starting syncs found so far, plus two (see syncCallAt).
 	syncHint  int
@@ -69,6 +73,9 @@ func (a *analyzer) newThread(track int32) *thread {
 // event (scanHost) or, for another thread, when it is first used.
 func (th *thread) add(a *analyzer, i int, k class) {
 	e := &th.evs[i]
+	if k == classDispatch {
+		th.dispatches = append(th.dispatches, Interval{e.Start, e.End()})
+	}
 	if e.Dur <= 0 {
 		return
 	}
