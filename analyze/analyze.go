@@ -60,7 +60,7 @@ type analyzer struct {
 	// wholeStep is the step that holds all of the gap being attributed,
 	// -1 when none does (see stepHolding).
 	wholeStep int
-	tally    tally
+	tally     tally
 	// allSyncs and allRuntime are the host-wide stretches of blocking
 	// calls and of runtime work (see hostSyncs, hostRuntime).
 	allSyncs, allRuntime []hostStretch

@@ -167,7 +167,7 @@ type siteTally struct {
 	// recent are the indexes in sums of the last few runs' sums, the
 	// latest first (see findSum).
 	recent [4]int32
-	runs  int              // runs of segments summed so far
+	runs   int // runs of segments summed so far
 	// The tallies made from the sums.
 	sites   map[siteKey]int32 // index in list
 	list    []CallSite
