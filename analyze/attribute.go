@@ -273,7 +273,7 @@ func (a *analyzer) addSegment(th *thread, stack *hostStack, start, dur int64, c 
 		names = stack.top().names
 	}
 	if s, opened := a.segs.add(start, dur, c, sync, a.t.Str, names); opened && a.segs.done != nil {
-		a.openBlame(th, stack, &s)
+		a.openBlame(th, stack, s)
 	}
 }
 

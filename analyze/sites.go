@@ -259,7 +259,7 @@ func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment) {
 // the same event for the same cause are summed before they reach the
 // tally's maps (see addBlame): a long gap blames thousands of segments on
 // a few events.
-func (a *analyzer) segmentDone(s Segment) {
+func (a *analyzer) segmentDone(s *Segment) {
 	if a.wholeStep < 0 && len(a.res.Steps) > 0 {
 		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
 	}
