@@ -88,6 +88,15 @@ func (m *nameMatcher) matches(id trace.StrID) bool {
 	return m.first(id)
 }
 
+// any reports whether re matches any of the trace's names.
+func (m *nameMatcher) any() bool {
+	found := false
+	for id := range m.names {
+		found = m.matches(trace.StrID(id)) || found
+	}
+	return found
+}
+
 // first is matches for a name not seen before.
 func (m *nameMatcher) first(id trace.StrID) bool {
 	if int(id) >= len(m.match) {
