@@ -48,14 +48,19 @@ type analyzer struct {
 	cls   *classifier
 	links *links
 	devs  []*device
-	// threads holds per-thread facts, built on first use.
+	// threads holds per-thread facts, built on first use; scanned holds,
+	// by track, the host threads scanHost classified, not yet finished.
 	threads map[int32]*thread
+	scanned map[int32]*thread
 	steps   []rawStep // steps found, warm-up included
 	// hostSpans are the window's steps on the host's clock (see tileSteps).
 	hostSpans []Interval
 	// stepHint is the step of the last launch looked up.
 	stepHint int
-	tally    tally
+	// wholeStep is the step that holds all of the gap being attributed,
+	// -1 when none does (see stepHolding).
+	wholeStep int
+	tally     tally
 	// allSyncs and allRuntime are the host-wide stretches of blocking
 	// calls and of runtime work (see hostSyncs, hostRuntime).
 	allSyncs, allRuntime []hostStretch
@@ -111,7 +116,7 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analyzer{t: t, opt: opt, cls: cls, threads: map[int32]*thread{}, loop: -1}
+	a := &analyzer{t: t, opt: opt, cls: cls, threads: map[int32]*thread{}, loop: -1, wholeStep: -1}
 	a.res = &Result{
 		Source: Source{
 			Path: t.Path, Format: t.Format, Bytes: t.Bytes, Events: len(t.Events),

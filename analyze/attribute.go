@@ -47,6 +47,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	track, linked := a.waitedFor(d, full)
 	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: a.stepIndex(idle.Start)}
 	a.sites.gap = g.Start
+	a.wholeStep = a.stepHolding(g.Step, idle)
 	a.segs.start(&g)
 	if g.Track >= 0 {
 		g.Thread = a.t.Tracks[g.Track].Name
@@ -57,6 +58,10 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
 	a.segs.finish(&g)
+	if i := a.wholeStep; i >= 0 {
+		a.res.Steps[i].Idle.AddAll(&g.Split)
+		a.wholeStep = -1
+	}
 	g.Cause = largestCause(&g.Split)
 	for c := InSync; c < NumCauses; c++ {
 		d.split.Add(c, g.Split.Of(c))
@@ -78,6 +83,17 @@ func (a *analyzer) stepIdle(iv Interval, c Cause) {
 			st[i].Idle.Add(c, d)
 		}
 	}
+}
+
+// stepHolding returns i, the index of the step starting at or before
+// iv.Start, when the time step i owns holds all of iv, else -1. A gap in
+// one step, the common case, adds its split to the step at once rather
+// than each of its segments (see segmentDone).
+func (a *analyzer) stepHolding(i int, iv Interval) int {
+	if i >= 0 && iv.End <= a.stepSpan(i).End {
+		return i
+	}
+	return -1
 }
 
 // stepSpan returns the time step i owns in the per-step figures: from its
@@ -257,7 +273,7 @@ func (a *analyzer) addSegment(th *thread, stack *hostStack, start, dur int64, c 
 		names = stack.top().names
 	}
 	if s, opened := a.segs.add(start, dur, c, sync, a.t.Str, names); opened && a.segs.done != nil {
-		a.openBlame(th, stack, &s)
+		a.openBlame(th, stack, s)
 	}
 }
 

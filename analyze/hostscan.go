@@ -9,7 +9,9 @@ import (
 
 // hostScan is what the analysis asks of every host event before it looks
 // at the devices: the step candidates, the launches' correlation ids, the
-// JAX loop thread and the trace's end. The questions are independent, and
+// JAX loop thread and the trace's end; the host threads' intervals of
+// blocking calls, input and runtime work are classified in the same pass
+// (a.scanned). The questions are independent, and
 // on a long trace reading millions of events costs more than answering
 // them, so one pass answers them all (see scanHost).
 type hostScan struct {
@@ -29,14 +31,19 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 	s := &hostScan{launches: launchIDs{lo: math.MaxUint64}, loop: loopFinder{best: -1}}
 	named := newNameMatcher(step, a.t)
 	jax := a.res.Framework == JAX
+	a.scanned = map[int32]*thread{}
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
 		if tr.Kind != trace.TrackHost {
 			continue
 		}
+		th := a.newThread(int32(i))
+		a.scanned[int32(i)] = th
 		dispatches, first := 0, int64(0)
 		for j := tr.Lo; j < tr.Hi; j++ {
 			e := &a.t.Events[j]
+			k := a.cls.of(e.Name)
+			th.add(a, j-tr.Lo, k)
 			s.end = max(s.end, e.End())
 			if e.Dur > 0 && e.Has(trace.FlagStep) {
 				s.flagged = append(s.flagged, a.rawStep(e))
@@ -47,7 +54,7 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 			if e.Corr != 0 {
 				s.launches.add(e.Corr)
 			}
-			if jax && a.cls.of(e.Name) == classDispatch {
+			if jax && k == classDispatch {
 				if dispatches == 0 {
 					first = e.Start
 				}
@@ -79,6 +86,15 @@ func (m *nameMatcher) matches(id trace.StrID) bool {
 		return m.match[id] > 0
 	}
 	return m.first(id)
+}
+
+// any reports whether re matches any of the trace's names.
+func (m *nameMatcher) any() bool {
+	found := false
+	for id := range m.names {
+		found = m.matches(trace.StrID(id)) || found
+	}
+	return found
 }
 
 // first is matches for a name not seen before.

@@ -25,23 +25,26 @@ const (
 )
 
 // detectFramework returns the framework whose names the trace holds, the
-// most specific one when several match (see frameworkPatterns).
+// most specific one when several match (see frameworkPatterns). Once a
+// name shows a framework, only the more specific ones are looked for.
 func detectFramework(t *trace.Trace) Framework {
 	res := frameworkRegexps()
-	found := make([]bool, len(res))
+	best := len(res)
 	for _, s := range t.Strings {
-		for i, re := range res {
-			if !found[i] && re.MatchString(s) {
-				found[i] = true
+		for i, re := range res[:best] {
+			if re.MatchString(s) {
+				best = i
+				break
 			}
 		}
-	}
-	for i, ok := range found {
-		if ok {
-			return frameworkPatterns[i].f
+		if best == 0 {
+			break
 		}
 	}
-	return UnknownFramework
+	if best == len(res) {
+		return UnknownFramework
+	}
+	return frameworkPatterns[best].f
 }
 
 // JAX's host model. A JAX program's loop runs on one thread (`python` on
@@ -91,12 +94,9 @@ func (a *analyzer) nextRuntimeChange(th *thread, stack *hostStack, x int64) int6
 // runtime runs a queue in order. ok is false when none returned before t.
 func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 	if a.dispatches == nil {
-		a.dispatches = []Interval{}
-		th := a.thread(a.loop)
-		for i := range th.evs {
-			if e := &th.evs[i]; a.cls.of(e.Name) == classDispatch {
-				a.dispatches = append(a.dispatches, Interval{e.Start, e.End()})
-			}
+		a.dispatches = slices.Clone(a.thread(a.loop).dispatches)
+		if a.dispatches == nil {
+			a.dispatches = []Interval{}
 		}
 		slices.SortStableFunc(a.dispatches, func(x, y Interval) int { return cmp.Compare(x.End, y.End) })
 	}
@@ -108,24 +108,30 @@ func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 }
 
 // dispatchAfter returns the index of the first dispatch ending at or after
-// t. The devices' work asks in start order, so the last answer is tried
-// first.
+// t. Each device's work asks in start order, and between two pieces of
+// work a few dispatches may end: the search steps out from the last answer
+// in growing strides (as gallopStart does), from the first dispatch only
+// when t is before the last answer.
 func (a *analyzer) dispatchAfter(t int64) int {
-	ds, n := a.dispatches, len(a.dispatches)
-	for _, i := range [2]int{a.dispatchHint, a.dispatchHint + 1} {
-		if i <= n && (i == 0 || ds[i-1].End < t) && (i == n || ds[i].End >= t) {
-			a.dispatchHint = i
-			return i
-		}
+	ds, lo := a.dispatches, a.dispatchHint
+	if lo > len(ds) || lo > 0 && ds[lo-1].End >= t {
+		lo = 0
 	}
-	i, _ := slices.BinarySearchFunc(ds, t, func(iv Interval, t int64) int {
+	// Every dispatch before lo ends before t.
+	step := 1
+	for lo+step <= len(ds) && ds[lo+step-1].End < t {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step-1, len(ds))
+	i, _ := slices.BinarySearchFunc(ds[lo:hi], t, func(iv Interval, t int64) int {
 		if iv.End < t {
 			return -1
 		}
 		return 1
 	})
-	a.dispatchHint = i
-	return i
+	a.dispatchHint = lo + i
+	return lo + i
 }
 
 // pythonFrame matches a frame of JAX's Python tracer as the readers give

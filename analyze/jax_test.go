@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -372,5 +373,27 @@ func checkLikelyInput(t *testing.T, res *Result, want bool) {
 	}
 	if res.Confidence != Low || res.Idle.Of(Input) != 0 {
 		t.Errorf("confidence %s and input %d, want low and no input invented", res.Confidence, res.Idle.Of(Input))
+	}
+}
+
+// TestFrameworkPatternsJoined checks that each framework's joined pattern
+// (see joinPatterns) matches a name exactly when one of its patterns does,
+// on names that match each pattern, fail at its end, or hold it mid-name.
+func TestFrameworkPatternsJoined(t *testing.T) {
+	names := []string{
+		"", "vllm/worker", "x vllm/worker", "LLMEngine vllm::step", "PjitFunction(train_step)",
+		"xPjitFunction(f)", "np.asarray(jax.Array)", "np.asarray(jax.Array) ", "jit_train_step", "jit_",
+		"__inference_step_123", "EagerExecute", "EagerExecutes", "EagerKernelExecute",
+		"ExecutorState::Process", "tf.data", "ProfilerStep#12", "ProfilerStep#12x", "aten::mm",
+		"x aten::mm", "autograd::engine::evaluate", "torch/nn/modules/module.py", "cudaLaunchKernel",
+	}
+	for i, fp := range frameworkPatterns {
+		joined := frameworkRegexps()[i]
+		for _, name := range names {
+			want := slices.ContainsFunc(fp.patterns, func(p string) bool { return regexp.MustCompile(p).MatchString(name) })
+			if got := joined.MatchString(name); got != want {
+				t.Errorf("%s: %q matched %v by %q, %v by its patterns", fp.f, name, got, joined, want)
+			}
+		}
 	}
 }

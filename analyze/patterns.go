@@ -30,6 +30,9 @@ const (
 	// runtime: the loop thread is in it while its work is queued, or while
 	// the runtime threads prepare it (see jax.go).
 	classDispatch
+
+	// unclassified marks a name not classified yet (see classifier.of).
+	unclassified class = 0xff
 )
 
 // The built-in name tables. Every pattern is a regular expression matched
@@ -138,7 +141,7 @@ var (
 type classifier struct {
 	sync, asyncCopy, input, runtime, dispatch, background []*regexp.Regexp
 	strings                                               []string
-	cache                                                 []uint8 // class+1 per StrID; 0 means not yet classified
+	cache                                                 []class // per StrID; unclassified until classified
 }
 
 // compileAll appends to builtin the compiled extra patterns.
@@ -172,7 +175,10 @@ var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, 
 })
 
 func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
-	c := &classifier{strings: t.Strings, cache: make([]uint8, len(t.Strings))}
+	c := &classifier{strings: t.Strings, cache: make([]class, len(t.Strings))}
+	for i := range c.cache {
+		c.cache[i] = unclassified
+	}
 	b := builtin()
 	c.asyncCopy, c.runtime, c.dispatch, c.background = b.asyncCopy, b.runtime, b.dispatch, b.background
 	var err error
@@ -185,16 +191,22 @@ func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	return c, nil
 }
 
-// of returns the class of the name id.
+// of returns the class of the name id. It is asked of every host event:
+// the answer known is kept short enough to be inlined.
 func (c *classifier) of(id trace.StrID) class {
+	if int(id) < len(c.cache) && c.cache[id] != unclassified {
+		return c.cache[id]
+	}
+	return c.first(id)
+}
+
+// first is of for a name not classified yet.
+func (c *classifier) first(id trace.StrID) class {
 	if int(id) >= len(c.cache) {
 		return classNone
 	}
-	if v := c.cache[id]; v != 0 {
-		return class(v - 1)
-	}
 	k := c.classify(c.strings[id])
-	c.cache[id] = uint8(k) + 1
+	c.cache[id] = k
 	return k
 }
 
@@ -272,7 +284,27 @@ var frameworkPatterns = []struct {
 var frameworkRegexps = sync.OnceValue(func() []*regexp.Regexp {
 	res := make([]*regexp.Regexp, len(frameworkPatterns))
 	for i, fp := range frameworkPatterns {
-		res[i] = regexp.MustCompile(strings.Join(fp.patterns, "|"))
+		res[i] = regexp.MustCompile(joinPatterns(fp.patterns))
 	}
 	return res
 })
+
+// joinPatterns joins patterns, none of which is an alternation at its top,
+// into one regular expression that matches where any of them does. Those
+// anchored at the start share one anchor: a name that none of them starts
+// is then given up at its first bytes, where "^a|^b" is tried at every
+// offset of it. Every name of a trace is matched.
+func joinPatterns(patterns []string) string {
+	var anchored, rest []string
+	for _, p := range patterns {
+		if s, ok := strings.CutPrefix(p, "^"); ok {
+			anchored = append(anchored, s)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	if len(anchored) > 0 {
+		rest = append([]string{"^(?:" + strings.Join(anchored, "|") + ")"}, rest...)
+	}
+	return strings.Join(rest, "|")
+}

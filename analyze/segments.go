@@ -248,6 +248,11 @@ type segWriter struct{ at int64 }
 
 // put appends a segment of kind k to data.
 func (w *segWriter) put(data []byte, k uint32, start, dur int64) []byte {
+	if room := 3 * binary.MaxVarintLen64; cap(data)-len(data) < room {
+		// Double the room: append grows a large slice by a quarter at a
+		// time, and a long trace's segments take tens of megabytes.
+		data = slices.Grow(data, max(len(data), room))
+	}
 	v := uint64(k) << 1
 	if start != w.at {
 		data = binary.AppendUvarint(data, v|1)
@@ -281,7 +286,7 @@ type segEncoder struct {
 	lastNode stackNode
 	// done, when set, is given each segment as it is written, merged:
 	// the analysis blames it and adds it to the steps in the same pass.
-	done func(Segment)
+	done func(*Segment)
 }
 
 // stackNode is a stack of event names (string ids) interned as a path from
@@ -344,17 +349,17 @@ func (e *segEncoder) close() { e.s.index, e.done = nil, nil }
 // segments, merged into the previous one when cause, call and names are
 // the same. It returns the segment held back and whether the stretch
 // opened it rather than being merged into it.
-func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, n stackNode) (Segment, bool) {
+func (e *segEncoder) add(start, dur int64, c Cause, sync trace.StrID, name func(trace.StrID) string, n stackNode) (*Segment, bool) {
 	call := e.call(sync, name)
 	if e.open && e.last.Cause == c && e.last.Sync == call && e.lastNode == n {
 		e.last.Dur += dur
-		return e.last, false
+		return &e.last, false
 	}
 	e.flush()
 	e.open = true
 	e.last = Segment{Start: start, Dur: dur, Stack: e.stack(n, name), Sync: call, Cause: c}
 	e.lastNode = n
-	return e.last, true
+	return &e.last, true
 }
 
 // flush writes the segment held back.
@@ -366,7 +371,7 @@ func (e *segEncoder) flush() {
 	k := e.kind(segKind{stack: e.last.Stack, call: e.last.Sync, cause: e.last.Cause})
 	e.s.data = e.w.put(e.s.data, k, e.last.Start, e.last.Dur)
 	if e.done != nil {
-		e.done(e.last)
+		e.done(&e.last)
 	}
 }
 

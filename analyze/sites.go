@@ -164,7 +164,10 @@ type siteKey struct {
 type siteTally struct {
 	sums  []blameSum
 	sumAt map[uint64]int32 // index in sums, by sumKey
-	runs  int              // runs of segments summed so far
+	// recent are the indexes in sums of the last few runs' sums, the
+	// latest first (see findSum).
+	recent [4]int32
+	runs   int // runs of segments summed so far
 	// The tallies made from the sums.
 	sites   map[siteKey]int32 // index in list
 	list    []CallSite
@@ -212,7 +215,7 @@ func newSiteTally() *siteTally {
 	return &siteTally{
 		sumAt: map[uint64]int32{}, sites: map[siteKey]int32{},
 		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
-		copies: map[int32]int64{}, open: blame{ev: -1},
+		copies: map[int32]int64{}, open: blame{ev: -1}, recent: [4]int32{-1, -1, -1, -1},
 	}
 }
 
@@ -251,12 +254,15 @@ func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment) {
 }
 
 // segmentDone adds the finished segment s of the current gap to the
-// steps' idle and to what it is blamed on. Consecutive segments blamed on
+// steps' idle, unless the gap is inside one step (see stepHolding) or the
+// run has none, and to what it is blamed on. Consecutive segments blamed on
 // the same event for the same cause are summed before they reach the
 // tally's maps (see addBlame): a long gap blames thousands of segments on
 // a few events.
-func (a *analyzer) segmentDone(s Segment) {
-	a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
+func (a *analyzer) segmentDone(s *Segment) {
+	if a.wholeStep < 0 && len(a.res.Steps) > 0 {
+		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
+	}
 	st := a.sites
 	if st.open.ev < 0 {
 		return
@@ -295,18 +301,47 @@ func (a *analyzer) flushBlame() {
 	k, dur := st.run.key, st.run.dur
 	st.run = pendingBlame{}
 	st.runs++
-	key := sumKey(int32(k.th.lo+k.ev), k.cause)
-	i, ok := st.sumAt[key]
-	if !ok {
+	i := st.findSum(k)
+	if i < 0 {
 		i = int32(len(st.sums))
-		st.sumAt[key] = i
+		st.sumAt[sumKey(int32(k.th.lo+k.ev), k.cause)] = i
 		st.sums = append(st.sums, blameSum{blame: k.blame, cause: k.cause, first: k.gap, run: st.runs})
 	}
+	st.used(i)
 	s := &st.sums[i]
 	s.idle += dur
 	if k.gap < s.first {
 		s.first, s.run = k.gap, st.runs
 	}
+}
+
+// findSum returns the index in sums of the sum of k's event and cause, -1
+// when there is none yet. A run mostly comes back to the event of one of
+// the last few runs or goes on to the sum begun after one of theirs (each
+// device of a run blames the same events in the same order): those are
+// tried before the map, whose lookups miss the cache on a long trace.
+func (st *siteTally) findSum(k blameRun) int32 {
+	for _, i := range st.recent {
+		for _, j := range [2]int32{i, i + 1} {
+			if j >= 0 && int(j) < len(st.sums) && st.sums[j].blame == k.blame && st.sums[j].cause == k.cause {
+				return j
+			}
+		}
+	}
+	if i, ok := st.sumAt[sumKey(int32(k.th.lo+k.ev), k.cause)]; ok {
+		return i
+	}
+	return -1
+}
+
+// used puts sum i first in recent.
+func (st *siteTally) used(i int32) {
+	k := slices.Index(st.recent[:], i)
+	if k < 0 {
+		k = len(st.recent) - 1
+	}
+	copy(st.recent[1:k+1], st.recent[:k])
+	st.recent[0] = i
 }
 
 // tallySums adds each event's sums to their call sites, ops and copy

@@ -32,6 +32,14 @@ type thread struct {
 	// background is set when an input event shows the loader running in
 	// worker processes or threads, the loop only taking ready batches.
 	background bool
+	// copies are the async copies with a duration, by index in evs,
+	// until finish finds those that block: that is known only once every
+	// device's work has been followed to its launch.
+	copies []int32
+	// dispatches are the thread's dispatches of compiled functions, in
+	// start order, those without a duration included (see
+	// dispatchBefore).
+	dispatches []Interval
 	// syncHint is the last answer of lastSyncIndex, plus one; syncCalls
 	// the calls starting syncs found so far, plus two (see syncCallAt).
 	syncHint  int
@@ -42,30 +50,61 @@ func (a *analyzer) thread(track int32) *thread {
 	if th := a.threads[track]; th != nil {
 		return th
 	}
-	tr := &a.t.Tracks[track]
-	th := &thread{track: track, lo: tr.Lo, evs: a.t.Events[tr.Lo:tr.Hi]}
-	for i := range th.evs {
-		e := &th.evs[i]
-		if e.Dur <= 0 {
-			continue
-		}
-		switch a.cls.of(e.Name) {
-		case classSync:
-			th.syncs = addInterval(th.syncs, e)
-		case classAsyncCopy:
-			if a.links.isBlocking(int32(th.lo + i)) {
-				th.syncs = addInterval(th.syncs, e)
-			}
-		case classInput:
-			th.inputs = addInterval(th.inputs, e)
-			th.background = th.background || a.cls.inBackground(e.Name)
-		case classRuntime:
-			th.runtime = addInterval(th.runtime, e)
+	th := a.scanned[track]
+	if th == nil {
+		th = a.newThread(track)
+		for i := range th.evs {
+			th.add(a, i, a.cls.of(th.evs[i].Name))
 		}
 	}
-	th.loading = subtract(th.inputs, th.syncs)
+	th.finish(a)
 	a.threads[track] = th
 	return th
+}
+
+// newThread returns the thread of track with nothing classified yet.
+func (a *analyzer) newThread(track int32) *thread {
+	tr := &a.t.Tracks[track]
+	return &thread{track: track, lo: tr.Lo, evs: a.t.Events[tr.Lo:tr.Hi]}
+}
+
+// add classifies event i of class k (its name's) into the thread's
+// intervals. The events are added in order, in the pass over every host
+// event (scanHost) or, for another thread, when it is first used.
+func (th *thread) add(a *analyzer, i int, k class) {
+	e := &th.evs[i]
+	if k == classDispatch {
+		th.dispatches = append(th.dispatches, Interval{e.Start, e.End()})
+	}
+	if e.Dur <= 0 {
+		return
+	}
+	switch k {
+	case classSync:
+		th.syncs = addInterval(th.syncs, e)
+	case classAsyncCopy:
+		th.copies = append(th.copies, int32(i))
+	case classInput:
+		th.inputs = addInterval(th.inputs, e)
+		th.background = th.background || a.cls.inBackground(e.Name)
+	case classRuntime:
+		th.runtime = addInterval(th.runtime, e)
+	}
+}
+
+// finish adds the async copies that block to the thread's blocking calls,
+// once the devices' work has been followed to its launches, and finds
+// the time spent loading.
+func (th *thread) finish(a *analyzer) {
+	var blocking []Interval
+	for _, i := range th.copies {
+		if a.links.isBlocking(int32(th.lo) + i) {
+			blocking = addInterval(blocking, &th.evs[i])
+		}
+	}
+	th.syncs = union(th.syncs, blocking)
+	th.copies = nil
+	th.loading = subtract(th.inputs, th.syncs)
 }
 
 // addInterval adds e to merged intervals built in start order.
@@ -183,6 +222,29 @@ func (th *thread) syncCallAt(a *analyzer, i int) int {
 		th.syncCalls[i] = int32(th.indexStarting(a, th.syncs[i], classSync, classAsyncCopy)) + 2
 	}
 	return int(th.syncCalls[i]) - 2
+}
+
+// union returns the merged intervals of the merged intervals a and b,
+// those that overlap or touch merged as addInterval merges them.
+func union(a, b []Interval) []Interval {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]Interval, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		var iv Interval
+		if len(b) == 0 || len(a) > 0 && a[0].Start <= b[0].Start {
+			iv, a = a[0], a[1:]
+		} else {
+			iv, b = b[0], b[1:]
+		}
+		if n := len(out); n > 0 && iv.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, iv.End)
+		} else {
+			out = append(out, iv)
+		}
+	}
+	return out
 }
 
 // subtract returns the merged intervals a less the merged intervals b.

@@ -87,6 +87,9 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 	var tracks []int
 	var frames []int64
 	frame := newNameMatcher(workerFrame, a.t)
+	// The names are matched once each, and the events looked at only
+	// when some name is a worker's frame: most traces have none.
+	someFrame := frame.any()
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
 		if tr.Kind != trace.TrackHost || slices.Contains(launching, int32(i)) {
@@ -95,6 +98,9 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 		named := workerTrackName.MatchString(tr.Name)
 		var fs []int64
 		evs := a.t.TrackEvents(i)
+		if !someFrame {
+			evs = nil // none is a frame
+		}
 		for j := range evs {
 			if e := &evs[j]; e.Dur > 0 && frame.matches(e.Name) {
 				fs = append(fs, e.Dur)
