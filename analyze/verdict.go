@@ -121,6 +121,9 @@ func (a *analyzer) launchingThreads() []int32 {
 	if a.loop >= 0 {
 		return []int32{a.loop}
 	}
+	if a.links == nil { // no device: nothing was launched
+		return nil
+	}
 	var ts []int32
 	for tr, c := range a.links.launches {
 		if c > 0 {

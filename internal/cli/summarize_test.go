@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tracegap/tracegap/internal/realtraces"
 )
 
 // TestSummarizeTwoPhases runs a job in two phases, each rank summarized on
@@ -47,5 +50,28 @@ func TestSummarizeTwoPhases(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if got := run([]string{"summarize", files[0]}, &stdout, &stderr); got != exitUsage || !strings.Contains(stderr.String(), "no -o given") {
 		t.Errorf("summarize without -o: exit %d, %q", got, stderr.String())
+	}
+}
+
+// TestSummarizeEveryTrace summarizes every shared trace file: a rank
+// summary is made of each readable one (the CPU-only trace, with no device,
+// once made the rule panic), and the corrupt one fails on one line, exit 2.
+func TestSummarizeEveryTrace(t *testing.T) {
+	for _, c := range realtraces.Expected(t) {
+		path := realtraces.Path(t, c.File)
+		if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+			continue // a job's directory: each rank is summarized alone
+		}
+		t.Run(c.File, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			got := run([]string{"summarize", path, "-o", filepath.Join(t.TempDir(), "s"+summarySuffix)}, &stdout, &stderr)
+			want := exitOK
+			if slices.Contains(c.Expect, "error") {
+				want = exitUsage
+			}
+			if got != want || want == exitUsage && strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("summarize: exit %d, want %d: %s", got, want, stderr.String())
+			}
+		})
 	}
 }

@@ -95,9 +95,13 @@ func (e *Engine) Summarize(ctx context.Context, in Input) (*job.Summary, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Path, err)
 	}
-	s, err := job.Summarize(t, e.Analysis)
+	var s *job.Summary
+	err = Protect("summarizing", func() (err error) {
+		s, err = job.Summarize(t, e.Analysis)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Path, err)
+		return nil, Named(t.Path, err)
 	}
 	return s, nil
 }
