@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/check"
@@ -98,6 +99,10 @@ func storedSettings(e *run.Engine, ropt report.Options, settings []byte) (*run.E
 		return e, ropt, nil
 	}
 	st := Settings{Analysis: e.Analysis, Report: ropt}
+	// Unmarshal fills a slice in place: the server's own patterns must not
+	// become the record's.
+	st.Analysis.SyncPatterns = slices.Clone(st.Analysis.SyncPatterns)
+	st.Analysis.InputPatterns = slices.Clone(st.Analysis.InputPatterns)
 	if err := json.Unmarshal(settings, &st); err != nil {
 		return nil, report.Options{}, fmt.Errorf("reading the stored settings: %w", err)
 	}

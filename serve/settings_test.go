@@ -2,8 +2,10 @@ package serve
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,4 +97,30 @@ func gapRows(page []byte) int {
 	}
 	sec, _, _ = strings.Cut(sec, "<h2>")
 	return strings.Count(sec, "<tr>") - 1 // less the header's
+}
+
+// TestStoredSettingsLeaveTheServersOwn: rendering a record stored with
+// other patterns gives the record's patterns and leaves the server's as
+// they were (json.Unmarshal fills a slice in place).
+func TestStoredSettingsLeaveTheServersOwn(t *testing.T) {
+	e := &run.Engine{Analysis: analyze.DefaultOptions()}
+	e.Analysis.SyncPatterns = []string{"server_sync"}
+	e.Analysis.InputPatterns = []string{"server_input"}
+	stored := Settings{Analysis: analyze.DefaultOptions()}
+	stored.Analysis.SyncPatterns = []string{"record_sync"}
+	stored.Analysis.InputPatterns = []string{"record_input"}
+	b, err := json.Marshal(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := storedSettings(e, report.Options{}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Analysis.SyncPatterns, []string{"record_sync"}) || !slices.Equal(got.Analysis.InputPatterns, []string{"record_input"}) {
+		t.Errorf("record's patterns %q, %q; want the stored ones", got.Analysis.SyncPatterns, got.Analysis.InputPatterns)
+	}
+	if !slices.Equal(e.Analysis.SyncPatterns, []string{"server_sync"}) || !slices.Equal(e.Analysis.InputPatterns, []string{"server_input"}) {
+		t.Errorf("the server's patterns became %q, %q", e.Analysis.SyncPatterns, e.Analysis.InputPatterns)
+	}
 }
