@@ -70,7 +70,7 @@ inputs=(kineto-x10.json kineto-x10.json.gz kineto-x55.json kineto-x55.json.gz xp
 usize() {
   case "$1" in
     *.gz) gzip -dc "$1" | wc -c ;;
-    *) stat -c %s "$1" ;;
+    *) stat -L -c %s "$1" ;;
   esac
 }
 
@@ -79,10 +79,14 @@ usize() {
 # can beat the walk that finds its fields.
 xplane_target() {
   local walk
-  walk=$(TRACEGAP_BENCH_XPLANE="$PWD/$1" go test -run '^$' -bench 'Walk/file/fields' -benchtime 2x -cpu 1 ./trace/xplane/ |
+  walk=$(TRACEGAP_BENCH_XPLANE="$(realpath "$1")" go test -run '^$' -bench 'Walk/file/fields' -benchtime 2x -cpu 1 ./trace/xplane/ |
     awk '/Walk\/file\/fields/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB/s") printf "%.0f", $i }')
-  echo "bench.sh: $(basename "$1"): protowire walk through every field, one core: ${walk:-?} MB/s" >&2
-  if [ -n "$walk" ] && [ "$walk" -lt 400 ]; then echo "$walk"; else echo 400; fi
+  if [ -z "$walk" ]; then
+    echo "bench.sh: $1: the protowire walk (BenchmarkWalk) failed" >&2
+    exit 1
+  fi
+  echo "bench.sh: $(basename "$1"): protowire walk through every field, one core: $walk MB/s" >&2
+  echo $((walk < 400 ? walk : 400))
 }
 
 echo "| input | size MB | GOMAXPROCS | seconds | MB/s | CPU s | peak RSS MB | target | met? |"
@@ -91,7 +95,7 @@ for name in "${inputs[@]}"; do
   f="$BENCH_DIR/$name"
   bytes=$(usize "$f")
   case "$name" in
-    *.pb) target=$(xplane_target "$f") ;;
+    *.pb) target=$(xplane_target "$f") || exit 1 ;;
     *.gz) target=200 ;; # within 20% of 250
     *) target=250 ;;
   esac

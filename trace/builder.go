@@ -312,7 +312,10 @@ func (b *Builder) GrowRuns(n int) {
 // a capacity of at most n, after GrowRuns; nil otherwise. A reader that
 // appends events to it and passes them to AddTrack has them kept where
 // they are, saving a copy of every event. The room may be shorter than n:
-// past it, the reader appends to the slice as to any other.
+// past it, the reader appends to the slice as to any other. The room is
+// the builder's next free storage, so it is the reader's only until its
+// next call of Add, AddTrack or Grow: those store there, over whatever
+// the reader appended, and the next AddTrack must pass the room.
 func (b *Builder) Tail(n int) []Event {
 	if !b.runs {
 		return nil
