@@ -94,7 +94,10 @@ func (a *analyzer) nextRuntimeChange(th *thread, stack *hostStack, x int64) int6
 // runtime runs a queue in order. ok is false when none returned before t.
 func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 	if a.dispatches == nil {
-		a.dispatches = slices.Clone(a.thread(a.loop).dispatches)
+		// Not a.thread: the device scan asks this before every launch
+		// is linked, and finishing the thread then would miss copies
+		// that block.
+		a.dispatches = slices.Clone(a.unfinished(a.loop).dispatches)
 		if a.dispatches == nil {
 			a.dispatches = []Interval{}
 		}

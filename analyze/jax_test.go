@@ -324,6 +324,26 @@ func analysisOf(t *testing.T, tr *trace.Trace, err error) *Analysis {
 	return x
 }
 
+// TestJAXLoopThreadCopy: a JAX loop thread that copies each step's result
+// to the host itself (cuMemcpyDtoHAsync, waiting for the step's work)
+// blocks in that copy: its time is the run's blocking time. Each step
+// dispatches for 100 us; the copy's call starts then and returns when the
+// work (launched 10 us after the dispatch returns, 2 ms long) and the
+// 500 us copy are done, 2.51 ms later. Whether the copy blocks is known
+// only once every launch is linked, which the device scan, asking the
+// loop thread for its dispatches, used to cut short.
+func TestJAXLoopThreadCopy(t *testing.T) {
+	const perStep = tracetest.LaunchDur + 2_000_000 + 500_000
+	p := tracetest.JAXProgram{Steps: 6, Dispatch: 100_000, Compute: 2_000_000, Fetch: 500_000}
+	res := analyzeXPlane(t, p.Spec()).Result()
+	if res.Framework != JAX || res.Window.Steps == 0 {
+		t.Fatalf("framework %q, %d steps: want a JAX run with steps", res.Framework, res.Window.Steps)
+	}
+	if want := int64(res.Window.Steps) * perStep; res.Blocking != want {
+		t.Errorf("blocking %d ns over %d steps, want %d (%d a step in the copy)", res.Blocking, res.Window.Steps, want, int64(perStep))
+	}
+}
+
 func TestJAXScenarios(t *testing.T) {
 	for _, sc := range jaxScenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -50,15 +50,31 @@ func (a *analyzer) thread(track int32) *thread {
 	if th := a.threads[track]; th != nil {
 		return th
 	}
-	th := a.scanned[track]
-	if th == nil {
-		th = a.newThread(track)
-		for i := range th.evs {
-			th.add(a, i, a.cls.of(th.evs[i].Name))
-		}
-	}
+	th := a.unfinished(track)
 	th.finish(a)
 	a.threads[track] = th
+	return th
+}
+
+// unfinished returns the thread of track with its events classified but
+// its async copies not yet sorted into blocking or not, which needs every
+// device's work linked to its launch: what the device scan may ask of
+// the loop thread (its dispatches) before the links are complete.
+func (a *analyzer) unfinished(track int32) *thread {
+	if th := a.threads[track]; th != nil {
+		return th
+	}
+	if th := a.scanned[track]; th != nil {
+		return th
+	}
+	th := a.newThread(track)
+	for i := range th.evs {
+		th.add(a, i, a.cls.of(th.evs[i].Name))
+	}
+	if a.scanned == nil {
+		a.scanned = map[int32]*thread{}
+	}
+	a.scanned[track] = th
 	return th
 }
 

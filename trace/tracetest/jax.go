@@ -130,7 +130,12 @@ type JAXProgram struct {
 	Compile  int64
 	Depth    int
 	Print    bool
-	Workers  int
+	// Fetch, on a GPU, ends each step with a device-to-host copy of the
+	// step's result that the loop thread itself makes and waits for
+	// (cuMemcpyDtoHAsync, as np.asarray of a jax.Array may): the copy
+	// runs Fetch ns once the step's work is done.
+	Fetch   int64
+	Workers int
 	// NoPythonTracer leaves out the Python frames (GrainNext,
 	// GrainWorkerNext, JAXPrint).
 	NoPythonTracer bool
@@ -194,6 +199,14 @@ func (p JAXProgram) Spec() *Spec {
 			add(Event{Role: Kernel, Name: "fusion", Stream: 7, Start: run, Dur: p.Compute, Corr: corr})
 			device = run + p.Compute
 			done = append(done, device)
+		}
+		if p.Fetch > 0 && !p.TPU {
+			corr++
+			run := max(device, h+LaunchDur)
+			add(Event{Role: Runtime, Name: "cuMemcpyDtoHAsync", Thread: MainTID, Start: h, Dur: run + p.Fetch - h, Corr: corr})
+			add(Event{Role: Memcpy, Name: "Memcpy DtoH (Device -> Pinned)", Stream: 7, Start: run, Dur: p.Fetch, Corr: corr})
+			device = run + p.Fetch
+			h = device
 		}
 		if p.Print {
 			end := max(device, h+SyncMin)
