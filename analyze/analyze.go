@@ -48,8 +48,9 @@ type analyzer struct {
 	cls   *classifier
 	links *links
 	devs  []*device
-	// threads holds per-thread facts, built on first use; scanned holds,
-	// by track, the host threads scanHost classified, not yet finished.
+	// threads holds per-thread facts, finished on first use (see
+	// thread); scanned holds, by track, the host threads classified by
+	// scanHost or unfinished, whose async copies are not yet sorted.
 	threads map[int32]*thread
 	scanned map[int32]*thread
 	steps   []rawStep // steps found, warm-up included

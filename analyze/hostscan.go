@@ -11,9 +11,9 @@ import (
 // at the devices: the step candidates, the launches' correlation ids, the
 // JAX loop thread and the trace's end; the host threads' intervals of
 // blocking calls, input and runtime work are classified in the same pass
-// (a.scanned). The questions are independent, and
-// on a long trace reading millions of events costs more than answering
-// them, so one pass answers them all (see scanHost).
+// (a.scanned). The questions are independent, and on a long trace reading
+// millions of events costs more than answering them, so one pass answers
+// them all (see scanHost).
 type hostScan struct {
 	// flagged are the events flagged as steps and named the events whose
 	// name matches the step pattern, in track order: findSteps picks.
@@ -88,7 +88,9 @@ func (m *nameMatcher) matches(id trace.StrID) bool {
 	return m.first(id)
 }
 
-// any reports whether re matches any of the trace's names.
+// any reports whether re matches any of the trace's names. Every name is
+// matched, not only up to the first that matches: the answers are kept,
+// and a caller asks next of every event.
 func (m *nameMatcher) any() bool {
 	found := false
 	for id := range m.names {

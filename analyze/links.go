@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/tracegap/tracegap/trace"
@@ -53,14 +52,6 @@ type launchIDs struct {
 func (c *launchIDs) add(corr uint64) {
 	c.n++
 	c.lo, c.hi = min(c.lo, corr), max(c.hi, corr)
-}
-
-// buildLinks links the launches of t, for a caller that has not scanned
-// its host events (see hostScan).
-func buildLinks(t *trace.Trace) *links {
-	ids := launchIDs{lo: math.MaxUint64}
-	forEachLaunch(t, func(corr uint64, _ int32) { ids.add(corr) })
-	return newLinks(t, ids)
 }
 
 // newLinks links the launches of t, which ids counts.

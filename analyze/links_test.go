@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
@@ -78,4 +79,12 @@ func TestLinksHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildLinks links the launches of t, as the analysis does in its
+// scan of the host events (see hostScan), for tests and benchmarks.
+func buildLinks(t *trace.Trace) *links {
+	ids := launchIDs{lo: math.MaxUint64}
+	forEachLaunch(t, func(corr uint64, _ int32) { ids.add(corr) })
+	return newLinks(t, ids)
 }

@@ -260,6 +260,8 @@ func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment) {
 // tally's maps (see addBlame): a long gap blames thousands of segments on
 // a few events.
 func (a *analyzer) segmentDone(s *Segment) {
+	// A gap inside one step (a.wholeStep, set by idle) adds its split to
+	// the step once, when the gap is done.
 	if a.wholeStep < 0 && len(a.res.Steps) > 0 {
 		a.stepIdle(Interval{s.Start, s.Start + s.Dur}, s.Cause)
 	}

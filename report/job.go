@@ -188,9 +188,15 @@ func writeJobJSON(w io.Writer, jr *job.Result) error {
 	}
 	const empty = "\"ranks\": []\n}\n"
 	head, ok := bytes.CutSuffix(buf.Bytes(), []byte(empty))
-	if !ok || len(jr.Ranks) == 0 {
+	switch {
+	case len(jr.Ranks) == 0:
 		_, err := w.Write(buf.Bytes())
 		return err
+	case !ok: // "ranks" is no longer the last field: encode it all at once
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(JobJSONReport(jr))
 	}
 	if _, err := w.Write(append(head, "\"ranks\": [\n"...)); err != nil {
 		return err
