@@ -47,8 +47,16 @@ type StepMarker struct {
 // An analysis that matches steps across traces needs the steps the window
 // dropped too: one trace's warm-up may be another's first steady step.
 func (x *Analysis) StepMarkers() []StepMarker {
-	pattern, _ := x.a.stepPattern() // the only error is a bad step regex, which New refused
-	steps, _ := x.a.findSteps(x.a.scanHost(pattern))
+	if x.a.markers == nil { // no device: the analysis stopped before its steps
+		pattern, _ := x.a.stepPattern() // the only error is a bad step regex, which New refused
+		steps, _ := x.a.findSteps(x.a.scanHost(pattern))
+		x.a.markers = markersOf(steps)
+	}
+	return slices.Clone(x.a.markers)
+}
+
+// markersOf returns the markers of steps as found, before they are tiled.
+func markersOf(steps []rawStep) []StepMarker {
 	ms := make([]StepMarker, len(steps))
 	for i, s := range steps {
 		ms[i] = StepMarker{Num: s.num, Start: s.start, End: s.end}

@@ -54,6 +54,9 @@ type analyzer struct {
 	threads map[int32]*thread
 	scanned map[int32]*thread
 	steps   []rawStep // steps found, warm-up included
+	// markers are the steps as found, before tileSteps moves them (see
+	// Analysis.StepMarkers).
+	markers []StepMarker
 	// hostSpans are the window's steps on the host's clock (see tileSteps).
 	hostSpans []Interval
 	// stepHint is the step of the last launch looked up.
@@ -148,7 +151,7 @@ func (a *analyzer) run() error {
 	}
 	scan := a.scanHost(pattern)
 	steps, src := a.findSteps(scan)
-	a.steps = steps
+	a.steps, a.markers = steps, markersOf(steps)
 	a.links = newLinks(a.t, scan.launches)
 	a.loop = a.findLoop(scan)
 	a.res.LoopUntraced = a.loopUntraced()

@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"iter"
 	"slices"
 
@@ -419,4 +421,89 @@ func (e *segEncoder) call(sync trace.StrID, name func(trace.StrID) string) CallI
 	}
 	e.calls[sync] = id + 1
 	return id
+}
+
+// SegmentTables are a result's segments as it keeps them: the encoded run
+// of every gap and the tables its kinds index. A rank summary carries them
+// whole: named, every segment repeats its stack's names, which for a
+// long trace made a summary hundreds of megabytes.
+type SegmentTables struct {
+	// Data holds the gaps' runs (see segments); Spans[i] bounds gap i's.
+	Data  []byte   `json:"data"`
+	Spans [][2]int `json:"spans"`
+	// Kinds are a segment's stack, call and cause; Stacks and Calls the
+	// names they index.
+	Kinds  [][3]uint32 `json:"kinds"`
+	Stacks [][]string  `json:"stacks"`
+	Calls  []string    `json:"calls"`
+}
+
+// SegmentTables returns r's segments in the form SetSegmentTables takes.
+func (r *Result) SegmentTables() *SegmentTables {
+	r.segs.init()
+	t := &SegmentTables{Data: r.segs.data, Stacks: r.segs.stacks, Calls: r.segs.calls}
+	for _, k := range r.segs.kinds {
+		t.Kinds = append(t.Kinds, [3]uint32{uint32(k.stack), uint32(k.call), uint32(k.cause)})
+	}
+	for i := range r.Gaps {
+		t.Spans = append(t.Spans, [2]int{r.Gaps[i].segLo, r.Gaps[i].segHi})
+	}
+	return t
+}
+
+// SetSegmentTables gives r's gaps the segments t holds, for a result
+// read back (a rank summary). t comes from a file: every run is decoded
+// and every index checked first, so that a damaged one is an error here
+// and never a wrong segment later.
+func (r *Result) SetSegmentTables(t *SegmentTables) error {
+	if len(t.Spans) != len(r.Gaps) {
+		return fmt.Errorf("segments of %d gaps for %d gaps: expected a run per gap", len(t.Spans), len(r.Gaps))
+	}
+	if len(t.Stacks) == 0 || len(t.Stacks[0]) != 0 || len(t.Calls) == 0 || t.Calls[0] != "" {
+		return errors.New("segment tables without the empty stack and call first")
+	}
+	kinds := make([]segKind, len(t.Kinds))
+	for i, k := range t.Kinds {
+		if int(k[0]) >= len(t.Stacks) || int(k[1]) >= len(t.Calls) || k[2] >= uint32(NumCauses) {
+			return fmt.Errorf("segment kind %d (%v) indexes past its tables", i, k)
+		}
+		kinds[i] = segKind{stack: StackID(k[0]), call: CallID(k[1]), cause: Cause(k[2])}
+	}
+	for i, sp := range t.Spans {
+		if sp[0] < 0 || sp[0] > sp[1] || sp[1] > len(t.Data) {
+			return fmt.Errorf("segments of gap %d at [%d, %d) of %d bytes", i, sp[0], sp[1], len(t.Data))
+		}
+		if err := checkRun(t.Data[sp[0]:sp[1]], len(kinds), r.Gaps[i].Dur); err != nil {
+			return fmt.Errorf("segments of gap %d: %w", i, err)
+		}
+	}
+	r.segs = segments{data: t.Data, kinds: kinds, stacks: t.Stacks, calls: t.Calls}
+	for i := range r.Gaps {
+		r.Gaps[i].segLo, r.Gaps[i].segHi = t.Spans[i][0], t.Spans[i][1]
+	}
+	return nil
+}
+
+// checkRun checks that data is a run of whole segments (see segments)
+// whose kinds are below kinds and whose lengths fit in a gap of dur.
+func checkRun(data []byte, kinds int, dur int64) error {
+	for len(data) > 0 {
+		v, n := binary.Uvarint(data)
+		if n <= 0 || v>>1 >= uint64(kinds) {
+			return errors.New("a segment's kind is cut or past the kinds")
+		}
+		data = data[n:]
+		if v&1 != 0 {
+			if _, n = binary.Varint(data); n <= 0 {
+				return errors.New("a segment's start is cut")
+			}
+			data = data[n:]
+		}
+		d, n := binary.Uvarint(data)
+		if n <= 0 || d > uint64(max(dur, 0)) {
+			return errors.New("a segment's length is cut or longer than its gap")
+		}
+		data = data[n:]
+	}
+	return nil
 }

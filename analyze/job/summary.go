@@ -27,7 +27,7 @@ import (
 // another version is refused rather than misread.
 const (
 	SummaryFormat  = "tracegap-rank-summary"
-	SummaryVersion = 1
+	SummaryVersion = 2 // 2: segments as tables, not named one by one
 )
 
 // Summary is one rank's part of a job analysis: the analysis of its trace

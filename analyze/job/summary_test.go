@@ -153,7 +153,7 @@ func TestReadSummaryRefuses(t *testing.T) {
 		{"not JSON", "PK\x03\x04 a zip", "expected a tracegap rank summary"},
 		{"cut short", string(encode(t, good)[:100]), "unexpected EOF"},
 		{"another format", string(edit(func(s *Summary) { s.Format = "x" })), `format "x": expected a tracegap rank summary`},
-		{"another version", string(edit(func(s *Summary) { s.Version = 99 })), "summary version 99: expected version 1"},
+		{"another version", string(edit(func(s *Summary) { s.Version = 99 })), "summary version 99: expected version 2"},
 		{"no result", string(edit(func(s *Summary) { s.Result = nil })), "summary holds no result"},
 		{"a device missing", string(edit(func(s *Summary) { s.Devices = nil })), "0 device summaries for 1 devices"},
 		{"a name out of range", string(edit(func(s *Summary) {
@@ -206,9 +206,11 @@ func TestLooksLikeSummary(t *testing.T) {
 func FuzzReadSummary(f *testing.F) {
 	sums := smallSummaries(f)
 	f.Add(encode(f, sums[0]))
-	plain, _ := json.Marshal(sums[1])
+	plain, _ := json.Marshal(withSegments(sums[1])) // as written, not compressed
 	f.Add(plain)
-	f.Add([]byte(`{"format":"tracegap-rank-summary","version":1,"result":{},"devices":[{"colls":[{"name":0,"step":5}]}]}`))
+	f.Add([]byte(`{"format":"tracegap-rank-summary","version":2,"result":{},"devices":[{"colls":[{"name":0,"step":5}]}]}`))
+	f.Add([]byte(`{"format":"tracegap-rank-summary","version":2,"result":{"Gaps":[{"Dur":5}]},"devices":[],` +
+		`"segments":{"data":"AgMEBQ==","spans":[[0,4]],"kinds":[[0,0,1],[1,0,2]],"stacks":[[],["a"]],"calls":[""]}}`))
 	f.Add([]byte{0x1f, 0x8b, 8, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := ReadSummary(bytes.NewReader(in))

@@ -68,18 +68,17 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 
 // summaryJSON is a summary as written: the rank's result keeps its gaps'
 // segments in tables of its own, which JSON does not see, so they are
-// written beside it, named, a list per gap.
+// written beside it as those tables (a long trace has millions of
+// segments, on a few hundred stacks).
 type summaryJSON struct {
 	*Summary
-	Segments [][]analyze.NamedSegment `json:"segments"`
+	Segments *analyze.SegmentTables `json:"segments"`
 }
 
 func withSegments(s *Summary) summaryJSON {
 	ws := summaryJSON{Summary: s}
 	if s.Result != nil {
-		for i := range s.Result.Gaps {
-			ws.Segments = append(ws.Segments, s.Result.NamedSegments(&s.Result.Gaps[i]))
-		}
+		ws.Segments = s.Result.SegmentTables()
 	}
 	return ws
 }
@@ -90,11 +89,11 @@ func (ws *summaryJSON) restore() error {
 	if r == nil {
 		return nil
 	}
-	if len(ws.Segments) != len(r.Gaps) {
-		return fmt.Errorf("read summary: segments of %d gaps for %d gaps: expected a list per gap", len(ws.Segments), len(r.Gaps))
+	if ws.Segments == nil {
+		return errors.New("read summary: no segments: expected the result's segment tables")
 	}
-	for i := range r.Gaps {
-		r.SetSegments(&r.Gaps[i], ws.Segments[i]...)
+	if err := r.SetSegmentTables(ws.Segments); err != nil {
+		return fmt.Errorf("read summary: %w", err)
 	}
 	return nil
 }

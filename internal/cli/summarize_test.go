@@ -44,7 +44,7 @@ func TestSummarizeTwoPhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errs, status = report("--min-gap", "10us", sums)
-	if lines := strings.Split(strings.TrimSpace(errs), "\n"); status != exitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "tracegap: "+bad+": summary version 7: expected version 1") {
+	if lines := strings.Split(strings.TrimSpace(errs), "\n"); status != exitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], "tracegap: "+bad+": summary version 7: expected version 2") {
 		t.Errorf("a bad summary: exit %d, %q; want one line naming %s", status, errs, bad)
 	}
 	var stdout, stderr bytes.Buffer

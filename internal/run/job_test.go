@@ -118,9 +118,9 @@ func TestAnalyzeJobSummaries(t *testing.T) {
 			t.Errorf("%s: another result than the traces'", name)
 		}
 	}
-	bad := writeFile(t, dir, "bad.summary.json", []byte(`{"format":"tracegap-rank-summary","version":2}`))
+	bad := writeFile(t, dir, "bad.summary.json", []byte(`{"format":"tracegap-rank-summary","version":3}`))
 	_, err = e.AnalyzeJob(context.Background(), []string{sums[0], bad})
-	if err == nil || err.Error() != bad+": summary version 2: expected version 1 (summarize the trace again with this tracegap)" {
+	if err == nil || err.Error() != bad+": summary version 3: expected version 2 (summarize the trace again with this tracegap)" {
 		t.Errorf("a summary of another version: %v, want one line naming it", err)
 	}
 }
