@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 
 	"github.com/tracegap/tracegap/analyze"
 )
@@ -70,17 +72,65 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 // segments in tables of its own, which JSON does not see, so they are
 // written beside it as those tables (a long trace has millions of
 // segments, on a few hundred stacks).
+// The result's devices' busy intervals (hundreds of thousands on a long
+// trace) are written beside it too, packed (see packIntervals).
 type summaryJSON struct {
 	*Summary
 	Segments *analyze.SegmentTables `json:"segments"`
+	Busy     [][]byte               `json:"busy"`
 }
 
 func withSegments(s *Summary) summaryJSON {
 	ws := summaryJSON{Summary: s}
-	if s.Result != nil {
-		ws.Segments = s.Result.SegmentTables()
+	if s.Result == nil {
+		return ws
 	}
+	ws.Segments = s.Result.SegmentTables()
+	r := *s.Result
+	r.Devices = slices.Clone(r.Devices)
+	for i := range r.Devices {
+		ws.Busy = append(ws.Busy, packIntervals(r.Devices[i].Intervals))
+		r.Devices[i].Intervals = nil
+	}
+	sum := *s
+	sum.Result = &r
+	ws.Summary = &sum
 	return ws
+}
+
+// packIntervals encodes intervals as varints: each one's start less the
+// previous one's end, then its length (zig-zag, so that any intervals
+// come back exactly; merged busy intervals take 2 to 8 bytes each).
+func packIntervals(ivs []analyze.Interval) []byte {
+	var b []byte
+	var at int64
+	for _, iv := range ivs {
+		b = binary.AppendVarint(b, iv.Start-at)
+		b = binary.AppendVarint(b, iv.End-iv.Start)
+		at = iv.End
+	}
+	return b
+}
+
+// unpackIntervals decodes what packIntervals encoded.
+func unpackIntervals(b []byte) ([]analyze.Interval, error) {
+	var ivs []analyze.Interval
+	var at int64
+	for len(b) > 0 {
+		d, n := binary.Varint(b)
+		if n <= 0 {
+			return nil, errors.New("busy intervals cut short")
+		}
+		dur, m := binary.Varint(b[n:])
+		if m <= 0 {
+			return nil, errors.New("busy intervals cut short")
+		}
+		b = b[n+m:]
+		start := at + d
+		ivs = append(ivs, analyze.Interval{Start: start, End: start + dur})
+		at = start + dur
+	}
+	return ivs, nil
 }
 
 // restore gives the result's gaps their segments back.
@@ -91,6 +141,16 @@ func (ws *summaryJSON) restore() error {
 	}
 	if ws.Segments == nil {
 		return errors.New("read summary: no segments: expected the result's segment tables")
+	}
+	if len(ws.Busy) != len(r.Devices) {
+		return fmt.Errorf("read summary: busy intervals of %d devices for %d devices: expected a list per device", len(ws.Busy), len(r.Devices))
+	}
+	for i, b := range ws.Busy {
+		ivs, err := unpackIntervals(b)
+		if err != nil {
+			return fmt.Errorf("read summary: device %d: %w", i, err)
+		}
+		r.Devices[i].Intervals = ivs
 	}
 	if err := r.SetSegmentTables(ws.Segments); err != nil {
 		return fmt.Errorf("read summary: %w", err)
