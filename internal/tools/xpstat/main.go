@@ -1,8 +1,19 @@
+// Command xpstat times the two halves of `tracegap analyze` on one trace:
+// reading it (trace.Open) and analysing it (analyze.Analyze), with the
+// default options. With a second argument it lists the tracks: index,
+// kind, derived, name (escaped) and event count.
+//
+//	GOMAXPROCS=1 go run ./internal/tools/xpstat bench-out/xprof-tpu-x495.xplane.pb
+//
+// It is how docs/performance.md splits a run's time between the reader and
+// the analysis; build it with -pgo=cmd/tracegap/default.pgo to time what
+// `go build ./cmd/tracegap` makes.
 package main
 
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/tracegap/tracegap/analyze"
@@ -11,21 +22,25 @@ import (
 )
 
 func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: xpstat TRACE [tracks]")
+		os.Exit(2)
+	}
 	t0 := time.Now()
 	t, err := trace.Open(os.Args[1], trace.Options{})
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "xpstat:", err)
+		os.Exit(2)
 	}
 	t1 := time.Now()
-	_, err = analyze.Analyze(t, analyze.DefaultOptions())
-	if err != nil {
-		panic(err)
+	if _, err := analyze.Analyze(t, analyze.DefaultOptions()); err != nil {
+		fmt.Fprintln(os.Stderr, "xpstat:", err)
+		os.Exit(2)
 	}
-	t2 := time.Now()
-	fmt.Println("read", t1.Sub(t0), "analyze", t2.Sub(t1))
+	fmt.Println("read", time.Since(t0)-time.Since(t1), "analyze", time.Since(t1))
 	if len(os.Args) > 2 {
 		for i, tr := range t.Tracks {
-			fmt.Printf("%d\t%v\t%v\t%q\t%d\n", i, tr.Kind, tr.Derived, tr.Name, len(t.TrackEvents(i)))
+			fmt.Printf("%d\t%v\t%v\t%s\t%d\n", i, tr.Kind, tr.Derived, strconv.Quote(tr.Name), len(t.TrackEvents(i)))
 		}
 	}
 }
