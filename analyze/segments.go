@@ -108,16 +108,9 @@ func (r *Result) Segments(g *Gap) iter.Seq[Segment] {
 		data, kinds := r.segs.data[g.segLo:g.segHi], r.segs.kinds
 		at := g.Start
 		for len(data) > 0 {
-			v, n := binary.Uvarint(data)
-			data = data[n:]
-			if v&1 != 0 {
-				jump, n := binary.Varint(data)
-				data = data[n:]
-				at += jump
-			}
-			dur, n := binary.Uvarint(data)
-			data = data[n:]
-			k := kinds[v>>1]
+			kind, jump, dur, rest, _ := nextSegment(data) // the result's own encoding: whole
+			data, at = rest, at+jump
+			k := kinds[kind]
 			s := Segment{Start: at, Dur: int64(dur), Stack: k.stack, Sync: k.call, Cause: k.cause}
 			at += s.Dur
 			if !yield(s) {
@@ -125,6 +118,27 @@ func (r *Result) Segments(g *Gap) iter.Seq[Segment] {
 			}
 		}
 	}
+}
+
+// nextSegment decodes the segment at the start of data (see segments):
+// its kind, how far it starts from the previous one's end, its length, and
+// the bytes after it; ok is false when data ends inside it.
+func nextSegment(data []byte) (kind uint64, jump int64, dur uint64, rest []byte, ok bool) {
+	v, n := binary.Uvarint(data)
+	if n <= 0 {
+		return 0, 0, 0, nil, false
+	}
+	data = data[n:]
+	if v&1 != 0 {
+		if jump, n = binary.Varint(data); n <= 0 {
+			return 0, 0, 0, nil, false
+		}
+		data = data[n:]
+	}
+	if dur, n = binary.Uvarint(data); n <= 0 {
+		return 0, 0, 0, nil, false
+	}
+	return v >> 1, jump, dur, data[n:], true
 }
 
 // Named returns s, a segment of r, with its stack and call named.
@@ -488,22 +502,16 @@ func (r *Result) SetSegmentTables(t *SegmentTables) error {
 // whose kinds are below kinds and whose lengths fit in a gap of dur.
 func checkRun(data []byte, kinds int, dur int64) error {
 	for len(data) > 0 {
-		v, n := binary.Uvarint(data)
-		if n <= 0 || v>>1 >= uint64(kinds) {
-			return errors.New("a segment's kind is cut or past the kinds")
+		kind, _, d, rest, ok := nextSegment(data)
+		switch {
+		case !ok:
+			return errors.New("a segment is cut short")
+		case kind >= uint64(kinds):
+			return errors.New("a segment's kind is past the kinds")
+		case d > uint64(max(dur, 0)):
+			return errors.New("a segment is longer than its gap")
 		}
-		data = data[n:]
-		if v&1 != 0 {
-			if _, n = binary.Varint(data); n <= 0 {
-				return errors.New("a segment's start is cut")
-			}
-			data = data[n:]
-		}
-		d, n := binary.Uvarint(data)
-		if n <= 0 || d > uint64(max(dur, 0)) {
-			return errors.New("a segment's length is cut or longer than its gap")
-		}
-		data = data[n:]
+		data = rest
 	}
 	return nil
 }

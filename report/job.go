@@ -3,7 +3,6 @@ package report
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -180,9 +179,7 @@ func JobJSONReport(jr *job.Result) *JobReport {
 // several times over in memory.
 func writeJobJSON(w io.Writer, jr *job.Result) error {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // as writeJSON
+	enc := jsonEncoder(&buf)
 	if err := enc.Encode(jobJSONHead(jr)); err != nil {
 		return err
 	}
@@ -193,10 +190,7 @@ func writeJobJSON(w io.Writer, jr *job.Result) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	case !ok: // "ranks" is no longer the last field: encode it all at once
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(JobJSONReport(jr))
+		return jsonEncoder(w).Encode(JobJSONReport(jr))
 	}
 	if _, err := w.Write(append(head, "\"ranks\": [\n"...)); err != nil {
 		return err

@@ -397,10 +397,7 @@ func stepDurations(steps []analyze.Step) Distribution {
 }
 
 func writeJSON(w io.Writer, results []*analyze.Result, opt Options) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	// Event names hold <, > and & (templates, "a > b"); keep them readable.
-	enc.SetEscapeHTML(false)
+	enc := jsonEncoder(w)
 	if len(results) == 1 {
 		return enc.Encode(JSONReportWith(results[0], opt))
 	}
@@ -409,4 +406,14 @@ func writeJSON(w io.Writer, results []*analyze.Result, opt Options) error {
 		all[i] = JSONReportWith(r, opt)
 	}
 	return enc.Encode(all)
+}
+
+// jsonEncoder returns the encoder of the JSON reports: indented by two
+// spaces, and with <, > and & as they are, since event names hold them
+// (templates, "a > b") and should stay readable.
+func jsonEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc
 }

@@ -206,7 +206,7 @@ func TestLooksLikeSummary(t *testing.T) {
 func FuzzReadSummary(f *testing.F) {
 	sums := smallSummaries(f)
 	f.Add(encode(f, sums[0]))
-	plain, _ := json.Marshal(withSegments(sums[1])) // as written, not compressed
+	plain, _ := json.Marshal(asWritten(sums[1])) // as written, not compressed
 	f.Add(plain)
 	f.Add([]byte(`{"format":"tracegap-rank-summary","version":2,"result":{},"devices":[{"colls":[{"name":0,"step":5}]}]}`))
 	f.Add([]byte(`{"format":"tracegap-rank-summary","version":2,"result":{"Gaps":[{"Dur":5}]},"devices":[],` +

@@ -26,7 +26,7 @@ func WriteSummary(w io.Writer, s *Summary) error {
 	zw := gzip.NewWriter(w)
 	enc := json.NewEncoder(zw)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(withSegments(s)); err != nil {
+	if err := enc.Encode(asWritten(s)); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	if err := zw.Close(); err != nil {
@@ -71,16 +71,18 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 // summaryJSON is a summary as written: the rank's result keeps its gaps'
 // segments in tables of its own, which JSON does not see, so they are
 // written beside it as those tables (a long trace has millions of
-// segments, on a few hundred stacks).
-// The result's devices' busy intervals (hundreds of thousands on a long
-// trace) are written beside it too, packed (see packIntervals).
+// segments, on a few hundred stacks); its devices' busy intervals
+// (hundreds of thousands on a long trace) are written beside it too,
+// packed (see packIntervals).
 type summaryJSON struct {
 	*Summary
 	Segments *analyze.SegmentTables `json:"segments"`
 	Busy     [][]byte               `json:"busy"`
 }
 
-func withSegments(s *Summary) summaryJSON {
+// asWritten returns s as WriteSummary writes it: the result's segments
+// and busy intervals beside it, the result itself without the intervals.
+func asWritten(s *Summary) summaryJSON {
 	ws := summaryJSON{Summary: s}
 	if s.Result == nil {
 		return ws
