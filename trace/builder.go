@@ -306,6 +306,7 @@ func (b *Builder) GrowRuns(n int) {
 		b.runs = true
 	}
 	b.Grow(n)
+	prefault(b.cur[len(b.cur):cap(b.cur)])
 }
 
 // Tail returns the free storage after the events added so far, empty with

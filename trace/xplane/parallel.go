@@ -117,6 +117,9 @@ func (d *decoder) startPool(cs []*chunk, pl *planeScan, pk planeKind) *pool {
 	for range n {
 		w := d.worker()
 		p.wg.Go(func() {
+			if w.mapped != nil {
+				defer guardFaults()()
+			}
 			for c := range p.jobs {
 				select {
 				case <-p.quit: // the read failed: skip what is left
@@ -152,7 +155,7 @@ func (p *pool) stop() {
 // add to while the workers read them, and a window of its own.
 func (d *decoder) worker() *decoder {
 	w := &decoder{
-		wire:   wire{buf: d.buf, base: d.base, size: d.size, src: d.src, plane: d.plane, line: -1, event: -1},
+		wire:   wire{buf: d.buf, base: d.base, size: d.size, src: d.src, mapped: d.mapped, kept: d.kept, plane: d.plane, line: -1, event: -1},
 		stats:  d.stats.clone(),
 		events: d.events.clone(),
 	}
@@ -173,9 +176,17 @@ func (d *decoder) decodeChunk(c *chunk, h lineHead, pk planeKind, free chan []tr
 		d.out = make([]trace.Event, 0, chunkEvents)
 	}
 	ls := newLineState(h, pk)
-	c.err = d.readEvents(c.lo, c.hi, c.first, &ls)
+	c.err = d.readChunk(c, &ls)
 	c.events, d.out = d.out, nil
 	c.copies, d.copies = d.copies, nil
+}
+
+// readChunk decodes a chunk's events. A fault on a mapped file that got
+// shorter is an error here, like any other the chunk has: the decoder then
+// reads the chunk itself and reports it.
+func (d *decoder) readChunk(c *chunk, ls *lineState) (err error) {
+	defer catchFault(&err)
+	return d.readEvents(c.lo, c.hi, c.first, ls)
 }
 
 // copySize is the size of the copy of a correlation id.

@@ -88,6 +88,10 @@ func (d *decoder) scanPlane(p span) (planeScan, error) {
 }
 
 // readPlane decodes one scanned plane: its metadata, then its lines.
+// beforeLines is called when a plane's metadata is read and its lines are
+// next: a hook for tests.
+var beforeLines = func(*planeScan) {}
+
 func (d *decoder) readPlane(pl *planeScan) error {
 	d.stats.reset(len(pl.statMeta))
 	d.events.reset(len(pl.evMeta))
@@ -115,6 +119,7 @@ func (d *decoder) readPlane(pl *planeScan) error {
 	}
 	d.part = ""
 	pk := classifyPlane(pl.name)
+	beforeLines(pl)
 	if d.parallel(pl) {
 		return d.readLinesParallel(pl, pk)
 	}

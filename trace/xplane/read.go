@@ -52,7 +52,13 @@ func Decode(buf []byte, opt trace.Options) (*trace.Trace, error) {
 	return decode(wire{buf: buf, size: len(buf)}, opt)
 }
 
-func decode(w wire, opt trace.Options) (*trace.Trace, error) {
+func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
+	if w.mapped = openMapping(w.src, w.size); w.mapped != nil {
+		defer unmapFile(w.mapped)
+		defer guardFaults()()
+		defer checkShrunk(w.src, w.size, &err)
+		defer catchFault(&err)
+	}
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = trace.DefaultMaxEvents
 	}
@@ -67,7 +73,7 @@ func decode(w wire, opt trace.Options) (*trace.Trace, error) {
 	if err := d.space(); err != nil {
 		return nil, err
 	}
-	t := d.b.Finish()
+	t = d.b.Finish()
 	t.Bytes = int64(w.size)
 	return t, nil
 }

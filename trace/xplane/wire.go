@@ -50,6 +50,11 @@ type wire struct {
 	base int
 	size int         // the input's length
 	src  io.ReaderAt // nil when buf holds the whole input
+	// mapped, when src is a mapped file, is its bytes: windows are cut
+	// from it instead of read (see mapped.go). Pages below kept are not
+	// held.
+	mapped []byte
+	kept   int
 
 	// progress, when set, is told how far the window has moved.
 	progress func(off int)
@@ -73,6 +78,14 @@ func (w *wire) load(lo, hi int) error {
 		return nil
 	}
 	n := min(max(hi-lo, window), w.size-lo)
+	if w.mapped != nil {
+		w.dropBehind(lo)
+		w.buf, w.base = w.mapped[lo:lo+n:lo+n], lo
+		if w.progress != nil {
+			w.progress(lo + n)
+		}
+		return nil
+	}
 	if cap(w.buf) < n || cap(w.buf) > 2*window && n <= window {
 		w.buf = make([]byte, n)
 	}

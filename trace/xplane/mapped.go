@@ -1,0 +1,90 @@
+package xplane
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+)
+
+// A file is read through a read-only mapping where the system has one: the
+// walks then slice their windows out of the page cache instead of copying
+// every byte of the input twice (once a walk), which was a tenth of a
+// one-core read of a large capture. The mapped pages count in the peak RSS
+// the memory budget measures, so each walk gives back the pages it has
+// left dropLag behind, a dropStep at a time: a walk holds a few MB of the
+// file, never all of it.
+
+// dropStep and dropLag are how far a walk moves before the pages behind it
+// are given back, and how far behind it pages are kept: other goroutines
+// decode chunks just behind a worker's (parallel.go). Variables for tests.
+var (
+	dropStep = 8 << 20
+	dropLag  = 8 << 20
+)
+
+// openMapping maps src when it is a file that can be mapped, else returns
+// nil: the reader then reads windows with ReadAt.
+func openMapping(src any, size int) []byte {
+	f, ok := src.(*os.File)
+	if !ok || size <= 0 {
+		return nil
+	}
+	data, err := mapFile(f, size)
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// dropBehind gives back the mapped pages that a walk now at lo has left
+// more than dropLag behind. w.kept is where the walk's resident pages may
+// begin; a walk that starts again from an earlier offset (the second walk)
+// begins there.
+func (w *wire) dropBehind(lo int) {
+	switch {
+	case lo < w.kept:
+		w.kept = lo
+	case lo-w.kept >= dropStep+dropLag:
+		unmapPages(w.mapped, w.kept, lo-dropLag)
+		w.kept = lo - dropLag
+	}
+}
+
+// errFileChanged says that a mapped file got shorter while it was read:
+// reading past its new end faults, and the fault is turned into this, as
+// is any error the zeros of its last page make.
+var errFileChanged = errors.New("the file changed (got shorter) while it was read")
+
+// catchFault turns the fault of reading a mapped file that got shorter
+// into *err. The goroutine must have debug.SetPanicOnFault set; any other
+// panic goes on.
+func catchFault(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+		panic(r)
+	}
+	*err = fmt.Errorf("reading XSpace: %w", errFileChanged)
+}
+
+// checkShrunk, when *err is set, says so if src, a file of size bytes
+// when the read began, is now shorter.
+func checkShrunk(src any, size int, err *error) {
+	f, ok := src.(*os.File)
+	if *err == nil || !ok || errors.Is(*err, errFileChanged) {
+		return
+	}
+	if st, serr := f.Stat(); serr == nil && st.Size() < int64(size) {
+		*err = fmt.Errorf("reading XSpace: %w (%v)", errFileChanged, *err)
+	}
+}
+
+// guardFaults makes the calling goroutine's faults panics (see catchFault)
+// and returns the function that restores the setting.
+func guardFaults() func() {
+	old := debug.SetPanicOnFault(true)
+	return func() { debug.SetPanicOnFault(old) }
+}
