@@ -342,10 +342,14 @@ func (d *decoder) readEventFast(i, end int, ev *rawEvent) bool {
 // boring reports whether the XStat in b[i:end] starts with the id of a
 // stat the reader does not interpret, so that its value need not be
 // decoded. Profilers write the id first; a stat that does not start with
-// it is looked at closely.
+// it is looked at closely. Nearly every id is a one-byte varint, whose
+// kind is in a small table.
 func (d *decoder) boring(b []byte, i, end int) bool {
 	if end-i < 2 || b[i] != 1<<3|0 {
 		return false
+	}
+	if id := b[i+1]; id < 0x80 {
+		return d.kinds[id] == statOther
 	}
 	id, n := varint(b, i+1, end)
 	return n >= 0 && d.statKind(id) == statOther

@@ -157,6 +157,7 @@ func (d *decoder) worker() *decoder {
 	w := &decoder{
 		wire:   wire{buf: d.buf, base: d.base, size: d.size, src: d.src, mapped: d.mapped, kept: d.kept, plane: d.plane, line: -1, event: -1},
 		stats:  d.stats.clone(),
+		kinds:  d.kinds,
 		events: d.events.clone(),
 	}
 	if d.src != nil {

@@ -104,6 +104,9 @@ func (d *decoder) readPlane(pl *planeScan) error {
 			return err
 		}
 	}
+	for id := range d.kinds {
+		d.kinds[id] = d.statKind(uint64(id))
+	}
 	d.part = "event_metadata"
 	for _, s := range pl.evMeta {
 		if err := d.load(s.lo, s.hi); err != nil {

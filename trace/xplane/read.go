@@ -163,6 +163,8 @@ type decoder struct {
 	// Per-plane tables, reused from plane to plane.
 	stats  idTable[statMeta]
 	events idTable[eventMeta]
+	// kinds is the kind of every stat id below 128, from stats.
+	kinds [128]statKind
 
 	// out, in a worker (see parallel.go), receives the events decoded,
 	// copies the sizes of their copies.
