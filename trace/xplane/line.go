@@ -323,12 +323,8 @@ func (d *decoder) readEventFast(i, end int, ev *rawEvent) bool {
 				return false
 			}
 			hi := n + int(v)
-			if !d.boring(b, n, hi) {
-				id, sv, ok := readStatFast(b, n, hi, d.base)
-				if !ok {
-					return false
-				}
-				d.interpret(id, sv, &ev.stats)
+			if !d.statFast(b, n, hi, &ev.stats) {
+				return false
 			}
 			n = hi
 		default:
@@ -339,20 +335,42 @@ func (d *decoder) readEventFast(i, end int, ev *rawEvent) bool {
 	return true
 }
 
-// boring reports whether the XStat in b[i:end] starts with the id of a
-// stat the reader does not interpret, so that its value need not be
-// decoded. Profilers write the id first; a stat that does not start with
-// it is looked at closely. Nearly every id is a one-byte varint, whose
-// kind is in a small table.
-func (d *decoder) boring(b []byte, i, end int) bool {
+// statFast folds the XStat in b[i:end] into s, or reports false for a
+// stat that readEventCarefully must decode. Profilers write the id first,
+// nearly always in one byte: the kind of the stat is then looked up in a
+// small table, a stat the reader does not interpret is stepped over, and
+// one with an integer value, the commonest the reader does, is read here.
+func (d *decoder) statFast(b []byte, i, end int, s *eventStats) bool {
 	if end-i < 2 || b[i] != 1<<3|0 {
-		return false
+		return d.statSlow(b, i, end, s)
 	}
-	if id := b[i+1]; id < 0x80 {
-		return d.kinds[id] == statOther
+	if b[i+1] >= 0x80 {
+		id, n := varint(b, i+1, end)
+		if n >= 0 && d.statKind(id) == statOther {
+			return true
+		}
+		return d.statSlow(b, i, end, s)
 	}
-	id, n := varint(b, i+1, end)
-	return n >= 0 && d.statKind(id) == statOther
+	k := d.kinds[b[i+1]]
+	switch {
+	case k == statOther:
+		return true
+	case k != statMemcpy && end-i >= 4 && (b[i+2] == statUint<<3|0 || b[i+2] == statInt<<3|0):
+		if u, n := varint(b, i+3, end); n == end {
+			s.setInt(k, int64(u))
+			return true
+		}
+	}
+	return d.statSlow(b, i, end, s)
+}
+
+// statSlow is statFast for a stat of any other shape.
+func (d *decoder) statSlow(b []byte, i, end int, s *eventStats) bool {
+	id, v, ok := readStatFast(b, i, end, d.base)
+	if ok {
+		d.interpret(id, v, s)
+	}
+	return ok
 }
 
 // readEventCarefully decodes an XEvent field by field, checking each,

@@ -299,28 +299,31 @@ func (d *decoder) str(v statValue) string {
 
 // interpret folds one stat into s when it is one the analysis uses.
 func (d *decoder) interpret(id uint64, v statValue, s *eventStats) {
-	m, _ := d.stats.get(id)
-	switch m.kind {
-	case statCorr:
-		if n, ok := v.intValue(); ok {
-			s.corr = uint64(n)
-		}
-	case statStepNum:
-		if n, ok := v.intValue(); ok {
-			s.step, s.hasStep = n, true
-		}
-	case statGroup:
-		if n, ok := v.intValue(); ok {
-			s.group, s.hasGroup = n, true
-		}
-	case statRoot:
-		if n, ok := v.intValue(); ok && n == 1 {
-			s.root = true
-		}
-	case statMemcpy:
+	kind := d.statKind(id)
+	if kind == statMemcpy {
 		f, n := memcpyDetails(d.str(v))
 		s.flags |= trace.FlagMemcpy | f
 		s.bytes = n
+		return
+	}
+	if n, ok := v.intValue(); ok {
+		s.setInt(kind, n)
+	}
+}
+
+// setInt keeps the integer value n of a stat of kind k.
+func (s *eventStats) setInt(k statKind, n int64) {
+	switch k {
+	case statCorr:
+		s.corr = uint64(n)
+	case statStepNum:
+		s.step, s.hasStep = n, true
+	case statGroup:
+		s.group, s.hasGroup = n, true
+	case statRoot:
+		if n == 1 {
+			s.root = true
+		}
 	}
 }
 
