@@ -80,6 +80,8 @@ type analyzer struct {
 	dispatches []Interval
 	// dispatchHint is dispatchAfter's last answer.
 	dispatchHint int
+	// lastTrack is trackOf's last answer.
+	lastTrack trackRange
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool

@@ -154,7 +154,7 @@ func (a *analyzer) waitedFor(d *device, full Interval) (track int32, linked bool
 	if full.End != math.MaxInt64 {
 		if w := a.workStartingAt(d, full.End); w >= 0 {
 			if h := a.links.host(a.t.Events[w].Corr); h >= 0 && a.t.Events[h].End() > full.Start {
-				return a.t.Events[h].Track, true
+				return a.trackOf(h), true
 			}
 		}
 	}

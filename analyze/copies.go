@@ -122,7 +122,7 @@ func (a *analyzer) copyStats(idle map[int32]int64, ndev int64) []CopyStat {
 				c.Idle += idle[h]
 				s := sizes[k][n]
 				if s == nil {
-					th := a.thread(call.Track)
+					th := a.thread(a.trackOf(h))
 					s = &CopySize{Bytes: n, Call: a.t.Str(call.Name), Frame: parseFrame(a.t.Str(a.userFrame(th, int(h)-th.lo)))}
 					sizes[k][n] = s
 				}

@@ -227,7 +227,7 @@ func (a *analyzer) scanDevice(d *device) {
 		}
 		l.linked++
 		he := &t.Events[h]
-		l.launches[he.Track]++
+		l.launches[a.trackOf(h)]++
 		if e.Start-he.End() > a.opt.SyncSlack {
 			d.queued = append(d.queued, e.Start)
 		}

@@ -15,14 +15,14 @@ func linkTrace(t *testing.T, tracks ...[]uint64) *trace.Trace {
 	for _, corrs := range tracks {
 		lo := len(tr.Events)
 		for i, c := range corrs {
-			tr.Events = append(tr.Events, trace.Event{Start: int64(i), Dur: 1, Corr: c, Track: int32(len(tr.Tracks))})
+			tr.Events = append(tr.Events, trace.Event{Start: int64(i), Dur: 1, Corr: c})
 		}
 		tr.Tracks = append(tr.Tracks, trace.Track{Kind: trace.TrackHost, Lo: lo, Hi: len(tr.Events)})
 	}
 	// Device work carries correlation ids too; they must not be taken
 	// for launches.
 	lo := len(tr.Events)
-	tr.Events = append(tr.Events, trace.Event{Corr: 1, Kind: trace.KindWork, Track: int32(len(tr.Tracks))})
+	tr.Events = append(tr.Events, trace.Event{Corr: 1, Kind: trace.KindWork})
 	tr.Tracks = append(tr.Tracks, trace.Track{Kind: trace.TrackDevice, Lo: lo, Hi: len(tr.Events)})
 	return tr
 }

@@ -56,6 +56,25 @@ func (a *analyzer) thread(track int32) *thread {
 	return th
 }
 
+// trackOf returns the track that holds event ev. Most lookups are of the
+// launches of work in time order, which come from one or a few threads,
+// so the last answer's range is kept and the trace searched only for an
+// event outside it.
+func (a *analyzer) trackOf(ev int32) int32 {
+	r := &a.lastTrack
+	if int(ev) < r.lo || int(ev) >= r.hi {
+		tr := a.t.TrackOf(int(ev))
+		r.lo, r.hi, r.track = a.t.Tracks[tr].Lo, a.t.Tracks[tr].Hi, int32(tr)
+	}
+	return r.track
+}
+
+// trackRange is a track and the range of its events.
+type trackRange struct {
+	lo, hi int
+	track  int32
+}
+
 // unfinished returns the thread of track with its events classified but
 // its async copies not yet sorted into blocking or not, which needs every
 // device's work linked to its launch: what the device scan may ask of

@@ -355,13 +355,13 @@ func (a *annotator) writeTrack(w *bufio.Writer, pid, tid, i int) error {
 		"args": map[string]any{"name": tr.Thread}}); err != nil {
 		return err
 	}
-	for _, e := range t.TrackEvents(i) {
+	for j, e := range t.TrackEvents(i) {
 		ev := map[string]any{"ph": "X", "pid": pid, "tid": tid, "name": t.Str(e.Name), "ts": a.micros(e.Start), "dur": chromeMicros(e.Dur)}
 		if e.Has(trace.FlagInstant) {
 			ev["ph"], ev["s"] = "i", "t"
 			delete(ev, "dur")
 		}
-		if c := t.Str(e.Cat); c != "" {
+		if c := t.Str(t.Cat(tr.Lo + j)); c != "" {
 			ev["cat"] = c
 		}
 		if e.Corr != 0 {

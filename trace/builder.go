@@ -33,17 +33,31 @@ type Builder struct {
 	// together, so they are stored as they come, unstaged, and Finish
 	// needs no grouping.
 	runs bool
-	// lastRun is the track of the latest run; unordered is set once a
-	// run's track was below it, when Finish must group the events.
-	lastRun   int32
+	// order gives the stored events their tracks, which an Event does
+	// not hold: the track of each run of them, in storage order (the
+	// chunks, then cur). Events are stored in blocks or runs of one
+	// track, so it stays short, an entry a block or a run at most; Finish
+	// drops it. unordered is set once a run's track was below the one
+	// before, when Finish must group the events.
+	order     []run
 	unordered bool
 	n         int
-	minTime   int64
-	warn      []string
+	// pairs holds the (name, category) pairs of events added by AddCat
+	// with a category, and pairIDs indexes it. While building, such an
+	// event's Name holds ^k, for pairs[k], so that its category moves with
+	// it through grouping and sorting at no cost to the events of sources
+	// without categories; Finish splits the pairs into Name and
+	// Trace.Cats. A StrID is far below any ^k: the string table is
+	// bounded well under 2^31 strings.
+	pairs   []namedCat
+	pairIDs map[namedCat]StrID
+
+	minTime int64
+	warn    []string
 	// dropped counts events dropped, by reason, so that one warning per
 	// reason is kept however many events it hits.
-	dropped map[string]int
-	order   []string
+	dropped   map[string]int
+	dropOrder []string
 	// maxTracks and maxStrings bound the tracks and the string table
 	// (SetLimits); err is the first bound passed.
 	maxTracks, maxStrings int
@@ -56,6 +70,15 @@ type Builder struct {
 	// Truncated is copied into the trace by Finish.
 	Truncated bool
 }
+
+// run is a stretch of stored events of one track.
+type run struct {
+	track int32
+	n     int
+}
+
+// namedCat is an event's name and category.
+type namedCat struct{ name, cat StrID }
 
 // recentString is a string interned lately and its StrID.
 type recentString struct {
@@ -206,51 +229,76 @@ const chunkEvents = 32 << 10
 // the cache misses of moving its events one by one.
 const blockEvents = 256
 
-// Add appends an event whose Start is an absolute time in nanoseconds.
-func (b *Builder) Add(e Event) {
+// Add appends an event of track whose Start is an absolute time in
+// nanoseconds.
+func (b *Builder) Add(track int32, e Event) {
 	if e.Start < b.minTime {
 		b.minTime = e.Start
 	}
 	b.n++
 	if b.runs {
-		b.noteRun(e.Track)
+		b.note(track, 1)
 		if len(b.cur) == cap(b.cur) {
 			b.newChunk(chunkEvents)
 		}
 		b.cur = append(b.cur, e)
 		return
 	}
-	if int(e.Track) >= len(b.stage) {
-		b.stage = append(b.stage, make([][]Event, int(e.Track)+1-len(b.stage))...)
+	if int(track) >= len(b.stage) {
+		b.stage = append(b.stage, make([][]Event, int(track)+1-len(b.stage))...)
 	}
-	st := append(b.stage[e.Track], e)
+	st := append(b.stage[track], e)
 	if len(st) < blockEvents {
-		b.stage[e.Track] = st
+		b.stage[track] = st
 		return
 	}
-	b.store(st)
-	b.stage[e.Track] = st[:0]
+	b.store(track, st)
+	b.stage[track] = st[:0]
+}
+
+// AddCat is Add for an event with a category, which Finish keeps in
+// Trace.Cats; a category of 0 is none. A trace whose events all come
+// through Add has no categories, and its Cats is nil.
+func (b *Builder) AddCat(track int32, e Event, cat StrID) {
+	if cat != 0 {
+		e.Name = b.pair(e.Name, cat)
+	}
+	b.Add(track, e)
+}
+
+// pair returns what the Name of an event named name, of category cat,
+// holds until Finish (see Builder.pairs).
+func (b *Builder) pair(name, cat StrID) StrID {
+	p := namedCat{name, cat}
+	if k, ok := b.pairIDs[p]; ok {
+		return ^k
+	}
+	if b.pairIDs == nil {
+		b.pairIDs = map[namedCat]StrID{}
+	}
+	k := StrID(len(b.pairs))
+	b.pairs = append(b.pairs, p)
+	b.pairIDs[p] = k
+	return ^k
 }
 
 // AddTrack appends evs, events of track in the order they came, as Add
-// would one at a time: it sets their Track, and their Start is an absolute
-// time in nanoseconds. A reader that decodes a run of one track's events
-// (an XPlane line) adds them in one call, and whole blocks of them are
-// stored with one copy instead of passing through the track's stage. evs
-// is not kept.
+// would one at a time: their Start is an absolute time in nanoseconds. A
+// reader that decodes a run of one track's events (an XPlane line) adds
+// them in one call, and whole blocks of them are stored with one copy
+// instead of passing through the track's stage. evs is not kept.
 func (b *Builder) AddTrack(track int32, evs []Event) {
 	if len(evs) == 0 {
 		return
 	}
 	lo := b.minTime
 	for i := range evs {
-		evs[i].Track = track
 		lo = min(lo, evs[i].Start)
 	}
 	b.minTime = lo
 	b.n += len(evs)
 	if b.runs {
-		b.noteRun(track)
+		b.note(track, len(evs))
 		b.addRun(evs)
 		return
 	}
@@ -265,21 +313,26 @@ func (b *Builder) AddTrack(track int32, evs []Event) {
 			b.stage[track] = st
 			return
 		}
-		b.store(st)
+		b.store(track, st)
 		st = st[:0]
 	}
 	for ; len(evs) >= blockEvents; evs = evs[blockEvents:] {
-		b.store(evs[:blockEvents])
+		b.store(track, evs[:blockEvents])
 	}
 	b.stage[track] = append(st, evs...)
 }
 
-// noteRun notes that events of track are being added, in runs mode.
-func (b *Builder) noteRun(track int32) {
-	if track < b.lastRun {
-		b.unordered = true
+// note notes that n events of track are stored next (see Builder.order).
+func (b *Builder) note(track int32, n int) {
+	if k := len(b.order) - 1; k >= 0 {
+		if last := &b.order[k]; last.track == track {
+			last.n += n
+			return
+		} else if track < last.track {
+			b.unordered = true
+		}
 	}
-	b.lastRun = track
+	b.order = append(b.order, run{track, n})
 }
 
 // addRun stores evs as they are, in place when they are the room Tail
@@ -327,8 +380,10 @@ func (b *Builder) Tail(n int) []Event {
 	return b.cur[len(b.cur):len(b.cur):min(cap(b.cur), len(b.cur)+n)]
 }
 
-// store appends a block of events to the current chunk, or to a new one.
-func (b *Builder) store(blk []Event) {
+// store appends a block of events of track to the current chunk, or to a
+// new one.
+func (b *Builder) store(track int32, blk []Event) {
+	b.note(track, len(blk))
 	if cap(b.cur)-len(b.cur) < len(blk) {
 		b.newChunk(chunkEvents)
 	}
@@ -371,7 +426,7 @@ func (b *Builder) Warn(format string, args ...any) {
 // warning per reason.
 func (b *Builder) Drop(reason string) {
 	if b.dropped[reason] == 0 {
-		b.order = append(b.order, reason)
+		b.dropOrder = append(b.dropOrder, reason)
 	}
 	b.dropped[reason]++
 }
@@ -385,50 +440,61 @@ func (b *Builder) Finish() *Trace {
 	t := &Trace{
 		Strings:   b.strings,
 		Tracks:    b.tracks,
-		Events:    b.gather(),
 		Meta:      b.Meta,
 		CopyBytes: b.copyBytes,
 		Warnings:  b.warn,
 		Truncated: b.Truncated,
 	}
-	for _, r := range b.order {
+	for _, r := range b.dropOrder {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("dropped %d events: %s", b.dropped[r], r))
 	}
-	if len(t.Events) == 0 {
-		return t
+	lo := b.trackStarts()
+	t.Events = b.gather()
+	if len(t.Events) > 0 {
+		t.StartNs = b.minTime
 	}
-	t.StartNs = b.minTime
 	for i := range t.Tracks {
-		t.Tracks[i].Lo, t.Tracks[i].Hi = 0, 0
-	}
-	for lo := 0; lo < len(t.Events); {
-		tr := t.Events[lo].Track
-		hi, sorted := rebase(t.Events[lo:], b.minTime)
-		hi += lo
-		if !sorted {
-			sortTrack(t.Events[lo:hi])
+		tr := &t.Tracks[i]
+		tr.Lo, tr.Hi = lo[i], lo[i+1]
+		if evs := t.Events[tr.Lo:tr.Hi]; len(evs) > 0 && !rebase(evs, b.minTime) {
+			sortTrack(evs)
 		}
-		t.Tracks[tr].Lo, t.Tracks[tr].Hi = lo, hi
-		lo = hi
 	}
-	b.chunks, b.cur, b.strings, b.tracks = nil, nil, nil, nil
+	t.Cats = b.splitPairs(t.Events)
+	b.chunks, b.cur, b.strings, b.tracks, b.order = nil, nil, nil, nil, nil
+	b.pairs, b.pairIDs = nil, nil
 	return t
 }
 
-// rebase subtracts base from the start of the events of the first track in
-// evs, and returns how many they are and whether they are in track order:
-// one pass through memory for what would take three.
-func rebase(evs []Event, base int64) (n int, sorted bool) {
-	tr := evs[0].Track
+// rebase subtracts base from the start of one track's events, and reports
+// whether they are in track order: one pass through memory for what would
+// take two.
+func rebase(evs []Event, base int64) (sorted bool) {
 	sorted = true
 	evs[0].Start -= base
-	for n = 1; n < len(evs) && evs[n].Track == tr; n++ {
+	for n := 1; n < len(evs); n++ {
 		evs[n].Start -= base
 		if after(&evs[n-1], &evs[n]) {
 			sorted = false
 		}
 	}
-	return n, sorted
+	return sorted
+}
+
+// splitPairs gives the events added with a category their name back, and
+// returns their categories, parallel to evs; nil when no event had one.
+func (b *Builder) splitPairs(evs []Event) []StrID {
+	if len(b.pairs) == 0 {
+		return nil
+	}
+	cats := make([]StrID, len(evs))
+	for i := range evs {
+		if k := ^evs[i].Name; int(k) < len(b.pairs) {
+			p := b.pairs[k]
+			evs[i].Name, cats[i] = p.name, p.cat
+		}
+	}
+	return cats
 }
 
 // sortTrack sorts one track's events by start, the longer first among
@@ -578,6 +644,9 @@ func (b *Builder) gather() []Event {
 		return b.groupBlocks()
 	}
 	for t, st := range b.stage { // the last events of each track, last
+		if len(st) > 0 {
+			b.note(int32(t), len(st))
+		}
 		for _, e := range st {
 			if len(b.cur) == cap(b.cur) {
 				b.newChunk(chunkEvents)
@@ -587,23 +656,27 @@ func (b *Builder) gather() []Event {
 		b.stage[t] = nil
 	}
 	if len(b.chunks) == 0 {
-		if b.runs && !b.unordered {
-			return b.cur // stored in track order as they came
-		}
-		if !slices.IsSortedFunc(b.cur, func(x, y Event) int { return cmp.Compare(x.Track, y.Track) }) {
-			groupInPlace(b.cur, len(b.tracks))
+		if b.unordered {
+			b.groupInPlace(b.cur)
 		}
 		return b.cur
 	}
 	b.chunks = append(b.chunks, b.cur)
 	b.cur = nil
-	next := trackStarts(b.chunks, len(b.tracks))
+	next := b.trackStarts()
 	out := make([]Event, b.n)
+	r, left := -1, 0 // the run being copied, and its events not yet copied
 	for k, c := range b.chunks {
-		for i := range c {
-			tr := c[i].Track
-			out[next[tr]] = c[i]
-			next[tr]++
+		for len(c) > 0 {
+			for left == 0 {
+				r++
+				left = b.order[r].n
+			}
+			n, tr := min(left, len(c)), b.order[r].track
+			copy(out[next[tr]:], c[:n])
+			next[tr] += n
+			left -= n
+			c = c[n:]
 		}
 		b.chunks[k] = nil
 	}
@@ -618,19 +691,22 @@ func (b *Builder) gather() []Event {
 func (b *Builder) groupBlocks() []Event {
 	evs := b.cur
 	nb := len(evs) / blockEvents
-	first := make([]int, len(b.tracks)+1) // each track's first block, once grouped
-	for k := range nb {
-		first[evs[k*blockEvents].Track+1]++
+	// Each track's first block, once grouped; b.order holds runs of whole
+	// blocks, as they were stored.
+	first := make([]int, len(b.tracks)+1)
+	for _, r := range b.order {
+		first[r.track+1] += r.n / blockEvents
 	}
 	for t := 1; t < len(first); t++ {
 		first[t] += first[t-1]
 	}
 	next := slices.Clone(first)
-	dest := make([]int32, nb)
-	for k := range nb {
-		tr := evs[k*blockEvents].Track
-		dest[k] = int32(next[tr])
-		next[tr]++
+	dest := make([]int32, 0, nb)
+	for _, r := range b.order {
+		for range r.n / blockEvents {
+			dest = append(dest, int32(next[r.track]))
+			next[r.track]++
+		}
 	}
 	tmp := make([]Event, blockEvents)
 	for k := range nb {
@@ -658,30 +734,34 @@ func (b *Builder) groupBlocks() []Event {
 	return evs
 }
 
-// trackStarts returns where each track's events start once grouped.
-func trackStarts(chunks [][]Event, tracks int) []int {
-	next := make([]int, tracks+1)
-	for _, c := range chunks {
-		for i := range c {
-			next[c[i].Track+1]++
-		}
+// trackStarts returns where each track's events start once grouped, and
+// where the last ends: the stored and the staged events, counted by track.
+func (b *Builder) trackStarts() []int {
+	next := make([]int, len(b.tracks)+1)
+	for _, r := range b.order {
+		next[r.track+1] += r.n
+	}
+	for t, st := range b.stage {
+		next[t+1] += len(st)
 	}
 	for i := 1; i < len(next); i++ {
 		next[i] += next[i-1]
 	}
-	return next[:tracks]
+	return next
 }
 
-// groupInPlace is the counting sort of gather done within evs: each
-// event's place is worked out first (4 bytes an event, against the 40 of
-// a copy), then the events are swapped along the permutation's cycles.
-func groupInPlace(evs []Event, tracks int) {
-	next := trackStarts([][]Event{evs}, tracks)
-	dest := make([]int32, len(evs))
-	for i := range evs {
-		tr := evs[i].Track
-		dest[i] = int32(next[tr])
-		next[tr]++
+// groupInPlace is the counting sort of gather done within evs, all the
+// builder's events, stored as b.order says: each event's place is worked
+// out first (4 bytes an event, against the 32 of a copy), then the events
+// are swapped along the permutation's cycles.
+func (b *Builder) groupInPlace(evs []Event) {
+	next := b.trackStarts()
+	dest := make([]int32, 0, len(evs))
+	for _, r := range b.order {
+		for range r.n {
+			dest = append(dest, int32(next[r.track]))
+			next[r.track]++
+		}
 	}
 	for i := range evs {
 		for d := int(dest[i]); d != i; d = int(dest[i]) {

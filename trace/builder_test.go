@@ -7,9 +7,19 @@ import (
 	"testing"
 )
 
+// placed is an event and the track it is added to, which an Event does
+// not hold, and the category it is added with.
+type placed struct {
+	Event
+	track int32
+	cat   StrID
+}
+
 // TestFinishOrder checks Finish against the documented order, computed the
 // plain way: a stable sort of all events by track, start and longer first,
-// for traces that fit one chunk, span several, come in order or not.
+// for traces that fit one chunk, span several, come in order or not. The
+// tracks must hold their own events, and the categories follow their
+// events through the sort.
 func TestFinishOrder(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -43,42 +53,40 @@ func TestFinishOrder(t *testing.T) {
 				t.Skip("sorts 20 chunks of events; the smaller cases span chunks too")
 			}
 			r := rand.New(rand.NewPCG(1, uint64(tc.n)))
-			evs := make([]Event, tc.n)
-			for i := range evs {
-				// Few distinct starts and durations, so that ties are
-				// common and stability is tested; Corr tells events apart.
-				evs[i] = Event{Start: 1000 + r.Int64N(50), Dur: r.Int64N(4), Corr: uint64(i), Track: int32(r.IntN(tc.tracks))}
-			}
-			arrange(evs, tc.order)
 			b := NewBuilder()
 			for i := range tc.tracks {
 				b.Track(string(rune('a'+i)), Track{})
 			}
+			// Categories on two events in three, none on the third; the
+			// names repeat across categories.
+			cats := []StrID{0, b.Intern("kernel"), b.Intern("cpu_op")}
+			names := []StrID{b.Intern("x"), b.Intern("y")}
+			evs := make([]placed, tc.n)
+			for i := range evs {
+				// Few distinct starts and durations, so that ties are
+				// common and stability is tested; Corr tells events apart.
+				e := Event{Start: 1000 + r.Int64N(50), Dur: r.Int64N(4), Corr: uint64(i), Name: names[i%2]}
+				evs[i] = placed{e, int32(r.IntN(tc.tracks)), cats[i%3]}
+			}
+			arrange(evs, tc.order)
 			for i, e := range evs {
 				if i == tc.growAt {
 					b.Grow(tc.grow)
 				}
-				b.Add(e)
+				b.AddCat(e.track, e.Event, e.cat)
 			}
 			tr := b.Finish()
 			want := slices.Clone(evs)
 			slices.SortStableFunc(want, finishOrder)
 			var min int64
 			if len(want) > 0 {
-				min = slices.MinFunc(want, func(x, y Event) int { return cmp.Compare(x.Start, y.Start) }).Start
+				min = slices.MinFunc(want, func(x, y placed) int { return cmp.Compare(x.Start, y.Start) }).Start
 			}
 			for i := range want {
 				want[i].Start -= min
 			}
-			if !slices.Equal(tr.Events, want) {
-				t.Fatalf("events not in track, start, longer-first order with ties kept in input order")
-			}
-			for i := range tr.Tracks {
-				for _, e := range tr.TrackEvents(i) {
-					if e.Track != int32(i) {
-						t.Fatalf("track %d holds an event of track %d", i, e.Track)
-					}
-				}
+			if got := place(tr); !slices.Equal(got, want) {
+				t.Fatalf("events not in track, start, longer-first order with ties kept in input order, with their tracks and categories")
 			}
 			if tr.StartNs != min || b.NumEvents() != tc.n {
 				t.Errorf("StartNs %d, NumEvents %d; want %d, %d", tr.StartNs, b.NumEvents(), min, tc.n)
@@ -92,26 +100,44 @@ func TestFinishOrder(t *testing.T) {
 // they enclose ("by end"); by end time, then the second half reversed so
 // that sorting starts well and then runs out of its insertion budget
 // ("half reversed"); else left shuffled.
-func arrange(evs []Event, order string) {
+func arrange(evs []placed, order string) {
 	switch order {
 	case "in order":
 		slices.SortStableFunc(evs, finishOrder)
 	case "by end", "half reversed":
-		slices.SortStableFunc(evs, func(x, y Event) int { return cmp.Compare(x.End(), y.End()) })
+		slices.SortStableFunc(evs, func(x, y placed) int { return cmp.Compare(x.End(), y.End()) })
 	}
 	if order == "half reversed" {
 		slices.Reverse(evs[len(evs)/2:])
 	}
 }
 
-func finishOrder(x, y Event) int {
-	if c := cmp.Compare(x.Track, y.Track); c != 0 {
+func finishOrder(x, y placed) int {
+	if c := cmp.Compare(x.track, y.track); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(x.Start, y.Start); c != 0 {
 		return c
 	}
 	return cmp.Compare(y.Dur, x.Dur)
+}
+
+// place returns t's events with the track TrackOf says holds them and
+// their categories, after checking that the tracks follow each other.
+func place(t *Trace) []placed {
+	out := make([]placed, len(t.Events))
+	lo := 0
+	for i := range t.Tracks {
+		tr := &t.Tracks[i]
+		if tr.Lo != lo || tr.Hi < tr.Lo {
+			panic("tracks do not follow each other")
+		}
+		lo = tr.Hi
+	}
+	for i, e := range t.Events {
+		out[i] = placed{e, int32(t.TrackOf(i)), t.Cat(i)}
+	}
+	return out
 }
 
 // BenchmarkFinish finishes a Kineto-like trace of about a million events:
@@ -129,7 +155,7 @@ func BenchmarkFinish(b *testing.B) {
 		}
 		bl.Grow(len(evs))
 		for _, e := range evs {
-			bl.Add(e)
+			bl.Add(e.track, e.Event)
 		}
 		b.StartTimer()
 		bl.Finish()
@@ -139,9 +165,9 @@ func BenchmarkFinish(b *testing.B) {
 
 // kinetoLike returns about n events on six tracks, in the order Kineto
 // writes them.
-func kinetoLike(n int) []Event {
+func kinetoLike(n int) []placed {
 	r := rand.New(rand.NewPCG(1, 2))
-	var tracks [6][]Event
+	var tracks [6][]placed
 	var clock [6]int64
 	for total := 0; total < n; {
 		tr := r.IntN(3)
@@ -153,7 +179,7 @@ func kinetoLike(n int) []Event {
 		total += len(tracks[tr]) - before
 	}
 	// Interleave the threads in runs, as their buffers are flushed.
-	var evs []Event
+	var evs []placed
 	for {
 		tr := r.IntN(6)
 		if len(tracks[tr]) == 0 {
@@ -170,7 +196,7 @@ func kinetoLike(n int) []Event {
 
 // nest appends an operator starting at start and, before it, the operators
 // it encloses, to depth levels; it returns the time it ends.
-func nest(r *rand.Rand, evs []Event, tr int32, start int64, depth int) ([]Event, int64) {
+func nest(r *rand.Rand, evs []placed, tr int32, start int64, depth int) ([]placed, int64) {
 	t := start + r.Int64N(3)
 	if depth > 0 {
 		for range r.IntN(5) {
@@ -178,7 +204,7 @@ func nest(r *rand.Rand, evs []Event, tr int32, start int64, depth int) ([]Event,
 		}
 	}
 	end := t + 1 + r.Int64N(5)
-	return append(evs, Event{Start: start, Dur: end - start, Corr: uint64(len(evs)), Track: tr}), end
+	return append(evs, placed{Event: Event{Start: start, Dur: end - start, Corr: uint64(len(evs))}, track: tr}), end
 }
 
 // TestInternBytes checks that the table of recent strings in front of the
@@ -236,7 +262,7 @@ func TestAddTrack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runs := testRuns(tc.n, tc.maxRun, tc.ordered)
-			build := func(add func(b *Builder, run []Event), grow bool) *Trace {
+			build := func(add func(b *Builder, run trackRun), grow bool) *Trace {
 				b := NewBuilder()
 				for i := range 5 {
 					b.Track(string(rune('a'+i)), Track{})
@@ -248,28 +274,24 @@ func TestAddTrack(t *testing.T) {
 					b.Grow(tc.n + tc.grow - 1)
 				}
 				for _, run := range runs {
-					add(b, slices.Clone(run))
+					add(b, trackRun{run.track, slices.Clone(run.evs)})
 				}
 				return b.Finish()
 			}
-			want := build(func(b *Builder, run []Event) {
-				for _, e := range run {
-					b.Add(e)
-				}
-			}, false)
-			adders := map[string]func(b *Builder, run []Event){
-				"Add":      func(b *Builder, run []Event) { addEach(b, run) },
-				"AddTrack": func(b *Builder, run []Event) { b.AddTrack(run[0].Track, run) },
+			want := build(addEach, false)
+			adders := map[string]func(b *Builder, run trackRun){
+				"Add":      addEach,
+				"AddTrack": func(b *Builder, run trackRun) { b.AddTrack(run.track, run.evs) },
 				// A reader decoding into the room Tail gives, 100 at a time.
-				"Tail": func(b *Builder, run []Event) {
-					for len(run) > 0 {
-						k := min(100, len(run))
+				"Tail": func(b *Builder, run trackRun) {
+					for evs := run.evs; len(evs) > 0; {
+						k := min(100, len(evs))
 						room := b.Tail(k)
 						if tc.runs && (cap(room) == 0 || cap(room) > k) {
 							t.Fatalf("Tail(%d) gave room for %d events", k, cap(room))
 						}
-						b.AddTrack(run[0].Track, append(room, run[:k]...))
-						run = run[k:]
+						b.AddTrack(run.track, append(room, evs[:k]...))
+						evs = evs[k:]
 					}
 				},
 			}
@@ -283,28 +305,33 @@ func TestAddTrack(t *testing.T) {
 	}
 }
 
+// trackRun is a run of events of one track.
+type trackRun struct {
+	track int32
+	evs   []Event
+}
+
 // testRuns makes n events in runs of one track each, of at most maxRun
 // events; ordered puts each track's events in one run, tracks in order.
-func testRuns(n, maxRun int, ordered bool) [][]Event {
+func testRuns(n, maxRun int, ordered bool) []trackRun {
 	r := rand.New(rand.NewPCG(2, uint64(n)))
-	var runs [][]Event
+	var runs []trackRun
 	for k := 0; k < n; {
-		run := make([]Event, min(1+r.IntN(maxRun), n-k))
-		tr := int32(r.IntN(5))
-		for i := range run {
-			run[i] = Event{Start: 1000 + r.Int64N(1e6), Dur: r.Int64N(4), Corr: uint64(k + i), Track: tr}
+		run := trackRun{int32(r.IntN(5)), make([]Event, min(1+r.IntN(maxRun), n-k))}
+		for i := range run.evs {
+			run.evs[i] = Event{Start: 1000 + r.Int64N(1e6), Dur: r.Int64N(4), Corr: uint64(k + i)}
 		}
 		runs = append(runs, run)
-		k += len(run)
+		k += len(run.evs)
 	}
 	if ordered {
-		slices.SortStableFunc(runs, func(x, y []Event) int { return cmp.Compare(x[0].Track, y[0].Track) })
+		slices.SortStableFunc(runs, func(x, y trackRun) int { return cmp.Compare(x.track, y.track) })
 	}
 	return runs
 }
 
-func addEach(b *Builder, evs []Event) {
-	for _, e := range evs {
-		b.Add(e)
+func addEach(b *Builder, run trackRun) {
+	for _, e := range run.evs {
+		b.Add(run.track, e)
 	}
 }

@@ -76,25 +76,29 @@ func describeRead(tr *trace.Trace, err error) string {
 }
 
 // checkInvariants checks what every reader promises about a trace: tracks
-// cover the events in order without overlap, times are non-negative and
-// sorted within a track, ids index the string table, device tracks name a
-// device and only device tracks hold work.
+// cover the events one after the other, in order, times are non-negative
+// and sorted within a track, ids index the string table, categories are
+// none or one an event, device tracks name a device and only device
+// tracks hold work.
 func checkInvariants(t *testing.T, tr *trace.Trace) {
 	t.Helper()
+	if tr.Cats != nil && len(tr.Cats) != len(tr.Events) {
+		t.Fatalf("%d categories for %d events", len(tr.Cats), len(tr.Events))
+	}
 	next := 0
 	for i, k := range tr.Tracks {
-		if k.Hi < k.Lo || k.Hi > len(tr.Events) || k.Hi > k.Lo && k.Lo != next {
+		if k.Hi < k.Lo || k.Hi > len(tr.Events) || k.Lo != next {
 			t.Fatalf("track %d spans [%d, %d) after %d of %d events", i, k.Lo, k.Hi, next, len(tr.Events))
 		}
-		next = max(next, k.Hi)
+		next = k.Hi
 		if k.Kind == trace.TrackDevice && k.Device == "" {
 			t.Errorf("device track %d without a device", i)
 		}
 		evs := tr.TrackEvents(i)
 		for j, e := range evs {
 			switch {
-			case int(e.Track) != i, e.Start < 0, e.Dur < 0, e.End() < e.Start,
-				int(e.Name) >= len(tr.Strings), int(e.Cat) >= len(tr.Strings):
+			case tr.TrackOf(k.Lo+j) != i, e.Start < 0, e.Dur < 0, e.End() < e.Start,
+				int(e.Name) >= len(tr.Strings), int(tr.Cat(k.Lo+j)) >= len(tr.Strings):
 				t.Fatalf("track %d event %d: %+v", i, j, e)
 			case e.Kind == trace.KindWork && k.Kind != trace.TrackDevice:
 				t.Fatalf("track %d (%v) event %d is work", i, k.Kind, j)

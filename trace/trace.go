@@ -6,13 +6,17 @@
 // image; Open sniffs a file's format and dispatches to the registered reader.
 //
 // Events are many (tens of millions for a gigabyte trace), so an Event holds
-// no pointers and no strings: names and categories are indexes into the
-// trace's string table, times are int64 nanoseconds from the trace's start.
-// The garbage collector never scans the event slice.
+// no pointers and no strings: names are indexes into the trace's string
+// table, times are int64 nanoseconds from the trace's start. The garbage
+// collector never scans the event slice. An Event is 32 bytes, and holds
+// only what every source has: its track is implied by where it sits (see
+// Track.Lo and Track.Hi), and the category that only Chrome JSON has is
+// kept beside the events (Trace.Cats).
 package trace
 
 import (
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -70,6 +74,13 @@ const (
 
 // Event is one interval (or instant) on one track. Start and Dur are in
 // nanoseconds; Start is relative to Trace.StartNs.
+//
+// An Event does not name its track: a trace's events are grouped by track,
+// so the track of Events[i] is the one whose [Lo, Hi) holds i
+// (Trace.TrackOf), and readers pass the track beside the event
+// (Builder.Add). Size matters: a big trace holds tens of millions of
+// events, and each byte of an Event is tens of megabytes of memory to
+// fault in (docs/performance.md); a test pins it at 32.
 type Event struct {
 	Start int64
 	Dur   int64
@@ -77,8 +88,6 @@ type Event struct {
 	// (Kineto "correlation", XPlane "correlation_id"); 0 when absent.
 	Corr  uint64
 	Name  StrID
-	Cat   StrID
-	Track int32
 	Kind  Kind
 	Flags Flag
 }
@@ -130,7 +139,9 @@ type Track struct {
 	// "XLA Modules", ...): its events are overlays, never work.
 	Derived bool
 	// Lo and Hi delimit the track's events in Trace.Events: the track's
-	// events are Events[Lo:Hi], sorted by start.
+	// events are Events[Lo:Hi], sorted by start. The tracks follow each
+	// other in order: each track's Lo is the previous track's Hi (0 for
+	// the first), so an empty track has Lo == Hi where it would start.
 	Lo, Hi int
 }
 
@@ -149,10 +160,18 @@ type Trace struct {
 	// Strings is the string table; StrID indexes it.
 	Strings []string
 	Tracks  []Track
-	// Events are grouped by track (see Track.Lo and Track.Hi) and sorted
-	// by start within a track; among events with equal start the longer
-	// comes first, so a parent precedes its children.
+	// Events are grouped by track, in track order (see Track.Lo and
+	// Track.Hi), and sorted by start within a track; among events with
+	// equal start the longer comes first, so a parent precedes its
+	// children.
 	Events []Event
+	// Cats holds the events' categories, Cats[i] that of Events[i], when
+	// the source has them (Chrome JSON's "cat"); nil otherwise (XPlane).
+	// The Chrome reader classifies device work by category, and an
+	// annotated trace written from the model writes them back. They are
+	// kept beside the events rather than in them so that a source without
+	// categories pays nothing for them.
+	Cats []StrID
 
 	// CopyBytes is a side table of copy sizes: the bytes each device copy
 	// (or memset) moved, Kineto's args.bytes, by its correlation id, which
@@ -183,6 +202,25 @@ func (t *Trace) Str(id StrID) string {
 func (t *Trace) TrackEvents(i int) []Event {
 	tr := &t.Tracks[i]
 	return t.Events[tr.Lo:tr.Hi]
+}
+
+// TrackOf returns the index of the track that holds Events[i]: a binary
+// search of the tracks, which follow each other in order (see Track.Lo).
+// A caller that asks about many events of few tracks should keep the last
+// answer's range and ask only for an event outside it.
+func (t *Trace) TrackOf(i int) int {
+	// The first track whose events end after i: empty tracks before it
+	// end at or before i, and every track after it ends after i too.
+	return sort.Search(len(t.Tracks), func(k int) bool { return t.Tracks[k].Hi > i })
+}
+
+// Cat returns the category of Events[i], 0 (the empty string) when the
+// source has no categories.
+func (t *Trace) Cat(i int) StrID {
+	if t.Cats == nil {
+		return 0
+	}
+	return t.Cats[i]
 }
 
 // Devices returns the distinct device ids that have at least one work

@@ -91,8 +91,8 @@ func eventKeys(t *trace.Trace, byID, ours bool) []string {
 		} else {
 			where += lineName(tr.Name)
 		}
-		for _, e := range t.TrackEvents(i) {
-			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(e.Cat), e.Start, e.Dur, e.Corr, e.Kind, e.Flags))
+		for j, e := range t.TrackEvents(i) {
+			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(t.Cat(tr.Lo+j)), e.Start, e.Dur, e.Corr, e.Kind, e.Flags))
 		}
 	}
 	slices.Sort(keys)
@@ -112,8 +112,8 @@ var chromeThread = regexp.MustCompile(`^thread \d+ \((.*)\)$`)
 
 // isAnnotation reports whether track i is one of the tracegap process's.
 func isAnnotation(t *trace.Trace, i int) bool {
-	for _, e := range t.TrackEvents(i) {
-		if strings.HasPrefix(t.Str(e.Cat), "tracegap.") {
+	for j := range t.TrackEvents(i) {
+		if strings.HasPrefix(t.Str(t.Cat(t.Tracks[i].Lo+j)), "tracegap.") {
 			return true
 		}
 	}
@@ -126,8 +126,8 @@ func gapSlices(t *testing.T, ann *trace.Trace, res *analyze.Result) []string {
 	t.Helper()
 	var keys []string
 	for i := range ann.Tracks {
-		for _, e := range ann.TrackEvents(i) {
-			if ann.Str(e.Cat) != "tracegap.gap" {
+		for j, e := range ann.TrackEvents(i) {
+			if ann.Str(ann.Cat(ann.Tracks[i].Lo+j)) != "tracegap.gap" {
 				continue
 			}
 			tid, err := strconv.Atoi(ann.Tracks[i].Thread)

@@ -39,6 +39,8 @@ func (p *parser) finish() (*trace.Trace, error) {
 	for i := range t.Tracks {
 		p.classify(&c, i, &p.info[trackSlot[i]])
 	}
+	// The categories stay on the trace: an annotated trace written from
+	// the model writes them back, for this reader to classify it again.
 	p.bindFlows(t)
 	return t, nil
 }
@@ -87,7 +89,7 @@ func (c *classifier) cat(id trace.StrID) catClass {
 // flags of its events.
 func (p *parser) classify(c *classifier, i int, s *slot) {
 	tr := &c.t.Tracks[i]
-	evs := c.t.TrackEvents(i)
+	evs, cats := c.t.TrackEvents(i), c.trackCats(i)
 	proc := p.procNames[s.pid]
 	switch {
 	case strings.HasPrefix(proc, "/device:") && xprofDevice(proc) != "":
@@ -95,8 +97,8 @@ func (p *parser) classify(c *classifier, i int, s *slot) {
 		classifyXProfDevice(c, tr, evs, s, proc)
 	case strings.HasPrefix(proc, "/host:"):
 		classifyHost(c, tr, evs, s)
-	case c.hasDeviceCat(evs):
-		p.classifyKinetoDevice(c, tr, evs, s)
+	case c.hasDeviceCat(cats):
+		p.classifyKinetoDevice(c, tr, evs, cats, s)
 	case isPseudoProcess(s.pid) || proc == annotationProcess:
 		tr.Kind = trace.TrackOther
 		tr.Name = strings.TrimSpace(s.pid + " " + s.tid)
@@ -122,9 +124,19 @@ func isPseudoProcess(pid string) bool {
 	return false
 }
 
-func (c *classifier) hasDeviceCat(evs []trace.Event) bool {
-	for i := range evs {
-		if c.cat(evs[i].Cat) >= catKernel {
+// trackCats returns the categories of the events of track i, nil when no
+// event has one.
+func (c *classifier) trackCats(i int) []trace.StrID {
+	if c.t.Cats == nil {
+		return nil
+	}
+	tr := &c.t.Tracks[i]
+	return c.t.Cats[tr.Lo:tr.Hi]
+}
+
+func (c *classifier) hasDeviceCat(cats []trace.StrID) bool {
+	for _, id := range cats {
+		if c.cat(id) >= catKernel {
 			return true
 		}
 	}
@@ -155,8 +167,8 @@ func classifyHost(c *classifier, tr *trace.Track, evs []trace.Event, s *slot) {
 }
 
 // classifyKinetoDevice handles a PyTorch profiler device stream: work by
-// category, everything else on it an overlay.
-func (p *parser) classifyKinetoDevice(c *classifier, tr *trace.Track, evs []trace.Event, s *slot) {
+// category (cats, parallel to evs), everything else on it an overlay.
+func (p *parser) classifyKinetoDevice(c *classifier, tr *trace.Track, evs []trace.Event, cats []trace.StrID, s *slot) {
 	tr.Kind = trace.TrackDevice
 	tr.Device = p.kinetoDevice(s)
 	stream := strings.TrimSpace(strings.TrimPrefix(s.tid, "stream "))
@@ -166,7 +178,7 @@ func (p *parser) classifyKinetoDevice(c *classifier, tr *trace.Track, evs []trac
 	tr.Name = tr.Device + " stream " + stream
 	for j := range evs {
 		e := &evs[j]
-		switch c.cat(e.Cat) {
+		switch c.cat(cats[j]) {
 		case catKernel:
 			e.Kind = trace.KindWork
 		case catMemcpy:

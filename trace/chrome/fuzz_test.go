@@ -46,7 +46,7 @@ func checkInvariants(t *testing.T, tr *trace.Trace) {
 		}
 		evs := tr.TrackEvents(i)
 		for j, e := range evs {
-			if int(e.Track) != i || e.Dur < 0 || e.Start < 0 || int(e.Name) >= len(tr.Strings) || int(e.Cat) >= len(tr.Strings) {
+			if tr.TrackOf(k.Lo+j) != i || e.Dur < 0 || e.Start < 0 || int(e.Name) >= len(tr.Strings) || int(tr.Cat(k.Lo+j)) >= len(tr.Strings) {
 				t.Fatalf("track %d event %d: %+v", i, j, e)
 			}
 			if j > 0 && (evs[j-1].Start > e.Start || evs[j-1].Start == e.Start && evs[j-1].Dur < e.Dur) {

@@ -138,7 +138,7 @@ func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags tr
 	if s.stream < 0 && p.ev.stream >= 0 {
 		s.stream = p.ev.stream
 	}
-	p.b.Add(trace.Event{Start: ts, Dur: dur, Corr: corr, Name: name, Cat: cat, Track: s.track, Flags: flags})
+	p.b.AddCat(s.track, trace.Event{Start: ts, Dur: dur, Corr: corr, Name: name, Flags: flags}, cat)
 	if p.ev.bytes > 0 { // a copy's or memset's size (classified later)
 		p.b.CopyBytes(corr, p.ev.bytes)
 	}

@@ -48,7 +48,7 @@ func Build(s *Spec) *trace.Trace {
 	for _, e := range s.Events {
 		ev := trace.Event{
 			Start: e.Start, Dur: e.Dur, Corr: e.Corr,
-			Name: b.Intern(e.Name), Cat: b.Intern(roleCat[e.Role]),
+			Name: b.Intern(e.Name),
 		}
 		p := place{e.Role.Device(), int64(e.Device), int64(e.Stream)}
 		if !p.device {
@@ -70,12 +70,11 @@ func Build(s *Spec) *trace.Trace {
 			})
 		}
 		tracks[p] = tr
-		ev.Track = tr
 		ev.Kind, ev.Flags = roleKind(e.Role, e.Name)
 		if e.Dur == 0 {
 			ev.Flags |= trace.FlagInstant
 		}
-		b.Add(ev)
+		b.AddCat(tr, ev, b.Intern(roleCat[e.Role]))
 		if e.Role == Memcpy {
 			b.CopyBytes(e.Corr, e.Bytes)
 		}

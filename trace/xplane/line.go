@@ -186,7 +186,7 @@ func newLineState(h lineHead, pk planeKind) lineState {
 // is the line's event number first, and adds them to the trace.
 func (d *decoder) readEvents(lo, end, first int, ls *lineState) error {
 	err := d.readLineEvents(lo, end, first, ls)
-	d.flush()
+	d.flush(ls.track)
 	return err
 }
 
@@ -194,10 +194,11 @@ func (d *decoder) readEvents(lo, end, first int, ls *lineState) error {
 // adds them to the Builder at once: 160 KB.
 const batchEvents = 4 << 10
 
-// flush adds the events of the batch to the trace.
-func (d *decoder) flush() {
+// flush adds the events of the batch, of track, to the trace. A batch
+// holds events of one line: readEvents flushes it before it returns.
+func (d *decoder) flush(track int32) {
 	if len(d.batch) > 0 {
-		d.b.AddTrack(d.batch[0].Track, d.batch)
+		d.b.AddTrack(track, d.batch)
 		d.batch = nil
 	}
 }
@@ -458,31 +459,27 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 			return err
 		}
 	}
-	if len(d.batch) > 0 && d.batch[0].Track != ls.track {
-		d.flush()
-	}
 	if d.batch == nil {
 		d.newBatch()
 	}
 	// The event is made where it is kept: built apart and copied, its
-	// 40 bytes went through the stack twice.
+	// 32 bytes went through the stack twice.
 	d.batch = append(d.batch, trace.Event{})
 	e := &d.batch[len(d.batch)-1]
 	if !setEvent(e, ev, ls, m, start, dur) {
 		e.Name = d.stepName(m.name, &ev.stats)
 	}
-	e.Track = ls.track
 	if ev.stats.bytes > 0 {
 		d.b.CopyBytes(e.Corr, ev.stats.bytes)
 	}
 	if len(d.batch) == batchEvents {
-		d.flush()
+		d.flush(ls.track)
 	}
 	return nil
 }
 
-// setEvent sets e to the Event of ev, with metadata m, on a line, all but
-// its track. It reports false for a step event whose name needs a number
+// setEvent sets e to the Event of ev, with metadata m, on a line. It
+// reports false for a step event whose name needs a number
 // from its stats, which the caller then names.
 func setEvent(e *trace.Event, ev *rawEvent, ls *lineState, m *eventMeta, start, dur int64) bool {
 	ev.stats.merge(&m.stats)
@@ -492,7 +489,7 @@ func setEvent(e *trace.Event, ev *rawEvent, ls *lineState, m *eventMeta, start, 
 		flags |= trace.FlagInstant
 	}
 	e.Start, e.Dur, e.Corr = start, dur, ev.stats.corr
-	e.Name, e.Cat, e.Kind = m.name, 0, kind
+	e.Name, e.Kind = m.name, kind
 	named := true
 	if kind != trace.KindWork && (ls.class.steps || ev.stats.hasStep || ev.stats.root) {
 		flags |= trace.FlagStep
