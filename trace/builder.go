@@ -49,8 +49,9 @@ type Builder struct {
 	// without categories; Finish splits the pairs into Name and
 	// Trace.Cats. A StrID is far below any ^k: the string table is
 	// bounded well under 2^31 strings.
-	pairs   []namedCat
-	pairIDs map[namedCat]StrID
+	pairs       []namedCat
+	pairIDs     map[namedCat]StrID
+	recentPairs *[1 << recentPairBits]recentPair
 
 	minTime int64
 	warn    []string
@@ -270,16 +271,35 @@ func (b *Builder) AddCat(track int32, e Event, cat StrID) {
 // holds until Finish (see Builder.pairs).
 func (b *Builder) pair(name, cat StrID) StrID {
 	p := namedCat{name, cat}
-	if k, ok := b.pairIDs[p]; ok {
-		return ^k
-	}
 	if b.pairIDs == nil {
 		b.pairIDs = map[namedCat]StrID{}
+		b.recentPairs = new([1 << recentPairBits]recentPair)
 	}
-	k := StrID(len(b.pairs))
-	b.pairs = append(b.pairs, p)
-	b.pairIDs[p] = k
+	// A trace repeats a few hundred pairs millions of times: a small
+	// table indexed by a hash of the pair answers most lookups without
+	// the map's hashing. An empty slot holds no category, never asked
+	// for.
+	c := &b.recentPairs[(uint64(name)<<32|uint64(cat))*0x9e3779b97f4a7c15>>(64-recentPairBits)]
+	if c.p == p {
+		return c.id
+	}
+	k, ok := b.pairIDs[p]
+	if !ok {
+		k = StrID(len(b.pairs))
+		b.pairs = append(b.pairs, p)
+		b.pairIDs[p] = k
+	}
+	c.p, c.id = p, ^k
 	return ^k
+}
+
+// recentPairBits is the log2 of the number of recent pairs kept.
+const recentPairBits = 8
+
+// recentPair is a pair looked up lately and what Name holds for it.
+type recentPair struct {
+	p  namedCat
+	id StrID
 }
 
 // AddTrack appends evs, events of track in the order they came, as Add
@@ -462,7 +482,7 @@ func (b *Builder) Finish() *Trace {
 	}
 	t.Cats = b.splitPairs(t.Events)
 	b.chunks, b.cur, b.strings, b.tracks, b.order = nil, nil, nil, nil, nil
-	b.pairs, b.pairIDs = nil, nil
+	b.pairs, b.pairIDs, b.recentPairs = nil, nil, nil
 	return t
 }
 
