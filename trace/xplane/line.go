@@ -463,9 +463,15 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		d.newBatch()
 	}
 	// The event is made where it is kept: built apart and copied, its
-	// 32 bytes went through the stack twice.
-	d.batch = append(d.batch, trace.Event{})
-	e := &d.batch[len(d.batch)-1]
+	// 32 bytes went through the stack twice. setEvent sets every field,
+	// so the room is not cleared first.
+	n := len(d.batch)
+	if n < cap(d.batch) {
+		d.batch = d.batch[:n+1]
+	} else {
+		d.batch = append(d.batch, trace.Event{})
+	}
+	e := &d.batch[n]
 	if !setEvent(e, ev, ls, m, start, dur) {
 		e.Name = d.stepName(m.name, &ev.stats)
 	}
