@@ -76,11 +76,13 @@ usize() {
 
 # xplane_target FILE: 400 MB/s, or the one-core speed of a protowire walk
 # through every field of FILE (BenchmarkWalk) when that is lower: no reader
-# can beat the walk that finds its fields.
+# can beat the walk that finds its fields. The walk is timed RUNS times and
+# the fastest kept, as the rows are: a slow moment of the shared machine
+# must not lower the bar.
 xplane_target() {
   local walk
-  walk=$(TRACEGAP_BENCH_XPLANE="$(realpath "$1")" go test -run '^$' -bench 'Walk/file/fields' -benchtime 2x -cpu 1 ./trace/xplane/ |
-    awk '/Walk\/file\/fields/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB/s") printf "%.0f", $i }')
+  walk=$(TRACEGAP_BENCH_XPLANE="$(realpath "$1")" go test -run '^$' -bench 'Walk/file/fields' -benchtime 2x -count "$RUNS" -cpu 1 ./trace/xplane/ |
+    awk '/Walk\/file\/fields/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB/s" && $i > best) best = $i } END { if (best) printf "%.0f", best }')
   if [ -z "$walk" ]; then
     echo "bench.sh: $1: the protowire walk (BenchmarkWalk) failed" >&2
     exit 1
