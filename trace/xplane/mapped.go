@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 )
 
-// A file is read through a read-only mapping where the system has one: the
+// A file is read through a read-only mapping on Linux (elsewhere by ReadAt): the
 // walks then slice their windows out of the page cache instead of copying
 // every byte of the input twice (once a walk), which was a tenth of a
 // one-core read of a large capture. The mapped pages count in the peak RSS

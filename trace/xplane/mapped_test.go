@@ -13,7 +13,7 @@ import (
 )
 
 // mappable reports whether this system reads files through a mapping.
-func mappable() bool { return runtime.GOOS == "linux" || runtime.GOOS == "darwin" }
+func mappable() bool { return runtime.GOOS == "linux" }
 
 // fileOf writes b to a file of the test's and opens it.
 func fileOf(t *testing.T, b []byte) *os.File {
