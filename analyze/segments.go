@@ -288,7 +288,7 @@ type segEncoder struct {
 	s *segments
 	x *segIndex
 	// children and nodes intern stacks of string ids as stackNodes.
-	children map[uint64]stackNode // by nodeKey
+	children map[uint64]stackNode             // by nodeKey
 	recent   *[1 << recentNodeBits]recentNode // see node
 	nodes    []nodeInfo
 	// calls holds the id of each blocking call's string id, plus one.
