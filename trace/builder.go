@@ -285,6 +285,14 @@ func (b *Builder) pair(name, cat StrID) StrID {
 	}
 	k, ok := b.pairIDs[p]
 	if !ok {
+		// Pairs cost memory as names do (hostile input can make every
+		// one distinct), so they count against the same bound.
+		if b.maxStrings > 0 && len(b.pairs) >= b.maxStrings {
+			if b.err == nil {
+				b.err = Limitf("more than %d distinct name and category pairs (raise --max-strings if the trace is genuine)", b.maxStrings)
+			}
+			return name
+		}
 		k = StrID(len(b.pairs))
 		b.pairs = append(b.pairs, p)
 		b.pairIDs[p] = k

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"cmp"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -333,5 +334,41 @@ func testRuns(n, maxRun int, ordered bool) []trackRun {
 func addEach(b *Builder, run trackRun) {
 	for _, e := range run.evs {
 		b.Add(run.track, e)
+	}
+}
+
+// TestPairLimit makes every event's (name, category) pair distinct, as a
+// hostile file can: pairs past --max-strings are refused like names, and
+// the events still build, without their category.
+func TestPairLimit(t *testing.T) {
+	const names, cats, limit = 4, 5, 12 // 20 pairs from 9 strings (and "")
+	b := NewBuilder()
+	b.SetLimits(Options{MaxStrings: limit})
+	tr := b.Track("t", Track{Kind: TrackHost})
+	for n := range names {
+		for c := range cats {
+			name := b.Intern(string(rune('a' + n)))
+			cat := b.Intern(string(rune('A' + c)))
+			b.AddCat(tr, Event{Start: int64(n*cats + c), Dur: 1, Name: name}, cat)
+		}
+	}
+	if err := b.Err(); !errors.Is(err, ErrLimit) {
+		t.Fatalf("Err() = %v, want the --max-strings limit", err)
+	}
+	got := b.Finish()
+	if len(got.Events) != names*cats {
+		t.Fatalf("%d events, want %d", len(got.Events), names*cats)
+	}
+	kept := 0
+	for i, e := range got.Events {
+		if got.Str(e.Name) == "" {
+			t.Errorf("event %d lost its name", i)
+		}
+		if got.Cat(i) != 0 {
+			kept++
+		}
+	}
+	if kept != limit {
+		t.Errorf("%d events kept their category, want the first %d pairs'", kept, limit)
 	}
 }

@@ -19,12 +19,12 @@ func prefault(evs []Event) {
 	if len(evs) == 0 {
 		return
 	}
-	page := uintptr(syscall.Getpagesize())
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(evs)))
-	hi := lo + uintptr(len(evs))*unsafe.Sizeof(evs[0])
-	lo = (lo + page - 1) &^ (page - 1)
-	hi &^= page - 1
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(evs))), len(evs)*int(unsafe.Sizeof(evs[0])))
+	// The advice takes whole pages: those inside b.
+	page := syscall.Getpagesize()
+	lo := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & uintptr(page-1))
+	hi := lo + (len(b)-lo)&^(page-1)
 	if lo < hi {
-		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, madvPopulateWrite)
+		_ = syscall.Madvise(b[lo:hi], madvPopulateWrite)
 	}
 }

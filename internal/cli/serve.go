@@ -96,7 +96,7 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.StringVar(&f.config, "config", "", "read the check endpoint's default rules from this file's [check] section, and analysis settings from its [analysis] (flags win)")
 	f.analysis = addAnalysisFlags(fs)
 	f.analysis.maxBytes = serveDefaultMaxBytes
-	fs.Lookup("max-bytes").DefValue = fmt.Sprint(serveDefaultMaxBytes)
+	fs.Lookup("max-bytes").DefValue = fmt.Sprint(int64(serveDefaultMaxBytes))
 	return f
 }
 

@@ -16,8 +16,8 @@ import (
 // file, never all of it.
 
 // dropStep and dropLag are how far a walk moves before the pages behind it
-// are given back, and how far behind it pages are kept: other goroutines
-// decode chunks just behind a worker's (parallel.go). Variables for tests.
+// are given back, and how far behind it pages are kept. Variables for
+// tests.
 var (
 	dropStep = 8 << 20
 	dropLag  = 8 << 20
@@ -40,9 +40,10 @@ func openMapping(src any, size int) []byte {
 // dropBehind gives back the mapped pages that a walk now at lo has left
 // more than dropLag behind. w.kept is where the walk's resident pages may
 // begin; a walk that starts again from an earlier offset (the second walk)
-// begins there.
+// begins there. A worker's wire gives back nothing (see wire.keep).
 func (w *wire) dropBehind(lo int) {
 	switch {
+	case w.keep:
 	case lo < w.kept:
 		w.kept = lo
 	case lo-w.kept >= dropStep+dropLag:
@@ -56,30 +57,38 @@ func (w *wire) dropBehind(lo int) {
 // is any error the zeros of its last page make.
 var errFileChanged = errors.New("the file changed (got shorter) while it was read")
 
-// catchFault turns the fault of reading a mapped file that got shorter
-// into *err. The goroutine must have debug.SetPanicOnFault set; any other
-// panic goes on.
-func catchFault(err *error) {
+// catchFault turns the fault of reading src, a mapped file of size bytes
+// when the read began, into *err when the file is now shorter. The
+// goroutine must have debug.SetPanicOnFault set. Any other panic goes on,
+// a fault with the file whole included: that is a bug, not the input.
+func catchFault(src any, size int, err *error) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+	if _, ok := r.(interface{ Addr() uintptr }); !ok || !shrunk(src, size) {
 		panic(r)
 	}
 	*err = fmt.Errorf("reading XSpace: %w", errFileChanged)
 }
 
 // checkShrunk, when *err is set, says so if src, a file of size bytes
-// when the read began, is now shorter.
+// when the read began, is now shorter: the zeros a cut page reads as make
+// a format error.
 func checkShrunk(src any, size int, err *error) {
-	f, ok := src.(*os.File)
-	if *err == nil || !ok || errors.Is(*err, errFileChanged) {
-		return
-	}
-	if st, serr := f.Stat(); serr == nil && st.Size() < int64(size) {
+	if *err != nil && !errors.Is(*err, errFileChanged) && shrunk(src, size) {
 		*err = fmt.Errorf("reading XSpace: %w (%v)", errFileChanged, *err)
 	}
+}
+
+// shrunk reports whether src is a file now shorter than size bytes.
+func shrunk(src any, size int) bool {
+	f, ok := src.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Size() < int64(size)
 }
 
 // guardFaults makes the calling goroutine's faults panics (see catchFault)

@@ -81,6 +81,9 @@ func (d *decoder) readLinesParallel(pl *planeScan, pk planeKind) error {
 			return err
 		}
 		p.release(c)
+		if d.mapped != nil {
+			d.dropBehind(c.hi) // no worker reads a chunk added
+		}
 	}
 	return nil
 }
@@ -155,7 +158,7 @@ func (p *pool) stop() {
 // add to while the workers read them, and a window of its own.
 func (d *decoder) worker() *decoder {
 	w := &decoder{
-		wire:   wire{buf: d.buf, base: d.base, size: d.size, src: d.src, mapped: d.mapped, kept: d.kept, plane: d.plane, line: -1, event: -1},
+		wire:   wire{buf: d.buf, base: d.base, size: d.size, src: d.src, mapped: d.mapped, keep: true, plane: d.plane, line: -1, event: -1},
 		stats:  d.stats.clone(),
 		kinds:  d.kinds,
 		events: d.events.clone(),
@@ -186,7 +189,7 @@ func (d *decoder) decodeChunk(c *chunk, h lineHead, pk planeKind, free chan []tr
 // shorter is an error here, like any other the chunk has: the decoder then
 // reads the chunk itself and reports it.
 func (d *decoder) readChunk(c *chunk, ls *lineState) (err error) {
-	defer catchFault(&err)
+	defer catchFault(d.src, d.size, &err)
 	return d.readEvents(c.lo, c.hi, c.first, ls)
 }
 

@@ -57,7 +57,7 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 		defer unmapFile(w.mapped)
 		defer guardFaults()()
 		defer checkShrunk(w.src, w.size, &err)
-		defer catchFault(&err)
+		defer catchFault(w.src, w.size, &err)
 	}
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = trace.DefaultMaxEvents
