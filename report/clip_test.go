@@ -11,7 +11,7 @@ import (
 // TestGapsTableClipsEscaped: a thread name from the trace is escaped for
 // its channel before it is cut to the column, so the cell is never wider
 // than the column and never ends in part of an escape. Each want is worked
-// out by hand for a 40-rune column.
+// out by hand for a 40-column cell.
 func TestGapsTableClipsEscaped(t *testing.T) {
 	ts := func(n int) string { return strings.Repeat("t", n) }
 	tests := []struct {
@@ -26,8 +26,9 @@ func TestGapsTableClipsEscaped(t *testing.T) {
 		{"terminal escapes widen", ts(30) + "\x1b\x1b\x1b", untrusted.Terminal, ts(30) + `\x1b...`},
 		{"markdown escapes widen", ts(35) + "_____", mdEscape, ts(35) + `\_...`},
 		{"fits", ts(40), untrusted.Terminal, ts(40)},
-		// HTML is escaped by the template after the cut: runes, whole.
-		{"html runes", strings.Repeat("計", 50), nil, strings.Repeat("計", 37) + "..."},
+		// HTML is escaped by the template after the cut: whole runes,
+		// two columns each for these wide ones.
+		{"html runes", strings.Repeat("計", 50), nil, strings.Repeat("計", 18) + "..."},
 	}
 	for _, tt := range tests {
 		res, g := gapOf()
@@ -42,8 +43,8 @@ func TestGapsTableClipsEscaped(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: thread cell %q, want %q", tt.name, got, tt.want)
 		}
-		if n := len([]rune(got)); n > 40 {
-			t.Errorf("%s: thread cell %q is %d runes, over the column's 40", tt.name, got, n)
+		if n := untrusted.Width(got); n > 40 {
+			t.Errorf("%s: thread cell %q is %d columns, over the column's 40", tt.name, got, n)
 		}
 	}
 }

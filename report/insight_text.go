@@ -112,6 +112,9 @@ func stepBar(s *analyze.Step) string {
 	return b.String() + strings.Repeat(" ", max(timelineWidth-b.Len(), 0))
 }
 
+// timelineName is the width of the step timeline's name column.
+const timelineName = 18
+
 // timelineLines returns one line per step, at most limit, each step's name
 // escaped by esc and cut to its column.
 func timelineLines(res *analyze.Result, limit int, esc func(string) string) []string {
@@ -121,7 +124,8 @@ func timelineLines(res *analyze.Result, limit int, esc func(string) string) []st
 			break
 		}
 		s := &res.Steps[i]
-		out = append(out, fmt.Sprintf("%-18s |%s| %s", untrusted.Clip(stepName(res, i), 18, esc), stepBar(s), Duration(s.Dur)))
+		name := untrusted.Pad(untrusted.Clip(stepName(res, i), timelineName, esc), timelineName)
+		out = append(out, fmt.Sprintf("%s |%s| %s", name, stepBar(s), Duration(s.Dur)))
 	}
 	return out
 }

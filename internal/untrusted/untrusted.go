@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // Terminal returns s with every character that could drive a terminal or
@@ -139,20 +141,21 @@ func MarkdownCode(s string) string {
 // Ellipsis marks where Clip cut a name.
 const Ellipsis = "..."
 
-// Clip returns s escaped by esc and, when the escaped text is longer than n
-// runes, cut to at most n runes ending in Ellipsis. It escapes before it
-// cuts, so the width holds for what is written, and it cuts only between
-// the escapes of whole runes of s: never inside an escape (`\x1b` is kept
-// or dropped whole) nor inside a UTF-8 sequence. esc must escape rune by
-// rune, as Terminal and Markdown do; a nil esc escapes nothing, for a
-// channel that escapes later (an HTML template). n of 3 or less leaves s
-// uncut.
+// Clip returns s escaped by esc and, when the escaped text is wider than n
+// columns, cut to at most n columns ending in Ellipsis. Widths are a
+// terminal's (see Width): a Chinese or Japanese name takes two columns a
+// character. It escapes before it cuts, so the width holds for what is
+// written, and it cuts only between the escapes of whole runes of s: never
+// inside an escape (`\x1b` is kept or dropped whole) nor inside a UTF-8
+// sequence. esc must escape rune by rune, as Terminal and Markdown do; a
+// nil esc escapes nothing, for a channel that escapes later (an HTML
+// template). n of 3 or less leaves s uncut.
 func Clip(s string, n int, esc func(string) string) string {
 	if esc == nil {
 		esc = func(s string) string { return s }
 	}
 	out := esc(s)
-	if n <= len(Ellipsis) || utf8.RuneCountInString(out) <= n {
+	if n <= len(Ellipsis) || Width(out) <= n {
 		return out
 	}
 	var b strings.Builder
@@ -160,7 +163,7 @@ func Clip(s string, n int, esc func(string) string) string {
 	for i := 0; i < len(s); {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		unit := esc(s[i : i+size])
-		if room -= utf8.RuneCountInString(unit); room < 0 {
+		if room -= Width(unit); room < 0 {
 			break
 		}
 		b.WriteString(unit)
@@ -168,3 +171,19 @@ func Clip(s string, n int, esc func(string) string) string {
 	}
 	return b.String() + Ellipsis
 }
+
+// Width returns how many columns of a terminal s takes: two for an East
+// Asian wide rune, one for the rest, as the tables (tablewriter) measure
+// cells. A rune of no width (a combining mark, or a control character a
+// channel escapes later) counts as one, so that nothing goes uncounted.
+func Width(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(runewidth.RuneWidth(r), 1)
+	}
+	return n
+}
+
+// Pad returns s followed by the spaces that make it n columns wide, or s
+// when it is as wide already: fmt's %-18s counts runes, not columns.
+func Pad(s string, n int) string { return s + strings.Repeat(" ", max(n-Width(s), 0)) }

@@ -91,7 +91,11 @@ func TestClip(t *testing.T) {
 		{"escaped longer than n", "\x1b\x1b\x1b", 10, Terminal, `\x1b...`},
 		{"escape fits exactly", "\x1b\x1b", 8, Terminal, `\x1b\x1b`},
 		{"not utf-8", "\xff\xfe\xfd", 9, Terminal, `\xff...`},
-		{"rune not split", "計算計算計算", 5, Terminal, "計算..."},
+		// Wide runes take two columns each: 2 of the 5 before the
+		// marker hold one of them.
+		{"wide runes", "計算計算計算", 5, Terminal, "計..."},
+		{"wide runes mixed", "ab計算cd", 6, Terminal, "ab..."},
+		{"wide runes fit", "計算", 4, Terminal, "計算"},
 		{"markdown", "a*b*c*d", 8, Markdown, `a\*b...`},
 		{"markdown entity", "a&b", 6, Markdown, `a...`},
 		{"no escape", "a\x1bbcdef", 5, nil, "a\x1b..."},
@@ -102,8 +106,26 @@ func TestClip(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: Clip(%q, %d) = %q, want %q", tt.name, tt.in, tt.n, got, tt.want)
 		}
-		if tt.n > 3 && len([]rune(got)) > tt.n {
-			t.Errorf("%s: Clip(%q, %d) = %q, longer than %d runes", tt.name, tt.in, tt.n, got, tt.n)
+		if tt.n > 3 && Width(got) > tt.n {
+			t.Errorf("%s: Clip(%q, %d) = %q, wider than %d columns", tt.name, tt.in, tt.n, got, tt.n)
+		}
+	}
+}
+
+func TestPad(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"ab", 4, "ab  "},
+		{"計", 4, "計  "}, // two columns
+		{"計算計", 4, "計算計"},
+		{"", 2, "  "},
+	}
+	for _, tt := range tests {
+		if got := Pad(tt.in, tt.n); got != tt.want {
+			t.Errorf("Pad(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
 	}
 }
