@@ -11,8 +11,8 @@ import (
 
 // FuzzRead feeds arbitrary bytes to the reader. Whatever the input, Read
 // must return a trace that keeps the model's invariants or a *FormatError
-// inside the input; it must never panic or hang, and a parallel read must
-// give the same as a serial one. The seed corpus in
+// inside the input; it must never panic or hang, and a parallel read and
+// a read through a file's mapping must give the same as a serial one. The seed corpus in
 // testdata/fuzz/FuzzRead holds small XSpaces from tracetest.WriteXPlane,
 // the heads of the real traces and malformed cases.
 func FuzzRead(f *testing.F) {
@@ -22,6 +22,7 @@ func FuzzRead(f *testing.F) {
 		Sniff(b[:min(len(b), 512)])
 		tr, err := Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16})
 		checkParallel(t, b, tr, err)
+		checkMapped(t, b, tr, err)
 		if err != nil {
 			var fe *FormatError
 			switch {
@@ -49,6 +50,23 @@ func checkParallel(t *testing.T, b []byte, tr *trace.Trace, err error) {
 		t.Fatalf("parallel read: error %v, serially %v", perr, err)
 	case !reflect.DeepEqual(tr, ptr):
 		t.Fatal("parallel read: the trace differs from a serial read's")
+	}
+}
+
+// checkMapped reads b from a file through its mapping, giving pages back
+// every page, and wants what the read from memory gave: tr or err.
+func checkMapped(t *testing.T, b []byte, tr *trace.Trace, err error) {
+	t.Helper()
+	if !mappable() || len(b) == 0 {
+		return
+	}
+	setDrops(t)
+	mtr, merr := decode(wire{src: fileOf(t, b), size: len(b)}, trace.Options{MaxEvents: 1 << 16})
+	switch {
+	case (err == nil) != (merr == nil) || err != nil && err.Error() != merr.Error():
+		t.Fatalf("mapped read: error %v, from memory %v", merr, err)
+	case !reflect.DeepEqual(tr, mtr):
+		t.Fatal("mapped read: the trace differs from a read from memory")
 	}
 }
 
