@@ -7,13 +7,14 @@ import (
 	"runtime/debug"
 )
 
-// A file is read through a read-only mapping on Linux (elsewhere by ReadAt): the
-// walks then slice their windows out of the page cache instead of copying
-// every byte of the input twice (once a walk), which was a tenth of a
-// one-core read of a large capture. The mapped pages count in the peak RSS
-// the memory budget measures, so each walk gives back the pages it has
-// left dropLag behind, a dropStep at a time: a walk holds a few MB of the
-// file, never all of it.
+// On Linux a file is read through a read-only mapping (elsewhere with
+// ReadAt): the walks slice their windows out of the page cache instead of
+// copying every byte of the input twice, once a walk, which was a tenth of
+// a one-core read of a large capture. The mapped pages count in the peak
+// RSS the memory budget measures, so each walk gives back the pages it has
+// left dropLag behind, a dropStep at a time (in a parallel read, the
+// decoder as it adds the chunks): a walk holds a few MB of the file, never
+// all of it.
 
 // dropStep and dropLag are how far a walk moves before the pages behind it
 // are given back, and how far behind it pages are kept. Variables for
