@@ -66,19 +66,25 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 	return s
 }
 
-// nameMatcher matches event names against re, each name once: names
-// repeat across millions of events.
+// nameMatcher asks of event names whether they match, each name once:
+// names repeat across millions of events.
 type nameMatcher struct {
-	re    *regexp.Regexp
+	is    func(name string) bool
 	names []string // the trace's strings
 	match []int8   // per StrID: 0 unknown, 1 yes, -1 no
 }
 
+// newNameMatcher matches the names of t against re.
 func newNameMatcher(re *regexp.Regexp, t *trace.Trace) *nameMatcher {
-	return &nameMatcher{re: re, names: t.Strings, match: make([]int8, len(t.Strings))}
+	return newNameTest(re.MatchString, t)
 }
 
-// matches reports whether re matches the name id; an id outside the
+// newNameTest matches the names of t for which is holds.
+func newNameTest(is func(name string) bool, t *trace.Trace) *nameMatcher {
+	return &nameMatcher{is: is, names: t.Strings, match: make([]int8, len(t.Strings))}
+}
+
+// matches reports whether the name id matches; an id outside the
 // trace's strings never matches. It is asked of every event: the answer
 // known is kept short enough to be inlined.
 func (m *nameMatcher) matches(id trace.StrID) bool {
@@ -88,7 +94,7 @@ func (m *nameMatcher) matches(id trace.StrID) bool {
 	return m.first(id)
 }
 
-// any reports whether re matches any of the trace's names. Every name is
+// any reports whether any of the trace's names matches. Every name is
 // matched, not only up to the first that matches: the answers are kept,
 // and a caller asks next of every event.
 func (m *nameMatcher) any() bool {
@@ -105,7 +111,7 @@ func (m *nameMatcher) first(id trace.StrID) bool {
 		return false
 	}
 	m.match[id] = -1
-	if m.re.MatchString(m.names[id]) {
+	if m.is(m.names[id]) {
 		m.match[id] = 1
 	}
 	return m.match[id] > 0

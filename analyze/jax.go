@@ -149,16 +149,11 @@ func (a *analyzer) loopUntraced() bool {
 	if a.loop < 0 {
 		return false
 	}
-	seen := make([]bool, len(a.t.Strings)) // by name: each is matched once
+	frame := newNameMatcher(pythonFrame, a.t)
 	evs := a.t.TrackEvents(int(a.loop))
 	for j := range evs {
-		if id := evs[j].Name; int(id) >= len(seen) || !seen[id] {
-			if int(id) < len(seen) {
-				seen[id] = true
-			}
-			if pythonFrame.MatchString(a.t.Str(id)) {
-				return false
-			}
+		if frame.matches(evs[j].Name) {
+			return false
 		}
 	}
 	return true

@@ -58,20 +58,14 @@ func (a *analyzer) findLoader() Loader {
 	}
 	// The names are matched once each, and the events looked at only
 	// when some name is the iterator's.
-	single := make([]bool, len(a.t.Strings))
-	some := false
-	for id, name := range a.t.Strings {
-		if describeLoader(name) == "single-process DataLoader" {
-			single[id], some = true, true
-		}
-	}
-	if !some {
+	single := newNameTest(func(name string) bool { return describeLoader(name) == "single-process DataLoader" }, a.t)
+	if !single.any() {
 		return l
 	}
 	for _, tr := range a.launchingThreads() {
 		th := a.thread(tr)
 		for i := range th.evs {
-			if id := th.evs[i].Name; int(id) < len(single) && single[id] {
+			if single.matches(th.evs[i].Name) {
 				l.Known, l.Workers, l.From = true, 0, "the single-process DataLoader iterator"
 				return l
 			}

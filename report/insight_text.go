@@ -56,7 +56,7 @@ func opsTable(res *analyze.Result) *table {
 
 func copiesTable(res *analyze.Result) *table {
 	// The last cell ends in a frame from the trace: it is cut to about 50
-	// runes of frame after the sizes and times before it.
+	// columns of frame after the sizes and times before it.
 	tb := newTable("lrrrrrl", "copy", "count", "bytes", "device", "host blocked", "idle", "blocks longest").
 		clip(0, 0, 0, 0, 0, 0, 80)
 	for _, c := range res.Copies {

@@ -16,7 +16,7 @@ import (
 type table struct {
 	header []string
 	align  string
-	// widths holds, per column, the most runes a cell may take as
+	// widths holds, per column, the widest a cell may be (untrusted.Width) as
 	// written, escaped for its channel; 0 or no entry is no limit. Cells
 	// are cut when the table is rendered, after escaping, so that a cut
 	// never splits an escape and the escapes count in the width.

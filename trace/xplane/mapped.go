@@ -41,10 +41,11 @@ func openMapping(src any, size int) []byte {
 // dropBehind gives back the mapped pages that a walk now at lo has left
 // more than dropLag behind. w.kept is where the walk's resident pages may
 // begin; a walk that starts again from an earlier offset (the second walk)
-// begins there. A worker's wire gives back nothing (see wire.keep).
+// begins there. A worker's wire gives back nothing (see wire.keep), nor
+// does a wire without a mapping.
 func (w *wire) dropBehind(lo int) {
 	switch {
-	case w.keep:
+	case w.mapped == nil || w.keep:
 	case lo < w.kept:
 		w.kept = lo
 	case lo-w.kept >= dropStep+dropLag:
@@ -58,26 +59,22 @@ func (w *wire) dropBehind(lo int) {
 // is any error the zeros of its last page make.
 var errFileChanged = errors.New("the file changed (got shorter) while it was read")
 
-// catchFault turns the fault of reading src, a mapped file of size bytes
-// when the read began, into *err when the file is now shorter. The
-// goroutine must have debug.SetPanicOnFault set. Any other panic goes on,
-// a fault with the file whole included: that is a bug, not the input.
-func catchFault(src any, size int, err *error) {
+// fileChanged, deferred by a goroutine that reads src, a mapped file of
+// size bytes when the read began, says that the file changed when it is
+// now shorter: it turns the fault of reading past the new end into *err,
+// and wraps any error the zeros of the cut page made. The goroutine must
+// have debug.SetPanicOnFault set. Any other panic goes on, a fault with the
+// file whole included: that is a bug, not the input.
+func fileChanged(src any, size int, err *error) {
 	r := recover()
-	if r == nil {
+	if r != nil {
+		if _, ok := r.(interface{ Addr() uintptr }); !ok || !shrunk(src, size) {
+			panic(r)
+		}
+		*err = fmt.Errorf("reading XSpace: %w", errFileChanged)
 		return
 	}
-	if _, ok := r.(interface{ Addr() uintptr }); !ok || !shrunk(src, size) {
-		panic(r)
-	}
-	*err = fmt.Errorf("reading XSpace: %w", errFileChanged)
-}
-
-// checkShrunk, when *err is set, says so if src, a file of size bytes
-// when the read began, is now shorter: the zeros a cut page reads as make
-// a format error.
-func checkShrunk(src any, size int, err *error) {
-	if *err != nil && !errors.Is(*err, errFileChanged) && shrunk(src, size) {
+	if *err != nil && shrunk(src, size) {
 		*err = fmt.Errorf("reading XSpace: %w (%v)", errFileChanged, *err)
 	}
 }
@@ -92,7 +89,7 @@ func shrunk(src any, size int) bool {
 	return err == nil && st.Size() < int64(size)
 }
 
-// guardFaults makes the calling goroutine's faults panics (see catchFault)
+// guardFaults makes the calling goroutine's faults panics (see fileChanged)
 // and returns the function that restores the setting.
 func guardFaults() func() {
 	old := debug.SetPanicOnFault(true)

@@ -81,9 +81,7 @@ func (d *decoder) readLinesParallel(pl *planeScan, pk planeKind) error {
 			return err
 		}
 		p.release(c)
-		if d.mapped != nil {
-			d.dropBehind(c.hi) // no worker reads a chunk added
-		}
+		d.dropBehind(c.hi) // no worker reads a chunk added
 	}
 	return nil
 }
@@ -189,7 +187,7 @@ func (d *decoder) decodeChunk(c *chunk, h lineHead, pk planeKind, free chan []tr
 // shorter is an error here, like any other the chunk has: the decoder then
 // reads the chunk itself and reports it.
 func (d *decoder) readChunk(c *chunk, ls *lineState) (err error) {
-	defer catchFault(d.src, d.size, &err)
+	defer fileChanged(d.src, d.size, &err)
 	return d.readEvents(c.lo, c.hi, c.first, ls)
 }
 

@@ -87,11 +87,11 @@ func (d *decoder) scanPlane(p span) (planeScan, error) {
 	return pl, nil
 }
 
-// readPlane decodes one scanned plane: its metadata, then its lines.
 // beforeLines is called when a plane's metadata is read and its lines are
 // next: a hook for tests.
 var beforeLines = func(*planeScan) {}
 
+// readPlane decodes one scanned plane: its metadata, then its lines.
 func (d *decoder) readPlane(pl *planeScan) error {
 	d.stats.reset(len(pl.statMeta))
 	d.events.reset(len(pl.evMeta))

@@ -56,8 +56,7 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 	if w.mapped = openMapping(w.src, w.size); w.mapped != nil {
 		defer unmapFile(w.mapped)
 		defer guardFaults()()
-		defer checkShrunk(w.src, w.size, &err)
-		defer catchFault(w.src, w.size, &err)
+		defer fileChanged(w.src, w.size, &err)
 	}
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = trace.DefaultMaxEvents

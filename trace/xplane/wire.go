@@ -83,11 +83,17 @@ func (w *wire) load(lo, hi int) error {
 	if w.mapped != nil {
 		w.dropBehind(lo)
 		w.buf, w.base = w.mapped[lo:lo+n:lo+n], lo
-		if w.progress != nil {
-			w.progress(lo + n)
-		}
-		return nil
+	} else if err := w.read(lo, n); err != nil {
+		return err
 	}
+	if w.progress != nil {
+		w.progress(lo + n)
+	}
+	return nil
+}
+
+// read reads the n bytes of src at lo into the window.
+func (w *wire) read(lo, n int) error {
 	if cap(w.buf) < n || cap(w.buf) > 2*window && n <= window {
 		w.buf = make([]byte, n)
 	}
@@ -100,9 +106,6 @@ func (w *wire) load(lo, hi int) error {
 		return fmt.Errorf("reading XSpace at byte %d: %w", lo+got, err)
 	}
 	w.buf = buf
-	if w.progress != nil {
-		w.progress(lo + n)
-	}
 	return nil
 }
 
