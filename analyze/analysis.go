@@ -73,7 +73,7 @@ func (x *Analysis) Work(dev int) iter.Seq2[int, *trace.Event] {
 	return func(yield func(int, *trace.Event) bool) {
 		for _, tr := range x.a.devs[dev].tracks {
 			for i := t.Tracks[tr].Lo; i < t.Tracks[tr].Hi; i++ {
-				if e := &t.Events[i]; e.Kind == trace.KindWork && e.Dur > 0 && !yield(i, e) {
+				if e := &t.Events[i]; e.Kind == trace.KindWork && e.Dur() > 0 && !yield(i, e) {
 					return
 				}
 			}

@@ -401,7 +401,7 @@ func (a *analyzer) queuedPast(d *device, t int64) bool {
 		evs := a.t.TrackEvents(int(tr))
 		i := startIndex(evs, t)
 		for i--; i >= 0; i-- {
-			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur > 0 {
+			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur() > 0 {
 				if e.End() > t+a.opt.SyncSlack {
 					return true
 				}
@@ -435,7 +435,7 @@ func (a *analyzer) reachOf(d *device) *reach {
 		lo := a.t.Tracks[tr].Lo
 		evs := a.t.TrackEvents(int(tr))
 		for i := range evs {
-			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur > 0 {
+			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur() > 0 {
 				r.idx = append(r.idx, lo+i)
 			}
 		}

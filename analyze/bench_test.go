@@ -43,7 +43,7 @@ func BenchmarkAnalyzeSmall(b *testing.B) {
 // with a file: a long run with the event mix of a real one.
 func tileTrace(t *trace.Trace, n int) *trace.Trace {
 	var span int64
-	var maxCorr uint64
+	var maxCorr uint32
 	for _, e := range t.Events {
 		span = max(span, e.End()+1)
 		maxCorr = max(maxCorr, e.Corr)
@@ -57,7 +57,7 @@ func tileTrace(t *trace.Trace, n int) *trace.Trace {
 			for _, e := range t.TrackEvents(i) {
 				e.Start += int64(k) * span
 				if e.Corr != 0 {
-					e.Corr += uint64(k) * (maxCorr + 1)
+					e.Corr += uint32(k) * (maxCorr + 1) // the TPU capture has no wide ids
 				}
 				out.Events = append(out.Events, e)
 			}
@@ -90,13 +90,13 @@ func BenchmarkAnalyzeTiledTPU(b *testing.B) {
 func BenchmarkLinksHost(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		step uint64
+		step uint32
 	}{{"dense", 1}, {"spread", 1 << 20}} {
 		b.Run(tc.name, func(b *testing.B) {
 			const n = 1 << 20
 			tr := &trace.Trace{Events: make([]trace.Event, n), Tracks: []trace.Track{{Kind: trace.TrackHost, Lo: 0, Hi: n}}}
 			for i := range tr.Events {
-				tr.Events[i].Corr = 1 + uint64(i)*tc.step
+				tr.Events[i].Corr = 1 + uint32(i)*tc.step
 			}
 			l := buildLinks(tr)
 			// Work finishes roughly in launch order: look ids up with

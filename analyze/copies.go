@@ -113,12 +113,12 @@ func (a *analyzer) copyStats(idle map[int32]int64, ndev int64) []CopyStat {
 				n := a.t.CopyBytes[e.Corr]
 				c.Count++
 				c.Bytes += n
-				c.Device += e.Dur
+				c.Device += e.Dur()
 				if h < 0 || !a.links.isBlocking(h) {
 					continue
 				}
 				call := &a.t.Events[h]
-				c.HostBlocked += call.Dur
+				c.HostBlocked += call.Dur()
 				c.Idle += idle[h]
 				s := sizes[k][n]
 				if s == nil {
@@ -127,7 +127,7 @@ func (a *analyzer) copyStats(idle map[int32]int64, ndev int64) []CopyStat {
 					sizes[k][n] = s
 				}
 				s.Count++
-				s.HostBlocked += call.Dur
+				s.HostBlocked += call.Dur()
 				s.Idle += idle[h]
 			}
 		}

@@ -65,7 +65,7 @@ func (a *analyzer) findDevices() []*device {
 
 func hasWork(evs []trace.Event) bool {
 	for i := range evs {
-		if evs[i].Kind == trace.KindWork && evs[i].Dur > 0 {
+		if evs[i].Kind == trace.KindWork && evs[i].Dur() > 0 {
 			return true
 		}
 	}
@@ -111,7 +111,7 @@ func newWorkMerger(t *trace.Trace, tracks []int32) *workMerger {
 // one.
 func (m *workMerger) skip(k int) bool {
 	for m.pos[k] < m.end[k] {
-		if e := &m.t.Events[m.pos[k]]; e.Kind == trace.KindWork && e.Dur > 0 {
+		if e := &m.t.Events[m.pos[k]]; e.Kind == trace.KindWork && e.Dur() > 0 {
 			return true
 		}
 		m.pos[k]++
@@ -318,7 +318,7 @@ func (a *analyzer) workStartingAt(d *device, ts int64) int {
 		evs := a.t.TrackEvents(int(tr))
 		lo := a.t.Tracks[tr].Lo
 		for i := startIndex(evs, ts); i < len(evs) && evs[i].Start == ts; i++ {
-			if evs[i].Kind == trace.KindWork && evs[i].Dur > 0 && pick(lo+i) {
+			if evs[i].Kind == trace.KindWork && evs[i].Dur() > 0 && pick(lo+i) {
 				return found
 			}
 		}

@@ -106,7 +106,7 @@ func (a *analyzer) inputNames() []string {
 		th := a.thread(tr)
 		for i := range th.evs {
 			if e := &th.evs[i]; a.cls.of(e.Name) == classInput {
-				m[e.Name] += e.Dur
+				m[e.Name] += e.Dur()
 			}
 		}
 	}

@@ -90,3 +90,32 @@ func TestFormatsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestWideCorrelationIDs moves every correlation id of each scenario past
+// what an Event keeps as itself (trace.WideCorr), past 2^63, with low 32
+// bits that many ids share, and wants the same Result: built directly and
+// read back from each format, wide ids link launches to their work as
+// small ones do, and cutting them to 32 bits would not.
+func TestWideCorrelationIDs(t *testing.T) {
+	for _, sc := range scenarios {
+		want := formatNeutral(analyzeSpec(t, sc.loop.Spec()))
+		wide := sc.loop.Spec()
+		for i := range wide.Events {
+			if c := &wide.Events[i].Corr; *c != 0 {
+				*c = 1<<63 | *c<<32 | *c%5
+			}
+		}
+		t.Run("build/"+sc.name, func(t *testing.T) {
+			if got := formatNeutral(analyzeSpec(t, wide)); !reflect.DeepEqual(got, want) {
+				t.Errorf("results differ:\n got %+v\nwant %+v", got, want)
+			}
+		})
+		for _, w := range writers {
+			t.Run(w.name+"/"+sc.name, func(t *testing.T) {
+				if got := formatNeutral(readBack(t, w.write, wide)); !reflect.DeepEqual(got, want) {
+					t.Errorf("results differ:\n got %+v\nwant %+v", got, want)
+				}
+			})
+		}
+	}
+}

@@ -28,7 +28,7 @@ type hostScan struct {
 // scanHost makes the hostScan of a's trace; step matches the names of
 // step events.
 func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
-	s := &hostScan{launches: launchIDs{lo: math.MaxUint64}, loop: loopFinder{best: -1}}
+	s := &hostScan{launches: launchIDs{lo: math.MaxUint32}, loop: loopFinder{best: -1}}
 	named := newNameMatcher(step, a.t)
 	jax := a.res.Framework == JAX
 	a.scanned = map[int32]*thread{}
@@ -45,10 +45,10 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 			k := a.cls.of(e.Name)
 			th.add(a, j-tr.Lo, k)
 			s.end = max(s.end, e.End())
-			if e.Dur > 0 && e.Has(trace.FlagStep) {
+			if e.Dur() > 0 && e.Has(trace.FlagStep) {
 				s.flagged = append(s.flagged, a.rawStep(e))
 			}
-			if e.Dur > 0 && named.matches(e.Name) {
+			if e.Dur() > 0 && named.matches(e.Name) {
 				s.named = append(s.named, a.rawStep(e))
 			}
 			if e.Corr != 0 {

@@ -16,7 +16,7 @@ type links struct {
 	// dense[c-base] is the first host event with correlation id c, or -1;
 	// nil when the ids are too spread out.
 	dense []int32
-	base  uint64
+	base  uint32
 	// byCorr is the sorted fallback when dense is nil.
 	byCorr []corrEntry
 	hint   int // index of the last entry found
@@ -31,7 +31,7 @@ type links struct {
 }
 
 type corrEntry struct {
-	corr uint64
+	corr uint32
 	ev   int32 // index in Trace.Events
 }
 
@@ -46,10 +46,10 @@ const (
 // ids: what sizes the links.
 type launchIDs struct {
 	n      int
-	lo, hi uint64
+	lo, hi uint32
 }
 
-func (c *launchIDs) add(corr uint64) {
+func (c *launchIDs) add(corr uint32) {
 	c.n++
 	c.lo, c.hi = min(c.lo, corr), max(c.hi, corr)
 }
@@ -61,7 +61,7 @@ func newLinks(t *trace.Trace, ids launchIDs) *links {
 	if n == 0 {
 		return l
 	}
-	if hi-lo < uint64(denseSlack*n+denseMin) {
+	if uint64(hi-lo) < uint64(denseSlack*n+denseMin) {
 		l.base = lo
 		l.dense = make([]int32, hi-lo+1)
 		for i := range l.dense {
@@ -69,7 +69,7 @@ func newLinks(t *trace.Trace, ids launchIDs) *links {
 		}
 		// Events come in index order: the first one seen with an id is
 		// the one the sorted slice would find (see below).
-		forEachLaunch(t, func(corr uint64, ev int32) {
+		forEachLaunch(t, func(corr uint32, ev int32) {
 			if p := &l.dense[corr-lo]; *p < 0 {
 				*p = ev
 			}
@@ -77,7 +77,7 @@ func newLinks(t *trace.Trace, ids launchIDs) *links {
 		return l
 	}
 	l.byCorr = make([]corrEntry, 0, n)
-	forEachLaunch(t, func(corr uint64, ev int32) {
+	forEachLaunch(t, func(corr uint32, ev int32) {
 		l.byCorr = append(l.byCorr, corrEntry{corr, ev})
 	})
 	// Ties in event order, so that for a correlation id shared by a
@@ -95,7 +95,7 @@ func newLinks(t *trace.Trace, ids launchIDs) *links {
 
 // forEachLaunch calls f for every host event with a correlation id, in
 // index order.
-func forEachLaunch(t *trace.Trace, f func(corr uint64, ev int32)) {
+func forEachLaunch(t *trace.Trace, f func(corr uint32, ev int32)) {
 	for i := range t.Tracks {
 		tr := &t.Tracks[i]
 		if tr.Kind != trace.TrackHost {
@@ -111,12 +111,12 @@ func forEachLaunch(t *trace.Trace, f func(corr uint64, ev int32)) {
 
 // host returns the index in Trace.Events of the host call with correlation
 // id corr, or -1.
-func (l *links) host(corr uint64) int32 {
+func (l *links) host(corr uint32) int32 {
 	if corr == 0 {
 		return -1
 	}
 	if l.dense != nil {
-		if corr-l.base < uint64(len(l.dense)) { // wraps for corr < base
+		if corr-l.base < uint32(len(l.dense)) { // wraps for corr < base
 			return l.dense[corr-l.base]
 		}
 		return -1
@@ -129,7 +129,7 @@ func (l *links) host(corr uint64) int32 {
 			return l.byCorr[i].ev
 		}
 	}
-	i, ok := slices.BinarySearchFunc(l.byCorr, corr, func(e corrEntry, c uint64) int { return cmp.Compare(e.corr, c) })
+	i, ok := slices.BinarySearchFunc(l.byCorr, corr, func(e corrEntry, c uint32) int { return cmp.Compare(e.corr, c) })
 	if !ok {
 		return -1
 	}

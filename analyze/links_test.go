@@ -9,13 +9,15 @@ import (
 
 // linkTrace returns a trace whose host tracks hold events with the given
 // correlation ids (0: none), one track per slice, and a device track.
-func linkTrace(t *testing.T, tracks ...[]uint64) *trace.Trace {
+func linkTrace(t *testing.T, tracks ...[]uint32) *trace.Trace {
 	t.Helper()
 	tr := &trace.Trace{}
 	for _, corrs := range tracks {
 		lo := len(tr.Events)
 		for i, c := range corrs {
-			tr.Events = append(tr.Events, trace.Event{Start: int64(i), Dur: 1, Corr: c})
+			e := trace.Event{Start: int64(i), Corr: c}
+			e.SetDur(1)
+			tr.Events = append(tr.Events, e)
 		}
 		tr.Tracks = append(tr.Tracks, trace.Track{Kind: trace.TrackHost, Lo: lo, Hi: len(tr.Events)})
 	}
@@ -29,7 +31,7 @@ func linkTrace(t *testing.T, tracks ...[]uint64) *trace.Trace {
 
 // firstLaunch is what links.host must return: the first host event in
 // index order with the id.
-func firstLaunch(tr *trace.Trace, corr uint64) int32 {
+func firstLaunch(tr *trace.Trace, corr uint32) int32 {
 	if corr == 0 {
 		return -1
 	}
@@ -47,18 +49,18 @@ func firstLaunch(tr *trace.Trace, corr uint64) int32 {
 }
 
 func TestLinksHost(t *testing.T) {
-	spread := []uint64{5, 1 << 40, 3 << 40, 5, 1<<63 + 7}
+	spread := []uint32{5, 1 << 24, 3 << 24, 5, 1<<31 + 7}
 	tests := []struct {
 		name   string
-		tracks [][]uint64
+		tracks [][]uint32
 		dense  bool
-		probe  []uint64
+		probe  []uint32
 	}{
-		{"none", [][]uint64{{0, 0}}, false, []uint64{0, 1, 2}},
-		{"dense", [][]uint64{{10, 0, 11, 12}, {13, 11, 14}}, true, []uint64{0, 1, 9, 10, 11, 12, 13, 14, 15, 1 << 63}},
-		{"dense with shared ids", [][]uint64{{7, 7, 8}, {8, 7}}, true, []uint64{6, 7, 8, 9}},
-		{"spread", [][]uint64{spread, {1 << 40}}, false, append(spread, 0, 4, 6, 1<<40+1, 1<<64-1)},
-		{"one id", [][]uint64{{1<<64 - 1}}, true, []uint64{1<<64 - 2, 1<<64 - 1, 0, 1}},
+		{"none", [][]uint32{{0, 0}}, false, []uint32{0, 1, 2}},
+		{"dense", [][]uint32{{10, 0, 11, 12}, {13, 11, 14}}, true, []uint32{0, 1, 9, 10, 11, 12, 13, 14, 15, 1 << 31}},
+		{"dense with shared ids", [][]uint32{{7, 7, 8}, {8, 7}}, true, []uint32{6, 7, 8, 9}},
+		{"spread", [][]uint32{spread, {1 << 24}}, false, append(spread, 0, 4, 6, 1<<24+1, 1<<32-1)},
+		{"one id", [][]uint32{{1<<32 - 1}}, true, []uint32{1<<32 - 2, 1<<32 - 1, 0, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +72,7 @@ func TestLinksHost(t *testing.T) {
 			// Twice, in both orders, for the sorted slice's hint.
 			for range 2 {
 				for k := range tt.probe {
-					for _, c := range []uint64{tt.probe[k], tt.probe[len(tt.probe)-1-k]} {
+					for _, c := range []uint32{tt.probe[k], tt.probe[len(tt.probe)-1-k]} {
 						if got, want := l.host(c), firstLaunch(tr, c); got != want {
 							t.Errorf("host(%d) = %d, want %d", c, got, want)
 						}
@@ -84,7 +86,7 @@ func TestLinksHost(t *testing.T) {
 // buildLinks links the launches of t, as the analysis does in its
 // scan of the host events (see hostScan), for tests and benchmarks.
 func buildLinks(t *trace.Trace) *links {
-	ids := launchIDs{lo: math.MaxUint64}
-	forEachLaunch(t, func(corr uint64, _ int32) { ids.add(corr) })
+	ids := launchIDs{lo: math.MaxUint32}
+	forEachLaunch(t, func(corr uint32, _ int32) { ids.add(corr) })
 	return newLinks(t, ids)
 }

@@ -561,7 +561,7 @@ func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops
 		}
 		if k, ok := idx[e.Name]; ok && a.outermost(th, par, i, e.Name) {
 			ops[k].Calls++
-			ops[k].Host += e.Dur
+			ops[k].Host += e.Dur()
 		}
 		if e.Corr == 0 || a.links.host(e.Corr) != int32(th.lo+i) {
 			continue

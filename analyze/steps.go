@@ -61,7 +61,7 @@ func (a *analyzer) flaggedSteps() []rawStep {
 			continue
 		}
 		for j := tr.Lo; j < tr.Hi; j++ {
-			if e := &a.t.Events[j]; e.Has(trace.FlagStep) && e.Dur > 0 {
+			if e := &a.t.Events[j]; e.Has(trace.FlagStep) && e.Dur() > 0 {
 				steps = append(steps, a.rawStep(e))
 			}
 		}

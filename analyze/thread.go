@@ -111,7 +111,7 @@ func (th *thread) add(a *analyzer, i int, k class) {
 	if k == classDispatch {
 		th.dispatches = append(th.dispatches, Interval{e.Start, e.End()})
 	}
-	if e.Dur <= 0 {
+	if e.Dur() <= 0 {
 		return
 	}
 	switch k {
@@ -154,7 +154,7 @@ func addInterval(ivs []Interval, e *trace.Event) []Interval {
 // inside reports whether event i covers instant x.
 func (th *thread) inside(i int, x int64) bool {
 	e := &th.evs[i]
-	return e.Dur > 0 && e.Start <= x && x < e.End()
+	return e.Dur() > 0 && e.Start <= x && x < e.End()
 }
 
 // parents builds the enclosing-event index with one pass and a stack.
@@ -173,7 +173,7 @@ func (th *thread) parents() []int32 {
 		if len(stack) > 0 {
 			th.parent[i] = stack[len(stack)-1]
 		}
-		if e.Dur > 0 {
+		if e.Dur() > 0 {
 			stack = append(stack, int32(i))
 		}
 	}

@@ -96,8 +96,8 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 			evs = nil // none is a frame
 		}
 		for j := range evs {
-			if e := &evs[j]; e.Dur > 0 && frame.matches(e.Name) {
-				fs = append(fs, e.Dur)
+			if e := &evs[j]; e.Dur() > 0 && frame.matches(e.Name) {
+				fs = append(fs, e.Dur())
 			}
 		}
 		if named || len(fs) > 0 {

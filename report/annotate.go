@@ -356,7 +356,7 @@ func (a *annotator) writeTrack(w *bufio.Writer, pid, tid, i int) error {
 		return err
 	}
 	for j, e := range t.TrackEvents(i) {
-		ev := map[string]any{"ph": "X", "pid": pid, "tid": tid, "name": t.Str(e.Name), "ts": a.micros(e.Start), "dur": chromeMicros(e.Dur)}
+		ev := map[string]any{"ph": "X", "pid": pid, "tid": tid, "name": t.Str(e.Name), "ts": a.micros(e.Start), "dur": chromeMicros(e.Dur())}
 		if e.Has(trace.FlagInstant) {
 			ev["ph"], ev["s"] = "i", "t"
 			delete(ev, "dur")
@@ -365,7 +365,7 @@ func (a *annotator) writeTrack(w *bufio.Writer, pid, tid, i int) error {
 			ev["cat"] = c
 		}
 		if e.Corr != 0 {
-			ev["args"] = map[string]any{"correlation_id": e.Corr}
+			ev["args"] = map[string]any{"correlation_id": t.CorrID(e.Corr)}
 		}
 		if err := a.event(w, ev); err != nil {
 			return err

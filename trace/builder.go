@@ -66,8 +66,11 @@ type Builder struct {
 
 	// Meta is copied into the trace by Finish.
 	Meta map[string]string
-	// copyBytes becomes Trace.CopyBytes.
-	copyBytes map[uint64]int64
+	// copyBytes becomes Trace.CopyBytes, wideCorrs Trace.WideCorrs;
+	// wideCorr finds a wide id's key (see Corr).
+	copyBytes map[uint32]int64
+	wideCorrs []uint64
+	wideCorr  map[uint64]uint32
 	// Truncated is copied into the trace by Finish.
 	Truncated bool
 }
@@ -204,14 +207,34 @@ func (b *Builder) TrackAt(i int32) *Track { return &b.tracks[i] }
 // CopyBytes records that the copy with correlation id corr moved n bytes
 // (see Trace.CopyBytes); a copy without a correlation id cannot be told
 // and is not recorded.
-func (b *Builder) CopyBytes(corr uint64, n int64) {
+func (b *Builder) CopyBytes(corr uint32, n int64) {
 	if corr == 0 || n <= 0 {
 		return
 	}
 	if b.copyBytes == nil {
-		b.copyBytes = map[uint64]int64{}
+		b.copyBytes = map[uint32]int64{}
 	}
 	b.copyBytes[corr] = n
+}
+
+// Corr returns the Event.Corr of correlation id id: id itself below
+// WideCorr; else WideCorr plus the index of id among the wide ids met so
+// far, the same for the same id. Profilers count ids up from a small
+// number, so the map is for odd traces only.
+func (b *Builder) Corr(id uint64) uint32 {
+	if id < WideCorr {
+		return uint32(id)
+	}
+	if k, ok := b.wideCorr[id]; ok {
+		return k
+	}
+	if b.wideCorr == nil {
+		b.wideCorr = map[uint64]uint32{}
+	}
+	k := uint32(WideCorr + len(b.wideCorrs))
+	b.wideCorr[id] = k
+	b.wideCorrs = append(b.wideCorrs, id)
+	return k
 }
 
 // NumTracks returns the number of tracks so far.
@@ -470,6 +493,7 @@ func (b *Builder) Finish() *Trace {
 		Tracks:    b.tracks,
 		Meta:      b.Meta,
 		CopyBytes: b.copyBytes,
+		WideCorrs: b.wideCorrs,
 		Warnings:  b.warn,
 		Truncated: b.Truncated,
 	}
@@ -547,7 +571,7 @@ func sortTrack(evs []Event) {
 			if c := cmp.Compare(x.Start, y.Start); c != 0 {
 				return c
 			}
-			return cmp.Compare(y.Dur, x.Dur)
+			return cmp.Compare(y.Dur(), x.Dur())
 		})
 	}
 }
@@ -575,7 +599,7 @@ func isSortedTrack(evs []Event) bool {
 // after reports whether x sorts after y in a track: it starts later, or at
 // the same time and is shorter.
 func after(x, y *Event) bool {
-	return x.Start > y.Start || x.Start == y.Start && x.Dur < y.Dur
+	return x.Start > y.Start || x.Start == y.Start && x.Dur() < y.Dur()
 }
 
 // sortRuns sorts evs as sortTrack describes and reports whether it did;

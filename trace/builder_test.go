@@ -66,7 +66,7 @@ func TestFinishOrder(t *testing.T) {
 			for i := range evs {
 				// Few distinct starts and durations, so that ties are
 				// common and stability is tested; Corr tells events apart.
-				e := Event{Start: 1000 + r.Int64N(50), Dur: r.Int64N(4), Corr: uint64(i), Name: names[i%2]}
+				e := withDur(Event{Start: 1000 + r.Int64N(50), Corr: uint32(i), Name: names[i%2]}, r.Int64N(4))
 				evs[i] = placed{e, int32(r.IntN(tc.tracks)), cats[i%3]}
 			}
 			arrange(evs, tc.order)
@@ -120,7 +120,7 @@ func finishOrder(x, y placed) int {
 	if c := cmp.Compare(x.Start, y.Start); c != 0 {
 		return c
 	}
-	return cmp.Compare(y.Dur, x.Dur)
+	return cmp.Compare(y.Dur(), x.Dur())
 }
 
 // place returns t's events with the track TrackOf says holds them and
@@ -205,7 +205,7 @@ func nest(r *rand.Rand, evs []placed, tr int32, start int64, depth int) ([]place
 		}
 	}
 	end := t + 1 + r.Int64N(5)
-	return append(evs, placed{Event: Event{Start: start, Dur: end - start, Corr: uint64(len(evs))}, track: tr}), end
+	return append(evs, placed{Event: withDur(Event{Start: start, Corr: uint32(len(evs))}, end-start), track: tr}), end
 }
 
 // TestInternBytes checks that the table of recent strings in front of the
@@ -320,7 +320,7 @@ func testRuns(n, maxRun int, ordered bool) []trackRun {
 	for k := 0; k < n; {
 		run := trackRun{int32(r.IntN(5)), make([]Event, min(1+r.IntN(maxRun), n-k))}
 		for i := range run.evs {
-			run.evs[i] = Event{Start: 1000 + r.Int64N(1e6), Dur: r.Int64N(4), Corr: uint64(k + i)}
+			run.evs[i] = withDur(Event{Start: 1000 + r.Int64N(1e6), Corr: uint32(k + i)}, r.Int64N(4))
 		}
 		runs = append(runs, run)
 		k += len(run.evs)
@@ -349,7 +349,7 @@ func TestPairLimit(t *testing.T) {
 		for c := range cats {
 			name := b.Intern(string(rune('a' + n)))
 			cat := b.Intern(string(rune('A' + c)))
-			b.AddCat(tr, Event{Start: int64(n*cats + c), Dur: 1, Name: name}, cat)
+			b.AddCat(tr, withDur(Event{Start: int64(n*cats + c), Name: name}, 1), cat)
 		}
 	}
 	if err := b.Err(); !errors.Is(err, ErrLimit) {
@@ -371,4 +371,10 @@ func TestPairLimit(t *testing.T) {
 	if kept != limit {
 		t.Errorf("%d events kept their category, want the first %d pairs'", kept, limit)
 	}
+}
+
+// withDur returns e lasting d.
+func withDur(e Event, d int64) Event {
+	e.SetDur(d)
+	return e
 }

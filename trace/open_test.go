@@ -97,7 +97,7 @@ func checkInvariants(t *testing.T, tr *trace.Trace) {
 		evs := tr.TrackEvents(i)
 		for j, e := range evs {
 			switch {
-			case tr.TrackOf(k.Lo+j) != i, e.Start < 0, e.Dur < 0, e.End() < e.Start,
+			case tr.TrackOf(k.Lo+j) != i, e.Start < 0, e.Dur() < 0, e.End() < e.Start,
 				int(e.Name) >= len(tr.Strings), int(tr.Cat(k.Lo+j)) >= len(tr.Strings):
 				t.Fatalf("track %d event %d: %+v", i, j, e)
 			case e.Kind == trace.KindWork && k.Kind != trace.TrackDevice:

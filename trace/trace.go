@@ -8,7 +8,7 @@
 // Events are many (tens of millions for a gigabyte trace), so an Event holds
 // no pointers and no strings: names are indexes into the trace's string
 // table, times are int64 nanoseconds from the trace's start. The garbage
-// collector never scans the event slice. An Event is 32 bytes, and holds
+// collector never scans the event slice. An Event is 24 bytes, and holds
 // only what every source has: its track is implied by where it sits (see
 // Track.Lo and Track.Hi), and the category that only Chrome JSON has is
 // kept beside the events (Trace.Cats).
@@ -72,28 +72,52 @@ const (
 	FlagStep
 )
 
-// Event is one interval (or instant) on one track. Start and Dur are in
-// nanoseconds; Start is relative to Trace.StartNs.
+// Event is one interval (or instant) on one track. Start and the duration
+// are in nanoseconds; Start is relative to Trace.StartNs.
 //
 // An Event does not name its track: a trace's events are grouped by track,
 // so the track of Events[i] is the one whose [Lo, Hi) holds i
 // (Trace.TrackOf), and readers pass the track beside the event
 // (Builder.Add). Size matters: a big trace holds tens of millions of
 // events, and each byte of an Event is tens of megabytes of memory to
-// fault in (docs/performance.md); a test pins it at 32.
+// fault in and to read in every pass of the analysis
+// (docs/performance.md); a test pins it at 24. So the duration takes 48
+// bits (Dur, SetDur: up to MaxDur, 78 hours) and the correlation id 32
+// (Builder.Corr).
 type Event struct {
 	Start int64
-	Dur   int64
-	// Corr links a host launch call to the device work it produced
-	// (Kineto "correlation", XPlane "correlation_id"); 0 when absent.
-	Corr  uint64
 	Name  StrID
+	// Corr links a host launch call to the device work it produced
+	// (Kineto "correlation", XPlane "correlation_id"); 0 when absent. It
+	// is the id itself below WideCorr and a key for a larger one (see
+	// Builder.Corr and Trace.CorrID), so that equal ids have equal Corr.
+	Corr uint32
+	// dur and durHi are the duration's low 32 and next 16 bits.
+	dur   uint32
+	durHi uint16
 	Kind  Kind
 	Flags Flag
 }
 
+// MaxDur is the longest duration an Event holds, 2^48-1 ns (78 hours):
+// SetDur cuts a longer one to it. No profiler capture lasts that long.
+const MaxDur = 1<<48 - 1
+
+// WideCorr is the first correlation id that an Event keeps as a key
+// rather than as itself (see Builder.Corr).
+const WideCorr = 1 << 31
+
+// Dur returns the event's duration.
+func (e *Event) Dur() int64 { return int64(e.durHi)<<32 | int64(e.dur) }
+
+// SetDur sets the event's duration to d, cut to [0, MaxDur].
+func (e *Event) SetDur(d int64) {
+	d = min(max(d, 0), MaxDur)
+	e.dur, e.durHi = uint32(d), uint16(d>>32)
+}
+
 // End returns the event's end time.
-func (e *Event) End() int64 { return e.Start + e.Dur }
+func (e *Event) End() int64 { return e.Start + e.Dur() }
 
 // Has reports whether all of f are set.
 func (e *Event) Has(f Flag) bool { return e.Flags&f == f }
@@ -174,11 +198,15 @@ type Trace struct {
 	Cats []StrID
 
 	// CopyBytes is a side table of copy sizes: the bytes each device copy
-	// (or memset) moved, Kineto's args.bytes, by its correlation id, which
+	// (or memset) moved, Kineto's args.bytes, by its Event.Corr, which
 	// the copy and the host call that issued it share. It stays outside Event so
 	// that events stay pointer-free and small; nil when the source says no
 	// size.
-	CopyBytes map[uint64]int64
+	CopyBytes map[uint32]int64
+	// WideCorrs holds the correlation ids of WideCorr and above, in the
+	// order the reader met them: Event.Corr is WideCorr plus the index
+	// of its id here (see CorrID).
+	WideCorrs []uint64
 
 	// Meta holds top-level facts that the source carries:
 	// "rank", "world_size", "trace_name", "base_time_ns", device names.
@@ -188,6 +216,15 @@ type Trace struct {
 	// Truncated is set when the input ended early and only the part
 	// before the cut was kept.
 	Truncated bool
+}
+
+// CorrID returns the correlation id of an event's Corr, c: c itself, or
+// the id it stands for when it is a key (see Builder.Corr).
+func (t *Trace) CorrID(c uint32) uint64 {
+	if k := int(c) - WideCorr; k >= 0 && k < len(t.WideCorrs) {
+		return t.WideCorrs[k]
+	}
+	return uint64(c)
 }
 
 // Str returns the string for id.

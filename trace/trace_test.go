@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -11,8 +12,8 @@ import (
 // (docs/performance.md); a field added to Event should find room in it or
 // go beside the events, as Trace.Cats does.
 func TestEventSize(t *testing.T) {
-	if got := unsafe.Sizeof(Event{}); got != 32 {
-		t.Errorf("trace.Event is %d bytes, want 32: the memory budget of docs/performance.md counts 32 bytes an event", got)
+	if got := unsafe.Sizeof(Event{}); got != 24 {
+		t.Errorf("trace.Event is %d bytes, want 24: the memory budget of docs/performance.md counts 24 bytes an event", got)
 	}
 }
 
@@ -41,5 +42,52 @@ func TestTrackOf(t *testing.T) {
 		if got := tr.TrackOf(i); got != w {
 			t.Errorf("TrackOf(%d) = %d, want %d", i, got, w)
 		}
+	}
+}
+
+// TestSetDur checks the 48 bits an Event keeps of a duration: exact up to
+// MaxDur, cut there beyond it, and never negative.
+func TestSetDur(t *testing.T) {
+	tests := []struct{ set, want int64 }{
+		{0, 0}, {1, 1}, {1<<32 - 1, 1<<32 - 1}, {1 << 32, 1 << 32}, {1<<32 + 5, 1<<32 + 5},
+		{MaxDur - 1, MaxDur - 1}, {MaxDur, MaxDur}, {MaxDur + 1, MaxDur}, {1<<63 - 1, MaxDur}, {-5, 0},
+	}
+	for _, tt := range tests {
+		e := Event{Start: 7}
+		e.SetDur(tt.set)
+		if got := e.Dur(); got != tt.want {
+			t.Errorf("SetDur(%d): Dur() = %d, want %d", tt.set, got, tt.want)
+		}
+		if got := e.End(); got != 7+tt.want {
+			t.Errorf("SetDur(%d): End() = %d, want %d", tt.set, got, 7+tt.want)
+		}
+	}
+}
+
+// TestCorr checks that ids below WideCorr are kept as they are and wider
+// ones become keys that tell them apart and lead back to them.
+func TestCorr(t *testing.T) {
+	b := NewBuilder()
+	ids := []uint64{0, 1, WideCorr - 1, WideCorr, 1 << 40, WideCorr, 1<<64 - 1, 1 << 40, 5}
+	keys := make([]uint32, len(ids))
+	for i, id := range ids {
+		keys[i] = b.Corr(id)
+	}
+	tr := b.Finish()
+	for i, id := range ids {
+		if got := tr.CorrID(keys[i]); got != id {
+			t.Errorf("id %d: key %d leads back to %d", id, keys[i], got)
+		}
+		if id < WideCorr && uint64(keys[i]) != id {
+			t.Errorf("id %d: key %d, want the id itself", id, keys[i])
+		}
+		for j, other := range ids {
+			if (keys[i] == keys[j]) != (id == other) {
+				t.Errorf("ids %d and %d: keys %d and %d", id, other, keys[i], keys[j])
+			}
+		}
+	}
+	if want := []uint64{WideCorr, 1 << 40, 1<<64 - 1}; !slices.Equal(tr.WideCorrs, want) {
+		t.Errorf("WideCorrs = %v, want %v", tr.WideCorrs, want)
 	}
 }

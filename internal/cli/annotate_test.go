@@ -92,7 +92,7 @@ func eventKeys(t *trace.Trace, byID, ours bool) []string {
 			where += lineName(tr.Name)
 		}
 		for j, e := range t.TrackEvents(i) {
-			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(t.Cat(tr.Lo+j)), e.Start, e.Dur, e.Corr, e.Kind, e.Flags))
+			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(t.Cat(tr.Lo+j)), e.Start, e.Dur(), e.Corr, e.Kind, e.Flags))
 		}
 	}
 	slices.Sort(keys)
@@ -134,7 +134,7 @@ func gapSlices(t *testing.T, ann *trace.Trace, res *analyze.Result) []string {
 			if err != nil || tid < 1 || tid > len(res.Devices) {
 				t.Fatalf("gap slice on thread %q, expected one per device numbered from 1", ann.Tracks[i].Thread)
 			}
-			keys = append(keys, fmt.Sprintf("%s %s %d %d", res.Devices[tid-1].ID, ann.Str(e.Name), e.Start, e.Dur))
+			keys = append(keys, fmt.Sprintf("%s %s %d %d", res.Devices[tid-1].ID, ann.Str(e.Name), e.Start, e.Dur()))
 		}
 	}
 	slices.Sort(keys)

@@ -328,7 +328,7 @@ func (p *parser) bindFlows(t *trace.Trace) {
 // flow's end, and giving the id to the other as well would link two
 // events to one launch. It returns the index of the first event starting
 // after ts, found by a search from hint.
-func bindFlow(evs []trace.Event, ts int64, id uint64, hint int) int {
+func bindFlow(evs []trace.Event, ts int64, id uint32, hint int) int {
 	after := searchAfter(evs, ts, hint)
 	j := after - 1
 	var target *trace.Event

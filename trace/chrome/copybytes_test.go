@@ -23,11 +23,11 @@ func TestCopyBytes(t *testing.T) {
 	if serr != nil || perr != nil || !used {
 		t.Fatalf("serial %v, parallel %v (used %v)", serr, perr, used)
 	}
-	want := map[uint64]int64{}
-	for c := uint64(1); c < 40; c += 2 {
+	want := map[uint32]int64{}
+	for c := uint32(1); c < 40; c += 2 {
 		want[c] = tracetest.PageableCopyBytes
 	}
-	for name, got := range map[string]map[uint64]int64{"serial": serial.CopyBytes, "parallel": par.CopyBytes} {
+	for name, got := range map[string]map[uint32]int64{"serial": serial.CopyBytes, "parallel": par.CopyBytes} {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: copy bytes %v, want %v", name, got, want)
 		}

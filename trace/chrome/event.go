@@ -75,7 +75,7 @@ type openSlice struct {
 type flow struct {
 	slot int32
 	ts   int64
-	id   uint64
+	id   uint32 // an Event.Corr (Builder.Corr)
 }
 
 // rawEvent holds the fields of the event being read.

@@ -50,7 +50,7 @@ func TestFlowBinding(t *testing.T) {
 			for _, order := range [][]string{append([]string{flow}, tt.events...), append(tt.events, flow)} {
 				tr := mustRead(t, `{"traceEvents":[`+strings.Join(order, ",\n")+`]}`)
 				for name, corr := range tt.want {
-					if evs := find(tr, name); len(evs) != 1 || evs[0].Corr != corr {
+					if evs := find(tr, name); len(evs) != 1 || tr.CorrID(evs[0].Corr) != corr {
 						t.Errorf("%s: %+v, want one event with Corr %d", name, evs, corr)
 					}
 				}

@@ -46,10 +46,10 @@ func checkInvariants(t *testing.T, tr *trace.Trace) {
 		}
 		evs := tr.TrackEvents(i)
 		for j, e := range evs {
-			if tr.TrackOf(k.Lo+j) != i || e.Dur < 0 || e.Start < 0 || int(e.Name) >= len(tr.Strings) || int(tr.Cat(k.Lo+j)) >= len(tr.Strings) {
+			if tr.TrackOf(k.Lo+j) != i || e.Dur() < 0 || e.Start < 0 || int(e.Name) >= len(tr.Strings) || int(tr.Cat(k.Lo+j)) >= len(tr.Strings) {
 				t.Fatalf("track %d event %d: %+v", i, j, e)
 			}
-			if j > 0 && (evs[j-1].Start > e.Start || evs[j-1].Start == e.Start && evs[j-1].Dur < e.Dur) {
+			if j > 0 && (evs[j-1].Start > e.Start || evs[j-1].Start == e.Start && evs[j-1].Dur() < e.Dur()) {
 				t.Fatalf("track %d events %d and %d out of order", i, j-1, j)
 			}
 		}

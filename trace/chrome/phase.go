@@ -138,9 +138,11 @@ func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags tr
 	if s.stream < 0 && p.ev.stream >= 0 {
 		s.stream = p.ev.stream
 	}
-	p.b.AddCat(s.track, trace.Event{Start: ts, Dur: dur, Corr: corr, Name: name, Flags: flags}, cat)
+	e := trace.Event{Start: ts, Corr: p.b.Corr(corr), Name: name, Flags: flags}
+	e.SetDur(dur)
+	p.b.AddCat(s.track, e, cat)
 	if p.ev.bytes > 0 { // a copy's or memset's size (classified later)
-		p.b.CopyBytes(corr, p.ev.bytes)
+		p.b.CopyBytes(e.Corr, p.ev.bytes)
 	}
 	return nil
 }
@@ -186,7 +188,7 @@ func (p *parser) flow() error {
 		p.flows = append(p.flows, make([]flow, 0, flowChunk))
 	}
 	k := len(p.flows) - 1
-	p.flows[k] = append(p.flows[k], flow{slot: p.slot(), ts: e.ts, id: e.id})
+	p.flows[k] = append(p.flows[k], flow{slot: p.slot(), ts: e.ts, id: p.b.Corr(e.id)})
 	p.nflows++
 	return nil
 }

@@ -153,8 +153,8 @@ func TestExactTimes(t *testing.T) {
 			t.Fatalf("%s: %d events, want 1", in, len(tr.Events))
 		}
 		e := tr.Events[0]
-		if got := tr.StartNs + e.Start; got != tc.wantTs || e.Dur != tc.wantDur {
-			t.Errorf("ts %s dur %s: got %d+%d ns, want %d+%d", tc.ts, tc.dur, got, e.Dur, tc.wantTs, tc.wantDur)
+		if got := tr.StartNs + e.Start; got != tc.wantTs || e.Dur() != tc.wantDur {
+			t.Errorf("ts %s dur %s: got %d+%d ns, want %d+%d", tc.ts, tc.dur, got, e.Dur(), tc.wantTs, tc.wantDur)
 		}
 	}
 }
@@ -170,8 +170,8 @@ func TestRealNsTimestamps(t *testing.T) {
 	}
 	for _, e := range find(tr, "DivBackward1") {
 		if tr.StartNs+e.Start == 1712195495519695812 {
-			if e.Dur != 53_090 {
-				t.Errorf("DivBackward1 dur %d ns, want 53090", e.Dur)
+			if e.Dur() != 53_090 {
+				t.Errorf("DivBackward1 dur %d ns, want 53090", e.Dur())
 			}
 			return
 		}
@@ -200,7 +200,7 @@ func TestBeginEnd(t *testing.T) {
 	}
 	var got []ev
 	for _, e := range tr.Events {
-		got = append(got, ev{tr.Str(e.Name), e.Start, e.Dur, e.Corr})
+		got = append(got, ev{tr.Str(e.Name), e.Start, e.Dur(), tr.CorrID(e.Corr)})
 	}
 	want := []ev{{"outer", 0, 10_000, 0}, {"inner", 2_000, 3_000, 5}, {"other", 3_000, 3_000, 0}}
 	if !reflect.DeepEqual(got, want) {
@@ -233,7 +233,7 @@ func TestFlowsFillCorr(t *testing.T) {
 	want := map[string]uint64{"cudaLaunchKernel": 42, "aten::mm": 0, "gemm": 42, "relu": 77}
 	for name, corr := range want {
 		evs := find(tr, name)
-		if len(evs) != 1 || evs[0].Corr != corr {
+		if len(evs) != 1 || tr.CorrID(evs[0].Corr) != corr {
 			t.Errorf("%s: %+v, want one event with Corr %d", name, evs, corr)
 		}
 	}
@@ -299,7 +299,7 @@ func TestKineto(t *testing.T) {
 	}
 	for name, w := range want {
 		evs := find(tr, name)
-		if len(evs) != 1 || (ev{evs[0].Kind, evs[0].Flags, evs[0].Corr}) != w {
+		if len(evs) != 1 || (ev{evs[0].Kind, evs[0].Flags, tr.CorrID(evs[0].Corr)}) != w {
 			t.Errorf("%s: %+v, want one with %+v", name, evs, w)
 		}
 	}

@@ -46,10 +46,8 @@ func Build(s *Spec) *trace.Trace {
 	tracks := map[place]int32{}
 	b.Grow(len(s.Events))
 	for _, e := range s.Events {
-		ev := trace.Event{
-			Start: e.Start, Dur: e.Dur, Corr: e.Corr,
-			Name: b.Intern(e.Name),
-		}
+		ev := trace.Event{Start: e.Start, Corr: b.Corr(e.Corr), Name: b.Intern(e.Name)}
+		ev.SetDur(e.Dur)
 		p := place{e.Role.Device(), int64(e.Device), int64(e.Stream)}
 		if !p.device {
 			p.id, p.station = pid, e.Thread
@@ -76,7 +74,7 @@ func Build(s *Spec) *trace.Trace {
 		}
 		b.AddCat(tr, ev, b.Intern(roleCat[e.Role]))
 		if e.Role == Memcpy {
-			b.CopyBytes(e.Corr, e.Bytes)
+			b.CopyBytes(ev.Corr, e.Bytes)
 		}
 	}
 	for k, v := range s.DistributedMeta() {

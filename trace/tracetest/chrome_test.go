@@ -101,7 +101,7 @@ func chromeEvents(t *trace.Trace) []chromeEvent {
 	var out []chromeEvent
 	for i, k := range t.Tracks {
 		for _, e := range t.TrackEvents(i) {
-			out = append(out, chromeEvent{k.Name, t.Str(e.Name), e.Kind, e.Flags, t.StartNs + e.Start, e.Dur, e.Corr})
+			out = append(out, chromeEvent{k.Name, t.Str(e.Name), e.Kind, e.Flags, t.StartNs + e.Start, e.Dur(), t.CorrID(e.Corr)})
 		}
 	}
 	slices.SortFunc(out, func(a, b chromeEvent) int {

@@ -80,7 +80,7 @@ func traceRecords(t *trace.Trace) []eventRecord {
 		for _, e := range t.TrackEvents(i) {
 			recs = append(recs, eventRecord{
 				where: where, name: t.Str(e.Name), kind: e.Kind, flags: e.Flags,
-				start: t.StartNs + e.Start, dur: e.Dur, corr: e.Corr, derivedLine: tr.Derived,
+				start: t.StartNs + e.Start, dur: e.Dur(), corr: t.CorrID(e.Corr), derivedLine: tr.Derived,
 			})
 		}
 	}

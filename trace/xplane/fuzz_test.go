@@ -81,7 +81,7 @@ func checkInvariants(t *testing.T, tr *trace.Trace) {
 		covered += tk.Hi - tk.Lo
 		evs := tr.TrackEvents(i)
 		for j, e := range evs {
-			if tr.TrackOf(tk.Lo+j) != i || e.Start < 0 || e.Dur < 0 || e.End() < e.Start || int(e.Name) >= len(tr.Strings) {
+			if tr.TrackOf(tk.Lo+j) != i || e.Start < 0 || e.Dur() < 0 || e.End() < e.Start || int(e.Name) >= len(tr.Strings) {
 				t.Fatalf("track %d event %d: %+v", i, j, e)
 			}
 			if j > 0 && evs[j-1].Start > e.Start {

@@ -475,6 +475,9 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 	if !setEvent(e, ev, ls, m, start, dur) {
 		e.Name = d.stepName(m.name, &ev.stats)
 	}
+	if ev.stats.corr >= trace.WideCorr {
+		e.Corr = d.b.Corr(ev.stats.corr)
+	}
 	if ev.stats.bytes > 0 {
 		d.b.CopyBytes(e.Corr, ev.stats.bytes)
 	}
@@ -494,7 +497,8 @@ func setEvent(e *trace.Event, ev *rawEvent, ls *lineState, m *eventMeta, start, 
 	if ev.dur == 0 {
 		flags |= trace.FlagInstant
 	}
-	e.Start, e.Dur, e.Corr = start, dur, ev.stats.corr
+	e.Start, e.Corr = start, uint32(ev.stats.corr)
+	e.SetDur(dur)
 	e.Name, e.Kind = m.name, kind
 	named := true
 	if kind != trace.KindWork && (ls.class.steps || ev.stats.hasStep || ev.stats.root) {

@@ -80,7 +80,8 @@ func TestParallelRealTraces(t *testing.T) {
 }
 
 // TestParallelOddEvents has events a worker gives up on (drops, undefined
-// metadata, step names to make up) among ordinary ones, and cut input.
+// metadata, step names to make up, correlation ids to key) among ordinary
+// ones, and cut input.
 func TestParallelOddEvents(t *testing.T) {
 	var evs []eventSpec
 	for i := range 12 {
@@ -91,6 +92,8 @@ func TestParallelOddEvents(t *testing.T) {
 		{name: "neg", off: -1_000, dur: 1_000},
 		{name: "orphan", rawMeta: 99, off: 2_000, dur: 1_000},
 		{name: "train_step", off: 3_000, dur: 1_000, stats: []statSpec{{name: "step_num", v: int64(7)}}},
+		{name: "wide", off: 4_000, dur: 1_000, stats: []statSpec{{name: "correlation_id", v: uint64(1<<40 + 3)}}},
+		{name: "wider", off: 4_500, dur: 1_000, stats: []statSpec{{name: "correlation_id", v: uint64(1<<63 + 9)}}},
 	}
 	for i, e := range odd {
 		evs = append(evs[:3*i+1], append([]eventSpec{e}, evs[3*i+1:]...)...)

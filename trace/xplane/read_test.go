@@ -130,7 +130,7 @@ func events(t *trace.Trace) []got {
 	var out []got
 	for i := range t.Tracks {
 		for _, e := range t.TrackEvents(i) {
-			out = append(out, got{t.Tracks[i].Name, t.Str(e.Name), e.Kind, e.Flags, t.StartNs + e.Start, e.Dur, e.Corr})
+			out = append(out, got{t.Tracks[i].Name, t.Str(e.Name), e.Kind, e.Flags, t.StartNs + e.Start, e.Dur(), t.CorrID(e.Corr)})
 		}
 	}
 	slices.SortFunc(out, func(a, b got) int {
@@ -190,7 +190,7 @@ func TestDecodeEvents(t *testing.T) {
 	}
 	// Copy sizes come from memcpy_details ("size:8"), kept by correlation
 	// id; the hipMemcpyDtoHAsync call gives none.
-	if want := map[uint64]int64{44: 8, 45: 16}; !maps.Equal(tr.CopyBytes, want) {
+	if want := map[uint32]int64{44: 8, 45: 16}; !maps.Equal(tr.CopyBytes, want) {
 		t.Errorf("copy bytes %v, want %v", tr.CopyBytes, want)
 	}
 	derived := map[string]bool{}

@@ -15,7 +15,7 @@ func corrs(t *trace.Trace) map[uint64]bool {
 	m := map[uint64]bool{}
 	for _, e := range t.Events {
 		if e.Corr != 0 {
-			m[e.Corr] = true
+			m[t.CorrID(e.Corr)] = true
 		}
 	}
 	return m
