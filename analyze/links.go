@@ -7,7 +7,8 @@ import (
 	"github.com/tracegap/tracegap/trace"
 )
 
-// links maps correlation ids to the host calls that launched device work.
+// links maps correlation ids (Event.Corr) to the host calls that launched
+// device work.
 // Profilers number launches densely (CUPTI and XProf count up from a small
 // number), so mostly a table indexed by id serves: 4 bytes a slot and one
 // load a lookup. Ids too spread out for a table fall back to a sorted

@@ -71,6 +71,8 @@ type Builder struct {
 	copyBytes map[uint32]int64
 	wideCorrs []uint64
 	wideCorr  map[uint64]uint32
+	// cutDurs counts the durations SetDur cut to MaxDur.
+	cutDurs int
 	// Truncated is copied into the trace by Finish.
 	Truncated bool
 }
@@ -204,9 +206,9 @@ func (b *Builder) LookupTrack(key string) (int32, bool) {
 // name it when metadata arrives after its events.
 func (b *Builder) TrackAt(i int32) *Track { return &b.tracks[i] }
 
-// CopyBytes records that the copy with correlation id corr moved n bytes
-// (see Trace.CopyBytes); a copy without a correlation id cannot be told
-// and is not recorded.
+// CopyBytes records that the copy of Event.Corr corr moved n bytes (see
+// Trace.CopyBytes); a copy without a correlation id cannot be told and
+// is not recorded.
 func (b *Builder) CopyBytes(corr uint32, n int64) {
 	if corr == 0 || n <= 0 {
 		return
@@ -220,7 +222,9 @@ func (b *Builder) CopyBytes(corr uint32, n int64) {
 // Corr returns the Event.Corr of correlation id id: id itself below
 // WideCorr; else WideCorr plus the index of id among the wide ids met so
 // far, the same for the same id. Profilers count ids up from a small
-// number, so the map is for odd traces only.
+// number, so the map is for odd traces only. Wide ids count against the
+// limit on distinct strings, as each costs about as much; past it, or
+// past the 2^31 keys there are, Corr returns 0 and Err says so.
 func (b *Builder) Corr(id uint64) uint32 {
 	if id < WideCorr {
 		return uint32(id)
@@ -228,13 +232,33 @@ func (b *Builder) Corr(id uint64) uint32 {
 	if k, ok := b.wideCorr[id]; ok {
 		return k
 	}
+	n := len(b.wideCorrs)
+	if n >= maxWideCorrs || b.maxStrings > 0 && n >= b.maxStrings {
+		if b.err == nil {
+			b.err = Limitf("more than %d distinct correlation ids of 2^31 and above (raise --max-strings if the trace is genuine)", n)
+		}
+		return 0
+	}
 	if b.wideCorr == nil {
 		b.wideCorr = map[uint64]uint32{}
 	}
-	k := uint32(WideCorr + len(b.wideCorrs))
+	k := uint32(WideCorr) + uint32(n)
 	b.wideCorr[id] = k
 	b.wideCorrs = append(b.wideCorrs, id)
 	return k
+}
+
+// maxWideCorrs is how many keys there are for wide correlation ids: those
+// from WideCorr to 2^32-1, less one so that it fits an int32.
+const maxWideCorrs = 1<<31 - 1
+
+// SetDur sets the duration of e to d as Event.SetDur does, counting a
+// duration longer than MaxDur, which it cuts, for a warning.
+func (b *Builder) SetDur(e *Event, d int64) {
+	if d > MaxDur {
+		b.cutDurs++
+	}
+	e.SetDur(d)
 }
 
 // NumTracks returns the number of tracks so far.
@@ -500,6 +524,9 @@ func (b *Builder) Finish() *Trace {
 	for _, r := range b.dropOrder {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("dropped %d events: %s", b.dropped[r], r))
 	}
+	if b.cutDurs > 0 {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("cut %d events lasting longer than 78 hours, the most an event holds, to 78 hours", b.cutDurs))
+	}
 	lo := b.trackStarts()
 	t.Events = b.gather()
 	if len(t.Events) > 0 {
@@ -515,6 +542,7 @@ func (b *Builder) Finish() *Trace {
 	t.Cats = b.splitPairs(t.Events)
 	b.chunks, b.cur, b.strings, b.tracks, b.order = nil, nil, nil, nil, nil
 	b.pairs, b.pairIDs, b.recentPairs = nil, nil, nil
+	b.wideCorr = nil
 	return t
 }
 
@@ -804,7 +832,7 @@ func (b *Builder) trackStarts() []int {
 
 // groupInPlace is the counting sort of gather done within evs, all the
 // builder's events, stored as b.order says: each event's place is worked
-// out first (4 bytes an event, against the 32 of a copy), then the events
+// out first (4 bytes an event, against the 24 of a copy), then the events
 // are swapped along the permutation's cycles.
 func (b *Builder) groupInPlace(evs []Event) {
 	next := b.trackStarts()

@@ -242,3 +242,38 @@ func TestGzipBomb(t *testing.T) {
 		t.Errorf("%d bytes expand to %d, want at most %d expanding to %d", len(gz), len(out), size/500, size)
 	}
 }
+
+// TestLongEvents reads an event longer than an Event holds (trace.MaxDur,
+// 78 hours) from each format: it is kept, cut to MaxDur, and the trace
+// says so, the same way in both.
+func TestLongEvents(t *testing.T) {
+	const long = 100 * 3600 * 1_000_000_000 // 100 hours
+	s := &tracetest.Spec{Threads: []tracetest.Thread{{TID: 1, Name: "main"}}, Events: []tracetest.Event{
+		{Role: tracetest.CPUOp, Name: "train", Thread: 1, Start: 1_000_000, Dur: long},
+		{Role: tracetest.CPUOp, Name: "step", Thread: 1, Start: 2_000_000, Dur: 5_000},
+	}}
+	writers := map[string]func(io.Writer, *tracetest.Spec) error{"chrome": tracetest.WriteChrome, "xplane": tracetest.WriteXPlane}
+	for name, write := range writers {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := write(&buf, s); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := trace.Read(&buf, int64(buf.Len()), trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			durs := map[string]int64{}
+			for _, e := range tr.Events {
+				durs[tr.Str(e.Name)] = e.Dur()
+			}
+			if durs["train"] != trace.MaxDur || durs["step"] != 5_000 {
+				t.Errorf("durations %v, want train cut to %d and step 5000", durs, int64(trace.MaxDur))
+			}
+			want := "cut 1 events lasting longer than 78 hours, the most an event holds, to 78 hours"
+			if !slices.Contains(tr.Warnings, want) {
+				t.Errorf("warnings %q, want %q", tr.Warnings, want)
+			}
+		})
+	}
+}

@@ -100,7 +100,8 @@ type Event struct {
 }
 
 // MaxDur is the longest duration an Event holds, 2^48-1 ns (78 hours):
-// SetDur cuts a longer one to it. No profiler capture lasts that long.
+// SetDur cuts a longer one to it, and readers warn of the cut
+// (Builder.SetDur). No profiler capture lasts that long.
 const MaxDur = 1<<48 - 1
 
 // WideCorr is the first correlation id that an Event keeps as a key
@@ -221,8 +222,10 @@ type Trace struct {
 // CorrID returns the correlation id of an event's Corr, c: c itself, or
 // the id it stands for when it is a key (see Builder.Corr).
 func (t *Trace) CorrID(c uint32) uint64 {
-	if k := int(c) - WideCorr; k >= 0 && k < len(t.WideCorrs) {
-		return t.WideCorrs[k]
+	if c >= WideCorr {
+		if k := int(c - WideCorr); k < len(t.WideCorrs) {
+			return t.WideCorrs[k]
+		}
 	}
 	return uint64(c)
 }

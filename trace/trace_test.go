@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"unsafe"
@@ -89,5 +90,25 @@ func TestCorr(t *testing.T) {
 	}
 	if want := []uint64{WideCorr, 1 << 40, 1<<64 - 1}; !slices.Equal(tr.WideCorrs, want) {
 		t.Errorf("WideCorrs = %v, want %v", tr.WideCorrs, want)
+	}
+}
+
+// TestCorrLimit checks that distinct wide correlation ids count against
+// the limit on distinct strings: past it, Err is a limit error.
+func TestCorrLimit(t *testing.T) {
+	b := NewBuilder()
+	b.SetLimits(Options{MaxStrings: 2})
+	b.Corr(1 << 40)
+	b.Corr(1 << 41)
+	b.Corr(1 << 40) // known: no new key
+	b.Corr(5)       // not wide
+	if err := b.Err(); err != nil {
+		t.Fatalf("two wide ids under a limit of 2: %v", err)
+	}
+	if k := b.Corr(1 << 42); k != 0 {
+		t.Errorf("a third wide id got key %d, want 0", k)
+	}
+	if err := b.Err(); !errors.Is(err, ErrLimit) {
+		t.Errorf("Err() = %v, want the --max-strings limit", err)
 	}
 }

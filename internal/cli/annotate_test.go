@@ -92,7 +92,7 @@ func eventKeys(t *trace.Trace, byID, ours bool) []string {
 			where += lineName(tr.Name)
 		}
 		for j, e := range t.TrackEvents(i) {
-			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(t.Cat(tr.Lo+j)), e.Start, e.Dur(), e.Corr, e.Kind, e.Flags))
+			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(t.Cat(tr.Lo+j)), e.Start, e.Dur(), t.CorrID(e.Corr), e.Kind, e.Flags))
 		}
 	}
 	slices.Sort(keys)

@@ -139,7 +139,7 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
 	fs.IntVar(&f.maxEvents, "max-events", trace.DefaultMaxEvents, "refuse traces with more events than this")
 	fs.IntVar(&f.maxTracks, "max-tracks", trace.DefaultMaxTracks, "refuse traces with more tracks than this (threads, device streams, XPlane planes and lines)")
-	fs.IntVar(&f.maxStrings, "max-strings", trace.DefaultMaxStrings, "refuse traces with more distinct names (or name and category pairs, or XPlane metadata entries) than this")
+	fs.IntVar(&f.maxStrings, "max-strings", trace.DefaultMaxStrings, "refuse traces with more distinct names (or name and category pairs, XPlane metadata entries, or correlation ids of 2^31 and above) than this")
 	fs.Int64Var(&f.maxValue, "max-value", trace.DefaultMaxValueBytes, "refuse JSON with a value (an event, a string) or run of white space longer than this many bytes")
 	fs.StringVar(&f.inFormat, "input-format", "", "force the input format ("+strings.Join(trace.FormatNames(), ", ")+") instead of sniffing it")
 	return f

@@ -139,7 +139,7 @@ func (p *parser) add(ts, dur int64, name, cat trace.StrID, corr uint64, flags tr
 		s.stream = p.ev.stream
 	}
 	e := trace.Event{Start: ts, Corr: p.b.Corr(corr), Name: name, Flags: flags}
-	e.SetDur(dur)
+	p.b.SetDur(&e, dur)
 	p.b.AddCat(s.track, e, cat)
 	if p.ev.bytes > 0 { // a copy's or memset's size (classified later)
 		p.b.CopyBytes(e.Corr, p.ev.bytes)

@@ -47,7 +47,7 @@ func Build(s *Spec) *trace.Trace {
 	b.Grow(len(s.Events))
 	for _, e := range s.Events {
 		ev := trace.Event{Start: e.Start, Corr: b.Corr(e.Corr), Name: b.Intern(e.Name)}
-		ev.SetDur(e.Dur)
+		b.SetDur(&ev, e.Dur)
 		p := place{e.Role.Device(), int64(e.Device), int64(e.Stream)}
 		if !p.device {
 			p.id, p.station = pid, e.Thread

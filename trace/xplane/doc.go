@@ -23,12 +23,12 @@
 // Times are line.timestamp_ns + offset_ps/1000 and durations are rounded
 // so that events abutting in picoseconds abut in nanoseconds. Stats are
 // interpreted only where the analysis uses them: correlation_id becomes
-// Event.Corr; events on a "Steps" line and host events with a step_num
+// Event.Corr (through Builder.Corr); events on a "Steps" line and host events with a step_num
 // stat or an _r stat of 1 (a step's root) get FlagStep, and a step name
 // without a number gets one appended from step_num or group_id
 // ("train_step#7"); copies get FlagMemcpy, FlagDtoH and FlagPageable from
 // their names ("MemcpyD2H") and memcpy_details stats, whose "size:" goes
-// to Trace.CopyBytes under the correlation id. Names are an event
+// to Trace.CopyBytes under the event's Corr. Names are an event
 // metadata's display_name when it has one (the short op name on TPU),
 // else its name. Meta gets "hostname", "planes", "lines", and where the
 // planes say so "device_vendor", "device_type", "profile_start_time_ns"

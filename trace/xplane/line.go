@@ -463,7 +463,7 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		d.newBatch()
 	}
 	// The event is made where it is kept: built apart and copied, its
-	// 32 bytes went through the stack twice. setEvent sets every field,
+	// bytes went through the stack twice. setEvent sets every field,
 	// so the room is not cleared first.
 	n := len(d.batch)
 	if n < cap(d.batch) {
@@ -475,8 +475,13 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 	if !setEvent(e, ev, ls, m, start, dur) {
 		e.Name = d.stepName(m.name, &ev.stats)
 	}
+	if dur > trace.MaxDur {
+		d.b.SetDur(e, dur) // to count the cut
+	}
 	if ev.stats.corr >= trace.WideCorr {
-		e.Corr = d.b.Corr(ev.stats.corr)
+		if e.Corr = d.b.Corr(ev.stats.corr); e.Corr == 0 {
+			return d.b.Err()
+		}
 	}
 	if ev.stats.bytes > 0 {
 		d.b.CopyBytes(e.Corr, ev.stats.bytes)
@@ -537,12 +542,14 @@ func eventTimes(ts, offPs, durPs int64) (start, dur int64, ok bool) {
 	if ts < 0 || offPs < 0 || durPs < 0 || durPs > math.MaxInt64-1000 {
 		return 0, 0, false
 	}
-	off := offPs / 1000
+	// Unsigned, as both are known not to be negative: dividing an int64
+	// by a constant takes a sign fix-up that a uint64 does not.
+	off := int64(uint64(offPs) / 1000)
 	if ts > math.MaxInt64-off {
 		return 0, 0, false
 	}
 	start = ts + off
-	dur = (offPs%1000 + durPs) / 1000
+	dur = int64((uint64(offPs)%1000 + uint64(durPs)) / 1000)
 	if start > math.MaxInt64-dur {
 		return 0, 0, false
 	}

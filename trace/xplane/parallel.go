@@ -15,8 +15,9 @@ import (
 // decoder adds them to the trace in file order, making the tracks as it
 // goes. A worker never touches the Builder: a chunk with anything that
 // would (an event to drop, a metadata id the plane does not define, a step
-// name to make up, a correlation id to key, an error) is decoded again by
-// the decoder itself, in order, exactly as a serial read does. The trace is the same either way.
+// name to make up, a correlation id to key, a duration to cut, an error)
+// is decoded again by the decoder itself, in order, exactly as a serial
+// read does. The trace is the same either way.
 
 // chunkEvents is how many events a chunk of a line holds: 1.25 MB of
 // Events, about 1 MB of input. A variable for tests.
@@ -213,7 +214,7 @@ func (d *decoder) addToChunk(ev *rawEvent, ls *lineState) error {
 	}
 	d.out = append(d.out, trace.Event{})
 	e := &d.out[len(d.out)-1]
-	if !setEvent(e, ev, ls, m, start, dur) || ev.stats.corr >= trace.WideCorr {
+	if !setEvent(e, ev, ls, m, start, dur) || ev.stats.corr >= trace.WideCorr || dur > trace.MaxDur {
 		d.out = d.out[:len(d.out)-1]
 		return errSerial
 	}
