@@ -18,7 +18,9 @@
 # analyses and writes the text report under /usr/bin/time -v; MB/s is of the
 # uncompressed input. XPlane's memory budget is per event (at most 56 bytes
 # of peak RSS an event; see "XPlane" in docs/performance.md), as a quarter of the input
-# is less than its events take in memory. Prints a Markdown table.
+# is less than its events take in memory. Prints a Markdown table; for an
+# XPlane input it also says (on stderr) the walk's speed, and the time of
+# the read alone and of the analysis alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +37,8 @@ if [ ! -x /usr/bin/time ]; then
 fi
 
 go build -o "$BENCH_DIR/tracegap" ./cmd/tracegap
+# xpstat (see xplane_split) with the profile that tracegap's build uses
+go build -pgo=cmd/tracegap/default.pgo -o "$BENCH_DIR/xpstat" ./internal/tools/xpstat
 
 # make OUT CMD...: run CMD (which writes OUT.tmp) unless OUT exists.
 make_input() {
@@ -91,13 +95,30 @@ xplane_target() {
   echo $((walk < 400 ? walk : 400))
 }
 
+# xplane_split FILE: the one-core time of the read alone and of the
+# analysis alone (internal/tools/xpstat), best of RUNS each, said beside
+# the walk: the walk is a ceiling for the read, and the analysis comes on
+# top of it.
+xplane_split() {
+  local mb
+  mb=$(stat -L -c %s "$1")
+  for _ in $(seq "$RUNS"); do GOMAXPROCS=1 "$BENCH_DIR/xpstat" "$1"; done |
+    awk -v mb="$mb" -v name="$(basename "$1")" '
+      function secs(d) { if (d ~ /ms$/) return substr(d, 1, length(d) - 2) / 1000; return substr(d, 1, length(d) - 1) + 0 }
+      { r = secs($2); a = secs($4); if (!n++ || r < br) br = r; if (n == 1 || a < ba) ba = a }
+      END { printf "bench.sh: %s: one core, the read alone %.2f s (%.0f MB/s), the analysis alone %.2f s (best of %d each)\n", name, br, mb / 1e6 / br, ba, n }' >&2
+}
+
 echo "| input | size MB | GOMAXPROCS | seconds | MB/s | CPU s | peak RSS MB | target | met? |"
 echo "|---|---:|---:|---:|---:|---:|---:|---|---|"
 for name in "${inputs[@]}"; do
   f="$BENCH_DIR/$name"
   bytes=$(usize "$f")
   case "$name" in
-    *.pb) target=$(xplane_target "$f") || exit 1 ;;
+    *.pb)
+      target=$(xplane_target "$f") || exit 1
+      xplane_split "$f"
+      ;;
     *.gz) target=200 ;; # within 20% of 250
     *) target=250 ;;
   esac
