@@ -15,7 +15,15 @@ const (
 	WeaklyUnstable StabilityLabel = "weakly unstable"
 	Unstable       StabilityLabel = "unstable"
 	Erratic        StabilityLabel = "erratic"
+	// TooFewSteps is the label of fewer than MinSteadySteps steps: too
+	// few for a distribution to say anything.
+	TooFewSteps StabilityLabel = "too few steps"
 )
+
+// MinSteadySteps is the fewest steps from which the step times can show
+// a steady state: below it, stability is not graded and the verdict's
+// confidence says so.
+const MinSteadySteps = 3
 
 // The thresholds of the stability figures, defined once here and quoted
 // by the docs (docs/sweep.md).
@@ -150,11 +158,14 @@ func (st *Stability) distribution(steps []Step, idx []int) {
 	}
 }
 
-// label grades the figures: erratic with the loader signature; unstable
+// label grades the figures: too few steps below MinSteadySteps; erratic
+// with the loader signature; unstable
 // with two or more slow steps; weakly unstable with one, or a spread over
 // spreadLimit; stable otherwise.
 func (st *Stability) label() StabilityLabel {
 	switch {
+	case st.Steps < MinSteadySteps:
+		return TooFewSteps
 	case st.Loader != nil:
 		return Erratic
 	case len(st.Slow) >= 2:
@@ -257,6 +268,9 @@ func median(ds []int64) int64 {
 func (st *Stability) Sentence() string {
 	if st.Steps == 0 {
 		return "no steps"
+	}
+	if st.Label == TooFewSteps {
+		return fmt.Sprintf("not graded, %s only: median %s, max %s", plural(st.Steps, "step"), formatDuration(st.Median), formatDuration(st.Max))
 	}
 	s := fmt.Sprintf("%s: median %s, p90 %s, max %s, spread %s over %s",
 		st.Label, formatDuration(st.Median), formatDuration(st.P90), formatDuration(st.Max), pct(st.Spread), plural(st.Steps, "step"))

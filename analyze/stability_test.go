@@ -123,3 +123,27 @@ func TestSingleProcessLoaderCount(t *testing.T) {
 func WorkerScenario(k int, metadata bool) tracetest.Loop {
 	return tracetest.Loop{Steps: 12, Compute: 43_000_000, Loader: &tracetest.WorkerLoader{Workers: k, PerBatch: 150_000_000, Metadata: metadata}}
 }
+
+// TestStabilityTooFewSteps: below MinSteadySteps steps the step times are
+// not graded (one step is not "stable"); from it on they are.
+func TestStabilityTooFewSteps(t *testing.T) {
+	tests := []struct {
+		durs     []int64
+		label    StabilityLabel
+		sentence string
+	}{
+		{[]int64{3_070_000}, TooFewSteps, "not graded, 1 step only: median 3.07 ms, max 3.07 ms"},
+		{[]int64{10_000_000, 30_000_000}, TooFewSteps, "not graded, 2 steps only: median 20.0 ms, max 30.0 ms"},
+		{[]int64{10_000_000, 10_000_000, 10_000_000}, Stable, "stable: median 10.0 ms, p90 10.0 ms, max 10.0 ms, spread 0.0% over 3 steps"},
+	}
+	for _, tt := range tests {
+		r := &Result{}
+		for _, d := range tt.durs {
+			r.Steps = append(r.Steps, Step{Dur: d})
+		}
+		st := r.Stability()
+		if st.Label != tt.label || st.Sentence() != tt.sentence {
+			t.Errorf("%v: %q, %q; want %q, %q", tt.durs, st.Label, st.Sentence(), tt.label, tt.sentence)
+		}
+	}
+}

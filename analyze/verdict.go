@@ -253,7 +253,7 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	switch {
 	case r.Window.Steps == 0:
 		reasons = append(reasons, "no step markers found: the window is the devices' whole span, warm-up and tail included")
-	case r.Window.Steps < 3:
+	case r.Window.Steps < MinSteadySteps:
 		reasons = append(reasons, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(r.Window.Steps, "step")))
 	}
 	if r.Idle.MostlyUntraced() {

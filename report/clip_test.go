@@ -86,3 +86,49 @@ func TestTimelineStepNameEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestGapsTableKeepsInnermost: a host stack too long for its column loses
+// its start, not its end: the column promises the innermost event last.
+func TestGapsTableKeepsInnermost(t *testing.T) {
+	long := strings.Repeat("o", 60)
+	res, g := gapOf(analyze.NamedSegment{Dur: 10, Stack: []string{"step", long, long, "PjRtStreamExecutorLoadedExecutable::Execute"}})
+	g.Device = "GPU:0"
+	got := gapsTable(res, []*analyze.Gap{g}, 40, 100).escaped(untrusted.Terminal).rows[0][7]
+	// describeStack keeps the innermost three, 169 columns; the cell
+	// keeps the last 97 of them after the marker.
+	full := long + " > " + long + " > PjRtStreamExecutorLoadedExecutable::Execute"
+	want := "..." + full[len(full)-97:]
+	if got != want {
+		t.Errorf("stack cell\n %q\nwant\n %q", got, want)
+	}
+}
+
+// TestOpsTableUnlinkedLaunches: where no op launched any work, the trace
+// does not link work to calls (JAX, TPU), and launches per call are
+// unknown ("-"), not 0.0; where one did, every op's figure shows.
+func TestOpsTableUnlinkedLaunches(t *testing.T) {
+	ops := []analyze.OpCost{{Name: "Execute", Calls: 4, Host: 400}, {Name: "pjit", Calls: 2, Host: 100}}
+	lpc := func(ops []analyze.OpCost) []string {
+		var out []string
+		for _, row := range opsTable(&analyze.Result{Ops: ops}).rows {
+			out = append(out, row[3])
+		}
+		return out
+	}
+	if got := lpc(ops); strings.Join(got, ",") != "-,-" {
+		t.Errorf("unlinked: launches/call %q, want -,-", got)
+	}
+	ops[1].Launches = 3
+	if got := lpc(ops); strings.Join(got, ",") != "0.0,1.5" {
+		t.Errorf("linked: launches/call %q, want 0.0,1.5", got)
+	}
+}
+
+// TestCounted: counts agree with their nouns.
+func TestCounted(t *testing.T) {
+	for n, want := range map[int]string{0: "0 gaps", 1: "1 gap", 2: "2 gaps", 1234: "1,234 gaps"} {
+		if got := counted(n, "gap"); got != want {
+			t.Errorf("counted(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

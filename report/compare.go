@@ -91,7 +91,7 @@ func SyntheticConclusion(s *compare.Synthetic) string {
 	}
 	names := make([]string, 0, 3)
 	for _, site := range s.Syncs[:min(3, len(s.Syncs))] {
-		names = append(names, fmt.Sprintf("%s (%s in %s)", site.Name, Duration(site.Time), cmpGaps(site.Gaps)))
+		names = append(names, fmt.Sprintf("%s (%s in %s)", site.Name, Duration(site.Time), counted(site.Gaps, "gap")))
 	}
 	return msg + ": " + strings.Join(names, ", ") + "."
 }
@@ -144,7 +144,7 @@ func compareText(w io.Writer, c *compare.Comparison) error {
 		fmt.Fprintf(w, "  new step %s; new input %s per step\n", Duration(s.NewStep), Duration(s.NewInput))
 		fmt.Fprintf(w, "  %s\n", untrusted.Terminal(SyntheticConclusion(s)))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "  sync %s in %s: %s\n", Duration(site.Time), cmpGaps(site.Gaps), untrusted.Terminal(stackString(site.Stack)))
+			fmt.Fprintf(w, "  sync %s in %s: %s\n", Duration(site.Time), counted(site.Gaps, "gap"), untrusted.Terminal(stackString(site.Stack)))
 		}
 	}
 	if c.Limit > 0 {
@@ -153,15 +153,8 @@ func compareText(w io.Writer, c *compare.Comparison) error {
 	return nil
 }
 
-func cmpGaps(n int) string {
-	if n == 1 {
-		return "1 gap"
-	}
-	return count(n) + " gaps"
-}
-
 func cmpRunLine(s *compare.Summary) string {
-	steps := fmt.Sprintf("%d steps", s.Steps)
+	steps := counted(s.Steps, "step")
 	if s.PerWindow {
 		steps = "no steps (figures per window)"
 	}
@@ -236,7 +229,7 @@ func compareMarkdown(w io.Writer, c *compare.Comparison) error {
 		fmt.Fprintf(w, "\n### Synthetic-data test\n\n%s. Target step %s, base compute %s per step; new step %s, new input %s per step.\n\n%s\n",
 			mdEscape(cmpSyntheticWhy(s)), Duration(s.Target), Duration(s.BaseCompute), Duration(s.NewStep), Duration(s.NewInput), mdEscape(untrusted.Terminal(SyntheticConclusion(s))))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "- %s: %s in %s\n", untrusted.MarkdownCode(stackString(site.Stack)), Duration(site.Time), cmpGaps(site.Gaps))
+			fmt.Fprintf(w, "- %s: %s in %s\n", untrusted.MarkdownCode(stackString(site.Stack)), Duration(site.Time), counted(site.Gaps, "gap"))
 		}
 	}
 	if c.Limit > 0 {

@@ -61,7 +61,7 @@ func figuresLine(res *analyze.Result) string {
 	}
 	parts = append(parts, "utilization "+percent(res.Utilization()),
 		"attributed idle "+percent(share(res.Idle.Attributed(), res.Window.Dur()))+
-			" in "+count(len(res.Gaps))+" gaps of "+shortDuration(res.Options.MinGap)+" or more")
+			" in "+counted(len(res.Gaps), "gap")+" of "+shortDuration(res.Options.MinGap)+" or more")
 	return strings.Join(parts, ", ")
 }
 

@@ -95,6 +95,14 @@ func byteSize(n int64) string {
 	return strconv.FormatInt(n, 10) + " B"
 }
 
+// counted formats n things: "1 gap", "1,234 gaps".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return count(n) + " " + noun + "s"
+}
+
 // count formats an integer with thousands separators: "1,234,567".
 func count(n int) string {
 	s := strconv.Itoa(n)

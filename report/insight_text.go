@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,9 @@ func sitesTable(res *analyze.Result) *table {
 
 func opsTable(res *analyze.Result) *table {
 	tb := newTable("lrrrrrl", "op", "calls", "per call", "launches/call", "idle", "share", "setting").clip(60)
+	// Where no op launched anything, the trace does not link device work
+	// to host calls (JAX, XPlane on TPU): the launches are unknown, not 0.
+	linked := slices.ContainsFunc(res.Ops, func(o analyze.OpCost) bool { return o.Launches > 0 })
 	for i, o := range res.Ops {
 		if i == insightRows {
 			break
@@ -43,6 +47,8 @@ func opsTable(res *analyze.Result) *table {
 		per, lpc := "-", "-"
 		if o.Calls > 0 {
 			per = Duration(o.Host / int64(o.Calls))
+		}
+		if o.Calls > 0 && linked {
 			lpc = strconv.FormatFloat(float64(o.Launches)/float64(o.Calls), 'f', 1, 64)
 		}
 		set := ""
@@ -112,6 +118,11 @@ func stepBar(s *analyze.Step) string {
 	return b.String() + strings.Repeat(" ", max(timelineWidth-b.Len(), 0))
 }
 
+// stepSharesHeading heads the step bars: each is the step's shares, busy
+// then idle by cause, not its course in time (the longest gaps and the
+// HTML report's timeline give that).
+const stepSharesHeading = "Step shares (busy, then idle by cause; not in time order)"
+
 // timelineName is the width of the step timeline's name column.
 const timelineName = 18
 
@@ -149,7 +160,7 @@ func (t *textWriter) insights(res *analyze.Result, limit int) {
 		t.table(copiesTable(res))
 	}
 	if lines := timelineLines(res, limit, untrusted.Terminal); len(lines) > 0 {
-		t.heading("Step timeline")
+		t.heading(stepSharesHeading)
 		for _, l := range lines {
 			t.printf("  %s\n", styled(l))
 		}
@@ -182,7 +193,7 @@ func (t *textWriter) mdInsights(res *analyze.Result, limit int) {
 	// In a code block nothing renders as markup, but a control character
 	// would still reach whoever reads the Markdown source.
 	if lines := timelineLines(res, limit, untrusted.Terminal); len(lines) > 0 {
-		t.printf("\n<details><summary>Step timeline</summary>\n\n```\n")
+		t.printf("\n<details><summary>%s</summary>\n\n```\n", stepSharesHeading)
 		for _, l := range lines {
 			t.printf("%s\n", strings.ReplaceAll(l, "`", "'"))
 		}

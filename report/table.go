@@ -21,7 +21,10 @@ type table struct {
 	// are cut when the table is rendered, after escaping, so that a cut
 	// never splits an escape and the escapes count in the width.
 	widths []int
-	rows   [][]string
+	// fromStart marks the columns whose cells are cut at the start, so
+	// that their end shows (see untrusted.ClipStart).
+	fromStart []bool
+	rows      [][]string
 }
 
 func newTable(align string, header ...string) *table {
@@ -37,12 +40,23 @@ func (t *table) clip(widths ...int) *table {
 	return t
 }
 
+// keepEnd makes column i's cells lose their start when cut, not their
+// end, and returns the table.
+func (t *table) keepEnd(i int) *table {
+	t.fromStart = append(t.fromStart, make([]bool, max(i+1-len(t.fromStart), 0))...)
+	t.fromStart[i] = true
+	return t
+}
+
 // cell returns row cell c of column i escaped by esc (nil for none) and
 // cut to the column's width.
 func (t *table) cell(c string, i int, esc func(string) string) string {
 	n := 0
 	if i < len(t.widths) {
 		n = t.widths[i]
+	}
+	if i < len(t.fromStart) && t.fromStart[i] {
+		return untrusted.ClipStart(c, n, esc)
 	}
 	return untrusted.Clip(c, n, esc)
 }

@@ -264,7 +264,7 @@ func (t *textWriter) gaps(res *analyze.Result) {
 
 func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth int) *table {
 	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)").
-		clip(0, 0, 0, 0, 0, 0, threadWidth, stackWidth)
+		clip(0, 0, 0, 0, 0, 0, threadWidth, stackWidth).keepEnd(7) // the innermost event shows
 	for i, g := range gs {
 		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), Duration(g.Dur), g.Cause.String(),
 			stepName(res, g.Step), g.Thread, describeStack(res, g, 3))

@@ -69,6 +69,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &analyzeFlags{analysis: addAnalysisFlags(fs)}
+	fs.Lookup("top").Hidden = false // analyze's reports list the longest gaps
 	jf := addJobFlags(fs)
 	dbg := addDebugFlags(fs)
 	fs.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html")

@@ -103,7 +103,7 @@ func render(t *testing.T, res *analyze.Result, f report.Format) string {
 
 // figuresLine matches the figures line of the text, Markdown and HTML
 // reports.
-var figuresLine = regexp.MustCompile(`(?:step time (.+?) \(device busy (.+?)\), )?utilization (\S+%), attributed idle (\S+%) in (\S+) gaps of`)
+var figuresLine = regexp.MustCompile(`(?:step time (.+?) \(device busy (.+?)\), )?utilization (\S+%), attributed idle (\S+%) in (\S+) gaps? of`)
 
 // lineFigures reads the figures line of a report and, with row, each
 // cause's share from its breakdown table.

@@ -135,7 +135,11 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.StringVar(&f.stepRegex, "step-regex", "", "regular expression naming the host events that mark steps")
 	fs.StringArrayVar(&f.syncPatterns, "sync-pattern", nil, "extra regular expression for blocking calls (repeatable)")
 	fs.StringArrayVar(&f.inputPatterns, "input-pattern", nil, "extra regular expression for input-pipeline events (repeatable)")
+	// Only analyze's reports list gaps: the flag stays settable everywhere
+	// (an [analysis] section of a config may carry it), but other commands
+	// do not offer it in their help.
 	fs.IntVar(&f.top, "top", d.TopGaps, "how many of the longest gaps to show")
+	_ = fs.MarkHidden("top")
 	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
 	fs.IntVar(&f.maxEvents, "max-events", trace.DefaultMaxEvents, "refuse traces with more events than this")
 	fs.IntVar(&f.maxTracks, "max-tracks", trace.DefaultMaxTracks, "refuse traces with more tracks than this (threads, device streams, XPlane planes and lines)")

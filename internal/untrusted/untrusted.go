@@ -172,6 +172,28 @@ func Clip(s string, n int, esc func(string) string) string {
 	return b.String() + Ellipsis
 }
 
+// ClipStart is Clip cutting the start instead of the end: it keeps the
+// last columns of s, after Ellipsis. It is for text whose end matters
+// most, a host stack whose innermost event is last.
+func ClipStart(s string, n int, esc func(string) string) string {
+	if esc == nil {
+		esc = func(s string) string { return s }
+	}
+	out := esc(s)
+	if n <= len(Ellipsis) || Width(out) <= n {
+		return out
+	}
+	room, i := n-len(Ellipsis), len(s)
+	for i > 0 {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		if room -= Width(esc(s[i-size : i])); room < 0 {
+			break
+		}
+		i -= size
+	}
+	return Ellipsis + esc(s[i:])
+}
+
 // Width returns how many columns of a terminal s takes: two for an East
 // Asian wide rune, one for the rest, as the tables (tablewriter) measure
 // cells. A rune of no width (a combining mark, or a control character a

@@ -112,6 +112,37 @@ func TestClip(t *testing.T) {
 	}
 }
 
+// TestClipStart: the cut falls at the start, on whole escapes and runes,
+// and what is kept is the end.
+func TestClipStart(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		esc  func(string) string
+		want string
+	}{
+		{"fits", "a > b > c", 9, Terminal, "a > b > c"},
+		{"plain cut", "outer > mid > inner", 12, Terminal, "...d > inner"},
+		// Escaped, "\x1bcdefg" is 9 columns: the cut falls before the
+		// escape, which goes whole.
+		{"escape not split", "\x1bcdefg", 8, Terminal, "...cdefg"},
+		{"escape kept whole", "abcd\x1be", 8, Terminal, `...\x1be`},
+		{"wide runes", "計算計算計算", 5, Terminal, "...算"},
+		{"markdown", "a*b*c*d", 8, Markdown, `...c\*d`},
+		{"tiny width", "abcdef", 3, Terminal, "abcdef"},
+	}
+	for _, tt := range tests {
+		got := ClipStart(tt.in, tt.n, tt.esc)
+		if got != tt.want {
+			t.Errorf("%s: ClipStart(%q, %d) = %q, want %q", tt.name, tt.in, tt.n, got, tt.want)
+		}
+		if tt.n > 3 && Width(got) > tt.n {
+			t.Errorf("%s: ClipStart(%q, %d) = %q, wider than %d columns", tt.name, tt.in, tt.n, got, tt.n)
+		}
+	}
+}
+
 func TestPad(t *testing.T) {
 	tests := []struct {
 		in   string
