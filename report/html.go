@@ -165,9 +165,9 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 			SVG:   template.HTML(deviceSVG(res, d, gaps[d.ID], a)),
 		})
 	}
-	r.Breakdown = breakdownTable(res)
+	r.Breakdown = breakdownTable(res, opt.job)
 	nd := opt.listed(len(res.Devices))
-	r.DeviceRows = devicesTable(res, nd)
+	r.DeviceRows = devicesTable(res, nd, opt.job)
 	if ns < len(res.Steps) || nd < len(res.Devices) || drawn < len(res.Devices) {
 		r.Omitted = fmt.Sprintf("Listed: %d of %d steps, %d of %d devices, timelines of %d devices; all of them with --all-steps.",
 			ns, len(res.Steps), nd, len(res.Devices), drawn)
@@ -176,7 +176,7 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 		r.Gaps = gapsTable(res, gs, 60, 200)
 	}
 	if len(res.Steps) > 0 {
-		r.StepRows, _ = stepsTable(res, ns)
+		r.StepRows, _ = stepsTable(res, ns, opt.job)
 	}
 	return r
 }

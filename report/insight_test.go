@@ -67,7 +67,7 @@ func TestJSONInsights(t *testing.T) {
 // busy time and idle causes in proportion (scenario n: 11 of 13 ms busy,
 // 1 ms in-sync, 1 ms after-sync).
 func TestTimeline(t *testing.T) {
-	lines := timelineLines(stackedCopyLoop(t), 10, untrusted.Terminal)
+	lines := timelineLines(stackedCopyLoop(t), 10, untrusted.Terminal, nil)
 	if len(lines) != 5 {
 		t.Fatalf("%d lines, want 5", len(lines))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
@@ -79,34 +80,37 @@ func copiesTable(res *analyze.Result) *table {
 }
 
 // timelineLegend explains the bar's letters: busy, each cause's mark (from
-// the cause table), and idle below the minimum gap.
-var timelineLegend = func() string {
+// the cause table), idle below the minimum gap and, in a job (jr set), the
+// job's rest (job.Rest).
+func timelineLegend(jr *job.Result) string {
 	parts := []string{"# busy"}
 	for _, c := range analyze.Causes() {
 		parts = append(parts, string(c.Mark())+" "+c.String())
 	}
-	return strings.Join(append(parts, ". idle below min-gap"), ", ")
-}()
+	parts = append(parts, ". idle below min-gap")
+	if jr != nil {
+		parts = append(parts, "w collective wait with no idle cause (the straggler computing or late)",
+			"- outside the rank's own step (a job's step runs from the first rank's start to the last rank's end)")
+	}
+	return strings.Join(parts, ", ")
+}
 
 // stepBar draws one step as a bar of timelineWidth letters, each part as
-// long as its share of the step: busy first, then each cause in order.
-func stepBar(s *analyze.Step) string {
-	parts := []struct {
+// long as its share of the step: busy first, then each cause in order,
+// then a job's rest (job.Rest; zero for a single run).
+func stepBar(s *analyze.Step, rest job.Rest) string {
+	type barPart struct {
 		mark byte
 		ns   int64
-	}{{'#', s.DeviceBusy}}
-	for _, c := range analyze.Causes() {
-		parts = append(parts, struct {
-			mark byte
-			ns   int64
-		}{c.Mark(), s.Idle.Of(c)})
 	}
-	parts = append(parts, struct {
-		mark byte
-		ns   int64
-	}{'.', s.Idle.BelowMinGap})
+	parts := []barPart{{'#', s.DeviceBusy}}
+	for _, c := range analyze.Causes() {
+		parts = append(parts, barPart{c.Mark(), s.Idle.Of(c)})
+	}
+	parts = append(parts, barPart{'.', s.Idle.BelowMinGap}, barPart{'w', rest.Compute + rest.Late}, barPart{'-', rest.Outside})
 	var b strings.Builder
 	var sum int64
+	last := byte(' ')
 	for _, p := range parts {
 		// Each part ends where the running total ends, so the parts
 		// round without drifting and the bar is always full.
@@ -114,8 +118,14 @@ func stepBar(s *analyze.Step) string {
 		sum += p.ns
 		to := min(int(sum*timelineWidth/max(s.Dur, 1)), timelineWidth)
 		b.WriteString(strings.Repeat(string(p.mark), max(to-from, 0)))
+		if to > from {
+			last = p.mark
+		}
 	}
-	return b.String() + strings.Repeat(" ", max(timelineWidth-b.Len(), 0))
+	if 2*(s.Dur-sum)*timelineWidth >= s.Dur {
+		last = ' ' // more than half a cell unaccounted for: left blank
+	}
+	return b.String() + strings.Repeat(string(last), max(timelineWidth-b.Len(), 0))
 }
 
 // stepSharesHeading heads the step bars: each is the step's shares, busy
@@ -128,7 +138,7 @@ const timelineName = 18
 
 // timelineLines returns one line per step, at most limit, each step's name
 // escaped by esc and cut to its column.
-func timelineLines(res *analyze.Result, limit int, esc func(string) string) []string {
+func timelineLines(res *analyze.Result, limit int, esc func(string) string, jr *job.Result) []string {
 	var out []string
 	for i := range res.Steps {
 		if i == limit {
@@ -136,7 +146,7 @@ func timelineLines(res *analyze.Result, limit int, esc func(string) string) []st
 		}
 		s := &res.Steps[i]
 		name := untrusted.Pad(untrusted.Clip(stepName(res, i), timelineName, esc), timelineName)
-		out = append(out, fmt.Sprintf("%s |%s| %s", name, stepBar(s), Duration(s.Dur)))
+		out = append(out, fmt.Sprintf("%s |%s| %s", name, stepBar(s, stepRest(jr, i)), Duration(s.Dur)))
 	}
 	return out
 }
@@ -159,12 +169,12 @@ func (t *textWriter) insights(res *analyze.Result, limit int) {
 		t.heading("Copies")
 		t.table(copiesTable(res))
 	}
-	if lines := timelineLines(res, limit, untrusted.Terminal); len(lines) > 0 {
+	if lines := timelineLines(res, limit, untrusted.Terminal, t.opt.job); len(lines) > 0 {
 		t.heading(stepSharesHeading)
 		for _, l := range lines {
 			t.printf("  %s\n", styled(l))
 		}
-		t.printf("  %s\n", timelineLegend)
+		t.printf("  %s\n", timelineLegend(t.opt.job))
 	}
 }
 
@@ -192,11 +202,11 @@ func (t *textWriter) mdInsights(res *analyze.Result, limit int) {
 	}
 	// In a code block nothing renders as markup, but a control character
 	// would still reach whoever reads the Markdown source.
-	if lines := timelineLines(res, limit, untrusted.Terminal); len(lines) > 0 {
+	if lines := timelineLines(res, limit, untrusted.Terminal, t.opt.job); len(lines) > 0 {
 		t.printf("\n<details><summary>%s</summary>\n\n```\n", stepSharesHeading)
 		for _, l := range lines {
 			t.printf("%s\n", strings.ReplaceAll(l, "`", "'"))
 		}
-		t.printf("%s\n```\n\n</details>\n", timelineLegend)
+		t.printf("%s\n```\n\n</details>\n", timelineLegend(t.opt.job))
 	}
 }

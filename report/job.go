@@ -24,6 +24,7 @@ func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 		return fmt.Errorf("report: job result is nil")
 	}
 	bw := bufio.NewWriter(w)
+	opt.job = jr
 	var err error
 	switch f {
 	case Text:
@@ -36,7 +37,7 @@ func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 	case Markdown:
 		err = writeMarkdown(bw, []*analyze.Result{&jr.Overall}, opt)
 		if err == nil {
-			t := &textWriter{w: bw, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps}}
+			t := &textWriter{w: bw, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps, job: jr}}
 			t.jobMarkdown(jr)
 			err = t.err
 		}

@@ -198,3 +198,56 @@ func labels(page string) []string {
 	}
 	return out
 }
+
+// TestJobTablesAddUp: in a job's text report the idle table's shares,
+// busy and the job's rest included, add up to the window, and a step's
+// busy, idle and rest columns to its duration (in the table's rounding:
+// a tenth of a percent a row).
+func TestJobTablesAddUp(t *testing.T) {
+	jr := slowInputJob(t)
+	var buf bytes.Buffer
+	if err := WriteJob(&buf, jr, Text, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	rows := []string{"in-sync", "after-sync", "input", "runtime", "host", "untraced", "below min-gap", "wait: compute", "wait: late", "outside rank", "busy"}
+	var sum float64
+	for _, name := range rows {
+		i := strings.Index(text, "\n  "+name+" ")
+		if i < 0 {
+			t.Fatalf("no %q row in the idle table:\n%s", name, text)
+		}
+		f := strings.Fields(text[i+len(name)+3:])
+		k := 2 // the share follows a duration: "0", or a number and a unit
+		if f[0] == "0" {
+			k = 1
+		}
+		var share float64
+		if _, err := fmt.Sscanf(f[k], "%f%%", &share); err != nil {
+			t.Fatalf("row %q: no share in %q", name, f[:3])
+		}
+		sum += share
+	}
+	if sum < 99.9-0.05*float64(len(rows)) || sum > 100.1+0.05*float64(len(rows)) {
+		t.Errorf("the idle table's shares add up to %.1f%%, want 100%%", sum)
+	}
+	o := &jr.Overall
+	for i, s := range o.Steps {
+		r := jr.Steps[i].Rest
+		if got := s.DeviceBusy + s.Idle.Attributed() + s.Idle.BelowMinGap + r.Total(); abs64(got-s.Dur) > 64 {
+			t.Errorf("step %s: busy + idle + rest %d ns, duration %d", s.Name, got, s.Dur)
+		}
+	}
+	for _, want := range []string{"wait w/o cause", "outside rank", "busy w/o waits/window", "- outside the rank's own step"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the job's text report lacks %q", want)
+		}
+	}
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

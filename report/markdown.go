@@ -85,10 +85,10 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 	if line := stabilityLine(res); line != "" {
 		t.printf("%s.\n\n", mdEscape(line))
 	}
-	t.mdTable(breakdownTable(res))
+	t.mdTable(breakdownTable(res, t.opt.job))
 	t.printf("\n%s\n\n", mdEscape(thresholdCheck(res)))
 	n := t.opt.stepRows(textMaxSteps)
-	t.mdTable(devicesTable(res, n))
+	t.mdTable(devicesTable(res, n, t.opt.job))
 	if more := len(res.Devices) - n; more > 0 {
 		t.printf("\n%d more devices: all of them with --all-steps.\n", more)
 	}
@@ -102,7 +102,7 @@ func (t *textWriter) mdFigures(res *analyze.Result) {
 		t.printf("\n</details>\n")
 	}
 	if len(res.Steps) > 0 {
-		tb, more := stepsTable(res, t.opt.stepRows(markdownMaxSteps))
+		tb, more := stepsTable(res, t.opt.stepRows(markdownMaxSteps), t.opt.job)
 		t.printf("\n<details><summary>Steps (%d)</summary>\n\n", len(res.Steps))
 		t.mdTable(tb)
 		if more > 0 {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/analyze/job"
 )
 
 // Format names an output format.
@@ -63,6 +64,9 @@ type Options struct {
 	// AllSteps lists every step and device: in text and Markdown as
 	// rows (MaxSteps is ignored), in JSON and HTML past listMax.
 	AllSteps bool
+	// job is set when the result rendered is a job's Overall: its tables
+	// then show the job's rest (job.Rest), so that they add up.
+	job *job.Result
 }
 
 // listMax is how many steps and devices JSON and HTML reports list at

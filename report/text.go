@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
@@ -158,15 +160,21 @@ func (t *textWriter) verdict(res *analyze.Result) {
 func (t *textWriter) devices(res *analyze.Result) {
 	t.heading("Devices (busy, idle and gaps over each device's span, first to last work)")
 	n := t.opt.stepRows(textMaxSteps)
-	t.table(devicesTable(res, n))
+	t.table(devicesTable(res, n, t.opt.job))
 	if more := len(res.Devices) - n; more > 0 {
 		t.printf("  ... %d more devices (all of them with --all-steps)\n", more)
 	}
 }
 
-// devicesTable lists the first n devices.
-func devicesTable(res *analyze.Result, n int) *table {
-	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", "busy/window")
+// devicesTable lists the first n devices. Busy, idle and busy/span are the
+// device's own; in a job (jr set) busy/window is over the job's window with
+// the device's collective waits taken out, as the job's utilization is.
+func devicesTable(res *analyze.Result, n int, jr *job.Result) *table {
+	last := "busy/window"
+	if jr != nil {
+		last = "busy w/o waits/window"
+	}
+	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", last)
 	for _, d := range res.Devices[:min(n, len(res.Devices))] {
 		tb.add(d.ID, Duration(d.End-d.Start), Duration(d.Busy), Duration(d.Idle),
 			percent(d.Utilization), count(d.Gaps), percent(share(d.WindowBusy, res.Window.Dur())))
@@ -207,11 +215,14 @@ func (t *textWriter) breakdown(res *analyze.Result) {
 	if line := stabilityLine(res); line != "" {
 		t.printf("  %s\n", line)
 	}
-	t.table(breakdownTable(res))
+	t.table(breakdownTable(res, t.opt.job))
 	t.printf("  %s\n", thresholdCheck(res))
 }
 
-func breakdownTable(res *analyze.Result) *table {
+// breakdownTable lists idle by cause over the window. In a job (jr set)
+// rows follow for the rest of the window (job.Rest) and the busy time, so
+// that the shares add up to the window.
+func breakdownTable(res *analyze.Result, jr *job.Result) *table {
 	b, win := &res.Idle, res.Window.Dur()
 	tb := newTable("lrrl", "cause", "idle", "share", "the host thread the device waited for was")
 	type row struct {
@@ -230,7 +241,30 @@ func breakdownTable(res *analyze.Result) *table {
 		tb.add(r.name, Duration(r.ns), percent(share(r.ns, win)), r.what)
 	}
 	tb.add("all idle", Duration(total), percent(share(total, win)), "(attributed and below min-gap)")
+	if jr != nil {
+		for _, r := range restRows(jr.Rest, "window") {
+			tb.add(r.name, Duration(r.ns), percent(share(r.ns, win)), r.what)
+		}
+		busy := int64(res.Utilization()*float64(win) + 0.5)
+		tb.add("busy", Duration(busy), percent(share(busy, win)), "(device busy, collective waits taken out: the utilization)")
+	}
 	return tb
+}
+
+// restRow is one part of a job's rest (job.Rest) in a table.
+type restRow struct {
+	name, what string
+	ns         int64
+}
+
+// restRows names the parts of a job's rest of a stretch ("window",
+// "step"), per rank.
+func restRows(r job.Rest, stretch string) []restRow {
+	return []restRow{
+		{"wait: compute", "(collective waits for a straggler with more device work: no idle cause)", r.Compute},
+		{"wait: late", "(collective waits for a straggler that entered late: the cause lies before)", r.Late},
+		{"outside rank", "(the job's " + stretch + " before the rank's own began or after it ended)", r.Outside},
+	}
 }
 
 // thresholdCheck holds each deciding share against its threshold: "sync
@@ -293,7 +327,7 @@ func (t *textWriter) steps(res *analyze.Result) {
 		return
 	}
 	t.heading("Steps")
-	tb, more := stepsTable(res, t.opt.stepRows(textMaxSteps))
+	tb, more := stepsTable(res, t.opt.stepRows(textMaxSteps), t.opt.job)
 	t.table(tb)
 	if more > 0 {
 		t.printf("  ... %d more steps (all of them with --all-steps)\n", more)
@@ -301,27 +335,53 @@ func (t *textWriter) steps(res *analyze.Result) {
 }
 
 // stepsTable lists the first limit steps and a mean row; more is how many
-// steps were left out.
-func stepsTable(res *analyze.Result, limit int) (tb *table, more int) {
-	tb = newTable("lrrrrrrl", "step", "start", "duration", "device busy", "input", "sync", "idle", "verdict")
+// steps were left out. In a job (jr set) two columns add the step's rest
+// (job.Rest): waits with no idle cause, and the step outside the rank's
+// own; busy, idle and those add up to the duration.
+func stepsTable(res *analyze.Result, limit int, jr *job.Result) (tb *table, more int) {
+	head := []string{"step", "start", "duration", "device busy", "input", "sync", "idle", "verdict"}
+	align := "lrrrrrrl"
+	if jr != nil {
+		head = slices.Insert(head, 7, "wait w/o cause", "outside rank")
+		align = "lrrrrrrrrl"
+	}
+	tb = newTable(align, head...)
 	var mean analyze.Step
 	var idle int64
+	var rest job.Rest
+	row := func(name, start string, dur, busy, input, sync, idle int64, r job.Rest, verdict string) {
+		cells := []string{name, start, Duration(dur), Duration(busy), Duration(input), Duration(sync), Duration(idle)}
+		if jr != nil {
+			cells = append(cells, Duration(r.Compute+r.Late), Duration(r.Outside))
+		}
+		tb.add(append(cells, verdict)...)
+	}
 	for i, s := range res.Steps {
+		r := stepRest(jr, i)
 		mean.Dur += s.Dur
 		mean.DeviceBusy += s.DeviceBusy
 		mean.Input += s.Input
 		mean.Sync += s.Sync
 		idle += s.Idle.Attributed() + s.Idle.BelowMinGap
+		rest = job.Rest{Compute: rest.Compute + r.Compute, Late: rest.Late + r.Late, Outside: rest.Outside + r.Outside}
 		if i < limit {
-			tb.add(stepName(res, i), msTime(s.Start), Duration(s.Dur), Duration(s.DeviceBusy),
-				Duration(s.Input), Duration(s.Sync), Duration(s.Idle.Attributed()+s.Idle.BelowMinGap), string(s.Verdict))
+			row(stepName(res, i), msTime(s.Start), s.Dur, s.DeviceBusy, s.Input, s.Sync, s.Idle.Attributed()+s.Idle.BelowMinGap, r, string(s.Verdict))
 		}
 	}
 	if n := int64(len(res.Steps)); n > 1 {
-		tb.add("mean", "", Duration(mean.Dur/n), Duration(mean.DeviceBusy/n), Duration(mean.Input/n),
-			Duration(mean.Sync/n), Duration(idle/n), "")
+		rest = job.Rest{Compute: rest.Compute / n, Late: rest.Late / n, Outside: rest.Outside / n}
+		row("mean", "", mean.Dur/n, mean.DeviceBusy/n, mean.Input/n, mean.Sync/n, idle/n, rest, "")
 	}
 	return tb, max(0, len(res.Steps)-limit)
+}
+
+// stepRest returns the rest of the job's step i (job.Rest); zero for a
+// single run.
+func stepRest(jr *job.Result, i int) job.Rest {
+	if jr == nil || i >= len(jr.Steps) {
+		return job.Rest{}
+	}
+	return jr.Steps[i].Rest
 }
 
 func severityColor(s string) string {

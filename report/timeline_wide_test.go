@@ -17,7 +17,7 @@ func TestTimelineWideNames(t *testing.T) {
 		{Name: "数据加载#3", Dur: 10e6},
 		{Name: "训练步骤训练步骤训练步骤#4", Dur: 10e6}, // 26 columns, cut
 	}}
-	for _, l := range timelineLines(res, 10, untrusted.Terminal) {
+	for _, l := range timelineLines(res, 10, untrusted.Terminal, nil) {
 		bar := strings.IndexByte(l, '|')
 		if bar < 0 {
 			t.Fatalf("no bar in %q", l)

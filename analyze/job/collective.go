@@ -59,9 +59,16 @@ type participant struct {
 // coll is one collective on one device. Times are the rank's own.
 type coll struct {
 	*Coll
-	step  int64 // step number; noStep when in no step
+	step int64 // step number; noStep when in no step
+	// wait runs from the collective's start to the straggler's, at most
+	// its length; split is it by what held the straggler back.
 	wait  int64
 	split waitVec
+	// idle is the part of the wait the job counts: inside the rank's
+	// window, where no other work of the device ran and no earlier wait
+	// was counted, by part as split. Every wait figure (ranks, steps,
+	// collectives, findings) sums it, so they agree.
+	idle waitVec
 }
 
 // member is a participant's part in a group: its i-th collective.
@@ -393,17 +400,14 @@ func (p *participant) explain(c *coll) (waitVec, int64) {
 	return v, busy
 }
 
-// windowWaits returns the participant's collective waits inside w, by what
-// held the straggler back, and its collectives' transfer time inside w. A
-// wait counts where no other work of the device ran and no earlier wait
-// was counted.
-func (p *participant) windowWaits(w analyze.Interval) (waitVec, int64) {
-	var v waitVec
-	var transfer int64
+// countWaits fills each collective's idle: its wait inside w, where no
+// other work of the device ran and no earlier wait was counted, split in
+// proportion to its split.
+func (p *participant) countWaits(w analyze.Interval) {
 	counted := int64(math.MinInt64)
 	for i := range p.colls {
 		c := &p.colls[i]
-		transfer += analyze.Covered([]analyze.Interval{{Start: c.Start + c.wait, End: c.End}}, w)
+		c.idle = waitVec{}
 		if c.wait <= 0 {
 			continue
 		}
@@ -413,7 +417,20 @@ func (p *participant) windowWaits(w analyze.Interval) (waitVec, int64) {
 			continue
 		}
 		n := wi.End - wi.Start - analyze.Covered(p.busy, wi) // wi is inside c's span
-		v.add(waitVec(apportionVec(n, c.split)))
+		c.idle = apportionVec(n, c.split)
+	}
+}
+
+// windowWaits returns the participant's counted collective waits (see
+// countWaits), by what held the straggler back, and its collectives'
+// transfer time inside w.
+func (p *participant) windowWaits(w analyze.Interval) (waitVec, int64) {
+	var v waitVec
+	var transfer int64
+	for i := range p.colls {
+		c := &p.colls[i]
+		transfer += analyze.Covered([]analyze.Interval{{Start: c.Start + c.wait, End: c.End}}, w)
+		v.add(c.idle)
 	}
 	return v, transfer
 }

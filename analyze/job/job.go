@@ -42,6 +42,11 @@ type Result struct {
 	// Wait is the window time all ranks spent waiting in collectives,
 	// summed over the ranks, by what held the slowest rank back.
 	Wait WaitSplit
+	// Rest is the part of Overall's window that is neither device busy
+	// (Overall's utilization) nor idle by cause (Overall.Idle), averaged
+	// over the ranks with device work as they are: with it the window
+	// adds up.
+	Rest Rest
 	// Transfer is the window time all ranks' collectives spent not
 	// waiting, summed over the ranks.
 	Transfer int64
@@ -116,6 +121,23 @@ func (w *WaitSplit) Add(o WaitSplit) {
 	w.Late += o.Late
 }
 
+// Rest is the time of a job's stretch (its window, or a step) that is
+// neither a rank's device busy time nor idle by cause, averaged over the
+// ranks: the collective waits no idle cause explains, and the stretch
+// outside the rank's own.
+type Rest struct {
+	// Compute and Late are collective waits (WaitSplit.Compute and
+	// WaitSplit.Late): counted as idle, but with no idle cause.
+	Compute, Late int64
+	// Outside is the stretch's time outside the rank's own: the job's
+	// window starts at the earliest rank's and ends at the latest's, a
+	// job step at the earliest rank's start and the latest rank's end.
+	Outside int64
+}
+
+// Total returns the whole rest.
+func (r Rest) Total() int64 { return r.Compute + r.Late + r.Outside }
+
 // WaitPart is one part of a wait, named as Doing names it.
 type WaitPart struct {
 	Name string
@@ -168,6 +190,9 @@ type Step struct {
 	// Wait is the time the other ranks waited for the straggler in this
 	// step, summed over them.
 	Wait int64
+	// Rest is the part of the step that is neither busy nor idle by
+	// cause in Overall's step (see Result.Rest).
+	Rest Rest
 	// Collectives are the step's collectives, in the order every rank
 	// ran them.
 	Collectives []Collective
@@ -184,8 +209,10 @@ type Collective struct {
 	// Start is the latest start, on the job's timeline; Spread the time
 	// from the earliest start to it.
 	Start, Spread int64
-	// Waits and Transfers hold each rank's time waiting and not, summed
-	// over its devices, indexed as Result.Ranks.
+	// Waits hold each rank's wait in it as the job counts waits (inside
+	// the rank's window, where its device did nothing else), Transfers
+	// the time from the straggler's start to the end; both summed over
+	// the rank's devices, indexed as Result.Ranks.
 	Waits, Transfers []int64
 	// Split is the waits, summed over the ranks, by what held the
 	// straggler back.
@@ -376,6 +403,11 @@ func (j *analysis) run() {
 	for _, g := range j.groups {
 		g.attribute()
 	}
+	for _, r := range j.ranks {
+		for _, p := range r.parts {
+			p.countWaits(windowOf(r.res))
+		}
+	}
 	j.rankFigures()
 	j.steps()
 	j.overall()
@@ -505,9 +537,9 @@ func (j *analysis) stepCollectives(js *Step) {
 		var v waitVec
 		for _, m := range g.members {
 			cl := m.coll()
-			c.Waits[m.r.idx] += cl.wait
+			c.Waits[m.r.idx] += cl.idle.total()
 			c.Transfers[m.r.idx] += cl.End - cl.Start - cl.wait
-			v.add(cl.split)
+			v.add(cl.idle)
 		}
 		c.Split = v.split()
 		imposed[c.Straggler].add(v)

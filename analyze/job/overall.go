@@ -33,8 +33,13 @@ func (j *analysis) overall() {
 		o.Window.TraceEnd = max(o.Window.TraceEnd, w.TraceEnd+r.off)
 		o.Window.WarmupDropped = o.Window.WarmupDropped || w.WarmupDropped
 		o.Idle.AddAll(&rk.Idle)
+		j.res.Rest.Compute += rk.Wait.Compute
+		j.res.Rest.Late += rk.Wait.Late
+		j.res.Rest.Outside -= w.Dur()
 		j.overallDevices(r)
 	}
+	j.res.Rest.Outside += n * o.Window.Dur()
+	j.res.Rest = j.res.Rest.div(n)
 	o.Window.Steps = len(j.res.Steps)
 	o.Window.StepSource = act[0].res.Window.StepSource
 	o.Idle = o.Idle.Divide(n)
@@ -106,11 +111,13 @@ func (j *analysis) overallSteps(act []*rankState) {
 	o := &j.res.Overall
 	n := int64(len(act))
 	load, compute := j.slowestLoader()
-	for _, js := range j.res.Steps {
+	for i := range j.res.Steps {
+		js := &j.res.Steps[i]
 		s := analyze.Step{Name: js.Name, Num: js.Num, Start: js.Start, Dur: js.End - js.Start}
 		for _, r := range act {
-			j.addRankStep(&s, r)
+			js.Rest = addRest(js.Rest, j.addRankStep(&s, r))
 		}
+		js.Rest = js.Rest.div(n)
 		s.DeviceBusy /= n
 		s.Input /= n
 		s.Sync /= n
@@ -121,8 +128,9 @@ func (j *analysis) overallSteps(act []*rankState) {
 }
 
 // addRankStep adds rank r's figures for step s to s: its busy time with
-// waits taken out, input, sync and idle with the step's waits.
-func (j *analysis) addRankStep(s *analyze.Step, r *rankState) {
+// waits taken out, input, sync and idle with the step's waits. It returns
+// the rank's rest of the step.
+func (j *analysis) addRankStep(s *analyze.Step, r *rankState) Rest {
 	res := r.res
 	var rs *analyze.Step
 	sw := windowOf(res)
@@ -156,6 +164,15 @@ func (j *analysis) addRankStep(s *analyze.Step, r *rankState) {
 		s.Idle.Add(c, idle.Of(c)+v[c])
 	}
 	s.Idle.BelowMinGap += idle.BelowMinGap
+	return Rest{Compute: v[waitCompute], Late: v[waitLate], Outside: s.Dur - (sw.End - sw.Start)}
+}
+
+func addRest(a, b Rest) Rest {
+	return Rest{Compute: a.Compute + b.Compute, Late: a.Late + b.Late, Outside: a.Outside + b.Outside}
+}
+
+func (r Rest) div(n int64) Rest {
+	return Rest{Compute: r.Compute / n, Late: r.Late / n, Outside: r.Outside / n}
 }
 
 // lastStep maps each step number of the rank's result to the index of
@@ -177,7 +194,7 @@ func (p *participant) stepSplits() map[int64]waitVec {
 		p.bySteps = map[int64]waitVec{}
 		for _, c := range p.colls {
 			v := p.bySteps[c.step]
-			v.add(c.split)
+			v.add(c.idle)
 			p.bySteps[c.step] = v
 		}
 	}
