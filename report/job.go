@@ -98,8 +98,25 @@ type JobSection struct {
 	TransferNs  int64 `json:"transfer_ns"`
 	// Wait is the window time the ranks waited in collectives, summed
 	// over the ranks, by what held the straggler back.
-	Wait  WaitSplitV1 `json:"wait"`
-	Steps []JobStep   `json:"steps"`
+	Wait WaitSplitV1 `json:"wait"`
+	// Rest is the window's time that is neither busy nor idle by cause,
+	// averaged over the ranks as the idle breakdown is: with it the
+	// window adds up.
+	Rest  RestV1    `json:"rest"`
+	Steps []JobStep `json:"steps"`
+}
+
+// RestV1 is job.Rest on the wire: collective waits that no idle cause
+// explains (the straggler computing, or late), and the time outside the
+// rank's own stretch.
+type RestV1 struct {
+	ComputeNs int64 `json:"compute_ns"`
+	LateNs    int64 `json:"late_ns"`
+	OutsideNs int64 `json:"outside_ns"`
+}
+
+func jsonRest(r job.Rest) RestV1 {
+	return RestV1{ComputeNs: r.Compute, LateNs: r.Late, OutsideNs: r.Outside}
 }
 
 // WaitSplitV1 splits a collective wait by what held the straggler back:
@@ -127,6 +144,7 @@ type JobStep struct {
 	Straggler   int            `json:"straggler"`
 	Doing       string         `json:"doing"`
 	WaitNs      int64          `json:"wait_ns"`
+	Rest        RestV1         `json:"rest"`
 	Collectives []CollectiveV1 `json:"collectives"`
 }
 
@@ -228,11 +246,11 @@ func jobJSONHead(jr *job.Result) *JobReport {
 	}
 	r.Job = JobSection{
 		Ranks: len(jr.Ranks), WorldSize: jr.WorldSize, Clock: jr.Clock,
-		Collectives: jr.Collectives, TransferNs: jr.Transfer, Wait: jsonWait(&jr.Wait), Steps: []JobStep{},
+		Collectives: jr.Collectives, TransferNs: jr.Transfer, Wait: jsonWait(&jr.Wait), Rest: jsonRest(jr.Rest), Steps: []JobStep{},
 	}
 	for _, s := range jr.Steps {
 		js := JobStep{Num: s.Num, Name: s.Name, StartNs: s.Start, EndNs: s.End, DurNs: s.Dur,
-			Straggler: rank(s.Straggler), Doing: s.Doing, WaitNs: s.Wait, Collectives: []CollectiveV1{}}
+			Straggler: rank(s.Straggler), Doing: s.Doing, WaitNs: s.Wait, Rest: jsonRest(s.Rest), Collectives: []CollectiveV1{}}
 		for _, c := range s.Collectives {
 			js.Collectives = append(js.Collectives, CollectiveV1{Index: c.Index, Name: c.Name, Straggler: rank(c.Straggler),
 				StartNs: c.Start, SpreadNs: c.Spread, WaitNs: c.Waits, TransferNs: c.Transfers, Split: jsonWait(&c.Split)})

@@ -251,3 +251,57 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
+
+// TestJobJSONRest: the JSON report carries the rest of the window and of
+// each step, and with it the window's busy and idle add up to the window
+// (to the rounding of averaging over ranks).
+func TestJobJSONRest(t *testing.T) {
+	// Rank 2 computes 800 us a step more than the others, who wait for it
+	// in the all-reduce: a wait no idle cause explains (compute).
+	spec := tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 200_000}, Dispatch: 100_000,
+		CollectiveDispatch: 50_000, Compute: 1_000_000, ExtraCompute: []int64{0, 0, 800_000, 0}, Transfer: 200_000}
+	var ts []*trace.Trace
+	for _, s := range spec.Specs() {
+		ts = append(ts, tracetest.Build(s))
+	}
+	jr, err := job.Analyze(ts, analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteJob(&buf, jr, JSON, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Window struct {
+			DurNs int64 `json:"dur_ns"`
+		} `json:"window"`
+		Figures struct {
+			WindowBusyNs int64 `json:"window_busy_ns"`
+		} `json:"figures"`
+		Idle struct {
+			IdleNs int64 `json:"idle_ns"`
+		} `json:"idle_breakdown"`
+		Job struct {
+			Rest  RestV1 `json:"rest"`
+			Steps []struct {
+				Rest RestV1 `json:"rest"`
+			} `json:"steps"`
+		} `json:"job"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := jsonRest(jr.Rest); got.Job.Rest != want || want.ComputeNs == 0 {
+		t.Errorf("job.rest %+v, want %+v (compute not zero: the others wait for rank 2's work)", got.Job.Rest, want)
+	}
+	r := got.Job.Rest
+	if sum := got.Figures.WindowBusyNs + got.Idle.IdleNs + r.ComputeNs + r.LateNs + r.OutsideNs; abs64(sum-got.Window.DurNs) > 64 {
+		t.Errorf("busy + idle + rest = %d ns, window %d", sum, got.Window.DurNs)
+	}
+	for i, s := range got.Job.Steps {
+		if want := jsonRest(jr.Steps[i].Rest); s.Rest != want {
+			t.Errorf("step %d: rest %+v, want %+v", i, s.Rest, want)
+		}
+	}
+}
