@@ -151,11 +151,8 @@ const Ellipsis = "..."
 // nil esc escapes nothing, for a channel that escapes later (an HTML
 // template). n of 3 or less leaves s uncut.
 func Clip(s string, n int, esc func(string) string) string {
-	if esc == nil {
-		esc = func(s string) string { return s }
-	}
-	out := esc(s)
-	if n <= len(Ellipsis) || Width(out) <= n {
+	out, esc, fits := escapeFor(s, n, esc)
+	if fits {
 		return out
 	}
 	var b strings.Builder
@@ -176,11 +173,8 @@ func Clip(s string, n int, esc func(string) string) string {
 // last columns of s, after Ellipsis. It is for text whose end matters
 // most, a host stack whose innermost event is last.
 func ClipStart(s string, n int, esc func(string) string) string {
-	if esc == nil {
-		esc = func(s string) string { return s }
-	}
-	out := esc(s)
-	if n <= len(Ellipsis) || Width(out) <= n {
+	out, esc, fits := escapeFor(s, n, esc)
+	if fits {
 		return out
 	}
 	room, i := n-len(Ellipsis), len(s)
@@ -192,6 +186,16 @@ func ClipStart(s string, n int, esc func(string) string) string {
 		i -= size
 	}
 	return Ellipsis + esc(s[i:])
+}
+
+// escapeFor returns s escaped by esc (nil: not escaped), the escape it
+// used, and whether the result needs no cut to n columns.
+func escapeFor(s string, n int, esc func(string) string) (string, func(string) string, bool) {
+	if esc == nil {
+		esc = func(s string) string { return s }
+	}
+	out := esc(s)
+	return out, esc, n <= len(Ellipsis) || Width(out) <= n
 }
 
 // Width returns how many columns of a terminal s takes: two for an East
