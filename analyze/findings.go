@@ -136,7 +136,7 @@ func (a *analyzer) findings() {
 	if v := float64(r.Idle.Of(Input)) / wd; v > a.opt.InputThreshold || r.Verdict == DataBound {
 		input, busy, ok := r.PerStep()
 		if !ok {
-			input, _ = a.hostTime(a.launchingThreads(), Interval{r.Window.Start, r.Window.End})
+			input = r.Loading // over the window, without steps
 			busy = a.avgWindowBusy()
 		}
 		fs = append(fs, a.slowInput(input, busy, v))
@@ -216,15 +216,11 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 		calls = strings.Join(names, ", ")
 	}
 	thr := topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
-	// Calls are host figures: counted over the steps' host spans (a
-	// step's sync can start before the device ends the step before).
-	w := Interval{r.Window.Start, r.Window.End}
-	if n := len(a.hostSpans); n > 0 {
-		w = Interval{a.hostSpans[0].Start, a.hostSpans[n-1].End}
-	}
+	// Calls are host figures: counted over the window on the host's clock
+	// (a step's sync can start before the device ends the step before).
 	n := 0
 	if thr >= 0 {
-		n = countIn(a.thread(thr).syncs, w)
+		n = countIn(a.thread(thr).syncs, a.hostWindow())
 	}
 	var often string
 	switch {

@@ -227,8 +227,10 @@ type Result struct {
 	Idle Breakdown
 	// Loading and Blocking are the time the thread(s) the devices wait for
 	// spent loading data (in the input pipeline, less blocking calls
-	// nested in it) and in blocking calls: the sums over the steps' host
-	// spans, or over the window without steps. Loading is the verdict's
+	// nested in it) and in blocking calls, merged over the threads: the
+	// sums over the steps' host spans (each from the step's host start to
+	// the next one's, the last to its marker's end), or over the window
+	// without steps. Loading is the verdict's
 	// L over the whole window.
 	Loading, Blocking int64
 	// Steps are the steady-state steps in time order (warm-up excluded).
@@ -341,9 +343,10 @@ type Step struct {
 	// DeviceBusy is busy time inside the step, averaged over devices.
 	// DeviceBusy, the idle below and the idle below MinGap add up to Dur.
 	DeviceBusy int64
-	// Input is the input-pipeline time on the launching thread(s).
-	Input int64
-	// Sync is the time inside blocking calls on the launching thread(s).
+	// Input is the input-pipeline time on the launching thread(s) and
+	// Sync the time inside blocking calls, over the step's host span (see
+	// Result.Loading); an instant two threads spend so counts once.
+	Input   int64
 	Sync    int64
 	Idle    Breakdown
 	Verdict Verdict

@@ -347,17 +347,18 @@ func (st *siteTally) used(i int32) {
 }
 
 // tallySums adds each event's sums to their call sites, ops and copy
-// calls, and counts each event once, at the site of its first gap. The
-// sums are in the order they were begun, so the sites are listed in the
-// order their first segment was tallied.
+// calls, and counts each call once (see outerCall), at the site of its
+// first gap, however many devices and gaps it held idle. The sums are in
+// the order they were begun, so the sites are listed in the order their
+// first segment was tallied.
 func (a *analyzer) tallySums() {
 	st := a.sites
-	first := map[int32]int{} // index in sums of each event's first, by index in Trace.Events
+	first := map[int32]int{} // index in sums of each call's first, by index in Trace.Events
 	sites := make([]int32, len(st.sums))
 	for i := range st.sums {
 		s := &st.sums[i]
 		sites[i] = a.tallySum(s)
-		global := int32(s.th.lo + s.ev)
+		global := int32(s.th.lo + outerCall(s.th, s.th.parents(), s.ev))
 		if j, ok := first[global]; !ok || s.first < st.sums[j].first || s.first == st.sums[j].first && s.run < st.sums[j].run {
 			first[global] = i
 		}
@@ -549,17 +550,19 @@ func (a *analyzer) opCosts(st *siteTally, ndev int64) []OpCost {
 	return ops
 }
 
-// countOps adds the calls of the ops in idx that th makes inside w, and
-// the launches inside each call, to ops. Only outermost calls count: an
-// op called inside itself is one call.
+// countOps adds the calls of the ops in idx that th makes during w, and
+// the launches inside each call, to ops. A call counts when it runs
+// during w, also when it started before (a call that holds a device idle
+// in the window is one of the window's calls), and only once: an op
+// called inside itself is one call (see outerCall).
 func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops []OpCost) {
 	par := th.parents()
 	for i := range th.evs {
 		e := &th.evs[i]
-		if e.Start < w.Start || e.Start >= w.End {
+		if e.Start >= w.End || e.Start < w.Start && e.End() <= w.Start {
 			continue
 		}
-		if k, ok := idx[e.Name]; ok && a.outermost(th, par, i, e.Name) {
+		if k, ok := idx[e.Name]; ok && outerCall(th, par, i) == i {
 			ops[k].Calls++
 			ops[k].Host += e.Dur()
 		}
@@ -576,15 +579,18 @@ func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops
 	}
 }
 
-// outermost reports whether event i of th has no enclosing event named
-// name.
-func (a *analyzer) outermost(th *thread, par []int32, i int, name trace.StrID) bool {
+// outerCall returns the call event i of th is part of: the outermost
+// event enclosing it (itself included) with its name. A call that calls
+// itself (a jitted function's wrapper around its own dispatch, an op
+// re-dispatched) is one call.
+func outerCall(th *thread, par []int32, i int) int {
+	out := i
 	for x := par[i]; x >= 0; x = par[x] {
-		if th.evs[x].Name == name {
-			return false
+		if th.evs[x].Name == th.evs[i].Name {
+			out = int(x)
 		}
 	}
-	return true
+	return out
 }
 
 // waitedThreads returns the host threads some gap waited for.
@@ -599,10 +605,14 @@ func (a *analyzer) waitedThreads() map[int32]bool {
 }
 
 // hostWindow returns the window on the host's clock: from the first
-// step's host start to the last step's host end, else the window.
+// step's host start to the last step's host end or, if later, the
+// window's end (the host can wait for the device's last work after its
+// last step, and a call there can hold a device idle in the window);
+// without steps, the window.
 func (a *analyzer) hostWindow() Interval {
+	w := Interval{a.res.Window.Start, a.res.Window.End}
 	if n := len(a.hostSpans); n > 0 {
-		return Interval{a.hostSpans[0].Start, a.hostSpans[n-1].End}
+		w = Interval{a.hostSpans[0].Start, max(a.hostSpans[n-1].End, w.End)}
 	}
-	return Interval{a.res.Window.Start, a.res.Window.End}
+	return w
 }

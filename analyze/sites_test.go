@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace/tracetest"
@@ -139,5 +142,56 @@ func TestParseFrame(t *testing.T) {
 		if got := frameworkFile(file); got != want {
 			t.Errorf("frameworkFile(%q) = %v, want %v", file, got, want)
 		}
+	}
+}
+
+// nestedCallsTrace writes a Kineto trace of one host thread and two GPUs.
+// The thread calls PjitFunction(step) twice, at 0 and 210 us; each call runs a
+// nested PjitFunction(step) around its work, as JAX's jitted-function
+// wrapper does (a name without "::", so the innermost event is blamed:
+// the nested call, then the outer one after it returns). The first call
+// launches a 30 us kernel on each GPU at 10 us, so the window (the
+// devices' span; no steps) opens at 20 us, after the call began; both
+// calls end by launching the next kernels after their nested call has
+// returned, and the GPUs idle meanwhile, in the nested call and after it.
+// Ground truth: two calls of PjitFunction(step), both during the window, each
+// holding both GPUs idle.
+func nestedCallsTrace() string {
+	var evs []string
+	add := func(format string, args ...any) { evs = append(evs, fmt.Sprintf(format, args...)) }
+	corr := 0
+	launch := func(at, start, dur int) {
+		for dev := range 2 {
+			corr++
+			add(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":1,"args":{"correlation":%d}}`, at+dev, corr)
+			add(`{"ph":"X","cat":"kernel","name":"k","pid":%d,"tid":7,"ts":%d,"dur":%d,"args":{"device":%d,"stream":7,"correlation":%d}}`, dev, start, dur, dev, corr)
+		}
+	}
+	add(`{"ph":"X","cat":"cpu_op","name":"PjitFunction(step)","pid":1,"tid":1,"ts":0,"dur":150}`)
+	add(`{"ph":"X","cat":"cpu_op","name":"PjitFunction(step)","pid":1,"tid":1,"ts":5,"dur":115}`)
+	launch(10, 20, 30)
+	launch(146, 155, 45)
+	add(`{"ph":"X","cat":"cpu_op","name":"PjitFunction(step)","pid":1,"tid":1,"ts":210,"dur":50}`)
+	add(`{"ph":"X","cat":"cpu_op","name":"PjitFunction(step)","pid":1,"tid":1,"ts":212,"dur":28}`)
+	launch(255, 265, 35)
+	return `{"traceEvents":[` + strings.Join(evs, ",") + `]}`
+}
+
+// TestCallCountsOnce: a call site counts each call once, however many
+// devices and gaps it held idle and however deep it calls itself, and the
+// op table counts the same calls, the one begun before the window too.
+func TestCallCountsOnce(t *testing.T) {
+	res := analyzeJSON(t, nestedCallsTrace())
+	var site *CallSite
+	for i := range res.CallSites {
+		if res.CallSites[i].Call == "PjitFunction(step)" {
+			site = &res.CallSites[i]
+		}
+	}
+	if site == nil || site.Count != 2 {
+		t.Errorf("PjitFunction(step) call site %+v in %+v, want 2 calls", site, res.CallSites)
+	}
+	if i := slices.IndexFunc(res.Ops, func(o OpCost) bool { return o.Name == "PjitFunction(step)" }); i < 0 || res.Ops[i].Calls != 2 {
+		t.Errorf("ops %+v, want PjitFunction(step) with 2 calls", res.Ops)
 	}
 }

@@ -176,8 +176,13 @@ func (a *analyzer) stepAt(t int64) int {
 // it as idle would blame the host for the profiler stopping.
 //
 // The host span of a step runs from its host start to the next step's host
-// start (the last: to the later of its host end and its end): the host
-// figures of a step (loading, syncs) are over it.
+// start, the last step's to its marker's end: the host figures of a step
+// (loading, syncs) are over it. The host spans tile the host's steps as
+// the rows tile the device's, at the same pace in a steady state. What the
+// host does after the last marker (a final synchronize, stopping the
+// profiler) is in no step, as the profiler-stop tail on the device is not:
+// the host, ahead of the device, would wait there for the device to drain
+// and the last step's sync would count that wait, longer than the step.
 func (a *analyzer) tileSteps(prevWork int64) {
 	n := len(a.steps)
 	a.hostSpans = make([]Interval, n)
@@ -211,7 +216,7 @@ func (a *analyzer) tileSteps(prevWork int64) {
 		}
 		s.end = max(s.end, s.start)
 	}
-	a.hostSpans[n-1].End = max(hostEnd, a.steps[n-1].end)
+	a.hostSpans[n-1].End = hostEnd
 }
 
 // setWindow sets the window to the steady-state steps (the first dropped as

@@ -100,3 +100,52 @@ func TestMostlyUntraced(t *testing.T) {
 		}
 	}
 }
+
+// aheadTrace writes a Kineto trace of 5 host steps of 100 us on thread 1,
+// each launching a 150 us kernel at 1 us into the step: the device runs
+// them back to back from 5 us, so the host runs ahead and the device
+// steps (after the warm-up) are [155, 305), [305, 455), [455, 605) and
+// [605, 755) us. In each step thread 1 blocks in aten::item from 60 to 80
+// us, a cudaStreamSynchronize nested in it from 61 to 79 us, and thread 2
+// (which launches a 1 us kernel at 2 us) blocks from 70 to 90 us: the
+// launching threads are blocked 30 us of each step. After the last marker
+// thread 1 waits in cudaDeviceSynchronize from 500 us until the device
+// drains at 755 us: outside every step.
+func aheadTrace() string {
+	var evs []string
+	add := func(format string, args ...any) { evs = append(evs, fmt.Sprintf(format, args...)) }
+	for k := range 5 {
+		t := 100 * k
+		add(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":100}`, k, t)
+		add(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":2,"args":{"correlation":%d}}`, t+1, 2*k+1)
+		add(`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%d,"dur":150,"args":{"device":0,"stream":7,"correlation":%d}}`, 5+150*k, 2*k+1)
+		add(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":%d,"dur":2,"args":{"correlation":%d}}`, t+2, 2*k+2)
+		add(`{"ph":"X","cat":"kernel","name":"b","pid":0,"tid":8,"ts":%d,"dur":1,"args":{"device":0,"stream":8,"correlation":%d}}`, 6+150*k, 2*k+2)
+		add(`{"ph":"X","cat":"cpu_op","name":"aten::item","pid":1,"tid":1,"ts":%d,"dur":20}`, t+60)
+		add(`{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":%d,"dur":18}`, t+61)
+		add(`{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":2,"ts":%d,"dur":20}`, t+70)
+	}
+	add(`{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":500,"dur":255}`)
+	return `{"traceEvents":[` + strings.Join(evs, ",") + `]}`
+}
+
+// TestStepSyncWithinStep: a step's sync time is the wall time its
+// launching threads were blocked during its host span, each instant once
+// (nested calls, two threads blocked at once), and the host's wait after
+// its last marker is in no step: every step's sync is 30 us, no more than
+// its 150 us, where the sum over threads gave 40 us and the last step's
+// span, run on to the device's end, 295 us.
+func TestStepSyncWithinStep(t *testing.T) {
+	res := analyzeJSON(t, aheadTrace())
+	if len(res.Steps) != 4 {
+		t.Fatalf("%d steps, want 4", len(res.Steps))
+	}
+	for _, s := range res.Steps {
+		if s.Sync != 30_000 || s.Dur != 150_000 {
+			t.Errorf("%s: sync %d ns in %d ns, want 30000 in 150000", s.Name, s.Sync, s.Dur)
+		}
+	}
+	if sync, _ := res.SyncPerStep(); sync != 30_000 || res.Blocking != 120_000 {
+		t.Errorf("SyncPerStep %d ns, Blocking %d ns, want 30000 and 120000", sync, res.Blocking)
+	}
+}

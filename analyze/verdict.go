@@ -30,11 +30,10 @@ func (a *analyzer) summarize() {
 		busy += d.winBusy
 	}
 	busy /= n
-	r.Loading, r.Blocking = a.hostTime(launchers, w)
-	if len(r.Steps) > 0 {
-		// The sums of the steps' figures, over their host spans.
-		r.Loading, r.Blocking = 0, 0
-	}
+	loading, syncs := a.hostIntervals(launchers)
+	if len(r.Steps) == 0 {
+		r.Loading, r.Blocking = timeIn(loading, w), timeIn(syncs, w)
+	} // else the sums of the steps' figures, over their host spans
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		sw := a.stepSpan(i)
@@ -42,7 +41,7 @@ func (a *analyzer) summarize() {
 			s.DeviceBusy += d.busyIn(sw)
 		}
 		s.DeviceBusy = averageRow(s.DeviceBusy, &s.Idle, n, sw.End-sw.Start)
-		s.Input, s.Sync = a.hostTime(launchers, a.hostSpans[i])
+		s.Input, s.Sync = timeIn(loading, a.hostSpans[i]), timeIn(syncs, a.hostSpans[i])
 		r.Loading += s.Input
 		r.Blocking += s.Sync
 		s.Verdict, _, _ = a.decide(&s.Idle, sw.End-sw.Start, s.Input, s.DeviceBusy)
@@ -133,16 +132,18 @@ func (a *analyzer) launchingThreads() []int32 {
 	return ts
 }
 
-// hostTime returns the time the threads spent loading data (in the input
-// pipeline but not in a blocking call nested in it) and in blocking calls
-// inside w.
-func (a *analyzer) hostTime(threads []int32, w Interval) (input, sync int64) {
+// hostIntervals returns when the threads were loading data (in the input
+// pipeline but not in a blocking call nested in it) and when they were in
+// blocking calls, each merged over the threads: the time over a span is
+// then the wall time some thread spent so, which cannot exceed the span
+// however many threads block or load at once.
+func (a *analyzer) hostIntervals(threads []int32) (loading, syncs []Interval) {
 	for _, tr := range threads {
 		th := a.thread(tr)
-		input += timeIn(th.loading, w)
-		sync += timeIn(th.syncs, w)
+		loading = union(loading, th.loading)
+		syncs = union(syncs, th.syncs)
 	}
-	return input, sync
+	return loading, syncs
 }
 
 // loaderInBackground reports whether a launching thread's input events show
