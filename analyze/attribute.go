@@ -53,7 +53,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 		g.Thread = a.t.Tracks[g.Track].Name
 		a.segments(d, &g, full, linked)
 	} else {
-		a.addSegment(nil, nil, g.Start, g.Dur, Untraced, 0)
+		a.addSegment(nil, nil, g.Start, g.Dur, Untraced, 0, nil)
 		g.Split.Add(Untraced, g.Dur)
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
@@ -242,14 +242,14 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack *hostStack, linked bool) {
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
 	g.Split.Add(c, iv.End-iv.Start)
-	// The blocking call of a sync segment: the one the thread is inside,
-	// the one whose return the gap continues, or another thread's.
+	// The call of a sync segment: the blocking call the thread is inside,
+	// the one whose return the gap continues, or another thread's; of a
+	// runtime segment, another thread's runtime work the dispatch waits
+	// for.
 	var sync trace.StrID
 	switch {
 	case via != nil:
-		if c != Runtime {
-			sync = via.name
-		}
+		sync = via.name
 		a.tally.add(c, via.name, via.track, iv.End-iv.Start)
 	case c == AfterSync:
 		sync = th.syncNameAt(a, th.lastSyncIndex(iv.Start))
@@ -261,19 +261,20 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		}
 		a.tally.add(c, name, th.track, iv.End-iv.Start)
 	}
-	a.addSegment(th, stack, iv.Start, iv.End-iv.Start, c, sync)
+	a.addSegment(th, stack, iv.Start, iv.End-iv.Start, c, sync, via)
 }
 
 // addSegment adds a stretch to the gap's segments (see segEncoder.add) and,
 // when it opens a segment, finds what that segment is blamed on. The
-// stack is nil when the gap waited for no thread.
-func (a *analyzer) addSegment(th *thread, stack *hostStack, start, dur int64, c Cause, sync trace.StrID) {
+// stack is nil when the gap waited for no thread; via is the other
+// thread's call that decided the cause, or nil.
+func (a *analyzer) addSegment(th *thread, stack *hostStack, start, dur int64, c Cause, sync trace.StrID, via *hostStretch) {
 	var names stackNode
 	if stack != nil {
 		names = stack.top().names
 	}
 	if s, opened := a.segs.add(start, dur, c, sync, a.t.Str, names); opened && a.segs.done != nil {
-		a.openBlame(th, stack, s)
+		a.openBlame(th, stack, s, via)
 	}
 }
 

@@ -59,9 +59,15 @@ func (t *tally) addNow(c Cause, name trace.StrID, track int32, d int64) {
 	t.threads[c][track] += d
 }
 
-// culprit returns the name in stack that explains cause c (see culpritAt),
-// 0 when none does.
+// culprit returns the name in stack that explains cause c (see culpritAt;
+// for runtime, the outermost runtime work), 0 when none does.
 func (a *analyzer) culprit(c Cause, th *thread, stack *hostStack) trace.StrID {
+	if c == Runtime {
+		if x := a.runtimeIn(th, stack); x >= 0 {
+			return th.evs[x].Name
+		}
+		return 0
+	}
 	if i := culpritAt(c, th, stack); i >= 0 {
 		return th.evs[stack.evs[i]].Name
 	}
@@ -94,6 +100,16 @@ func culpritAt(c Cause, th *thread, stack *hostStack) int {
 
 // top returns the names of m with the most time, most first, at most k.
 func (a *analyzer) top(m map[trace.StrID]int64, k int) []string {
+	ids := a.topIDs(m, k)
+	names := make([]string, 0, len(ids))
+	for _, id := range ids {
+		names = append(names, a.t.Str(id))
+	}
+	return names
+}
+
+// topIDs is top with the names' ids.
+func (a *analyzer) topIDs(m map[trace.StrID]int64, k int) []trace.StrID {
 	ids := make([]trace.StrID, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)
@@ -104,11 +120,7 @@ func (a *analyzer) top(m map[trace.StrID]int64, k int) []string {
 		}
 		return cmp.Compare(a.t.Str(x), a.t.Str(y))
 	})
-	names := make([]string, 0, k)
-	for _, id := range ids[:min(k, len(ids))] {
-		names = append(names, a.t.Str(id))
-	}
-	return names
+	return ids[:min(k, len(ids))]
 }
 
 func topThread(m map[int32]int64) int32 {
@@ -143,12 +155,13 @@ func (a *analyzer) findings() {
 	}
 	// Host work and runtime work share the host threshold; each has its
 	// finding when it is the larger part, runtime work also when it alone
-	// passes the input threshold.
+	// passes the input threshold or is what the devices waited on most
+	// (see runtimeLargest).
 	hostOver := float64(r.Idle.HostWork())/wd > a.opt.HostThreshold
 	if v := float64(r.Idle.Of(Host)) / wd; hostOver && r.Idle.Of(Host) >= r.Idle.Of(Runtime) {
 		fs = append(fs, a.dispatch(v))
 	}
-	if v := float64(r.Idle.Of(Runtime)) / wd; hostOver && r.Idle.Of(Runtime) > r.Idle.Of(Host) || v > a.opt.InputThreshold {
+	if v := float64(r.Idle.Of(Runtime)) / wd; hostOver && r.Idle.Of(Runtime) > r.Idle.Of(Host) || v > a.opt.InputThreshold || a.runtimeLargest() {
 		fs = append(fs, a.runtimeWork(v))
 	}
 	if v := float64(r.Idle.Of(Untraced)) / wd; v > a.opt.InputThreshold {
@@ -391,18 +404,46 @@ func (a *analyzer) dispatch(share float64) Finding {
 	}
 }
 
-// runtimeWork explains idle during runtime work: compilation, allocation,
-// program loading, defragmentation.
+// runtimeLargest reports whether runtime work is the traced cause the
+// devices waited on most (more than sync, input or other host work) in a
+// window whose attributed idle passes the input threshold: below every
+// threshold as each cause may be, the report then names that work rather
+// than leave the untraced idle beside it as the only explanation.
+func (a *analyzer) runtimeLargest() bool {
+	b := &a.res.Idle
+	rt := b.Of(Runtime)
+	return rt > b.Sync() && rt > b.Of(Input) && rt > b.Of(Host) &&
+		float64(b.Attributed())/float64(max(a.res.Window.Dur(), 1)) > a.opt.InputThreshold
+}
+
+// runtimeWork explains idle during runtime work: compilation, program
+// loading, allocation, defragmentation. It names the work the idle was
+// most spent in, with the idle each caused, and the thread doing most of
+// it: on JAX often an execute thread while the loop thread waits inside
+// its dispatch.
 func (a *analyzer) runtimeWork(share float64) Finding {
+	names := a.tally.names[Runtime]
+	ndev := int64(max(len(a.devs), 1))
 	what := "runtime work"
-	if names := a.top(a.tally.names[Runtime], 3); len(names) > 0 {
-		what = strings.Join(names, ", ")
+	if top := a.topIDs(names, 3); len(top) > 0 {
+		parts := make([]string, len(top))
+		for i, id := range top {
+			parts[i] = fmt.Sprintf("%s (%s)", a.t.Str(id), formatDuration(names[id]/ndev))
+		}
+		what = strings.Join(parts, ", ")
+	}
+	where := ""
+	if thr := topThread(a.tally.threads[Runtime]); thr >= 0 {
+		where = "; the largest part on " + a.threadName(thr)
+		if a.loop >= 0 && thr != a.loop {
+			where += fmt.Sprintf(", while the loop thread %s waited inside its dispatch", a.threadName(a.loop))
+		}
 	}
 	dev := a.deviceWord()
 	return Finding{
 		ID: "runtime-work",
-		Message: fmt.Sprintf("The %s waits while the host runtime is in %s for %s of the window: compilation, allocation or defragmentation holds the next work back.",
-			dev, what, pct(share)),
+		Message: fmt.Sprintf("The %s waits on runtime work for %s of the window, mostly in %s%s. Compilation, program loading, allocation or defragmentation holds the next work back.",
+			dev, pct(share), what, where),
 		Fix: a.runtimeFix(),
 	}
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/tracegap/tracegap/trace"
@@ -44,22 +45,75 @@ func (a *analyzer) dispatchFix() string {
 	return "Cut per-op host overhead: capture the step in CUDA graphs (torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), compile it (torch.compile), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step."
 }
 
-// runtimeFix says how to keep compilation and allocation off the steps.
+// runtimeFix says how to keep the runtime work the idle was spent in off
+// the steps: for JAX, the advice for each kind of work among the names
+// the idle was most spent in, most idle first (compilation when none is
+// named).
 func (a *analyzer) runtimeFix() string {
 	switch a.res.Framework {
 	case JAX:
-		return "Compile once: keep shapes static (pad or bucket batches), pass Python scalars as arrays or mark them static_argnums, and warm up before profiling; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs. Buffer allocation on a first call is warm-up; DefragmentMemory means device memory is fragmented: donate buffers (donate_argnums) and lower peak memory."
+		var parts []string
+		seen := map[runtimeKind]bool{}
+		for _, name := range a.top(a.tally.names[Runtime], 3) {
+			if k := kindOfRuntime(name); !seen[k] {
+				seen[k] = true
+				parts = append(parts, jaxRuntimeFixes[k])
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, jaxRuntimeFixes[runtimeCompile])
+		}
+		return strings.Join(parts, " ")
 	case TensorFlow:
 		return "Trace once: give tf.function an input_signature (or reduce_retracing=True) and static shapes so that it does not retrace, and warm up before profiling; reuse device memory instead of allocating it each step."
 	}
 	return "Compile once and allocate once: warm up before the profiled steps, keep shapes static, and reuse device memory instead of freeing and allocating it each step."
 }
 
+// runtimeKind is the kind of runtime work a name shows.
+type runtimeKind int
+
+const (
+	runtimeCompile runtimeKind = iota
+	runtimeLoad
+	runtimeAlloc
+	runtimeDefrag
+)
+
+// kindOfRuntime returns the kind of the runtime work named name (one of
+// runtimePatterns): compilation unless the name shows otherwise.
+func kindOfRuntime(name string) runtimeKind {
+	switch {
+	case strings.Contains(name, "Defragment"):
+		return runtimeDefrag
+	case strings.Contains(name, "LoadProgram"):
+		return runtimeLoad
+	case strings.Contains(name, "alloc"), strings.Contains(name, "Alloc"), strings.Contains(name, "Malloc"):
+		return runtimeAlloc
+	}
+	return runtimeCompile
+}
+
+// jaxRuntimeFixes are the JAX fixes by kind of runtime work. None assumes a
+// training loop: an inference server compiles, loads and fragments memory
+// as well.
+var jaxRuntimeFixes = map[runtimeKind]string{
+	runtimeCompile: "Compile once: keep shapes static (pad or bucket batches and requests), pass Python scalars as arrays or mark them static_argnums, and warm up every shape before profiling or serving; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs.",
+	runtimeLoad:    "Loading a program (LoadProgram, LoadProgramCacheMiss) follows each new compilation: warm up every shape before profiling or serving and keep the set of shapes small (pad or bucket them).",
+	runtimeAlloc:   "Buffer allocation on a first call is warm-up: warm up before profiling; if it recurs, keep shapes static so that buffers are reused.",
+	runtimeDefrag:  "DefragmentMemory means device memory was too fragmented for the next program's buffers: donate the inputs a call replaces (jax.jit(..., donate_argnums=...)), drop references to arrays no longer needed (or x.delete()) so that they are freed early, keep shapes few so that buffers are reused, and lower peak memory.",
+}
+
 // untracedFix says how to capture what an untraced thread does.
 func (a *analyzer) untracedFix() string {
 	switch a.res.Framework {
 	case JAX:
-		return "Capture the Python tracer to see what the loop does between dispatches (most often getting the next batch): jax.profiler.start_trace(dir, profiler_options=jax.profiler.ProfileOptions()) with python_tracer_level=1 and host_tracer_level=2, and mark steps with jax.profiler.StepTraceAnnotation(\"train\", step_num=step)."
+		// A run without steps may serve rather than train: no batches.
+		what, mark := "the loop does between dispatches (most often getting the next batch)", "mark steps with jax.profiler.StepTraceAnnotation(\"train\", step_num=step)"
+		if a.res.Window.Steps == 0 {
+			what, mark = "the thread does between dispatches (preparing inputs, reading results back, Python between calls)", "mark each step or request with jax.profiler.StepTraceAnnotation(name, step_num=n)"
+		}
+		return "Capture the Python tracer to see what " + what + ": jax.profiler.start_trace(dir, profiler_options=jax.profiler.ProfileOptions()) with python_tracer_level=1 and host_tracer_level=2, and " + mark + "."
 	case TensorFlow:
 		return "Profile with the Python and host tracers (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1, host_tracer_level=2)) and mark steps with tf.profiler.experimental.Trace(\"train\", step_num=step, _r=1) to see what that thread does."
 	}

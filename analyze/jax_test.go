@@ -166,6 +166,44 @@ var jaxScenarios = []jaxScenario{
 	},
 }
 
+// TestJAXRuntimeOnAnotherThread: a TPU inference-like loop whose every
+// call waits inside its execute while the execute thread defragments
+// device memory (20 ms), then dispatches (1 ms), against 10 ms of
+// compute. The timeline is jax-f's with the compilation moved off the loop
+// thread: call k (from 0) runs from 21k to 21k + 21 ms, DefragmentMemory
+// from 21k to 21k + 20 on py_xla_execute, its work from 21k + 21.01 to
+// 21k + 31.01. Window 31.01 to 136.01 (first step dropped); each of the 5
+// gaps (31.01 + 21k to 42.01 + 21k) is the defragmentation of the next
+// call (9.99 ms) and of the one after (10 us; after the last call the
+// program has ended: untraced) and the dispatch (host, 1 ms). So the
+// runtime idle, 49.99 ms, is the defragmentation's: one call site of
+// runtime cause, DefragmentMemory, 5 calls (steps 1 to 5), and the
+// runtime-work finding names it, with the defragmentation's fix first.
+func TestJAXRuntimeOnAnotherThread(t *testing.T) {
+	p := tracetest.JAXProgram{Steps: 6, TPU: true, Defrag: 20 * msec, Dispatch: msec, Compute: 10 * msec}
+	res := analyzeXPlane(t, p.Spec()).Result()
+	want := Breakdown{ByCause: [NumCauses]int64{Runtime: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}}
+	if res.Verdict != HostBound || res.Idle != want {
+		t.Fatalf("verdict %s, idle %+v; want host-bound, %+v", res.Verdict, res.Idle, want)
+	}
+	i := slices.IndexFunc(res.CallSites, func(s CallSite) bool { return s.Cause == Runtime })
+	if i < 0 {
+		t.Fatalf("no runtime call site in %+v", res.CallSites)
+	}
+	if s := res.CallSites[i]; s.Call != tracetest.JAXDefrag || s.Count != 5 || s.Idle != want.Of(Runtime) {
+		t.Errorf("runtime call site %+v, want %s, 5 calls, %d ns", s, tracetest.JAXDefrag, want.Of(Runtime))
+	}
+	if u := res.Unsited(); u != [NumCauses]int64{Untraced: 10 * usec} {
+		t.Errorf("idle in no call site %v, want only the 10 us untraced", u)
+	}
+	f := res.Findings[0]
+	if f.ID != "runtime-work" || !strings.Contains(f.Message, tracetest.JAXDefrag+" (50.0 ms)") ||
+		!strings.Contains(f.Message, "on py_xla_execute/11, while the loop thread main/1 waited") ||
+		!strings.HasPrefix(f.Fix, "DefragmentMemory means") || strings.Contains(f.Fix, "batch") {
+		t.Errorf("first finding %s: %s\nfix: %s\nwant runtime-work naming %s on py_xla_execute, the defragmentation's fix first and no batches", f.ID, f.Message, f.Fix, tracetest.JAXDefrag)
+	}
+}
+
 // TestJAXRealTraces checks that the shared JAX traces are explained on the
 // loop thread: the first long gap of the conv benchmark is its first
 // call's buffer allocation on the execute threads, the later ones
@@ -233,6 +271,15 @@ func TestJAXRealTraces(t *testing.T) {
 				}
 			}
 			checkForeignAdvice(t, res)
+			// The runtime work the devices waited on is a call site, and
+			// the runtime-work finding names the work it was most.
+			if u := res.Unsited(); u[Runtime] != 0 || u[InSync] != 0 {
+				t.Errorf("runtime %d ns and sync %d ns of idle in no call site, want 0", u[Runtime], u[InSync])
+			}
+			i := slices.IndexFunc(res.Findings, func(f Finding) bool { return f.ID == "runtime-work" })
+			if rt := tt.culprits[Runtime]; i < 0 || !strings.Contains(res.Findings[i].Message, "mostly in "+rt+" (") {
+				t.Errorf("findings %+v: want runtime-work naming %s", res.Findings, rt)
+			}
 			if u := float64(res.Idle.Of(Untraced)) / float64(res.Window.Dur()); u > tt.untraced {
 				t.Errorf("untraced %.1f%% of the window, want at most %.1f%%", 100*u, 100*tt.untraced)
 			}

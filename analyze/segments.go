@@ -34,7 +34,10 @@ type Segment struct {
 	// blocking call whose return the device has been waiting on the host
 	// since. When the waited-for thread shows nothing while another
 	// thread blocks (JAX's runtime thread while Python is in
-	// block_until_ready), it is that thread's call. 0 for other causes.
+	// block_until_ready), it is that thread's call. For a runtime
+	// segment of a JAX loop thread waiting inside a dispatch while
+	// another thread does runtime work (see runtimeBehind), it is that
+	// work (TfrtTpuClient::DefragmentMemory). 0 for other causes.
 	Sync  CallID
 	Cause Cause
 }
@@ -47,7 +50,8 @@ type NamedSegment struct {
 	// Stack names the host events enclosing the segment on the
 	// waited-for thread, outermost first; empty when untraced.
 	Stack []string
-	// Sync names the blocking call (see Segment.Sync); empty for none.
+	// Sync names the blocking call or the other thread's runtime work
+	// (see Segment.Sync); empty for none.
 	Sync string
 }
 

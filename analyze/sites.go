@@ -206,9 +206,14 @@ type blameSum struct {
 func sumKey(ev int32, c Cause) uint64 { return uint64(ev)<<8 | uint64(c) }
 
 // blame is what a segment is blamed on: event ev (-1: none) of thread th.
+// When that is runtime work on another thread than the one the device
+// waited for (see runtimeBehind), across is set and frame is the user-code
+// frame around the waiting thread's dispatch: the line that called it.
 type blame struct {
-	th *thread
-	ev int
+	th     *thread
+	ev     int
+	frame  trace.StrID
+	across bool
 }
 
 func newSiteTally() *siteTally {
@@ -241,16 +246,58 @@ func (a *analyzer) insights() {
 	r.Copies = a.copyStats(st.copies, n)
 }
 
+// Unsited returns, by cause, the window's idle that no call site holds:
+// idle with no traced call to blame (untraced idle, host time between ops,
+// a sync on a thread that shows no call). As in CallSite, InSync stands
+// for sync, after-sync idle included, and AfterSync is 0. Call sites are
+// averaged over devices one by one: a difference below one nanosecond a
+// site is rounding, not idle left out.
+func (r *Result) Unsited() [NumCauses]int64 {
+	var out [NumCauses]int64
+	for c := InSync; c < NumCauses; c++ {
+		out[c] = r.Idle.Of(c)
+	}
+	out[InSync] += out[AfterSync]
+	out[AfterSync] = 0
+	for _, s := range r.CallSites {
+		out[s.Cause] -= s.Idle
+	}
+	for c := range out {
+		if out[c] <= int64(len(r.CallSites)) {
+			out[c] = 0
+		}
+	}
+	return out
+}
+
 // openBlame finds the event segment s, just opened on thread th inside
-// stack (both nil when the gap waited for no thread), is blamed on. The
+// stack (both nil when the gap waited for no thread), is blamed on; via is
+// the other thread's call that decided the segment's cause, or nil. The
 // segment is tallied when it is done, at its full length.
-func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment) {
+func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment, via *hostStretch) {
 	st := a.sites
 	st.open = blame{th: th, ev: -1}
-	if th == nil || s.Cause == Untraced || s.Cause == Runtime && s.Sync == 0 && s.Stack == 0 {
-		return
+	switch {
+	case th == nil || s.Cause == Untraced:
+	case s.Cause == Runtime && via != nil:
+		// The dispatch waits for another thread's runtime work: the
+		// work is the call, the dispatch's caller the site.
+		if via.ev >= 0 {
+			rt := a.thread(via.track)
+			st.open = blame{th: rt, ev: int(via.ev) - rt.lo, frame: a.stackFrame(th, stack), across: true}
+		}
+	default:
+		st.open.ev = a.blamed(th, s, stack)
 	}
-	st.open.ev = a.blamed(th, s, stack)
+}
+
+// stackFrame returns the name of the innermost user-code frame of th's
+// stack, 0 when there is none.
+func (a *analyzer) stackFrame(th *thread, stack *hostStack) trace.StrID {
+	if n := len(stack.evs); n > 0 {
+		return a.userFrame(th, int(stack.evs[n-1]))
+	}
+	return 0
 }
 
 // segmentDone adds the finished segment s of the current gap to the
@@ -374,7 +421,10 @@ func (a *analyzer) tallySum(s *blameSum) int32 {
 	st := a.sites
 	th, ev, dur := s.th, s.ev, s.idle
 	e := &th.evs[ev]
-	frame := a.userFrame(th, ev)
+	frame := s.frame
+	if !s.across {
+		frame = a.userFrame(th, ev)
+	}
 	if frame != 0 {
 		st.stacks = true
 	}
@@ -435,15 +485,21 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack *hostStack) int {
 			}
 		}
 	case Runtime:
-		for _, x := range stack.evs {
-			if a.cls.of(th.evs[x].Name) == classRuntime {
-				return int(x)
-			}
-		}
-		return -1
+		return a.runtimeIn(th, stack)
 	}
 	if i := culpritAt(s.Cause, th, stack); i >= 0 {
 		return int(stack.evs[i])
+	}
+	return -1
+}
+
+// runtimeIn returns the index in th.evs of the outermost runtime work in
+// stack, -1 when there is none.
+func (a *analyzer) runtimeIn(th *thread, stack *hostStack) int {
+	for _, x := range stack.evs {
+		if a.cls.of(th.evs[x].Name) == classRuntime {
+			return int(x)
+		}
 	}
 	return -1
 }

@@ -321,11 +321,13 @@ func timeIn(ivs []Interval, w Interval) int64 {
 
 // hostStretch is a stretch of time during which some host thread was
 // inside a call of one kind (a blocking call, runtime work); name is the
-// call's, track the thread's.
+// call's, track the thread's, ev the call's index in Trace.Events (-1 when
+// no call of the kind starts the stretch).
 type hostStretch struct {
 	Interval
 	name  trace.StrID
 	track int32
+	ev    int32
 }
 
 // hostSyncs returns, merged and in time order, the stretches during which
@@ -358,7 +360,7 @@ func latestFirst(all []hostStretch) []hostStretch {
 		if n := len(active); n > 0 && to > cur {
 			p := active[n-1]
 			p.Interval = Interval{cur, to}
-			if m := len(out); m > 0 && out[m-1].End == cur && out[m-1].name == p.name && out[m-1].track == p.track {
+			if m := len(out); m > 0 && out[m-1].End == cur && out[m-1].ev == p.ev && out[m-1].track == p.track {
 				out[m-1].End = to
 			} else {
 				out = append(out, p)
@@ -400,11 +402,11 @@ func (a *analyzer) hostStretches(ivs func(*thread) []Interval, classes ...class)
 		at := 0 // the first event starting at or after the last interval
 		for _, iv := range ivs(th) {
 			at = gallopStart(th.evs, at, iv.Start)
-			var name trace.StrID
+			s := hostStretch{Interval: iv, track: int32(i), ev: -1}
 			if k := th.classAt(a, at, iv.Start, classes); k >= 0 {
-				name = th.evs[k].Name
+				s.name, s.ev = th.evs[k].Name, int32(th.lo+k)
 			}
-			all = append(all, hostStretch{iv, name, int32(i)})
+			all = append(all, s)
 		}
 	}
 	slices.SortFunc(all, func(x, y hostStretch) int { return cmp.Compare(x.Start, y.Start) })

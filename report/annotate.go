@@ -174,7 +174,9 @@ func (a *annotator) gapArgs(g *analyze.Gap) map[string]any {
 		}
 	}
 	for s := range a.res.Segments(g) {
-		if s.Sync != 0 {
+		// A runtime segment's call is another thread's runtime work,
+		// not a blocking call.
+		if s.Sync != 0 && s.Cause != analyze.Runtime {
 			args["blocking_call"] = a.res.CallName(s.Sync)
 			break
 		}

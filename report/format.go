@@ -144,12 +144,17 @@ func shortStack(stack []string, max int) string {
 // stack that took most of the gap (HostStack).
 // A gap inside an input pipeline passes through thousands of short ops, and
 // only the shared frames name the pipeline.
+//
+// A runtime gap whose thread waited inside a dispatch for another thread's
+// runtime work names that work: the dispatch is not what held the device.
 func describeStack(res *analyze.Result, g *analyze.Gap, frames int) string {
 	main := HostStack(res, g)
-	if len(main) == 0 {
-		if call := blockingCall(res, g); call != "" {
-			return "blocked in " + call
-		}
+	call := waitedCall(res, g)
+	switch {
+	case len(main) == 0 && call != "" && g.Cause != analyze.Runtime:
+		return "blocked in " + call
+	case len(main) > 0 && call != "" && g.Cause == analyze.Runtime:
+		return main[len(main)-1] + " waiting on " + call
 	}
 	var common []string
 	first := true
@@ -174,12 +179,13 @@ func describeStack(res *analyze.Result, g *analyze.Gap, frames int) string {
 	return shortStack(common, frames-1) + " > ... > " + main[len(main)-1]
 }
 
-// blockingCall names the blocking call that the longest sync segment of a
-// gap of a sync cause was attributed to (Segment.Sync), or "": when the
-// waited-for thread shows nothing while another thread blocks, that call
-// is what held the device.
-func blockingCall(res *analyze.Result, g *analyze.Gap) string {
-	if g.Cause != analyze.InSync && g.Cause != analyze.AfterSync {
+// waitedCall names the call that the longest segment of a gap's cause was
+// attributed to (Segment.Sync), for a sync or runtime gap, or "": when the
+// waited-for thread shows nothing while another thread blocks, or waits in
+// a dispatch while another thread does runtime work, that call is what
+// held the device.
+func waitedCall(res *analyze.Result, g *analyze.Gap) string {
+	if g.Cause != analyze.InSync && g.Cause != analyze.AfterSync && g.Cause != analyze.Runtime {
 		return ""
 	}
 	best := analyze.Segment{Dur: -1}

@@ -36,6 +36,23 @@ func sitesTable(res *analyze.Result) *table {
 	return tb
 }
 
+// unsitedNote says, by cause, the idle the call sites leave out (see
+// Result.Unsited), so that their totals read against the idle by cause;
+// "" when they leave out none.
+func unsitedNote(res *analyze.Result) string {
+	u := res.Unsited()
+	var parts []string
+	for _, c := range analyze.Causes() {
+		if u[c] > 0 {
+			parts = append(parts, causeWord(c)+" "+Duration(u[c]))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Idle with no traced call to blame, in no call site: " + strings.Join(parts, ", ") + "."
+}
+
 func opsTable(res *analyze.Result) *table {
 	tb := newTable("lrrrrrl", "op", "calls", "per call", "launches/call", "idle", "share", "setting").clip(60)
 	// Where no op launched anything, the trace does not link device work
@@ -157,6 +174,9 @@ func (t *textWriter) insights(res *analyze.Result, limit int) {
 	if len(res.CallSites) > 0 {
 		t.heading("Call sites (where the idle was caused)")
 		t.table(sitesTable(res))
+		if n := unsitedNote(res); n != "" {
+			t.printf("  %s\n", n)
+		}
 		if res.StackHint != "" {
 			t.printf("  %s\n", res.StackHint)
 		}
@@ -195,6 +215,9 @@ func (t *textWriter) mdInsights(res *analyze.Result, limit int) {
 		}
 		t.printf("\n<details><summary>%s</summary>\n\n", s.title)
 		t.mdTable(s.tb)
+		if n := unsitedNote(res); s.title == "Call sites" && n != "" {
+			t.printf("\n%s\n", n)
+		}
 		if s.title == "Call sites" && res.StackHint != "" {
 			t.printf("\n%s\n", mdEscape(res.StackHint))
 		}

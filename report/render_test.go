@@ -456,6 +456,19 @@ func TestDescribeStack(t *testing.T) {
 	if got, want := describeStack(res, g, 3), "blocked in aten::item"; got != want {
 		t.Errorf("describeStack of an in-sync gap without stack = %q, want %q", got, want)
 	}
+	// A runtime gap whose thread waited inside a dispatch for another
+	// thread's runtime work names that work after the dispatch: the
+	// longest runtime stretch's.
+	exec := []string{"PjitFunction(f)", "TfrtTpuLoadedExecutable::Execute"}
+	res, g = gapOf(
+		analyze.NamedSegment{Dur: 3, Cause: analyze.Runtime, Stack: exec, Sync: "LoadProgramCacheMiss"},
+		analyze.NamedSegment{Dur: 5, Cause: analyze.Runtime, Stack: exec, Sync: "TfrtTpuClient::DefragmentMemory"},
+		analyze.NamedSegment{Dur: 1, Cause: analyze.Host, Stack: exec},
+	)
+	g.Cause = analyze.Runtime
+	if got, want := describeStack(res, g, 3), "TfrtTpuLoadedExecutable::Execute waiting on TfrtTpuClient::DefragmentMemory"; got != want {
+		t.Errorf("describeStack of a runtime gap behind a dispatch = %q, want %q", got, want)
+	}
 }
 
 func TestHTMLSeveralRuns(t *testing.T) {
@@ -518,5 +531,28 @@ func TestNoDevice(t *testing.T) {
 		if f == HTML && !strings.Contains(out, badged) {
 			t.Errorf("HTML: no badge no-device followed by the reason alone as the summary")
 		}
+	}
+}
+
+// TestUnsitedNote: the note under the call sites names, by cause, the idle
+// no call site holds. Sync (in-sync 40 + after-sync 10) is all in its
+// site; runtime 30 has 20 in a site, host 5 none, untraced 7 never can.
+func TestUnsitedNote(t *testing.T) {
+	res := &analyze.Result{
+		Idle: analyze.Breakdown{ByCause: [analyze.NumCauses]int64{
+			analyze.InSync: 40_000, analyze.AfterSync: 10_000, analyze.Runtime: 30_000, analyze.Host: 5_000, analyze.Untraced: 7_000}},
+		CallSites: []analyze.CallSite{
+			{Call: "aten::item", Cause: analyze.InSync, Idle: 50_000},
+			{Call: "TfrtTpuClient::DefragmentMemory", Cause: analyze.Runtime, Idle: 20_000},
+		},
+	}
+	want := "Idle with no traced call to blame, in no call site: runtime 10.0 us, host 5.00 us, untraced 7.00 us."
+	if got := unsitedNote(res); got != want {
+		t.Errorf("unsitedNote = %q, want %q", got, want)
+	}
+	res.CallSites[1].Idle = 30_000
+	res.Idle.ByCause[analyze.Host], res.Idle.ByCause[analyze.Untraced] = 0, 0
+	if got := unsitedNote(res); got != "" {
+		t.Errorf("unsitedNote with every cause in its sites = %q, want none", got)
 	}
 }

@@ -87,6 +87,9 @@ const (
 	JAXRead = "np.asarray(jax.Array)"
 	// JAXCompile is the compilation inside a call that misses the cache.
 	JAXCompile = "backend_compile"
+	// JAXDefrag is the runtime's defragmentation of device memory, on an
+	// execute thread, that a call's execute waits for.
+	JAXDefrag = "TfrtTpuClient::DefragmentMemory"
 	// GrainWorkerNext is grain's iterator over its worker processes'
 	// queue, inside GrainNext when the loader runs in workers.
 	GrainWorkerNext = "$process_prefetch.py:212 __next__"
@@ -110,6 +113,9 @@ const (
 // PjitFunction(train_step) of Dispatch ns around the runtime's execute
 // (PjRt on GPU, TFRT on TPU), preceded inside it, in the first call of a
 // step, by JAXCompile for Compile ns (a recompilation every step). With
+// Defrag > 0, the first call of a step waits inside its execute while the
+// execute thread defragments device memory (JAXDefrag, Defrag ns from the
+// execute's start): the execute lasts Defrag + Dispatch ns. With
 // Depth > 0 the runtime's queue holds Depth calls: a call's execute does
 // not return before the work of the call Depth before it has finished. A
 // call's work is queued when it returns: the execute thread runs an
@@ -128,6 +134,7 @@ type JAXProgram struct {
 	Dispatch int64
 	Compute  int64
 	Compile  int64
+	Defrag   int64
 	Depth    int
 	Print    bool
 	// Fetch, on a GPU, ends each step with a device-to-host copy of the
@@ -181,6 +188,10 @@ func (p JAXProgram) Spec() *Spec {
 				h += p.Compile
 			}
 			ret := h + p.Dispatch
+			if c == 0 && p.Defrag > 0 {
+				add(Event{Role: CPUOp, Name: JAXDefrag, Thread: ExecuteTID, Start: h, Dur: p.Defrag})
+				ret += p.Defrag
+			}
 			if k := len(done) - p.Depth; p.Depth > 0 && k >= 0 {
 				ret = max(ret, done[k])
 			}
