@@ -63,6 +63,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 		a.wholeStep = -1
 	}
 	g.Cause = largestCause(&g.Split)
+	g.Step = a.stepMostOf(g.Step, idle)
 	for c := InSync; c < NumCauses; c++ {
 		d.split.Add(c, g.Split.Of(c))
 	}
@@ -94,6 +95,23 @@ func (a *analyzer) stepHolding(i int, iv Interval) int {
 		return i
 	}
 	return -1
+}
+
+// stepMostOf returns the index of the step that holds the most of iv,
+// which starts in step i (-1: before the first): a gap that begins just
+// before a step's start and lasts into it is that step's, for the reader.
+// The earlier step wins a tie.
+func (a *analyzer) stepMostOf(i int, iv Interval) int {
+	best, most := i, int64(-1)
+	if i >= 0 {
+		most = overlap(a.stepSpan(i), iv)
+	}
+	for k := i + 1; k < len(a.res.Steps) && a.res.Steps[k].Start < iv.End; k++ {
+		if o := overlap(a.stepSpan(k), iv); o > most {
+			best, most = k, o
+		}
+	}
+	return best
 }
 
 // stepSpan returns the time step i owns in the per-step figures: from its

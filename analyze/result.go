@@ -363,8 +363,8 @@ type Gap struct {
 	// is its index in the trace (-1 when unknown).
 	Thread string
 	Track  int32
-	// Step is the index in Result.Steps of the step holding the gap, -1
-	// if none.
+	// Step is the index in Result.Steps of the step holding the most of
+	// the gap, -1 if none.
 	Step int
 	// segLo and segHi bound the gap's segments in its result's encoding
 	// (see Result.Segments).

@@ -149,3 +149,28 @@ func TestStepSyncWithinStep(t *testing.T) {
 		t.Errorf("SyncPerStep %d ns, Blocking %d ns, want 30000 and 120000", sync, res.Blocking)
 	}
 }
+
+// TestGapStepMostOf: a gap is labelled with the step holding the most of
+// it: one that begins 150 us before a step's start and lasts 60 ms into it
+// is that step's, not the one it began in.
+func TestGapStepMostOf(t *testing.T) {
+	a := &analyzer{res: &Result{
+		Steps:  []Step{{Start: 0, Dur: 100_000_000}, {Start: 100_000_000, Dur: 100_000_000}, {Start: 200_000_000, Dur: 100_000_000}},
+		Window: Window{Start: 0, End: 300_000_000},
+	}}
+	tests := []struct {
+		iv   Interval
+		want int
+	}{
+		{Interval{99_850_000, 159_850_000}, 1},  // 150 us in step 0, the rest in step 1
+		{Interval{40_000_000, 110_000_000}, 0},  // mostly in step 0
+		{Interval{50_000_000, 150_000_000}, 0},  // a tie: the earlier step
+		{Interval{90_000_000, 290_000_000}, 1},  // across three steps, 100 ms in step 1
+		{Interval{250_000_000, 260_000_000}, 2}, // inside the last step
+	}
+	for _, tt := range tests {
+		if got := a.stepMostOf(a.stepIndex(tt.iv.Start), tt.iv); got != tt.want {
+			t.Errorf("gap %v: step %d, want %d", tt.iv, got, tt.want)
+		}
+	}
+}
