@@ -318,7 +318,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 	switch {
 	case f.input >= 0:
 		return Input, nil
-	case f.runtime:
+	case f.runtime >= 0:
 		return Runtime, nil
 	}
 	if via := a.runtimeBehind(th, stack, x); via != nil {

@@ -63,7 +63,7 @@ func (t *tally) addNow(c Cause, name trace.StrID, track int32, d int64) {
 // for runtime, the outermost runtime work), 0 when none does.
 func (a *analyzer) culprit(c Cause, th *thread, stack *hostStack) trace.StrID {
 	if c == Runtime {
-		if x := a.runtimeIn(th, stack); x >= 0 {
+		if x := a.runtimeIn(stack); x >= 0 {
 			return th.evs[x].Name
 		}
 		return 0

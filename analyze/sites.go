@@ -485,7 +485,7 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack *hostStack) int {
 			}
 		}
 	case Runtime:
-		return a.runtimeIn(th, stack)
+		return a.runtimeIn(stack)
 	}
 	if i := culpritAt(s.Cause, th, stack); i >= 0 {
 		return int(stack.evs[i])
@@ -493,13 +493,11 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack *hostStack) int {
 	return -1
 }
 
-// runtimeIn returns the index in th.evs of the outermost runtime work in
-// stack, -1 when there is none.
-func (a *analyzer) runtimeIn(th *thread, stack *hostStack) int {
-	for _, x := range stack.evs {
-		if a.cls.of(th.evs[x].Name) == classRuntime {
-			return int(x)
-		}
+// runtimeIn returns the index in its thread's events of the outermost
+// runtime work in stack, -1 when there is none.
+func (a *analyzer) runtimeIn(stack *hostStack) int {
+	if k := stack.top().runtime; k >= 0 {
+		return int(stack.evs[k])
 	}
 	return -1
 }

@@ -23,19 +23,19 @@ type stackFacts struct {
 	// end is the earliest end of the stack's events: when it next loses
 	// one.
 	end int64
-	// sync, input and op are the levels of the first blocking call, the
-	// first input event and the first framework op ("::" in its name) that
-	// is not a step marker; -1 when there is none.
-	sync, input, op int32
-	// runtime and dispatch are set when an event is runtime work, when
-	// one is a dispatch of a compiled function.
-	runtime, dispatch bool
+	// sync, input, op and runtime are the levels of the first blocking
+	// call, the first input event, the first framework op ("::" in its
+	// name) that is not a step marker and the first runtime work; -1
+	// when there is none.
+	sync, input, op, runtime int32
+	// dispatch is set when an event is a dispatch of a compiled function.
+	dispatch bool
 	// markers is set when every event is a step marker (so for none).
 	markers bool
 }
 
 // emptyFacts are the facts of the empty stack.
-var emptyFacts = stackFacts{end: math.MaxInt64, sync: -1, input: -1, op: -1, markers: true}
+var emptyFacts = stackFacts{end: math.MaxInt64, sync: -1, input: -1, op: -1, runtime: -1, markers: true}
 
 // top returns the facts of the whole stack.
 func (s *hostStack) top() *stackFacts {
@@ -69,7 +69,9 @@ func (s *hostStack) push(a *analyzer, th *thread, i int32) {
 	if f.op < 0 && a.factsOf(e.Name)&factScoped != 0 && !e.Has(trace.FlagStep) {
 		f.op = level
 	}
-	f.runtime = f.runtime || k == classRuntime
+	if f.runtime < 0 && k == classRuntime {
+		f.runtime = level
+	}
 	f.dispatch = f.dispatch || k == classDispatch
 	f.markers = f.markers && e.Has(trace.FlagStep)
 	f.end = min(f.end, e.End())
