@@ -181,8 +181,8 @@ func (a *annotator) gapArgs(g *analyze.Gap) map[string]any {
 			break
 		}
 	}
-	if g.Step >= 0 && g.Step < len(a.res.Steps) {
-		args["step"] = a.res.Steps[g.Step].Num
+	if n := stepNum(a.res, g.Step); n >= 0 {
+		args["step"] = n
 	}
 	return args
 }

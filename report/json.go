@@ -174,8 +174,12 @@ type GapV1 struct {
 	ClockStartNs int64  `json:"clock_start_ns"`
 	Cause        string `json:"cause"`
 	// Step indexes Report.Steps; -1 when the gap is in no step.
-	Step   int    `json:"step"`
-	Thread string `json:"thread"`
+	Step int `json:"step"`
+	// StepNum is that step's number (ProfilerStep#7: 7), which a gap
+	// exported without the steps (tracegap gaps), an annotated trace and
+	// a profile's labels share; -1 when the gap is in no step.
+	StepNum int64  `json:"step_num"`
+	Thread  string `json:"thread"`
 	// HostStack is the stack that took the most of the gap (see
 	// HostStack), outermost first.
 	HostStack []string `json:"host_stack"`
@@ -307,9 +311,17 @@ func jsonStep(s *analyze.Step) StepV1 {
 func JSONGap(res *analyze.Result, g *analyze.Gap) GapV1 {
 	return GapV1{
 		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, ClockStartNs: res.Source.ClockNs(g.Start), Cause: g.Cause.String(),
-		Step: g.Step, Thread: g.Thread, HostStack: HostStack(res, g),
+		Step: g.Step, StepNum: stepNum(res, g.Step), Thread: g.Thread, HostStack: HostStack(res, g),
 		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(res, g, maxGapStacks),
 	}
+}
+
+// stepNum returns the number of step i of res, -1 for none.
+func stepNum(res *analyze.Result, i int) int64 {
+	if i < 0 || i >= len(res.Steps) {
+		return -1
+	}
+	return res.Steps[i].Num
 }
 
 // HostStack returns what the waited-for thread was mostly doing during a
