@@ -39,6 +39,10 @@ const (
 	MetricIdleShare = "idle share"
 )
 
+// MetricAttributedIdle is the idle per step in gaps of at least the
+// minimum gap, the idle share's time per step.
+const MetricAttributedIdle = "attributed idle per step"
+
 // Row is one figure of both runs side by side.
 type Row struct {
 	Metric    string
@@ -113,7 +117,9 @@ func rows(b, n *Summary) []Row {
 	addTime("device busy per step", b.DeviceBusy, n.DeviceBusy)
 	addShare("utilization", b.Utilization, n.Utilization)
 	addShare(MetricIdleShare, b.IdleShare, n.IdleShare)
-	addTime("idle per step", b.attributedPerStep(), n.attributedPerStep())
+	// Attributed, as the idle share is: analyze's Steps table's idle
+	// column also holds the idle below the minimum gap.
+	addTime(MetricAttributedIdle, b.attributedPerStep(), n.attributedPerStep())
 	addTime("input per step", b.Input, n.Input)
 	addTime("sync per step", b.Sync, n.Sync)
 	for _, c := range causes() {

@@ -14,7 +14,10 @@ import (
 	"github.com/tracegap/tracegap/trace/xplane"
 )
 
-const ms = int64(1_000_000)
+const (
+	ms = int64(1_000_000)
+	us = int64(1_000)
+)
 
 // idle builds an analyze.Breakdown from per-cause times.
 func idle(by map[analyze.Cause]int64, belowMinGap int64) analyze.Breakdown {
@@ -418,6 +421,32 @@ func TestSyncSitesAfterSync(t *testing.T) {
 	}
 }
 
+// TestSyncSitesPerDevice checks that sync sites' times are averaged over
+// devices, as every other figure of a Summary is. Each step loads 5 ms,
+// dispatches 1 ms, then syncs (aten::item) on its 20 ms kernel, on two
+// devices in step: each device idles 6 ms of every 26 after the sync, so
+// the five steady steps hold a gap on each device, about 30 ms per device
+// in all. The sites hold exactly the window's sync idle, which is averaged
+// over devices: summed over them, they would hold twice that.
+func TestSyncSitesPerDevice(t *testing.T) {
+	loop := tracetest.Loop{Steps: 6, Input: 5 * ms, Dispatch: 1 * ms, Compute: 20 * ms, Sync: true, Devices: 2}
+	r, err := analyze.Analyze(tracetest.Build(loop.Spec()), analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Summarize(r)
+	var sum int64
+	for _, site := range s.Syncs {
+		sum += site.Time
+	}
+	if want := r.Idle.Sync(); sum != want {
+		t.Errorf("sync sites %+v hold %d ns, want the window's sync idle %d ns (per device)", s.Syncs, sum, want)
+	}
+	if len(s.Syncs) == 0 || s.Syncs[0].Name != "aten::item" || s.Syncs[0].Gaps != 2*5 {
+		t.Errorf("sync sites %+v, want aten::item first, in 10 gaps (5 on each device)", s.Syncs)
+	}
+}
+
 // TestSyntheticGenerated runs the synthetic-data test on generated loops.
 // The base has no input and syncs on the previous step's work, so its
 // device never idles: a 20 ms kernel every 20 ms.
@@ -436,7 +465,9 @@ func TestSyntheticGenerated(t *testing.T) {
 	tests := []struct {
 		name string
 		loop tracetest.Loop
-		want Synthetic // Syncs left out
+		want Synthetic // Syncs and InputFinding left out
+		// finding is the ID of the new run's input finding.
+		finding string
 	}{
 		{
 			// 5 ms of input, 1 ms of dispatch, then a sync on this
@@ -444,7 +475,7 @@ func TestSyntheticGenerated(t *testing.T) {
 			name: "sync in the step",
 			loop: tracetest.Loop{Steps: 6, Input: 5 * ms, Dispatch: 1 * ms, Compute: 20 * ms, Sync: true},
 			want: Synthetic{Target: 20 * ms, BaseCompute: compute, NewStep: 26 * ms, NewInput: 5 * ms,
-				NewSync: 20 * ms, NewAfterSync: 6 * ms, InputFits: true, Slower: true, Outcome: SyncBound},
+				NewSync: 20 * ms, NewAfterSync: 6 * ms, NewSyncIdle: 6 * ms, InputFits: true, Slower: true, Outcome: SyncBound},
 		},
 		{
 			name: "sync on the previous step",
@@ -462,7 +493,34 @@ func TestSyntheticGenerated(t *testing.T) {
 			name: "slow input",
 			loop: tracetest.Loop{Steps: 6, Input: 30 * ms, Dispatch: 1 * ms, Compute: 20 * ms, Sync: true, SyncPrevious: true},
 			want: Synthetic{Target: 20 * ms, BaseCompute: compute, NewStep: 31*ms + tracetest.SyncMin, NewInput: 30 * ms,
-				NewSync: tracetest.SyncMin, Slower: true, Outcome: InputBound},
+				NewSync: tracetest.SyncMin, NewInputIdle: 10*ms + tracetest.SyncMin, Slower: true, Outcome: InputBound},
+			finding: "slow-input",
+		},
+		{
+			// analyze's l scenario at twice the scale: each step loads
+			// 12 ms inline, then four 3 ms ops each launch a 4 ms
+			// kernel at their end, and nothing syncs. From a step's host
+			// start h the kernels run over [h+15, h+31); the next step's
+			// first starts at h+39: the gap is the last 5 ms of the next
+			// load and 3 ms of its first op. A step every 24 ms; the
+			// input (12 ms) fits inside the base's compute (20 ms) and
+			// the new run's (16 ms), but runs inline, not overlapped:
+			// the verdict rule's sequential case, not a sync.
+			name: "inline loader, fast enough, not overlapped",
+			loop: tracetest.Loop{Steps: 6, Input: 12 * ms, Dispatch: 3 * ms, Kernels: 4, Compute: 4 * ms},
+			want: Synthetic{Target: 20 * ms, BaseCompute: compute, NewStep: 24 * ms, NewInput: 12 * ms,
+				NewInputIdle: 5 * ms, InputFits: true, Slower: true, Outcome: InlineInput},
+			finding: "inline-input",
+		},
+		{
+			// The same timeline with the loop waiting on worker
+			// processes' queue: the loader already runs in the
+			// background, so more of it is the fix (data-bound).
+			name: "background workers waited on",
+			loop: tracetest.Loop{Steps: 6, Input: 12 * ms, InputName: tracetest.MultiProcessLoader, Dispatch: 3 * ms, Kernels: 4, Compute: 4 * ms},
+			want: Synthetic{Target: 20 * ms, BaseCompute: compute, NewStep: 24 * ms, NewInput: 12 * ms,
+				NewInputIdle: 5 * ms, InputFits: true, Slower: true, Outcome: InputBound},
+			finding: "slow-input",
 		},
 	}
 	for _, tt := range tests {
@@ -472,12 +530,22 @@ func TestSyntheticGenerated(t *testing.T) {
 				t.Fatal("the base, fed no input, was not read as synthetic")
 			}
 			got := *s
-			got.Syncs = nil
+			if id := findingID(got.InputFinding); id != tt.finding {
+				t.Errorf("input finding %q, want %q", id, tt.finding)
+			}
+			got.Syncs, got.InputFinding = nil, nil
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 		})
 	}
+}
+
+func findingID(f *InputFinding) string {
+	if f == nil {
+		return ""
+	}
+	return f.ID
 }
 
 // TestSyntheticJAX runs the synthetic-data test on generated JAX programs
@@ -512,11 +580,14 @@ func TestSyntheticJAX(t *testing.T) {
 		name    string
 		program tracetest.JAXProgram
 		force   bool
-		want    Synthetic // Syncs left out
+		want    Synthetic // Syncs and InputFinding left out
 	}{
 		{
 			name: "Python tracer on", program: slow,
-			want: Synthetic{Target: 10 * ms, BaseCompute: 10 * ms, NewStep: 21 * ms, NewInput: 20 * ms, Slower: true, Outcome: InputBound},
+			// Input idle: jax-c's 10 ms a step, less its 10 us of
+			// untraced idle over the five steps.
+			want: Synthetic{Target: 10 * ms, BaseCompute: 10 * ms, NewStep: 21 * ms, NewInput: 20 * ms,
+				NewInputIdle: 10*ms - 10*us/5, Slower: true, Outcome: InputBound},
 		},
 		{
 			name: "Python tracer off", program: blind,
@@ -536,7 +607,7 @@ func TestSyntheticJAX(t *testing.T) {
 				t.Fatal("the base, fed no input, was not read as synthetic")
 			}
 			got := *s
-			got.Syncs = nil
+			got.Syncs, got.InputFinding = nil, nil
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}

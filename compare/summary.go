@@ -18,7 +18,8 @@ import (
 
 // SummaryVersion is the version of Summary's JSON layout. A stored Summary of
 // another version is not compared: its figures may not mean the same.
-const SummaryVersion = 1
+// Version 2: sync sites' times are averaged over devices, not summed.
+const SummaryVersion = 2
 
 // BelowMinGap names, among the idle causes, the idle in gaps shorter than
 // the analysis's minimum gap.
@@ -76,6 +77,25 @@ type Summary struct {
 	// devices wait for; empty when it was (and in Summaries stored
 	// before the field existed).
 	InputUnseen string `json:"input_unseen,omitempty"`
+	// InputFinding is the analysis's finding on the run's input-caused
+	// idle (inline-input or slow-input), when it made one; nil in
+	// Summaries stored before the field existed.
+	InputFinding *InputFinding `json:"input_finding,omitempty"`
+}
+
+// InputFinding is what the analysis concluded of a run's input-caused idle
+// (analyze.Finding), kept so that a comparison follows the verdict rule
+// without the trace: an inline loader fast enough for compute is not
+// overlapped with it (inline-input), a slower one or background workers the
+// loop waits on starve the devices (slow-input).
+type InputFinding struct {
+	// ID is the finding's: "inline-input" or "slow-input".
+	ID string `json:"id"`
+	// Loader names the input event the devices waited on; empty when the
+	// finding names none.
+	Loader string `json:"loader"`
+	// Fix is the finding's fix.
+	Fix string `json:"fix"`
 }
 
 // CauseIdle is the window's idle time of one cause.
@@ -98,7 +118,8 @@ type SyncSite struct {
 	// known only from after-sync segments, the call alone).
 	Stack []string `json:"stack"`
 	// Time is the gap time spent inside the call or right after it
-	// returned (ns); Gaps counts the gaps.
+	// returned (ns), averaged over devices; Gaps counts the gaps, on
+	// every device.
 	Time int64 `json:"ns"`
 	Gaps int   `json:"gaps"`
 }
@@ -143,7 +164,29 @@ func Summarize(r *analyze.Result) Summary {
 	}
 	idle(BelowMinGap, r.Idle.BelowMinGap)
 	s.InputUnseen = inputUnseen(r)
+	s.InputFinding = inputFinding(r)
 	return s
+}
+
+// The analysis's findings on input-caused idle (analyze.Finding.ID).
+const (
+	findingInlineInput = "inline-input"
+	findingSlowInput   = "slow-input"
+)
+
+// inputFinding returns r's finding on input-caused idle, or nil.
+func inputFinding(r *analyze.Result) *InputFinding {
+	for _, f := range r.Findings {
+		if f.ID != findingInlineInput && f.ID != findingSlowInput {
+			continue
+		}
+		in := &InputFinding{ID: f.ID, Fix: f.Fix}
+		if len(f.Calls) > 0 {
+			in.Loader = f.Calls[0]
+		}
+		return in
+	}
+	return nil
 }
 
 // inputUnseen says why r's input time cannot be seen, or returns "" when
@@ -199,7 +242,9 @@ var stepNumber = regexp.MustCompile(`#\d+`)
 
 // syncSites names the blocking calls r's devices waited on: the innermost
 // host event of the gaps' in-sync segments, and the call an after-sync
-// segment follows where the analysis named it; most idle time first.
+// segment follows where the analysis named it; most idle time first. The
+// times are averaged over devices, as every other figure of the run (and
+// analyze's call sites) is; the gaps are counted on every device.
 func syncSites(r *analyze.Result) []SyncSite {
 	index := map[string]int{}
 	sites := []SyncSite{}
@@ -239,6 +284,11 @@ func syncSites(r *analyze.Result) []SyncSite {
 			} else if sites[i].Stack == nil {
 				sites[i].Stack = stack
 			}
+		}
+	}
+	if ndev := int64(len(r.Devices)); ndev > 1 {
+		for i := range sites {
+			sites[i].Time /= ndev
 		}
 	}
 	slices.SortStableFunc(sites, func(x, y SyncSite) int { return cmp.Compare(y.Time, x.Time) })

@@ -5,9 +5,12 @@ import "github.com/tracegap/tracegap/analyze"
 // Synthetic is the synthetic-data test: a run fed synthetic data (no input
 // pipeline) gives the step time the real run should reach. If the real
 // run's input fits inside the compute and its step is still slower, the
-// input pipeline is not the bottleneck, and a forced synchronization is the
-// likely cause. The test concludes on input only where the new run's input
-// can be seen in its trace; otherwise it says why not (InputUnseen).
+// verdict rule tells why from the new run's idle: where its devices wait on
+// input more than on syncs, the input pipeline is still the cause (an inline
+// loader not overlapped with compute, or background workers the loop waits
+// on); otherwise a forced synchronization is the likely cause. The test
+// concludes on input only where the new run's input can be seen in its
+// trace; otherwise it says why not (InputUnseen).
 type Synthetic struct {
 	// Forced is set when the caller declared the base synthetic rather
 	// than it being detected.
@@ -23,6 +26,13 @@ type Synthetic struct {
 	// NewAfterSync its device idle per step right after they return.
 	NewSync      int64
 	NewAfterSync int64
+	// NewInputIdle is the new run's device idle per step on input, and
+	// NewSyncIdle on syncs (in-sync and after-sync).
+	NewInputIdle int64
+	NewSyncIdle  int64
+	// InputFinding is the new run's analysis's finding on its input
+	// idle (Summary.InputFinding); it decides InlineInput.
+	InputFinding *InputFinding
 	// InputFits is NewInput < BaseCompute, where the new run's input
 	// can be seen (false when it cannot).
 	InputFits bool
@@ -45,12 +55,20 @@ type Outcome string
 // The outcomes.
 const (
 	// InputBound: the new run's input is longer than the synthetic run's
-	// compute; the input pipeline is the bottleneck.
+	// compute, or it fits but the slower new run's devices wait on
+	// background loader workers more than on syncs; the input pipeline is
+	// the bottleneck.
 	InputBound Outcome = "input-bound"
 	// KeepsUp: the input fits and the new run reaches the target.
 	KeepsUp Outcome = "keeps-up"
+	// InlineInput: the input fits, yet the new run is slower than the
+	// target, and its devices wait on input more than on syncs: its
+	// loader runs inline, fast enough but not overlapped with compute
+	// (the verdict rule's sequential case, the inline-input finding).
+	InlineInput Outcome = "inline-input"
 	// SyncBound: the input fits, yet the new run is slower than the
-	// target; a forced synchronization is the likely cause.
+	// target, not from waiting on input; a forced synchronization is the
+	// likely cause.
 	SyncBound Outcome = "sync-bound"
 	// InputUnseen: the new run's input time cannot be seen, so the test
 	// cannot tell input from a sync. Without --synthetic-base it cannot
@@ -79,6 +97,9 @@ func syntheticTest(b, n *Summary, opt Options) *Synthetic {
 		NewInput:     n.Input,
 		NewSync:      n.Sync,
 		NewAfterSync: n.IdleOf(analyze.AfterSync.String()).PerStep,
+		NewInputIdle: n.IdleOf(analyze.Input.String()).PerStep,
+		NewSyncIdle:  n.IdleOf(analyze.InSync.String()).PerStep + n.IdleOf(analyze.AfterSync.String()).PerStep,
+		InputFinding: n.InputFinding,
 		Syncs:        n.Syncs,
 		InputUnseen:  n.InputUnseen,
 	}
@@ -91,10 +112,23 @@ func syntheticTest(b, n *Summary, opt Options) *Synthetic {
 		s.Outcome = InputUnseen
 	case !s.InputFits && s.InputUnseen == "":
 		s.Outcome = InputBound
+	case s.Slower && s.waitsOnInput():
+		// The verdict rule: input idle is sequential for an inline
+		// loader that fits inside compute, data-bound for workers.
+		s.Outcome = InputBound
+		if s.InputFinding.ID == findingInlineInput {
+			s.Outcome = InlineInput
+		}
 	case s.Slower:
 		s.Outcome = SyncBound
 	default:
 		s.Outcome = KeepsUp
 	}
 	return s
+}
+
+// waitsOnInput reports whether the new run's devices wait on input more
+// than on syncs, with the analysis's finding on that input to say why.
+func (s *Synthetic) waitsOnInput() bool {
+	return s.InputFinding != nil && s.NewInputIdle > 0 && s.NewInputIdle >= s.NewSyncIdle
 }

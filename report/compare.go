@@ -73,15 +73,18 @@ func SyntheticConclusion(s *compare.Synthetic) string {
 	}
 	in := fmt.Sprintf("the new run's input (%s per step) %s the synthetic run's compute (%s per step)",
 		Duration(s.NewInput), fits, Duration(s.BaseCompute))
-	switch s.Outcome {
-	case compare.InputBound:
+	slower := fmt.Sprintf(", yet its step (%s) is %s slower than the target (%s)",
+		Duration(s.NewStep), percent(float64(s.NewStep)/float64(max(s.Target, 1))-1), Duration(s.Target))
+	switch {
+	case s.Outcome == compare.InputBound && !s.InputFits:
 		return in + ": the input pipeline is the bottleneck; add loader workers, prefetch, or preprocess offline."
-	case compare.KeepsUp:
+	case s.Outcome == compare.InputBound || s.Outcome == compare.InlineInput:
+		return in + slower + inputWait(s)
+	case s.Outcome == compare.KeepsUp:
 		return in + fmt.Sprintf(" and its step (%s) reaches the target (%s): the input pipeline keeps up.",
 			Duration(s.NewStep), Duration(s.Target))
 	}
-	msg := in + fmt.Sprintf(", yet its step (%s) is %s slower than the target (%s): the input pipeline is not the bottleneck, and a forced synchronization is the likely cause",
-		Duration(s.NewStep), percent(float64(s.NewStep)/float64(max(s.Target, 1))-1), Duration(s.Target))
+	msg := in + slower + ": the input pipeline is not the bottleneck, and a forced synchronization is the likely cause"
 	if len(s.Syncs) == 0 {
 		if s.NewSync > 0 || s.NewAfterSync > 0 {
 			return msg + fmt.Sprintf(": the new run spends %s per step in blocking calls, and its device idles %s per step right after they return.",
@@ -94,6 +97,30 @@ func SyntheticConclusion(s *compare.Synthetic) string {
 		names = append(names, fmt.Sprintf("%s (%s in %s)", site.Name, Duration(site.Time), counted(site.Gaps, "gap")))
 	}
 	return msg + ": " + strings.Join(names, ", ") + "."
+}
+
+// inputWait says why input that fits inside compute still holds the new
+// run back, from its analysis's finding (the verdict rule): an inline
+// loader not overlapped with compute, or background workers the loop waits
+// on.
+func inputWait(s *compare.Synthetic) string {
+	var f compare.InputFinding
+	if s.InputFinding != nil {
+		f = *s.InputFinding
+	}
+	loader := "its loader"
+	if f.Loader != "" {
+		loader = fmt.Sprintf("its loader (%s)", f.Loader)
+	}
+	why := fmt.Sprintf("%s runs inline on the loop, fast enough but not overlapped with compute, so the input pipeline, not a sync, is the cause.", loader)
+	if s.Outcome == compare.InputBound {
+		why = fmt.Sprintf("the loop waits on the background workers of %s, so the input pipeline is the bottleneck.", loader)
+	}
+	if f.Fix != "" {
+		why += " " + f.Fix
+	}
+	return fmt.Sprintf(", and its device idles %s per step waiting on input (%s on syncs): %s",
+		Duration(s.NewInputIdle), Duration(s.NewSyncIdle), why)
 }
 
 // unseenConclusion says why the test does not conclude: the new run's
@@ -281,6 +308,8 @@ type cmpJSONSynthetic struct {
 	BaseCompute int64         `json:"base_compute_ns"`
 	NewStep     int64         `json:"new_step_ns"`
 	NewInput    int64         `json:"new_input_ns"`
+	InputIdle   int64         `json:"new_input_idle_ns"`
+	SyncIdle    int64         `json:"new_sync_idle_ns"`
 	InputFits   bool          `json:"input_fits"`
 	InputUnseen string        `json:"input_unseen"`
 	Slower      bool          `json:"slower"`
@@ -337,7 +366,7 @@ func cmpSyntheticJSON(s *compare.Synthetic) *cmpJSONSynthetic {
 		return nil
 	}
 	js := &cmpJSONSynthetic{Forced: s.Forced, TargetNs: s.Target, BaseCompute: s.BaseCompute, NewStep: s.NewStep,
-		NewInput: s.NewInput, InputFits: s.InputFits, InputUnseen: s.InputUnseen, Slower: s.Slower, Outcome: string(s.Outcome),
+		NewInput: s.NewInput, InputIdle: s.NewInputIdle, SyncIdle: s.NewSyncIdle, InputFits: s.InputFits, InputUnseen: s.InputUnseen, Slower: s.Slower, Outcome: string(s.Outcome),
 		Syncs: []cmpJSONSync{}, Conclusion: SyntheticConclusion(s)}
 	for _, site := range s.Syncs {
 		js.Syncs = append(js.Syncs, cmpJSONSync{Name: site.Name, Stack: site.Stack, Ns: site.Time, Gaps: site.Gaps})

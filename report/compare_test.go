@@ -52,8 +52,9 @@ func TestComparisonText(t *testing.T) {
 	for _, want := range []string{
 		"base  base.json (chrome): parallel, high confidence, 4 steps\n",
 		"verdict: parallel -> sequential\n",
-		"  step time               100 ms   130 ms  +30.0 ms  1.30x\n",
-		"  idle in-sync share        0.0%    30.0%  +30.0 pt      -\n",
+		"  step time                  100 ms   130 ms  +30.0 ms  1.30x\n",
+		"  idle in-sync share           0.0%    30.0%  +30.0 pt      -\n",
+		"  attributed idle per step  10.0 ms  52.0 ms  +42.0 ms  5.20x\n",
 		"synthetic-data test (base has no input-pipeline time",
 		"a forced synchronization is the likely cause: cudaStreamSynchronize (30.0 ms in 1 gap).",
 		"sync 30.0 ms in 1 gap: ProfilerStep#N > aten::item > cudaStreamSynchronize",
@@ -207,6 +208,42 @@ func TestSyntheticConclusionUnseen(t *testing.T) {
 			}
 			if strings.Contains(got, "fits inside") || strings.Contains(got, "bottleneck") {
 				t.Errorf("conclusion %q concludes on input it cannot see", got)
+			}
+		})
+	}
+}
+
+// TestSyntheticConclusionInput checks that input which fits inside the
+// synthetic run's compute, yet holds the slower new run back, is blamed on
+// the loader as the new run's analysis found it (the verdict rule), never
+// on a sync.
+func TestSyntheticConclusionInput(t *testing.T) {
+	const fix = "Load in background workers: DataLoader(num_workers=2)."
+	base := compare.Synthetic{Target: 20 * ms, BaseCompute: 20 * ms, NewStep: 24 * ms, NewInput: 12 * ms,
+		NewInputIdle: 5 * ms, InputFits: true, Slower: true,
+		Syncs: []compare.SyncSite{{Name: "cudaStreamSynchronize", Time: ms, Gaps: 1}}}
+	tests := []struct {
+		name    string
+		outcome compare.Outcome
+		finding string
+		want    string
+	}{
+		{"inline loader", compare.InlineInput, "inline-input",
+			"its device idles 5.00 ms per step waiting on input (0 on syncs): its loader (loader.next) runs inline on the loop, fast enough but not overlapped with compute, so the input pipeline, not a sync, is the cause. " + fix},
+		{"background workers", compare.InputBound, "slow-input",
+			"its device idles 5.00 ms per step waiting on input (0 on syncs): the loop waits on the background workers of its loader (loader.next), so the input pipeline is the bottleneck. " + fix},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := base
+			s.Outcome = tt.outcome
+			s.InputFinding = &compare.InputFinding{ID: tt.finding, Loader: "loader.next", Fix: fix}
+			got := SyntheticConclusion(&s)
+			if !strings.Contains(got, "fits inside") || !strings.HasSuffix(got, tt.want) {
+				t.Errorf("conclusion %q\nwant it to end %q", got, tt.want)
+			}
+			if strings.Contains(got, "synchronization") || strings.Contains(got, "cudaStreamSynchronize") {
+				t.Errorf("conclusion %q blames a sync", got)
 			}
 		})
 	}
