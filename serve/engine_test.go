@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"mime"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,4 +76,31 @@ func TestMemoryAdmission(t *testing.T) {
 
 	admitted := start(t, engine(64<<20))
 	admitted.mustUpload(t, "gen.json", data)
+}
+
+// TestRawNameHasSuffix checks that a trace's download is named so that a
+// directory of traces reads it: an upload named without its format's
+// suffix gets it, .gz for gzipped bytes; a name with one keeps it.
+func TestRawNameHasSuffix(t *testing.T) {
+	plain := kinetoTrace(3, 3000, 1000)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(kinetoTrace(4, 3000, 1000)) // other bytes: not a duplicate
+	zw.Close()
+	ts := start(t, Config{Analyze: realAnalyzer()})
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"w0", plain, "w0.pt.trace.json"},
+		{"w1", gz.Bytes(), "w1.pt.trace.json.gz"},
+		{"run.json", kinetoTrace(5, 3000, 1000), "run.json"},
+	} {
+		a := ts.mustUpload(t, tt.name, tt.data)
+		cd := get(t, ts.URL+"/api/v1/traces/"+a.ID+"/raw").header.Get("Content-Disposition")
+		if _, params, err := mime.ParseMediaType(cd); err != nil || params["filename"] != tt.want {
+			t.Errorf("upload %q: raw Content-Disposition = %q, want filename %q", tt.name, cd, tt.want)
+		}
+	}
 }

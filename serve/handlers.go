@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/trace"
 )
 
 // uploadResult is one upload's entry in a POST /api/v1/traces answer.
@@ -386,9 +387,22 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	}
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": rec.Name}))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": rawName(rec, f)}))
 	w.Header().Set("ETag", `"`+rec.SHA256+`"`)
 	http.ServeContent(w, r, "", rec.Created, f)
+}
+
+// rawName names a trace's download: its upload's name, with its format's
+// suffix added when the name has none (an upload named "w0"), so that the
+// file saved is read where a directory of traces is.
+func rawName(rec Record, blob io.ReaderAt) string {
+	f, err := trace.LookupFormat(rec.Format)
+	if err != nil {
+		return rec.Name
+	}
+	magic := make([]byte, 2)
+	_, err = blob.ReadAt(magic, 0)
+	return trace.FileName(rec.Name, f, err == nil && magic[0] == 0x1f && magic[1] == 0x8b)
 }
 
 // rawJob writes a job's rank files, as uploaded, as a tar. Every blob is

@@ -41,15 +41,29 @@ type Skipped struct {
 // when its head holds that format's content (Format.Holds): a directory of
 // artefacts analyses its traces and skips the rest; ExpandSkipping says
 // which.
-func Expand(paths []string) ([]string, error) {
-	files, _, err := ExpandSkipping(paths)
+//
+// Files of the kinds aside (a job's rank summaries) are inputs too: a
+// directory that holds any, itself rather than in its runs, expands to
+// those alone, sorted by name.
+func Expand(paths []string, aside ...Aside) ([]string, error) {
+	files, _, err := ExpandSkipping(paths, aside...)
 	return files, err
+}
+
+// Aside is a kind of input file other than a trace that a directory may
+// hold in place of traces, such as a rank's summary of a distributed job,
+// which another package reads.
+type Aside struct {
+	// Suffix ends the files' names (".summary.json.gz").
+	Suffix string
+	// Title names them in a message ("rank summaries").
+	Title string
 }
 
 // ExpandSkipping is Expand that also returns the files the directories held
 // under a trace's name but left out as no trace, for a warning.
-func ExpandSkipping(paths []string) ([]string, []Skipped, error) {
-	var x expander
+func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error) {
+	x := expander{aside: aside}
 	var out []string
 	for _, p := range paths {
 		if p == "-" {
@@ -69,7 +83,7 @@ func ExpandSkipping(paths []string) ([]string, []Skipped, error) {
 			return nil, nil, err
 		}
 		if len(files) == 0 {
-			return nil, nil, fmt.Errorf("%s: no trace files in this directory, expected %s files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/", p, filePatterns())
+			return nil, nil, fmt.Errorf("%s: no trace files in this directory, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, filePatterns(), asidePatterns(aside))
 		}
 		out = append(out, files...)
 	}
@@ -78,15 +92,19 @@ func ExpandSkipping(paths []string) ([]string, []Skipped, error) {
 
 // expander expands directories, noting the files it skips.
 type expander struct {
+	aside   []Aside
 	skipped []Skipped
 }
 
-// expandDir finds a directory's trace files: its own, else those of its
-// runs.
+// expandDir finds a directory's input files: its files of a kind aside,
+// else its trace files, else those of its runs.
 func (x *expander) expandDir(dir string) ([]string, error) {
 	files, subdirs, err := x.listDir(dir)
 	if err != nil {
 		return nil, err
+	}
+	if asides := x.asides(files); len(asides) > 0 {
+		return asides, nil
 	}
 	if len(files) > 0 {
 		return files, nil
@@ -124,14 +142,28 @@ func (x *expander) expandRuns(dir string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, files...)
+		out = append(out, slices.DeleteFunc(files, x.isAside)...)
 	}
 	return out, nil
 }
 
-// listDir returns a directory's trace files, sorted, with the JSON twins
-// of XPlane files and the files that hold no trace left out, and its
-// subdirectories, sorted. Hidden entries are skipped.
+// asides returns those of files that are of a kind aside, or all of files
+// when none is.
+func (x *expander) asides(files []string) []string {
+	if !slices.ContainsFunc(files, x.isAside) {
+		return nil
+	}
+	return slices.DeleteFunc(files, func(f string) bool { return !x.isAside(f) })
+}
+
+func (x *expander) isAside(path string) bool {
+	return slices.ContainsFunc(x.aside, func(a Aside) bool { return strings.HasSuffix(path, a.Suffix) })
+}
+
+// listDir returns a directory's trace files and files of a kind aside,
+// sorted, with the JSON twins of XPlane files and the files that hold no
+// trace left out, and its subdirectories, sorted. Hidden entries are
+// skipped.
 func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -148,6 +180,10 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 		path := filepath.Join(dir, name)
 		if isDir(e, path) {
 			subdirs = append(subdirs, path)
+			continue
+		}
+		if x.isAside(name) {
+			files = append(files, path)
 			continue
 		}
 		stem, f, ok := traceStem(name, suffixes)
@@ -240,6 +276,16 @@ func filePatterns() string {
 	return orList(each)
 }
 
+// asidePatterns lists the kinds aside for a message, each after a comma:
+// ", *.summary.json.gz (rank summaries)".
+func asidePatterns(aside []Aside) string {
+	var b strings.Builder
+	for _, a := range aside {
+		fmt.Fprintf(&b, ", *%s (%s)", a.Suffix, a.Title)
+	}
+	return b.String()
+}
+
 // holdsHead is how much of a file named only by a generic suffix is read
 // to tell whether it holds a trace.
 const holdsHead = 64 << 10
@@ -274,4 +320,25 @@ func notTrace(path, suffix string, f *Format) string {
 		return "holds no " + cmp.Or(f.Title, f.Name)
 	}
 	return ""
+}
+
+// FileName returns name as the name of a file of format f that a
+// directory expands to (Expand): name itself when it ends in one of f's
+// suffixes, with .gz or not, else name with f's first suffix added, and
+// .gz when the file is gzipped. A download named so is picked up where a
+// directory of traces is read.
+func FileName(name string, f Format, gzipped bool) string {
+	for _, s := range f.Suffixes {
+		if strings.HasSuffix(name, s) || strings.HasSuffix(name, s+".gz") {
+			return name
+		}
+	}
+	if len(f.Suffixes) == 0 {
+		return name
+	}
+	name += f.Suffixes[0]
+	if gzipped {
+		name += ".gz"
+	}
+	return name
 }

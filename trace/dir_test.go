@@ -166,3 +166,53 @@ func TestExpandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandAside checks that a directory holding files of a kind aside
+// (rank summaries) gives those alone, sorted, even beside traces; one
+// without gives its traces; an empty one's error lists the kind.
+func TestExpandAside(t *testing.T) {
+	root := t.TempDir()
+	sums := trace.Aside{Suffix: ".summary.json.gz", Title: "rank summaries"}
+	makeTree(t, root, "s/r1.summary.json.gz", "s/r0.summary.json.gz", "s/r0.pt.trace.json", "t/r0.pt.trace.json", "e/")
+	for _, tt := range []struct {
+		dir  string
+		want []string
+	}{
+		{"s", []string{"s/r0.summary.json.gz", "s/r1.summary.json.gz"}},
+		{"t", []string{"t/r0.pt.trace.json"}},
+	} {
+		got, err := trace.Expand([]string{filepath.Join(root, tt.dir)}, sums)
+		want := make([]string, len(tt.want))
+		for i, p := range tt.want {
+			want[i] = join(root, p)
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("Expand(%s) = %q, %v; want %q", tt.dir, got, err, want)
+		}
+	}
+	_, err := trace.Expand([]string{filepath.Join(root, "e")}, sums)
+	if err == nil || !strings.Contains(err.Error(), "(gzipped or not), *.summary.json.gz (rank summaries), or a TensorBoard") {
+		t.Errorf("Expand of an empty directory: %v, want an error listing *.summary.json.gz", err)
+	}
+}
+
+func TestFileName(t *testing.T) {
+	chrome, err := trace.LookupFormat("chrome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		gz   bool
+		want string
+	}{
+		{"w0", false, "w0.pt.trace.json"},
+		{"w0", true, "w0.pt.trace.json.gz"},
+		{"run.json", false, "run.json"},
+		{"run.trace.json.gz", true, "run.trace.json.gz"},
+	} {
+		if got := trace.FileName(tt.name, chrome, tt.gz); got != tt.want {
+			t.Errorf("FileName(%q, chrome, gz %v) = %q, want %q", tt.name, tt.gz, got, tt.want)
+		}
+	}
+}

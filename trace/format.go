@@ -29,7 +29,8 @@ type Format struct {
 	// of the order in which packages happen to register.
 	Order int
 	// Suffixes are the file names that a directory expands to, without
-	// their ".gz" forms, which are matched too (".pt.trace.json").
+	// their ".gz" forms, which are matched too (".pt.trace.json"). The
+	// first is given to a file named without any (FileName).
 	Suffixes []string
 	// Primary marks a format whose files are the originals that files of
 	// other formats beside them were converted from: where a directory

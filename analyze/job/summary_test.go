@@ -178,7 +178,7 @@ func TestMergeRefusesOtherOptions(t *testing.T) {
 	opt.MinGap *= 2
 	sums[1].Result.Options = opt
 	_, err := Merge(sums, analyze.DefaultOptions())
-	if err == nil || !strings.HasPrefix(err.Error(), "rank1.json: summarized with other analysis options") {
+	if err == nil || err.Error() != "rank1.json: summarized with other analysis options (min-gap: summarized with 40.0 us, asked for 20.0 us): expected both phases given the same options" {
 		t.Errorf("merge of a summary made with another min gap: %v, want a refusal naming rank1.json", err)
 	}
 }

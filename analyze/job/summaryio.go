@@ -11,9 +11,15 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
 )
+
+// SummarySuffix ends the name of a rank summary's file: a directory of
+// inputs that holds such files is read for them, as the ranks of a job.
+const SummarySuffix = ".summary.json.gz"
 
 // MaxSummaryBytes bounds a summary's JSON once decompressed: far above what
 // a rank's summary holds, it keeps a hostile file from taking the merge's
@@ -185,7 +191,7 @@ func (s *Summary) check(opt *analyze.Options) error {
 	case s.Result == nil:
 		return errors.New("summary holds no result: expected a whole rank summary")
 	case opt != nil && !sameOptions(&s.Result.Options, opt):
-		return errors.New("summarized with other analysis options than this job analysis's: expected both phases run with the same options")
+		return optionsError(&s.Result.Options, opt)
 	case len(s.Devices) != len(s.Result.Devices):
 		return fmt.Errorf("%d device summaries for %d devices: expected one per device", len(s.Devices), len(s.Result.Devices))
 	}
@@ -230,6 +236,50 @@ func ordered(ivs []analyze.Interval) bool {
 		}
 	}
 	return true
+}
+
+// CheckOptions reports whether s was summarized with the analysis options
+// opt, as a merge with opt requires; the error names each option that
+// differs with both values.
+func (s *Summary) CheckOptions(opt analyze.Options) error {
+	if s.Result == nil || sameOptions(&s.Result.Options, &opt) {
+		return nil
+	}
+	return optionsError(&s.Result.Options, &opt)
+}
+
+func optionsError(sum, asked *analyze.Options) error {
+	return fmt.Errorf("summarized with other analysis options (%s): expected both phases given the same options",
+		strings.Join(optionDiffs(sum, asked), "; "))
+}
+
+// optionDiffs names each option whose value differs between the summary's
+// options (sum) and the merge's (asked), by its command-line flag, with
+// both values: "min-gap: summarized with 20.0 us, asked for 50.0 us".
+func optionDiffs(sum, asked *analyze.Options) []string {
+	dur := analyze.FormatDuration
+	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
+	list := func(ps []string) string { return fmt.Sprintf("%q", nilIfEmpty(ps)) }
+	var out []string
+	for _, o := range []struct{ name, a, b string }{
+		{"min-gap", dur(sum.MinGap), dur(asked.MinGap)},
+		{"sync-slack", dur(sum.SyncSlack), dur(asked.SyncSlack)},
+		{"sync-threshold", pct(sum.SyncThreshold), pct(asked.SyncThreshold)},
+		{"input-threshold", pct(sum.InputThreshold), pct(asked.InputThreshold)},
+		{"host-threshold", pct(sum.HostThreshold), pct(asked.HostThreshold)},
+		{"step-regex", strconv.Quote(sum.StepRegex), strconv.Quote(asked.StepRegex)},
+		{"sync-pattern", list(sum.SyncPatterns), list(asked.SyncPatterns)},
+		{"input-pattern", list(sum.InputPatterns), list(asked.InputPatterns)},
+		{"top", strconv.Itoa(sum.TopGaps), strconv.Itoa(asked.TopGaps)},
+	} {
+		if o.a != o.b {
+			out = append(out, fmt.Sprintf("%s: summarized with %s, asked for %s", o.name, o.a, o.b))
+		}
+	}
+	if len(out) == 0 { // a field this list lacks
+		out = append(out, "options no flag sets")
+	}
+	return out
 }
 
 // sameOptions reports whether two sets of options analyse alike, an

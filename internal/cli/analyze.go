@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,7 +104,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		}
 	}()
-	args = expandSummaries(fs.Args())
+	args = fs.Args()
 	warnSkipped(args, stderr)
 	if status, ok := runJob(args, f, jf, format, stdout, stderr); ok {
 		return status
@@ -215,15 +216,24 @@ func inputError(path string, err error) string {
 	if path == "-" {
 		path = irun.StdinName
 	}
-	errs := []error{err}
+	errs := errorList(err)
+	errs[0] = irun.Named(path, errs[0])
+	return errorLines(errs)
+}
+
+// errorList returns the errors err joins (a job's: one per unreadable
+// rank), or err alone.
+func errorList(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
-		errs = j.Unwrap() // a job's: one per unreadable rank
+		return slices.Clone(j.Unwrap())
 	}
+	return []error{err}
+}
+
+// errorLines writes errs one a line, each escaped for a terminal.
+func errorLines(errs []error) string {
 	lines := make([]string, len(errs))
 	for i, e := range errs {
-		if i == 0 {
-			e = irun.Named(path, e)
-		}
 		lines[i] = untrusted.Terminal(e.Error())
 	}
 	return strings.Join(lines, "\n")

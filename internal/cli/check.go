@@ -15,10 +15,8 @@ import (
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/check"
-	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace"
 )
 
 func init() {
@@ -162,15 +160,12 @@ func (f *checkFlags) checkAll(args []string) []checkResult {
 // run, whose idle includes the time ranks waited in collectives for the
 // slowest one.
 func (f *checkFlags) checkJob(args []string) (r checkResult, ok bool) {
-	if f.job.noJob {
-		return r, false
-	}
-	paths, err := trace.Expand(args)
-	if err != nil || (!f.job.job && !irun.LooksLikeJob(paths)) {
-		if f.job.job {
-			return checkResult{path: strings.Join(args, " "), err: err}, true
-		}
-		return r, false // checking file by file reports the error
+	paths, isJob, err := f.job.paths(args)
+	switch {
+	case !isJob:
+		return r, false // checking file by file reports any error
+	case err != nil:
+		return checkResult{path: strings.Join(args, " "), err: err}, true
 	}
 	r.path = jobName(paths)
 	start := time.Now()

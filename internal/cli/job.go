@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze/job"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace"
 )
 
 // jobFlags are the analyze command's flags for distributed jobs.
@@ -23,6 +23,25 @@ func addJobFlags(fs *pflag.FlagSet) *jobFlags {
 	return f
 }
 
+// paths expands args as every command finds its inputs (irun.ExpandArgs)
+// and reports whether they are analysed as one job: when --job asks for
+// it, or, unless --no-job forbids it, when irun.JobInputs says so. err is
+// expanding's, returned only when --job asks: else the analysis of each
+// input reports it.
+func (jf *jobFlags) paths(args []string) (paths []string, isJob bool, err error) {
+	if jf.noJob {
+		return nil, false, nil
+	}
+	paths, _, err = irun.ExpandArgs(args)
+	switch {
+	case err != nil:
+		return nil, jf.job, err
+	case jf.job || irun.JobInputs(paths):
+		return paths, true, nil
+	}
+	return nil, false, nil
+}
+
 // runJob analyses the inputs as one job when --job asks for it, or when
 // they look like the ranks of one job and --no-job does not forbid it. ok
 // reports whether it did; status is then the exit status.
@@ -31,20 +50,19 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 		fmt.Fprintln(stderr, "tracegap analyze: --job and --no-job contradict each other: give one")
 		return exitUsage, true
 	}
-	if jf.noJob {
+	paths, isJob, err := jf.paths(args)
+	if !isJob {
 		return 0, false
 	}
-	paths, err := trace.Expand(args)
-	if err != nil || (!jf.job && !jobInputs(paths) && !irun.LooksLikeJob(paths)) {
-		if jf.job {
-			fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
-			return exitUsage, true
-		}
-		return 0, false // the per-file analysis reports the error
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
+		return exitUsage, true
 	}
 	jr, err := f.analysis.engine(f.jobs).AnalyzeJob(context.Background(), paths)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracegap: %s\n", safe(err))
+		for _, line := range strings.Split(errorLines(errorList(err)), "\n") {
+			fmt.Fprintf(stderr, "tracegap: %s\n", line)
+		}
 		return exitUsage, true
 	}
 	if err := writeJobReport(jr, f, format, stdout, stderr); err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tracegap/tracegap/trace"
+	irun "github.com/tracegap/tracegap/internal/run"
 )
 
 // warnSkipped says on stderr which files the directories among args held
@@ -12,7 +12,7 @@ import (
 // which the analysis leaves out. Listing the directories again costs a
 // directory read and a head of each such file: little beside the analysis.
 func warnSkipped(args []string, stderr io.Writer) {
-	_, skipped, err := trace.ExpandSkipping(args)
+	_, skipped, err := irun.ExpandArgs(args)
 	if err != nil {
 		return // the analysis reports it
 	}

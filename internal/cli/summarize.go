@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze/job"
-	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -34,7 +30,7 @@ Analyses one rank of a distributed job and writes what the job analysis
 needs of it to SUMMARY, gzip-compressed JSON of a few KB to a few MB (the
 format: docs/jobs.md). Run it where each rank's trace is, one task per rank
 (a Slurm array job, a Kubernetes Indexed Job, xargs -P), then analyse the
-job from the summaries (a directory given to analyze is read for its
+job from the summaries (a directory given to analyze or check is read for its
 *.summary.json.gz files): the verdict, stragglers and collective waits are
 those of analysing the traces together. Give both phases the same analysis
 flags: a summary made with other options is refused.
@@ -94,39 +90,4 @@ func summarizeArgs(fs *pflag.FlagSet, af *analysisFlags, out string) error {
 		return errors.New("no -o given: expected the file to write the summary to, or - for stdout")
 	}
 	return af.options().Validate()
-}
-
-// summarySuffix names rank summaries in a directory: analyze given a
-// directory that holds such files reads them as the job's ranks.
-const summarySuffix = ".summary.json.gz"
-
-// expandSummaries replaces each directory among args that holds rank
-// summaries with those files, sorted by name; the other arguments stay.
-func expandSummaries(args []string) []string {
-	var out []string
-	for _, a := range args {
-		entries, err := os.ReadDir(a) // sorted by name
-		var files []string
-		for _, e := range entries {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), summarySuffix) {
-				files = append(files, filepath.Join(a, e.Name()))
-			}
-		}
-		if err != nil || len(files) == 0 {
-			files = []string{a}
-		}
-		out = append(out, files...)
-	}
-	return out
-}
-
-// jobInputs reports whether any of paths is a rank's summary, which only
-// a job analysis reads.
-func jobInputs(paths []string) bool {
-	for _, p := range paths {
-		if irun.IsSummary(p) {
-			return true
-		}
-	}
-	return false
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/internal/realtraces"
 )
 
@@ -20,7 +21,7 @@ func TestSummarizeTwoPhases(t *testing.T) {
 	sums := t.TempDir()
 	files, _ := filepath.Glob(filepath.Join(traces, "*.json.gz"))
 	for i, f := range files {
-		out := filepath.Join(sums, "rank"+string(rune('0'+i))+summarySuffix)
+		out := filepath.Join(sums, "rank"+string(rune('0'+i))+job.SummarySuffix)
 		var stdout, stderr bytes.Buffer
 		if got := run([]string{"summarize", "--min-gap", "10us", f, "-o", out}, &stdout, &stderr); got != exitOK {
 			t.Fatalf("summarize %s: exit %d: %s", f, got, stderr.String())
@@ -39,7 +40,7 @@ func TestSummarizeTwoPhases(t *testing.T) {
 	if _, errs, status := report(sums); status != exitUsage || !strings.Contains(errs, "summarized with other analysis options") {
 		t.Errorf("summaries made with another min gap: exit %d, %q; want a refusal", status, errs)
 	}
-	bad := filepath.Join(sums, "rank9"+summarySuffix)
+	bad := filepath.Join(sums, "rank9"+job.SummarySuffix)
 	if err := os.WriteFile(bad, []byte(`{"format":"tracegap-rank-summary","version":7}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestSummarizeEveryTrace(t *testing.T) {
 		}
 		t.Run(c.File, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			got := run([]string{"summarize", path, "-o", filepath.Join(t.TempDir(), "s"+summarySuffix)}, &stdout, &stderr)
+			got := run([]string{"summarize", path, "-o", filepath.Join(t.TempDir(), "s"+job.SummarySuffix)}, &stdout, &stderr)
 			want := exitOK
 			if slices.Contains(c.Expect, "error") {
 				want = exitUsage

@@ -16,7 +16,6 @@ import (
 	"github.com/tracegap/tracegap/compare"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace"
 )
 
 func init() {
@@ -164,13 +163,13 @@ func analyzeRun(e *irun.Engine, arg string, stderr io.Writer) (*analyze.Result, 
 		o := e.AnalyzeFiles(ctx, []string{arg})[0]
 		return o.Result, o.Err
 	}
-	paths, err := trace.Expand([]string{arg})
+	paths, _, err := irun.ExpandArgs([]string{arg})
 	switch {
 	case err != nil:
 		return nil, err
 	case len(paths) == 0:
 		return nil, fmt.Errorf("no traces in the directory: expected a trace, a TensorBoard log directory or rank traces")
-	case len(paths) > 1 && irun.LooksLikeJob(paths):
+	case len(paths) > 1 && irun.JobInputs(paths):
 		jr, err := e.AnalyzeJob(ctx, paths)
 		if err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/tracegap/tracegap/analyze/job"
 	"github.com/tracegap/tracegap/trace"
@@ -31,6 +32,13 @@ func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, e
 // each admitted by the budget on its own; the merge holds the summaries.
 // Every input that cannot be read is named in the error, one line each.
 func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result, error) {
+	if len(ins) == 1 {
+		in, head, err := peek(ins[0])
+		if err == nil && job.LooksLikeSummary(head) {
+			return nil, Named(in.name(), ErrSummaryAlone)
+		}
+		ins = []Input{in}
+	}
 	sums := make([]*job.Summary, len(ins))
 	errs := make([]error, len(ins))
 	each(len(ins), e.Jobs, func(i int) {
@@ -72,10 +80,37 @@ func (e *Engine) rankSummary(ctx context.Context, in Input) (*job.Summary, error
 	}
 	defer closeIn()
 	s, err := job.ReadSummary(r)
+	if err == nil {
+		// Checked here, not only by the merge, to name the summary's file
+		// rather than the trace it was made from.
+		err = s.CheckOptions(e.Analysis)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.name(), err)
 	}
 	return s, nil
+}
+
+// ErrSummaryAlone is the error for a rank's summary given where it cannot
+// be read: alone, or to be analysed on its own.
+var ErrSummaryAlone = errors.New("a rank's summary (tracegap summarize), read only as a rank of a job with the other ranks' summaries (at least 2): give every rank's summary, or this rank's trace to analyse it alone")
+
+// summaryFiles are the rank summaries that a directory of inputs may hold.
+var summaryFiles = trace.Aside{Suffix: job.SummarySuffix, Title: "rank summaries"}
+
+// ExpandArgs turns command-line arguments into input files, as every
+// command finds its inputs: a file or "-" stays; a directory expands to
+// the rank summaries it holds (job.SummarySuffix), else to its traces
+// (trace.ExpandSkipping, whose skipped files it returns for a warning).
+func ExpandArgs(args []string) ([]string, []trace.Skipped, error) {
+	return trace.ExpandSkipping(args, summaryFiles)
+}
+
+// JobInputs reports whether paths are analysed as one job unless a flag
+// says otherwise: when any is a rank's summary, which is read only so, or
+// when they look like the ranks of one job (LooksLikeJob).
+func JobInputs(paths []string) bool {
+	return slices.ContainsFunc(paths, IsSummary) || LooksLikeJob(paths)
 }
 
 // SummarizeFile summarizes the trace at path ("-" is Stdin) as Summarize

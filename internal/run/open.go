@@ -45,6 +45,9 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 	t, err = trace.Read(r, size, opt)
 	if err != nil {
 		free()
+		if in.R == nil && IsSummary(in.Path) { // looked at only once unreadable
+			err = ErrSummaryAlone
+		}
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	t.Path = name

@@ -34,9 +34,12 @@ func Protect(what string, f func() error) (err error) {
 }
 
 // Named returns err naming the input name once: prefixed with it, unless
-// its message starts with it already.
+// its message starts with it already, or with a file under it (a rank's
+// in the directory that names a job).
 func Named(name string, err error) error {
-	if strings.HasPrefix(err.Error(), name+":") {
+	msg := err.Error()
+	under := name != "" && strings.HasPrefix(msg, strings.TrimSuffix(name, "/")+"/")
+	if strings.HasPrefix(msg, name+":") || under {
 		return err
 	}
 	return fmt.Errorf("%s: %w", name, err)

@@ -125,7 +125,7 @@ func (e *Engine) AnalyzeFiles(ctx context.Context, paths []string) []Outcome {
 }
 
 // AnalyzeArgs analyses command-line arguments: files, "-", and
-// directories, which expand to the traces they hold (trace.Expand). The
+// directories, which expand to the inputs they hold (ExpandArgs). The
 // outcomes are in argument order, a directory's traces in its place; an
 // argument that cannot be expanded is an outcome with its error.
 func (e *Engine) AnalyzeArgs(ctx context.Context, args []string) []Outcome {
@@ -155,7 +155,7 @@ func expand(args []string) []Outcome {
 			out = append(out, Outcome{Path: a}) // reading it says what is wrong
 			continue
 		}
-		paths, err := trace.Expand([]string{a})
+		paths, _, err := ExpandArgs([]string{a})
 		if err != nil {
 			out = append(out, Outcome{Path: a, Err: err})
 			continue
