@@ -247,8 +247,10 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 	dev := a.deviceWord()
 	return Finding{
 		ID: "forced-sync",
-		Message: fmt.Sprintf("%s blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
-			capitalize(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
+		// The thread's name comes first but is not capitalized: it is the
+		// trace's ("python/1"), and "Python/1" is no thread.
+		Message: fmt.Sprintf("On %s the host blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
+			a.threadName(thr), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
 		Fix: a.syncFix(),
 	}
 }

@@ -15,7 +15,7 @@ func TestFindings(t *testing.T) {
 		message  []string // substrings of the message
 		fix      []string // substrings of the fix
 	}{
-		{0, "forced-sync", "high", []string{"Thread 1 (python) blocks on the GPU in aten::item (1 blocking call per step)", "20.0 ms of idle in all, 28.6% of the window"}, []string{".item()"}},
+		{0, "forced-sync", "high", []string{"On thread 1 (python) the host blocks on the GPU in aten::item (1 blocking call per step)", "20.0 ms of idle in all, 28.6% of the window"}, []string{".item()"}},
 		// Input per step 20 ms against a 10 ms kernel per step (the
 		// window starts where the warm-up step's kernel ends):
 		// ceil(20/10) + 1 = 3.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -526,13 +527,29 @@ func hasDigit(s string) bool {
 }
 
 // isPythonFrame reports whether name is a frame of JAX's Python tracer,
-// which marks them with a "$": "$api.py:3154 block_until_ready",
-// "$<unknown> __exit__". The reader drops the mark, so that reports show
-// the frame as Python writes it and name patterns match what they show.
+// which marks them with a "$": a Python function, "$api.py:3154
+// block_until_ready", "$<unknown> __exit__", or a C function by its
+// module, "$builtins len", "$jaxlib.utils safe_zip". The reader drops the
+// mark, so that reports show the frame as Python writes it and name
+// patterns match what they show.
 func isPythonFrame(name string) bool {
 	if len(name) < 2 || name[0] != '$' {
 		return false
 	}
-	file, _, ok := strings.Cut(name[1:], " ")
-	return ok && (strings.HasPrefix(file, "<") || strings.Contains(file, ".py:"))
+	file, fn, ok := strings.Cut(name[1:], " ")
+	return ok && fn != "" && (strings.HasPrefix(file, "<") || strings.Contains(file, ".py:") || isModule(file))
+}
+
+// isModule reports whether s is a dotted Python module name: "builtins",
+// "jaxlib.utils".
+func isModule(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if r != '.' && r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
 }
