@@ -469,6 +469,11 @@ func TestDescribeStack(t *testing.T) {
 	if got, want := describeStack(res, g, 3), "TfrtTpuLoadedExecutable::Execute waiting on TfrtTpuClient::DefragmentMemory"; got != want {
 		t.Errorf("describeStack of a runtime gap behind a dispatch = %q, want %q", got, want)
 	}
+	// The HTML timeline's tooltip says it too.
+	g.Thread = "main/1"
+	if got := gapTitle(res, g); !strings.HasSuffix(got, "\n  waiting on TfrtTpuClient::DefragmentMemory") {
+		t.Errorf("gap tooltip %q does not end with the work it waited on", got)
+	}
 }
 
 func TestHTMLSeveralRuns(t *testing.T) {

@@ -170,7 +170,7 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, gaps []int, a axis) strin
 	for _, i := range gaps {
 		g := &res.Gaps[i]
 		gapMarks = append(gapMarks, mark{start: g.Start, end: g.Start + g.Dur, color: causeColor[g.Cause%analyze.NumCauses], busy: g.Dur,
-			title: fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(res, g)))})
+			title: gapTitle(res, g)})
 		for s := range res.Segments(g) {
 			host = append(host, mark{start: s.Start, end: s.Start + s.Dur, color: causeColor[s.Cause%analyze.NumCauses], busy: s.Dur,
 				title: fmt.Sprintf("%s for %s:%s", s.Cause, Duration(s.Dur), tipStack(res.Stack(s.Stack)))})
@@ -282,6 +282,17 @@ const (
 	tipFrames     = 8
 	tipFrameWidth = 100
 )
+
+// gapTitle is a gap's tooltip: its length, start and cause, the thread
+// it waited for and what that thread was mostly in, and for a runtime gap
+// the other thread's work it waited on, as the text report says.
+func gapTitle(res *analyze.Result, g *analyze.Gap) string {
+	t := fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(res, g)))
+	if call := waitedCall(res, g); call != "" && g.Cause == analyze.Runtime {
+		t += "\n  waiting on " + untrusted.Clip(call, tipFrameWidth, nil)
+	}
+	return t
+}
 
 // tipStack writes a stack for a tooltip, one frame per line, outermost
 // first, each line starting with a newline.
