@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Any, Collection, Dict, Mapping, Optional
+from typing import IO, Any, Collection, Dict, List, Mapping, Optional
 
-from . import VerdictError, analyze
+from . import VerdictError, analyze_many
 
 #: Verdicts that mean the accelerator waited on the host; a convenient
 #: ``fail_on`` for tests that guard a training loop.
@@ -18,26 +18,46 @@ SLOW_VERDICTS = ("sequential", "data-bound", "host-bound")
 class Capture:
     """The last capture a hook analysed.
 
-    ``trace`` is the trace file or run directory analysed, ``report`` its
-    JSON v1 report (see :func:`tracegap.analyze`), ``report_path`` where the
-    report was written; all None until a capture is analysed.
+    ``trace`` is the trace file or run directory analysed; ``reports`` its
+    JSON v1 reports (see :func:`tracegap.analyze`), one for the trace or,
+    where ``tracegap analyze`` gives one per file of a directory (the hosts
+    of a multi-host JAX run), one per file in name order; ``report_paths``
+    where each was written. None and empty until a capture is analysed.
     """
 
     def __init__(self) -> None:
         self.trace: Optional[str] = None
-        self.report: Optional[Dict[str, Any]] = None
-        self.report_path: Optional[str] = None
+        self.reports: List[Dict[str, Any]] = []
+        self.report_paths: List[str] = []
+
+    @property
+    def report(self) -> Optional[Dict[str, Any]]:
+        """The report of the last capture when it gave one, else None."""
+        return self.reports[0] if len(self.reports) == 1 else None
+
+    @property
+    def report_path(self) -> Optional[str]:
+        """Where :attr:`report` was written, or None."""
+        return self.report_paths[0] if len(self.report_paths) == 1 else None
 
     @property
     def verdict(self) -> Optional[str]:
-        """The verdict of the last capture, or None."""
+        """The verdict of :attr:`report`, or None."""
         return None if self.report is None else self.report.get("verdict")
+
+    @property
+    def verdicts(self) -> List[Optional[str]]:
+        """The verdict of each of :attr:`reports`."""
+        return [r.get("verdict") for r in self.reports]
 
 
 def report_path(trace: str) -> str:
     """Where the report of ``trace`` goes: beside it, named after it with
-    ``.tracegap.json`` (the trace reader skips such files in a directory)."""
-    base = trace.rstrip(os.sep)
+    ``.tracegap.json``, or ``tracegap.json`` in it for a directory (the
+    trace reader skips such files in a directory)."""
+    if os.path.isdir(trace):
+        return os.path.join(trace, "tracegap.json")
+    base = trace
     for suffix in (".gz", ".json", ".pb"):
         if base.endswith(suffix):
             base = base[: -len(suffix)]
@@ -50,22 +70,42 @@ def conclude(
     options: Mapping[str, Any],
     fail_on: Collection[str],
     out: Optional[IO[str]],
-) -> Dict[str, Any]:
-    """Analyse ``trace``, record it in ``capture``, write the report beside
-    it, print the one-line verdict to ``out`` (unless None) and raise
-    :class:`tracegap.VerdictError` when the verdict is in ``fail_on``."""
-    report = analyze(trace, **options)
-    path = report_path(trace) if not os.path.isdir(trace) else os.path.join(trace, "tracegap.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
-    capture.trace, capture.report, capture.report_path = trace, report, path
-    line = f"tracegap: {printable(report.get('summary', report.get('verdict', '?')))}"
+) -> List[Dict[str, Any]]:
+    """Analyse ``trace`` as ``tracegap analyze`` does, record it in
+    ``capture``, write each report, print one verdict line per report to
+    ``out`` (unless None) and raise :class:`tracegap.VerdictError` for the
+    first report whose verdict is in ``fail_on``.
+
+    One report (a file, a directory of one trace, a job) is written as
+    :func:`report_path` of ``trace``; several (a directory of unrelated
+    traces) each beside its own file, named in the line."""
+    reports = analyze_many([trace], **options)
+    if len(reports) == 1:
+        paths = [report_path(trace)]
+    else:
+        paths = [report_path(path_of(r)) for r in reports]
+    lines = []
+    for report, path in zip(reports, paths):
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+        what = report.get("summary", report.get("verdict", "?"))
+        if len(reports) > 1:
+            what = f"{os.path.basename(path_of(report))}: {what}"
+        lines.append(f"tracegap: {printable(what)}")
+    capture.trace, capture.reports, capture.report_paths = trace, reports, paths
     if out is not None:
-        print(line, file=out)
-    if report.get("verdict") in fail_on:
-        raise VerdictError(f"{line} (report: {path})", report)
-    return report
+        for line in lines:
+            print(line, file=out)
+    for report, path, line in zip(reports, paths, lines):
+        if report.get("verdict") in fail_on:
+            raise VerdictError(f"{line} (report: {path})", report)
+    return reports
+
+
+def path_of(report: Mapping[str, Any]) -> str:
+    """The trace a report is of, as tracegap found it."""
+    return str(report.get("source", {}).get("path", ""))
 
 
 def printable(s: Any) -> str:

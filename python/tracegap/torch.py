@@ -38,7 +38,8 @@ __all__ = ["SLOW_VERDICTS", "TraceHandler", "on_trace_ready"]
 class TraceHandler(Capture):
     """The callable given to ``torch.profiler.profile(on_trace_ready=...)``.
 
-    Its attributes (``trace``, ``report``, ``report_path``, ``verdict``)
+    Its attributes (``trace``, ``report``, ``report_path``, ``verdict``,
+    ``reports``, ``report_paths``, ``verdicts``)
     describe the last trace it analysed; see :func:`on_trace_ready`.
     """
 
