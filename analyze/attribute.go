@@ -296,8 +296,8 @@ func (a *analyzer) addSegment(th *thread, stack *hostStack, start, dur int64, c 
 	}
 }
 
-// cause applies the rules in order: in-sync, after-sync, input, runtime,
-// host, untraced. When the thread shows no event, what the rest of the
+// cause applies the rules in order: in-sync, waiting on a background
+// loader's queue (input), after-sync, input, runtime, host, untraced. When the thread shows no event, what the rest of the
 // host does decides: a launching thread that idles while another thread
 // blocks on the device has nothing to launch because of that block. The
 // host sync that decided is returned then. This holds only when a launch
@@ -311,6 +311,12 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 	f := stack.top()
 	if f.sync >= 0 {
 		return InSync, nil
+	}
+	if f.queue {
+		// Waiting on background workers' queue: the workers load at their
+		// own pace whatever the loop returned from before, so the wait is
+		// the loader's even right after a sync.
+		return Input, nil
 	}
 	if last, ok := th.lastSync(x); ok && a.waitedSerialized(d, last, full) {
 		return AfterSync, nil

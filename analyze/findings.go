@@ -228,13 +228,7 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 	if len(names) > 0 {
 		calls = strings.Join(names, ", ")
 	}
-	thr := topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
-	// Calls are host figures: counted over the window on the host's clock
-	// (a step's sync can start before the device ends the step before).
-	n := 0
-	if thr >= 0 {
-		n = countIn(a.thread(thr).syncs, a.hostWindow())
-	}
+	thr, n := a.syncCallsInWindow()
 	var often string
 	switch {
 	case r.Window.Steps == 0:
@@ -253,6 +247,35 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 			a.threadName(thr), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
 		Fix: a.syncFix(),
 	}
+}
+
+// syncCallsInWindow returns the thread that blocked most on the devices
+// and how many blocking calls it started in the window. Calls are host
+// figures: counted over the window on the host's clock (a step's sync can
+// start before the device ends the step before).
+func (a *analyzer) syncCallsInWindow() (int32, int) {
+	thr := topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
+	if thr < 0 {
+		return thr, 0
+	}
+	return thr, countIn(a.thread(thr).syncs, a.hostWindow())
+}
+
+// syncCountNote says why the sync call sites count other calls than the
+// forced-sync finding, which counts the calls started in the window: a
+// site counts the calls that held a device idle in it, among them a call
+// made before the window whose return its first gap follows, and not the
+// calls that found the device done. Empty when the counts agree.
+func (a *analyzer) syncCountNote(sites []CallSite) string {
+	var held int
+	for _, s := range sites {
+		held += s.Count
+	}
+	if _, n := a.syncCallsInWindow(); held != n && len(sites) > 0 {
+		return fmt.Sprintf(" The call sites count %s that held the %s idle in the window (a call made before it whose return its first gap follows included, calls that found the %s done left out), where the count above is of the %s started in it.",
+			plural(held, "call"), a.deviceWord(), a.deviceWord(), plural(n, "call"))
+	}
+	return ""
 }
 
 // plural returns "1 call", "3 calls".
@@ -317,6 +340,11 @@ func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 	}
 	msg := fmt.Sprintf("%s takes %s per step on %s, the thread the %s waits on, against %s of %s work per step; ",
 		capitalize(loader), formatDuration(load), a.threadName(thr), dev, formatDuration(compute), dev)
+	if a.res.Loader.Background {
+		// The time is the wait on the workers' queue, not their pace.
+		msg = fmt.Sprintf("%s runs in background workers, and %s, the thread the %s waits on, still waits %s per step on their queue, against %s of %s work per step: they deliver batches more slowly than the %s runs them; ",
+			capitalize(loader), a.threadName(thr), dev, formatDuration(load), formatDuration(compute), dev, dev)
+	}
 	if share > a.opt.InputThreshold {
 		msg += fmt.Sprintf("the %s idles in it for %s of the window.", dev, pct(share))
 	} else {

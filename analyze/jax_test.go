@@ -139,6 +139,24 @@ var jaxScenarios = []jaxScenario{
 		finding: "slow-input",
 	},
 	{
+		// jax-i with print(loss) ending each step. Kernel k runs 20k +
+		// 21.11 to 20k + 31.11 as in jax-i (the loader sets the pace:
+		// dropping print leaves the step at 20 ms); print returns when it
+		// ends. Each 10 ms gap: the wait on the workers' queue and the
+		// take (input, 8.99 ms: a wait inside the background loader is
+		// input whatever the loop returned from), the dispatch right
+		// after print returned (after-sync, 1 ms: the trace does not say
+		// when the batch was ready) and the launch with Python in print
+		// (in-sync, 10 us). Input decides, the loader in workers the loop
+		// waits on: data-bound; sync is 5.05%, a secondary sequential.
+		name:    "jax-l/grain-workers-fall-behind-print",
+		program: tracetest.JAXProgram{Steps: 6, Workers: 1, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_110 * usec, 131_110 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * msec, Input: 5*9*msec - 5*10*usec}},
+		finding: "slow-input",
+	},
+	{
 		// jax-c without the Python tracer: the loop thread shows only
 		// the step annotation while grain loads. Each gap is the load's
 		// last 9.99 ms and the launch's 10 us with the loop in the next
@@ -463,4 +481,44 @@ func TestFrameworkPatternsJoined(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestJAXWorkersOfUnknownCount: four grain workers of 80 ms a batch
+// against 10 ms of compute (about 9 keep up: ceil(80 / 10) + 1). The loop
+// waits on their queue (process_prefetch) but the profile does not hold
+// the workers nor grain_worker_count: the estimate is no count (none that
+// may be below the 4 running) and the fix gives the formula in k.
+func TestJAXWorkersOfUnknownCount(t *testing.T) {
+	r := analyzeSpec(t, tracetest.JAXProgram{Steps: 12, Workers: 4, Load: 80 * msec, Dispatch: msec, Compute: 10 * msec}.Spec())
+	n, why, ok := r.WorkerEstimate()
+	if ok || n != 0 || !strings.Contains(why, "does not say how many") || r.Loader.Known || !r.Loader.Background {
+		t.Errorf("estimate %d, %v (%s), loader %+v; want none, workers in the background of unknown count", n, ok, why, r.Loader)
+	}
+	f := findingOf(r, "slow-input")
+	if f == nil || !strings.Contains(f.Fix, "with k workers now") || strings.Contains(f.Fix, "grain_worker_count=") || len(f.Settings) != 0 {
+		t.Errorf("slow-input %+v; want the formula in k and no count", f)
+	}
+}
+
+// TestForcedSyncCountsAgree: print(loss) ends each of 6 steps (jax-b's
+// program); the window's 5 steps start 5 prints, and 6 hold the GPU idle
+// in it (the warm-up step's print, whose return the first gap follows).
+// The finding says why its count and the call sites' differ.
+func TestForcedSyncCountsAgree(t *testing.T) {
+	r := analyzeSpec(t, tracetest.JAXProgram{Steps: 6, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true}.Spec())
+	f := findingOf(r, "forced-sync")
+	if f == nil || len(f.Sites) != 1 || f.Sites[0].Count != 6 ||
+		!strings.Contains(f.Message, "1 blocking call per step") || !strings.Contains(f.Message, "count 6 calls that held the GPU idle") || !strings.Contains(f.Message, "5 calls started in it") {
+		t.Errorf("forced-sync %+v; want 1 call per step, 6 at the site and why", f)
+	}
+}
+
+// findingOf returns r's finding id, or nil.
+func findingOf(r *Result, id string) *Finding {
+	for i := range r.Findings {
+		if r.Findings[i].ID == id {
+			return &r.Findings[i]
+		}
+	}
+	return nil
 }

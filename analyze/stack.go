@@ -30,6 +30,10 @@ type stackFacts struct {
 	sync, input, op, runtime int32
 	// dispatch is set when an event is a dispatch of a compiled function.
 	dispatch bool
+	// queue is set when an event is an input event of a loader running in
+	// background workers (backgroundLoaderPatterns): the thread waits on
+	// their queue.
+	queue bool
 	// markers is set when every event is a step marker (so for none).
 	markers bool
 }
@@ -73,6 +77,7 @@ func (s *hostStack) push(a *analyzer, th *thread, i int32) {
 		f.runtime = level
 	}
 	f.dispatch = f.dispatch || k == classDispatch
+	f.queue = f.queue || k == classInput && a.cls.inBackground(e.Name)
 	f.markers = f.markers && e.Has(trace.FlagStep)
 	f.end = min(f.end, e.End())
 	f.names = a.segs.node(f.names, e.Name)

@@ -43,6 +43,9 @@ func (a *analyzer) structure(fs []Finding) []Finding {
 		if l := siteList(f.Sites); l != "" {
 			f.Message += " Called from " + l + "."
 		}
+		if f.ID == "forced-sync" {
+			f.Message += a.syncCountNote(a.sitesOf(InSync, "", len(r.CallSites)))
+		}
 	}
 	if f, ok := a.copyFinding(); ok {
 		fs = append(fs, f)
@@ -106,7 +109,7 @@ func (a *analyzer) sitesOf(c Cause, call string, k int) []CallSite {
 // workersFor returns the loader workers that hide load per step behind
 // compute per step: ceil(load / compute) + 1, one spare.
 func workersFor(load, compute int64) int {
-	return int((load+compute-1)/compute) + 1
+	return ceilDiv(load, compute) + 1
 }
 
 // workerSetting is the worker count slowInput recommends, as a setting;

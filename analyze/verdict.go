@@ -236,10 +236,11 @@ func loadClause(cause string, slow, background bool, input, busy int64) string {
 	switch {
 	case cause == "sync" && slow:
 		return fmt.Sprintf(", and the input it exposes (%s) takes longer than the device's compute (%s), so removing the sync would not hide it", l, c)
+	case cause == "input" && background:
+		// L is then the loop's wait on the workers, not their time per batch.
+		return fmt.Sprintf(", and the loader already runs in background workers: the loop still waits on their queue (%s against compute %s), so they deliver batches more slowly than compute", l, c)
 	case cause == "input" && slow:
 		return fmt.Sprintf(", and loading (%s) takes longer than the device's compute (%s)", l, c)
-	case cause == "input" && background:
-		return fmt.Sprintf(", and the loader already runs in background workers: loading (%s) against compute (%s), the loop still waits on them", l, c)
 	case cause == "input":
 		return fmt.Sprintf(", and loading (%s) is faster than the device's compute (%s) but runs inline, not overlapped with it", l, c)
 	}

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +22,11 @@ type Loader struct {
 	// PerBatch is a worker's median time per batch where the workers'
 	// own frames are in the trace; 0 when they are not.
 	PerBatch int64
+	// Background is set when the loop thread waits on background
+	// workers' queue (backgroundLoaderPatterns): workers run, whether or
+	// not their count is Known. Its input time is then that wait, not
+	// the workers' time per batch.
+	Background bool
 }
 
 var (
@@ -42,7 +46,7 @@ var metaWorkerKeys = []string{"num_workers", "grain_worker_count"}
 // else worker threads (by name or by the frames they run, off the loop
 // threads), else the DataLoader iterator's class on the loop threads.
 func (a *analyzer) findLoader() Loader {
-	l := Loader{}
+	l := Loader{Background: a.loaderInBackground()}
 	tracks, perBatch := a.workerTracks()
 	l.PerBatch = perBatch
 	for _, k := range metaWorkerKeys {
@@ -111,44 +115,75 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 // WorkerEstimate returns the loader workers that would keep up with the
 // devices, and its derivation, from what the trace shows: C, the device
 // busy time per step; T, the step time; L, the input wait per step; k, the
-// workers the trace shows (Result.Loader); P, a worker's time per batch
-// where its frames are in the trace. ok is false without steps or
-// compute, or with background workers of unknown count.
+// workers the trace shows (Result.Loader); P, a worker's time per batch.
+// Workers need ceil(P / C) to deliver a batch per C, and get one spare, as
+// an inline loader does: ceil(P / C) + 1, never fewer than the k already
+// running.
 //
-//   - P known: ceil(P / C) workers deliver a batch per C.
+//   - P in the trace (the workers' own frames): that P.
 //   - k workers, with L not over 5% of C or T not over C by more than 5%:
 //     the loader keeps up; k, never more.
-//   - k workers waited on: they deliver a batch per T, so each takes about
-//     k*T per batch: ceil(k * T / C).
-//   - inline (k = 0): ceil(L / C) + 1, enough to load side by side at the
-//     pace of compute, plus one spare.
+//   - k workers waited on: they deliver a batch per T, so each takes
+//     P = k * T per batch.
+//   - inline (k = 0): P = L.
+//
+// ok is false without steps or compute, and when workers run (the loop
+// waits on their queue) but their count is not in the trace: the
+// derivation then says so, with the formula in k, rather than give a
+// count that may be below the workers already running.
 func (r *Result) WorkerEstimate() (n int, derivation string, ok bool) {
 	input, c, okS := r.PerStep()
 	t, _ := r.StepTime()
 	l := r.Loader
-	if !okS || c <= 0 || !l.Known {
+	if !okS || c <= 0 {
 		return 0, "", false
 	}
 	C := formatDuration(c)
+	if !l.Known {
+		if !l.Background {
+			return 0, "", false
+		}
+		if keepsUp(input, t, c) {
+			return 0, fmt.Sprintf("workers run (the loop takes batches from their queue), their count not in the trace; steps of T = %s against C = %s of compute, the loop waiting %s per step: the loader keeps up",
+				formatDuration(t), C, formatDuration(input)), false
+		}
+		return 0, fmt.Sprintf("workers already run (the loop waits on their queue) but the trace does not say how many: with k workers now, each takes about k * T = k * %s per batch, so about ceil(k * %s / %s) + 1 would keep up, more than k",
+			formatDuration(t), formatDuration(t), C), false
+	}
 	switch {
 	case l.PerBatch > 0 && l.Workers > 0:
-		n = int(math.Ceil(float64(l.PerBatch) / float64(c)))
-		if n <= l.Workers {
+		need := ceilDiv(l.PerBatch, c)
+		if need <= l.Workers {
 			return l.Workers, fmt.Sprintf("a worker takes P = %s per batch, so %d deliver one per %s against C = %s of compute: the loader keeps up, more workers would not help",
 				formatDuration(l.PerBatch), l.Workers, formatDuration(l.PerBatch/int64(l.Workers)), C), true
 		}
-		return n, fmt.Sprintf("ceil(P / C) = ceil(%s / %s) = %d, where P is a worker's time per batch and C the compute per step", formatDuration(l.PerBatch), C, n), true
+		n = need + 1
+		return n, fmt.Sprintf("ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, where P is a worker's time per batch and C the compute per step, plus one spare", formatDuration(l.PerBatch), C, n), true
 	case l.Workers > 0:
-		n = int(math.Ceil(float64(l.Workers) * float64(t) / float64(c)))
-		if n <= l.Workers || float64(input) <= fedShare*float64(c) || float64(t) <= (1+fedShare)*float64(c) {
+		p := int64(l.Workers) * t
+		need := ceilDiv(p, c)
+		if need <= l.Workers || keepsUp(input, t, c) {
 			return l.Workers, fmt.Sprintf("steps of T = %s against C = %s of compute, the loop waiting %s per step on %d workers: the loader keeps up, more workers would not help",
 				formatDuration(t), C, formatDuration(input), l.Workers), true
 		}
-		return n, fmt.Sprintf("with k = %d workers a batch comes every step of T = %s, so a worker takes about k * T per batch; ceil(k * T / C) = ceil(%d * %s / %s) = %d",
-			l.Workers, formatDuration(t), l.Workers, formatDuration(t), C, n), true
+		n = need + 1
+		return n, fmt.Sprintf("with k = %d workers a batch comes every step of T = %s, so a worker takes about P = k * T = %s per batch; ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, plus one spare",
+			l.Workers, formatDuration(t), formatDuration(p), formatDuration(p), C, n), true
 	}
-	n = int(math.Ceil(float64(input)/float64(c))) + 1
+	n = ceilDiv(input, c) + 1
 	return n, fmt.Sprintf("ceil(L / C) + 1 = ceil(%s / %s) + 1 = %d: loading side by side at the pace of compute, plus one spare", formatDuration(input), C, n), true
+}
+
+// keepsUp reports whether workers keep up by the step figures: the loop
+// waits on them for no more than 5% of compute C per step, or steps of T
+// are within 5% of C.
+func keepsUp(input, t, c int64) bool {
+	return float64(input) <= fedShare*float64(c) || float64(t) <= (1+fedShare)*float64(c)
+}
+
+// ceilDiv returns ceil(x / y) for y > 0.
+func ceilDiv(x, y int64) int {
+	return int((x + y - 1) / y)
 }
 
 // workerFix advises the worker count in the framework's terms where the
@@ -156,12 +191,17 @@ func (r *Result) WorkerEstimate() (n int, derivation string, ok bool) {
 func (a *analyzer) workerFix(fallback string) string {
 	r := a.res
 	n, why, ok := r.WorkerEstimate()
+	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
+	if r.Framework == JAX {
+		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with worker_buffer_size of 2 or more)", n)
+	}
+	input, c, _ := r.PerStep()
+	t, _ := r.StepTime()
+	if !ok && why != "" && !keepsUp(input, t, c) {
+		return fmt.Sprintf("Raise %s: %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why)
+	}
 	if !ok || r.Loader.Workers == 0 {
 		return fallback
-	}
-	setting := fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
-	if r.Framework == JAX {
-		setting = fmt.Sprintf("grain_worker_count=%d (with worker_buffer_size of 2 or more)", n)
 	}
 	if n <= r.Loader.Workers {
 		return fmt.Sprintf("Keep the %d workers (%s): %s. Look elsewhere for the idle.", r.Loader.Workers, r.Loader.From, why)
@@ -173,8 +213,10 @@ func (a *analyzer) workerFix(fallback string) string {
 // structured fields: none when the workers the trace shows are enough.
 func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
 	r := a.res
-	n, _, ok := r.WorkerEstimate()
+	n, why, ok := r.WorkerEstimate()
 	switch {
+	case !ok && why != "":
+		return nil // workers of unknown count: no count to set
 	case !ok || r.Loader.Workers == 0:
 		return workerSetting(kind, load, compute)
 	case n <= r.Loader.Workers:

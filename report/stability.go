@@ -76,6 +76,7 @@ type LoaderV1 struct {
 	Workers    int    `json:"workers"`
 	From       string `json:"from"`
 	PerBatchNs int64  `json:"per_batch_ns"`
+	Background bool   `json:"background"`
 	Estimate   int    `json:"estimate"`
 	Derivation string `json:"derivation"`
 }
@@ -97,7 +98,7 @@ func jsonStability(res *analyze.Result) StabilityV1 {
 
 func jsonLoader(res *analyze.Result) LoaderV1 {
 	l := res.Loader
-	out := LoaderV1{Known: l.Known, Workers: l.Workers, From: l.From, PerBatchNs: l.PerBatch}
+	out := LoaderV1{Known: l.Known, Workers: l.Workers, From: l.From, PerBatchNs: l.PerBatch, Background: l.Background}
 	out.Estimate, out.Derivation, _ = res.WorkerEstimate()
 	return out
 }

@@ -94,7 +94,10 @@ func sentence(res *analyze.Result) string {
 			fmt.Fprintf(&b, "%s waited on blocking calls that exposed the input pipeline for %s of %s",
 				dev, percent(share(idle.Sync(), win)), where)
 		}
-		if in, busy, ok := res.PerStep(); ok {
+		if in, busy, ok := res.PerStep(); ok && res.Loader.Background {
+			// The loop's wait on the workers, not their time per batch.
+			fmt.Fprintf(&b, "; the loop waits %s per step on its loader's background workers, against %s of %s work", Duration(in), Duration(busy), kind)
+		} else if ok {
 			fmt.Fprintf(&b, "; the input pipeline takes %s per step against %s of %s work", Duration(in), Duration(busy), kind)
 		}
 	case analyze.HostBound:
