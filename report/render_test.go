@@ -374,6 +374,27 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
+// TestWriteFilePanic checks that a write that panics (out of memory under
+// run.Protect) leaves no temporary file behind, and the old file whole.
+func TestWriteFilePanic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(path, []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() { recover() }()
+		WriteFile(path, func(w io.Writer) error { io.WriteString(w, "partial"); panic("out of memory") })
+	}()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("after a panic, files %v, want only %s", ents, path)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "first" {
+		t.Errorf("after a panic the file holds %q, want the old content", got)
+	}
+}
+
 func TestWriteRejects(t *testing.T) {
 	var buf bytes.Buffer
 	if err := Write(&buf, fixtureResult(), Format("xml"), Options{}); err == nil {

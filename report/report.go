@@ -152,8 +152,11 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", path, err)
 	}
+	// Remove the temporary file unless it was renamed: also when write
+	// panics (out of memory under run.Protect), when err is not set.
+	renamed := false
 	defer func() {
-		if err != nil {
+		if !renamed {
 			f.Close()
 			os.Remove(f.Name())
 		}
@@ -171,6 +174,7 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	renamed = true
 	return nil
 }
 

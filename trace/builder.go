@@ -73,6 +73,10 @@ type Builder struct {
 	wideCorr  map[uint64]uint32
 	// cutDurs counts the durations SetDur cut to MaxDur.
 	cutDurs int
+	// cutTracks counts the track names cut to MaxTrackName, cutEvents
+	// holds the names cut to MaxEventName (see names.go).
+	cutTracks int
+	cutEvents map[StrID]bool
 	// Truncated is copied into the trace by Finish.
 	Truncated bool
 }
@@ -120,7 +124,11 @@ func (b *Builder) Err() error { return b.err }
 
 // Intern returns the StrID of s, adding it to the table on first use.
 func (b *Builder) Intern(s string) StrID {
+	s, cut := cutName(s, MaxEventName)
 	if id, ok := b.index[s]; ok {
+		if cut {
+			b.markCut(id)
+		}
 		return id
 	}
 	if b.maxStrings > 0 && len(b.strings) > b.maxStrings {
@@ -133,6 +141,9 @@ func (b *Builder) Intern(s string) StrID {
 	s = cloneString(s)
 	b.strings = append(b.strings, s)
 	b.index[s] = id
+	if cut {
+		b.markCut(id)
+	}
 	return id
 }
 
@@ -148,7 +159,9 @@ func (b *Builder) InternBytes(s []byte) StrID {
 	}
 	id, ok := b.index[string(s)] // no allocation: map lookup of string(bytes)
 	if !ok {
-		id = b.Intern(string(s))
+		// Intern cuts a long name after its first MaxEventName bytes:
+		// only those are copied.
+		id = b.Intern(string(s[:min(len(s), MaxEventName+1)]))
 	}
 	c.s, c.id = b.strings[id], id
 	return id
@@ -191,6 +204,8 @@ func (b *Builder) Track(key string, t Track) int32 {
 		return int32(len(b.tracks) - 1) // a valid index until the reader stops
 	}
 	i := int32(len(b.tracks))
+	t.Device, t.Process = b.TrackName(t.Device), b.TrackName(t.Process)
+	t.Thread, t.Name = b.TrackName(t.Thread), b.TrackName(t.Name)
 	b.tracks = append(b.tracks, t)
 	b.keys[key] = i
 	return i
@@ -526,6 +541,9 @@ func (b *Builder) Finish() *Trace {
 	}
 	if b.cutDurs > 0 {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("cut %d events lasting longer than 78 hours, the most an event holds, to 78 hours", b.cutDurs))
+	}
+	if w := b.cutWarning(); w != "" {
+		t.Warnings = append(t.Warnings, w)
 	}
 	lo := b.trackStarts()
 	t.Events = b.gather()

@@ -394,7 +394,7 @@ func (b *batch) str(main *trace.Builder, id trace.StrID) trace.StrID {
 		b.remap = append(b.remap, make([]trace.StrID, int(id)+1-len(b.remap))...)
 	}
 	if b.remap[id] == 0 {
-		b.remap[id] = main.Intern(b.strs.Str(id))
+		b.remap[id] = main.InternFrom(b.strs, id)
 	}
 	return b.remap[id]
 }

@@ -162,7 +162,9 @@ func (p *parser) slot() int32 {
 	i, ok := p.slots[string(p.key)]
 	if !ok {
 		i = int32(len(p.info))
-		p.info = append(p.info, slot{pid: string(e.pid), tid: string(e.tid), track: -1, device: -1, stream: -1})
+		// The pid stays whole: process names are found by it. The tid
+		// goes into the track's name, and is cut as a name is.
+		p.info = append(p.info, slot{pid: string(e.pid), tid: p.b.TrackName(string(e.tid)), track: -1, device: -1, stream: -1})
 		p.slots[string(p.key)] = i
 	}
 	p.lastSlot = i
@@ -201,11 +203,11 @@ func (p *parser) metadata() {
 	}
 	switch p.b.Str(e.name) {
 	case "process_name":
-		p.procNames[string(e.pid)] = string(e.argName)
+		p.procNames[string(e.pid)] = p.b.TrackName(string(e.argName))
 	case "process_labels":
 		p.procLabels[string(e.pid)] = string(e.argName)
 	case "thread_name":
-		p.info[p.slot()].threadName = string(e.argName)
+		p.info[p.slot()].threadName = p.b.TrackName(string(e.argName))
 	}
 }
 
