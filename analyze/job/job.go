@@ -265,7 +265,7 @@ func Merge(sums []*Summary, opt analyze.Options) (*Result, error) {
 		if s == nil {
 			return nil, fmt.Errorf("analyze job: summary %d is nil", i)
 		}
-		ids[i] = rankID{s.Meta, traceName(s.Path, i)}
+		ids[i] = rankID{s.Meta, cmp.Or(s.File, traceName(s.Path, i))}
 		if err := s.check(&opt); err != nil {
 			return nil, fmt.Errorf("%s: %w", ids[i].name, err)
 		}

@@ -40,6 +40,10 @@ type Summary struct {
 	Version int    `json:"version"`
 	// Path names the rank's trace.
 	Path string `json:"path"`
+	// File is the summary file the summary was read from, if any: what
+	// the merge's errors about the summary name, as the file to fix or
+	// make again (Path names the trace it was made from).
+	File string `json:"-"`
 	// Meta holds the trace's "rank" and "world_size", when it says.
 	Meta map[string]string `json:"meta,omitempty"`
 	// StartNs is the trace's start on its own clock (trace.Trace.StartNs).

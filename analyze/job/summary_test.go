@@ -3,7 +3,9 @@ package job
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,6 +154,10 @@ func TestReadSummaryRefuses(t *testing.T) {
 	}{
 		{"not JSON", "PK\x03\x04 a zip", "expected a tracegap rank summary"},
 		{"cut short", string(encode(t, good)[:100]), "unexpected EOF"},
+		// The JSON decodes whole from these; the gzip trailer does not.
+		{"checksum flipped", string(flip(encode(t, good), -8)), "gzip: invalid checksum: expected a whole, undamaged summary"},
+		{"length flipped", string(flip(encode(t, good), -1)), "gzip: invalid checksum: expected a whole, undamaged summary"},
+		{"trailer cut", string(cut(encode(t, good), 8)), "unexpected EOF: expected a whole, undamaged summary"},
 		{"another format", string(edit(func(s *Summary) { s.Format = "x" })), `format "x": expected a tracegap rank summary`},
 		{"another version", string(edit(func(s *Summary) { s.Version = 99 })), "summary version 99: expected version 2"},
 		{"no result", string(edit(func(s *Summary) { s.Result = nil })), "summary holds no result"},
@@ -166,6 +172,36 @@ func TestReadSummaryRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want one line saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// flip returns b with one bit flipped in the byte at i (from the end when
+// negative).
+func flip(b []byte, i int) []byte {
+	if i < 0 {
+		i += len(b)
+	}
+	b[i] ^= 0x10
+	return b
+}
+
+// cut returns b less its last n bytes.
+func cut(b []byte, n int) []byte { return b[:len(b)-n] }
+
+// TestMergeNamesSummaryFile: a summary read from a file is named by that
+// file in the merge's errors, not by the trace it was made from.
+func TestMergeNamesSummaryFile(t *testing.T) {
+	sums := smallSummaries(t)
+	for i, s := range sums {
+		s.Path = fmt.Sprintf("/elsewhere/rank%d.pt.trace.json", i)
+		s.File = fmt.Sprintf("sums/rank%d.summary.json.gz", i)
+		s.Meta = map[string]string{"rank": strconv.Itoa(i)}
+	}
+	sums[1].Meta["rank"] = "x"
+	_, err := Merge(sums, analyze.DefaultOptions())
+	want := `sums/rank1.summary.json.gz: rank "x": expected a number of 0 or more`
+	if err == nil || err.Error() != want {
+		t.Errorf("merge of a summary of rank x: %v, want %q", err, want)
 	}
 }
 

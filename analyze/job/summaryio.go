@@ -65,6 +65,12 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 		}
 		return nil, fmt.Errorf("read summary: %w: expected a tracegap rank summary (tracegap summarize)", err)
 	}
+	// Read the compressed stream to its end: gzip checks its checksum and
+	// length there, which a flipped bit or a cut trailer fails, after
+	// JSON that may decode whole.
+	if _, err := io.Copy(io.Discard, lr); err != nil {
+		return nil, fmt.Errorf("read summary: %w: expected a whole, undamaged summary", err)
+	}
 	if err := s.check(nil); err != nil {
 		return nil, err
 	}

@@ -88,6 +88,7 @@ func (e *Engine) rankSummary(ctx context.Context, in Input) (*job.Summary, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.name(), err)
 	}
+	s.File = in.name()
 	return s, nil
 }
 
