@@ -72,7 +72,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, FileError(p, err)
 		}
 		if !st.IsDir() {
 			out = append(out, p)

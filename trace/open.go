@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 )
@@ -76,12 +77,26 @@ const (
 // Options was reached.
 var ErrLimit = errors.New("limit exceeded")
 
+// FileError names the file name once in err, an error from opening or
+// stating it: an error from the file system names the file by the path
+// it was given ("open X: no such file or directory"), which need not be
+// the name the user knows it by, so its cause alone follows name, and
+// every command words a missing file alike: "X: no such file or
+// directory".
+func FileError(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
 // Open reads the trace file at path, sniffing its format (gzip is detected by
 // its magic bytes and decompressed on the fly).
 func Open(path string, opt Options) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, FileError(path, err)
 	}
 	defer f.Close()
 	var size int64

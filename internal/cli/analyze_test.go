@@ -72,6 +72,36 @@ func TestAnalyzeUnusableInput(t *testing.T) {
 	}
 }
 
+// TestUnusableInputWording gives each command an empty file and a missing
+// one: every command names the file once, with the same words after it
+// as analyze ("PATH: no such file or directory"), whatever it puts before.
+func TestUnusableInputWording(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pt.trace.json")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := realtraces.Path(t, workers0)
+	for _, path := range []string{empty, filepath.Join(dir, "missing.json")} {
+		_, _, want := tg("analyze", path)
+		want = strings.TrimPrefix(want, "tracegap: ")
+		for _, args := range [][]string{
+			{"gaps", path},
+			{"summarize", "-o", filepath.Join(dir, "s.summary.json.gz"), path},
+			{"check", path},
+			{"sweep", path, good},
+			{"compare", path, good},
+			{"compare", good, path},
+		} {
+			_, _, errOut := tg(args...)
+			i := strings.Index(errOut, path)
+			if i < 0 || strings.Count(errOut, path) != 1 || !strings.HasPrefix(errOut[i:], want) {
+				t.Errorf("%v: stderr %q, want the file named once, then as analyze: %q", args, errOut, want)
+			}
+		}
+	}
+}
+
 func TestAnalyzeSeveralInputs(t *testing.T) {
 	w0, w4 := realtraces.Path(t, workers0), realtraces.Path(t, workers4)
 	bad := filepath.Join(t.TempDir(), "bad.xplane.pb")

@@ -169,7 +169,7 @@ func TestAnnotateUsage(t *testing.T) {
 	}{
 		{[]string{w0}, "tracegap annotate: no output given: expected -o FILE\n"},
 		{[]string{"-o", out}, "tracegap annotate: expected one FILE, got 0 arguments (see tracegap annotate --help)\n"},
-		{[]string{"-o", out, "missing.json"}, "tracegap: missing.json: open missing.json: no such file or directory\n"},
+		{[]string{"-o", out, "missing.json"}, "tracegap: missing.json: no such file or directory\n"},
 	} {
 		if code, _, stderr := tg(append([]string{"annotate"}, tc.args...)...); code != exitUsage || stderr != tc.want {
 			t.Errorf("annotate %q: exit %d, stderr %q, want exit 2 and %q", tc.args, code, stderr, tc.want)

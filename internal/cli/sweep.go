@@ -147,7 +147,7 @@ func (f *sweepFlags) analyzeRuns(args []string, stderr io.Writer) ([]compare.Swe
 	for i, a := range args {
 		res, err := analyzeRun(e, a, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "tracegap sweep: %s: %s\n", safe(a), safe(err))
+			fmt.Fprintf(stderr, "tracegap sweep: %s\n", safe(irun.Named(a, err)))
 			ok = false
 			continue
 		}

@@ -3,10 +3,8 @@ package run
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/tracegap/tracegap/trace"
@@ -76,20 +74,9 @@ func open(in Input) (r io.Reader, size int64, closeIn func(), err error) {
 	return f, st.Size(), func() { f.Close() }, nil
 }
 
-// openError names the input in an error from opening it. An error from
-// the file system names the file already, which is the input's name on
-// the command line; an input with a name of its own (an upload) is named
-// by it alone, so that no temporary path shows.
-func openError(in Input, err error) error {
-	var pe *fs.PathError
-	if !errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", in.name(), err)
-	}
-	if in.Name == "" || in.Name == in.Path {
-		return err
-	}
-	return fmt.Errorf("%s: %w", in.Name, pe.Err)
-}
+// openError names the input once in an error from opening it
+// (trace.FileError), by its name: an upload's, not its temporary path.
+func openError(in Input, err error) error { return trace.FileError(in.name(), err) }
 
 // estimate returns the memory the input r is expected to need, from its
 // first bytes and, for a file, its gzip trailer, and the reader to read it
