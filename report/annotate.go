@@ -221,6 +221,12 @@ func spliceEvents(w *bufio.Writer, src io.Reader, add func(w *bufio.Writer, empt
 			break
 		}
 		if err != nil {
+			if done {
+				// Past the event array: the trace was whole, and its
+				// reader warned of what could not be read after it (a
+				// gzip checksum that does not match).
+				break
+			}
 			return err
 		}
 		if !done && sc.step(b) {

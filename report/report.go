@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
@@ -139,43 +137,6 @@ func WriteAll(w io.Writer, results []*analyze.Result, f Format, opt Options) err
 		return err
 	}
 	return bw.Flush()
-}
-
-// WriteFile writes a file atomically: write fills a temporary file in the
-// same directory, which then replaces path. On error path is left as it was.
-func WriteFile(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
-	}
-	// Remove the temporary file unless it was renamed: also when write
-	// panics (out of memory under run.Protect), when err is not set.
-	renamed := false
-	defer func() {
-		if !renamed {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; a report is no secret.
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	renamed = true
-	return nil
 }
 
 // topGaps returns the gaps Result.TopGaps points at, at most n of them (all

@@ -178,16 +178,22 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		if isDir(e, path) {
+		mode := entryType(e, path)
+		if mode.IsDir() {
 			subdirs = append(subdirs, path)
 			continue
 		}
-		if x.isAside(name) {
-			files = append(files, path)
+		stem, f, ok := traceStem(name, suffixes)
+		aside := x.isAside(name)
+		if !ok && !aside {
 			continue
 		}
-		stem, f, ok := traceStem(name, suffixes)
-		if !ok {
+		if !mode.IsRegular() {
+			x.skipped = append(x.skipped, Skipped{Path: path, Reason: notRegular(mode)})
+			continue
+		}
+		if aside {
+			files = append(files, path)
 			continue
 		}
 		if why := notTrace(path, name[len(stem):], f); why != "" {
@@ -210,12 +216,33 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 	return files, subdirs, nil
 }
 
-func isDir(e fs.DirEntry, path string) bool {
-	if e.Type()&fs.ModeSymlink != 0 {
-		st, err := os.Stat(path)
-		return err == nil && st.IsDir()
+// entryType returns the type of the directory entry e at path, that of
+// what it links to for a symbolic link (fs.ModeSymlink for a broken one).
+func entryType(e fs.DirEntry, path string) fs.FileMode {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.Type()
 	}
-	return e.IsDir()
+	st, err := os.Stat(path)
+	if err != nil {
+		return fs.ModeSymlink
+	}
+	return st.Mode().Type()
+}
+
+// notRegular says why an entry of type mode named as a trace is skipped:
+// only regular files are read from a directory, since opening a FIFO
+// would wait for a writer and a device would be read without end.
+func notRegular(mode fs.FileMode) string {
+	what := "a device"
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		what = "a broken symbolic link"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	}
+	return "not a regular file (" + what + ")"
 }
 
 // suffix is a file-name suffix and the format whose files end so.

@@ -216,3 +216,47 @@ func TestFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandSkipsNonRegular checks that a directory expands to its regular
+// files and links to them only: a FIFO named as a trace (reading it would
+// wait for a writer forever) and a broken link are skipped and named.
+func TestExpandSkipsNonRegular(t *testing.T) {
+	root := t.TempDir()
+	makeTree(t, root, "d/a.pt.trace.json", "d/r0.summary.json.gz", "real/c.pt.trace.json")
+	d := filepath.Join(root, "d")
+	if err := mkfifo(filepath.Join(d, "b.pt.trace.json")); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := mkfifo(filepath.Join(d, "r1.summary.json.gz")); err != nil {
+		t.Fatal(err)
+	}
+	for link, dest := range map[string]string{"c.pt.trace.json": "../real/c.pt.trace.json", "dangling.pt.trace.json": "gone.json"} {
+		if err := os.Symlink(dest, filepath.Join(d, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, skipped, err := trace.ExpandSkipping([]string{d}, trace.Aside{Suffix: ".summary.json.gz", Title: "summaries"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The summaries win over the traces (a directory of a job's ranks);
+	// the FIFO among them is skipped as among the traces.
+	wantFiles := []string{filepath.Join(d, "r0.summary.json.gz")}
+	wantSkipped := []trace.Skipped{
+		{Path: filepath.Join(d, "b.pt.trace.json"), Reason: "not a regular file (a FIFO)"},
+		{Path: filepath.Join(d, "dangling.pt.trace.json"), Reason: "not a regular file (a broken symbolic link)"},
+		{Path: filepath.Join(d, "r1.summary.json.gz"), Reason: "not a regular file (a FIFO)"},
+	}
+	if !slices.Equal(files, wantFiles) || !slices.Equal(skipped, wantSkipped) {
+		t.Errorf("ExpandSkipping = %q, %q;\nwant %q, %q", files, skipped, wantFiles, wantSkipped)
+	}
+	os.Remove(filepath.Join(d, "r0.summary.json.gz"))
+	os.Remove(filepath.Join(d, "r1.summary.json.gz"))
+	files, err = trace.Expand([]string{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(d, "a.pt.trace.json"), filepath.Join(d, "c.pt.trace.json")}; !slices.Equal(files, want) {
+		t.Errorf("Expand = %q, want %q", files, want)
+	}
+}

@@ -153,9 +153,13 @@ func sniffHead(fs []Format, head []byte) (Format, bool) {
 // ProbeRank reads the rank and world size that the trace file at path
 // names near its start, for telling the ranks of one distributed job
 // apart, without reading the whole file. gzip is decompressed as by Open.
-// ok is false when the file cannot be read, its format is not known or
-// has no probe, or it names no rank.
+// ok is false when the file cannot be read, is not a regular file (a pipe
+// or FIFO can be read once only, by the analysis), its format is not known
+// or has no probe, or it names no rank.
 func ProbeRank(path string) (rank, world int, ok bool) {
+	if !Regular(path) {
+		return 0, 0, false
+	}
 	file, err := os.Open(path)
 	if err != nil {
 		return 0, 0, false
@@ -175,4 +179,12 @@ func ProbeRank(path string) (rank, world int, ok bool) {
 		return 0, 0, false
 	}
 	return f.ProbeRank(br)
+}
+
+// Regular reports whether path is a regular file, or a link to one: one
+// that can be looked into before it is read. A pipe or FIFO (a shell's
+// <(zcat trace.gz), standard input) yields its bytes once only.
+func Regular(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +75,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	res, err := annotateFile(path, out, af)
+	res, err := annotateFile(path, out, af, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
 		return exitUsage
@@ -84,31 +85,122 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// annotateFile reads and analyses the trace at path and writes it,
-// annotated, to out.
-func annotateFile(path, out string, af *analysisFlags) (*analyze.Result, error) {
+// annotateFile reads and analyses the trace at path ("-" is standard
+// input) as every command reads its input, and writes it, annotated, to
+// out. The warnings of reading go to stderr.
+func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analyze.Result, error) {
+	e := af.engine(1)
+	in, cleanup, err := annotateInput(path, e.Read.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	t, release, err := e.ReadTrace(context.Background(), in)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var res *analyze.Result
-	err := irun.Protect("annotating", func() error {
-		t, err := trace.Open(path, af.readOptions())
-		if err != nil {
+	err = irun.Protect("annotating", func() error {
+		if res, err = analyze.Analyze(t, e.Analysis); err != nil {
 			return err
 		}
-		if res, err = analyze.Analyze(t, af.options()); err != nil {
-			return err
+		for _, w := range t.Warnings {
+			fmt.Fprintf(stderr, "tracegap: warning: %s: %s\n", safe(t.Path), safe(w))
 		}
-		return report.WriteFile(out, func(w io.Writer) error {
-			return writeAnnotated(w, out, path, t, res)
+		src := &copySource{path: in.Path}
+		err := report.WriteFile(out, func(w io.Writer) error {
+			return writeAnnotated(w, out, src, t, res)
 		})
+		if err != nil && src.err != nil { // the input's fault, not the output's
+			return fmt.Errorf("%s: %w", t.Path, src.err)
+		}
+		return err
 	})
 	return res, err
 }
 
+// annotateInput returns the input that path names, and what removes what
+// it made. A Chrome input is read twice, to analyse it and then to copy it
+// through, so a stream (standard input, a pipe, a FIFO), whose bytes come
+// once, is first saved to a temporary file, at most maxBytes of it.
+func annotateInput(path string, maxBytes int64) (irun.Input, func(), error) {
+	name := path
+	var r io.Reader = stdin
+	if path == "-" {
+		name = irun.StdinName
+	} else if st, err := os.Stat(path); err != nil || st.Mode().IsRegular() || st.IsDir() {
+		return irun.Input{Path: path}, func() {}, nil // reading it says what is wrong
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return irun.Input{}, nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	spool, err := os.CreateTemp("", "tracegap-annotate-*")
+	if err != nil {
+		return irun.Input{}, nil, fmt.Errorf("saving %s to read it twice: %w", name, err)
+	}
+	cleanup := func() { spool.Close(); os.Remove(spool.Name()) }
+	if maxBytes <= 0 {
+		maxBytes = trace.DefaultMaxBytes
+	}
+	n, err := io.Copy(spool, io.LimitReader(r, maxBytes+1))
+	if err == nil && n > maxBytes {
+		err = trace.Limitf("input larger than %d bytes (raise --max-bytes if the trace is genuine)", maxBytes)
+	}
+	if err != nil {
+		cleanup()
+		return irun.Input{}, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return irun.Input{Path: spool.Name(), Name: name}, cleanup, nil
+}
+
+// copySource is the input a Chrome trace is copied through from, which
+// keeps the error of reading it apart from those of writing the output.
+type copySource struct {
+	path string
+	err  error
+}
+
+// open opens the input, decompressed.
+func (c *copySource) open() (io.Reader, func(), error) {
+	f, err := os.Open(c.path)
+	if err != nil {
+		c.err = err
+		return nil, nil, err
+	}
+	r, err := decompressed(f)
+	if err != nil {
+		f.Close()
+		c.err = err
+		return nil, nil, err
+	}
+	return &errNoter{r: r, err: &c.err}, func() { f.Close() }, nil
+}
+
+// errNoter notes the first error other than io.EOF that reading r gives.
+type errNoter struct {
+	r   io.Reader
+	err *error
+}
+
+func (e *errNoter) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && *e.err == nil {
+		*e.err = err
+	}
+	return n, err
+}
+
 // writeAnnotated writes the annotated trace to w, gzipped when the output
-// name says so. A complete Chrome JSON input is copied through.
-func writeAnnotated(w io.Writer, out, path string, t *trace.Trace, res *analyze.Result) error {
+// name says so. A complete Chrome JSON input is copied through from src.
+func writeAnnotated(w io.Writer, out string, src *copySource, t *trace.Trace, res *analyze.Result) error {
 	if strings.HasSuffix(out, ".gz") {
 		zw := gzip.NewWriter(w)
-		if err := writeAnnotated(zw, "", path, t, res); err != nil {
+		if err := writeAnnotated(zw, "", src, t, res); err != nil {
 			return err
 		}
 		return zw.Close()
@@ -116,16 +208,12 @@ func writeAnnotated(w io.Writer, out, path string, t *trace.Trace, res *analyze.
 	if t.Format != "chrome" || t.Truncated {
 		return report.Annotate(w, t, nil, res)
 	}
-	f, err := os.Open(path)
+	r, closeSrc, err := src.open()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	src, err := decompressed(f)
-	if err != nil {
-		return err
-	}
-	return report.Annotate(w, t, src, res)
+	defer closeSrc()
+	return report.Annotate(w, t, r, res)
 }
 
 // decompressed returns r, gunzipped when it starts with gzip's magic bytes.

@@ -1,12 +1,11 @@
 package run
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/tracegap/tracegap/analyze/job"
@@ -33,11 +32,14 @@ func (e *Engine) AnalyzeJob(ctx context.Context, paths []string) (*job.Result, e
 // Every input that cannot be read is named in the error, one line each.
 func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result, error) {
 	if len(ins) == 1 {
-		in, head, err := peek(ins[0])
-		if err == nil && job.LooksLikeSummary(head) {
-			return nil, Named(in.name(), ErrSummaryAlone)
+		in, head, closeIn, err := peek(ins[0])
+		if err == nil {
+			defer closeIn()
+			if job.LooksLikeSummary(head) {
+				return nil, Named(in.name(), ErrSummaryAlone)
+			}
+			ins = []Input{in}
 		}
-		ins = []Input{in}
 	}
 	sums := make([]*job.Summary, len(ins))
 	errs := make([]error, len(ins))
@@ -67,19 +69,15 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 // rankSummary returns the summary of one rank: read, when the input is a
 // summary, else made from its trace.
 func (e *Engine) rankSummary(ctx context.Context, in Input) (*job.Summary, error) {
-	in, head, err := peek(in)
-	if err != nil {
-		return nil, openError(in, err)
-	}
-	if !job.LooksLikeSummary(head) {
-		return e.Summarize(ctx, in)
-	}
-	r, _, closeIn, err := open(in)
+	in, head, closeIn, err := peek(in)
 	if err != nil {
 		return nil, openError(in, err)
 	}
 	defer closeIn()
-	s, err := job.ReadSummary(r)
+	if !job.LooksLikeSummary(head) {
+		return e.Summarize(ctx, in)
+	}
+	s, err := job.ReadSummary(in.R)
 	if err == nil {
 		// Checked here, not only by the merge, to name the summary's file
 		// rather than the trace it was made from.
@@ -146,30 +144,44 @@ func (e *Engine) Summarize(ctx context.Context, in Input) (*job.Summary, error) 
 // trace.
 const peekLen = 512
 
-// peek returns the first bytes of the input, and the input to read from
-// afterwards: a stream behind the buffer peeked into, a file as it was.
-func peek(in Input) (Input, []byte, error) {
-	if in.R != nil {
-		br := bufio.NewReaderSize(in.R, peekLen)
-		head, _ := br.Peek(peekLen)
-		in.R = br
-		return in, head, nil
+// peek returns the first bytes of the input, the input to read from
+// afterwards, and what closes it. A file is opened once here: the input
+// returned reads from that open file, so that a pipe or FIFO, which can be
+// read only once, continues after its head (a regular file is read at
+// offsets and left at its start, for trace.Read's fast path).
+func peek(in Input) (Input, []byte, func(), error) {
+	closeIn := func() {}
+	if in.R == nil {
+		r, size, c, err := open(in)
+		if err != nil {
+			return in, nil, nil, err
+		}
+		in.Name, in.R, in.Size, closeIn = in.name(), r, size, c
 	}
-	f, err := os.Open(in.Path)
-	if err != nil {
-		return in, nil, err
-	}
-	defer f.Close()
 	head := make([]byte, peekLen)
-	n, _ := io.ReadFull(f, head)
-	return in, head[:n], nil
+	if f, ok := in.R.(io.ReaderAt); ok && in.Size > 0 && atStart(in.R) {
+		n, _ := f.ReadAt(head, 0)
+		return in, head[:n], closeIn, nil
+	}
+	n, _ := io.ReadFull(in.R, head)
+	head = head[:n]
+	in.R = io.MultiReader(bytes.NewReader(head), in.R)
+	return in, head, closeIn, nil
 }
 
 // IsSummary reports whether the file at path is a rank's summary
-// (job.ReadSummary) rather than a trace.
+// (job.ReadSummary) rather than a trace. Only a regular file is looked
+// into: looking at a pipe's or FIFO's head would consume it.
 func IsSummary(path string) bool {
-	_, head, err := peek(Input{Path: path})
-	return err == nil && job.LooksLikeSummary(head)
+	if !trace.Regular(path) {
+		return false
+	}
+	_, head, closeIn, err := peek(Input{Path: path})
+	if err != nil {
+		return false
+	}
+	closeIn()
+	return job.LooksLikeSummary(head)
 }
 
 // LooksLikeJob reports whether the files are the ranks of one job: at

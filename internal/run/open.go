@@ -125,3 +125,18 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// ReadTrace reads one input within the engine's limits, as Analyze does,
+// for a caller that needs the trace itself (to write it back annotated).
+// The caller calls release when done with the trace. A panic while
+// reading is returned as an error naming the input.
+func (e *Engine) ReadTrace(ctx context.Context, in Input) (t *trace.Trace, release func(), err error) {
+	err = Protect("reading", func() error {
+		t, release, err = e.read(ctx, in)
+		return err
+	})
+	if _, ok := err.(*PanicError); ok {
+		return nil, nil, Named(in.name(), err)
+	}
+	return t, release, err
+}

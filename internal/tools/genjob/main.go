@@ -12,9 +12,11 @@ import (
 	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
@@ -49,24 +51,15 @@ func write(dir string, ranks, steps int) error {
 }
 
 func writeRank(path string, s *tracetest.Spec) error {
-	f, err := os.Create(path + ".tmp")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	zw, _ := gzip.NewWriterLevel(bw, gzip.BestSpeed)
-	if err := tracetest.WriteChrome(zw, s); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(path+".tmp", path)
+	return report.WriteFile(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		zw, _ := gzip.NewWriterLevel(bw, gzip.BestSpeed)
+		if err := tracetest.WriteChrome(zw, s); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }

@@ -11,8 +11,10 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
@@ -39,22 +41,11 @@ func write(path string, steps, kernels, devices int) error {
 		Steps: steps, Input: 500_000, Dispatch: 20_000, Kernels: kernels,
 		Compute: 30_000, Devices: devices, Sync: true,
 	}.Spec()
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := tracetest.WriteXPlane(w, s); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return report.WriteFile(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := tracetest.WriteXPlane(bw, s); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }

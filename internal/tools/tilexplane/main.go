@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tracegap/tracegap/report"
 	pb "github.com/tracegap/tracegap/trace/xplane/xplanepb"
 )
 
@@ -70,24 +71,13 @@ func run(src, out string, copies int) error {
 	if max := int64(math.MaxInt64) / int64(copies+1); t.span >= max || t.maxID >= uint64(max) {
 		return fmt.Errorf("%d copies of a %d ps span would overflow", copies, t.span)
 	}
-	tmp := out + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	err = t.write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, out)
+	return report.WriteFile(out, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := t.write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }
 
 // tiler writes copies of a space.
