@@ -107,7 +107,7 @@ func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 
 func writeGapsJSON(w io.Writer, res *analyze.Result) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	enc := json.NewEncoder(untrusted.JSONWriter(bw))
 	enc.SetEscapeHTML(false)
 	for i := range res.Gaps {
 		if err := enc.Encode(report.JSONGap(res, &res.Gaps[i])); err != nil {
