@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
@@ -201,14 +202,23 @@ func useColor(mode string, w io.Writer) bool {
 	return isTerminal(w)
 }
 
-// isTerminal reports whether w is a character device such as a terminal.
+// isTerminal reports whether w is a terminal (not merely a character
+// device: /dev/null is none).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// refuseTerminal reports on stderr, and returns true, when cmd's output
+// out is "-" and stdout a terminal: what cmd writes is gzip-compressed,
+// which would garble the terminal, so it asks for a redirection or a file
+// instead, as gzip does.
+func refuseTerminal(cmd, out string, stdout, stderr io.Writer) bool {
+	if out != "-" || !isTerminal(stdout) {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	fmt.Fprintf(stderr, "tracegap %s: not writing gzip-compressed output to a terminal: redirect stdout (-o - > FILE, or a pipe) or give -o FILE\n", cmd)
+	return true
 }
 
 // inputError writes an input's error once prefixed with its path.

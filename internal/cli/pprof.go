@@ -58,6 +58,9 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, `tracegap pprof: no output given: expected -o FILE (or -o - for stdout)`)
 		return exitUsage
 	}
+	if refuseTerminal("pprof", out, stdout, stderr) {
+		return exitUsage
+	}
 	res, ok := analyzeOneArg("pprof", fs, af, stderr)
 	if !ok {
 		return exitUsage
