@@ -144,6 +144,9 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 	if fs.NArg() == 0 {
 		return "", errors.New("no trace given: expected FILE or DIR arguments (see tracegap analyze --help)")
 	}
+	if err := stdinOnce(fs.Args()); err != nil {
+		return "", err
+	}
 	switch f.color {
 	case "auto", "always", "never":
 	default:
@@ -219,6 +222,22 @@ func refuseTerminal(cmd, out string, stdout, stderr io.Writer) bool {
 	}
 	fmt.Fprintf(stderr, "tracegap %s: not writing gzip-compressed output to a terminal: redirect stdout (-o - > FILE, or a pipe) or give -o FILE\n", cmd)
 	return true
+}
+
+// stdinOnce returns an error when args name standard input ("-") more
+// than once: it can be read only once, and the second reading would find
+// it empty after the first had been reported.
+func stdinOnce(args []string) error {
+	n := 0
+	for _, a := range args {
+		if a == "-" {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("standard input (-) given %d times: it can be read only once", n)
+	}
+	return nil
 }
 
 // inputError writes an input's error once prefixed with its path.

@@ -99,6 +99,9 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 	if fs.NArg() != 2 {
 		return "", fmt.Errorf("expected two traces, BASE and NEW, got %d arguments", fs.NArg())
 	}
+	if err := stdinOnce(fs.Args()); err != nil {
+		return "", err
+	}
 	format, err := report.ParseFormat(f.format)
 	if err == nil && format == report.HTML {
 		err = fmt.Errorf("a comparison cannot be written as html: expected text, json or markdown")
