@@ -17,7 +17,7 @@ func init() {
 	}
 }
 
-const pprofUsage = `Usage: tracegap pprof [flags] FILE -o idle.pb.gz
+const pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz (a directory holding one trace)
 
 Writes a pprof profile whose samples are device-idle nanoseconds (and gap
 counts) and whose stacks are the host events the waited-for thread was inside
