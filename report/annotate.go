@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -75,6 +76,7 @@ func (a *annotator) event(w *bufio.Writer, ev map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("encoding an annotation event: %w", err)
 	}
+	b = untrusted.JSON(b)
 	w.WriteString(a.sep)
 	w.WriteString("\n")
 	a.sep = ","

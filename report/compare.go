@@ -356,7 +356,7 @@ func compareJSON(w io.Writer, c *compare.Comparison) error {
 	for _, r := range c.Regressions {
 		doc.Regressions = append(doc.Regressions, cmpJSONRegression{r.Metric, r.Base, r.New, r.Change, r.Limit, RegressionMessage(r)})
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(untrusted.JSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }

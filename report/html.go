@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // The page is one file with no network access: CSS and script are inline.
@@ -95,7 +96,14 @@ func gapsByDevice(res *analyze.Result) map[string][]int {
 }
 
 func writeHTML(w io.Writer, results []*analyze.Result, opt Options) error {
-	return htmlTemplate.Execute(w, newHTMLPage(results, opt))
+	return executeHTML(htmlTemplate, w, newHTMLPage(results, opt))
+}
+
+// executeHTML executes t to w with the control characters of untrusted
+// text (file and trace names) escaped visibly, which the HTML escaping
+// leaves as they are: a report is also read in a terminal.
+func executeHTML(t *template.Template, w io.Writer, data any) error {
+	return t.Execute(untrusted.MarkupWriter(w), data)
 }
 
 // newHTMLPage lays out the page of results.

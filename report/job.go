@@ -435,7 +435,7 @@ func writeJobHTML(w io.Writer, jr *job.Result, opt Options) error {
 			run.Devices[last].Rank = rankRow(&jr.Ranks[i], a)
 		}
 	}
-	return htmlTemplate.Execute(w, page)
+	return executeHTML(htmlTemplate, w, page)
 }
 
 // newHTMLJob lays out the job's tables, every step in them.

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // Schema identifies the JSON report's version. Fields are only ever added
@@ -421,10 +422,12 @@ func writeJSON(w io.Writer, results []*analyze.Result, opt Options) error {
 }
 
 // jsonEncoder returns the encoder of the JSON reports: indented by two
-// spaces, and with <, > and & as they are, since event names hold them
-// (templates, "a > b") and should stay readable.
+// spaces, with <, > and & as they are, since event names hold them
+// (templates, "a > b") and should stay readable, and with the control
+// characters encoding/json leaves raw (C1, DEL) escaped, since a report
+// can reach a terminal.
 func jsonEncoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(untrusted.JSONWriter(w))
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc

@@ -30,7 +30,7 @@ func WriteSweep(w io.Writer, s *compare.Sweep, f Format) error {
 	case Markdown:
 		err = sweepMarkdown(bw, s)
 	case JSON:
-		enc := json.NewEncoder(bw)
+		enc := json.NewEncoder(untrusted.JSONWriter(bw))
 		enc.SetIndent("", "  ")
 		err = enc.Encode(struct {
 			Schema string `json:"schema"`
@@ -116,7 +116,7 @@ var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
 
 func sweepHTML(w io.Writer, s *compare.Sweep) error {
 	tb := sweepTable(s)
-	return sweepPage.Execute(w, struct {
+	return executeHTML(sweepPage, w, struct {
 		Head           []string
 		Rows           [][]string
 		Chart          template.HTML

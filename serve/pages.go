@@ -14,6 +14,7 @@ import (
 
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -185,7 +186,7 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, data any) 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", pageCSP)
 	w.WriteHeader(code)
-	w.Write([]byte(b.String()))
+	w.Write(untrusted.Markup([]byte(b.String())))
 }
 
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {

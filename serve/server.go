@@ -413,7 +413,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	if err := enc.Encode(v); err != nil {
 		code = http.StatusInternalServerError
 	} else {
-		b = buf.Bytes()
+		b = untrusted.JSON(buf.Bytes())
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)

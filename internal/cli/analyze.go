@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
@@ -143,6 +144,9 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 	if fs.NArg() == 0 {
 		return "", errors.New("no trace given: expected FILE or DIR arguments (see tracegap analyze --help)")
 	}
+	if err := stdinOnce(fs.Args()); err != nil {
+		return "", err
+	}
 	switch f.color {
 	case "auto", "always", "never":
 	default:
@@ -201,14 +205,39 @@ func useColor(mode string, w io.Writer) bool {
 	return isTerminal(w)
 }
 
-// isTerminal reports whether w is a character device such as a terminal.
+// isTerminal reports whether w is a terminal (not merely a character
+// device: /dev/null is none).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// refuseTerminal reports on stderr, and returns true, when cmd's output
+// out is "-" and stdout a terminal: what cmd writes is gzip-compressed,
+// which would garble the terminal, so it asks for a redirection or a file
+// instead, as gzip does.
+func refuseTerminal(cmd, out string, stdout, stderr io.Writer) bool {
+	if out != "-" || !isTerminal(stdout) {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	fmt.Fprintf(stderr, "tracegap %s: not writing gzip-compressed output to a terminal: redirect stdout (-o - > FILE, or a pipe) or give -o FILE\n", cmd)
+	return true
+}
+
+// stdinOnce returns an error when args name standard input ("-") more
+// than once: it can be read only once, and the second reading would find
+// it empty after the first had been reported.
+func stdinOnce(args []string) error {
+	n := 0
+	for _, a := range args {
+		if a == "-" {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("standard input (-) given %d times: it can be read only once", n)
+	}
+	return nil
 }
 
 // inputError writes an input's error once prefixed with its path.

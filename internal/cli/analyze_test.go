@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // tg runs tracegap with args and returns the exit status and output.
@@ -241,5 +242,30 @@ func TestAnalyzeStdin(t *testing.T) {
 				t.Errorf("error spans several lines: %q", stderr)
 			}
 		})
+	}
+}
+
+// TestStdinOnce: standard input named twice is refused up front, with one
+// line and exit 2, by every command that reads several inputs; before,
+// analyze reported the first and then failed on the empty second.
+func TestStdinOnce(t *testing.T) {
+	var tr bytes.Buffer
+	if err := tracetest.WriteChrome(&tr, tracetest.Loop{Steps: 4, Input: 2_000_000, Dispatch: 20_000, Compute: 500_000}.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	defer func(r io.Reader) { stdin = r }(stdin)
+	for _, args := range [][]string{
+		{"analyze", "-", "-"},
+		{"analyze", "--format", "json", "-", "x.json", "-"},
+		{"check", "-", "-"},
+		{"compare", "-", "-"},
+		{"sweep", "-", "-"},
+	} {
+		stdin = bytes.NewReader(tr.Bytes())
+		code, stdout, stderr := tg(args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+			!strings.Contains(stderr, "standard input (-) given") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and one line", args, code, stdout, stderr)
+		}
 	}
 }

@@ -125,6 +125,9 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("no trace given: expected FILE or DIR arguments")
 	}
+	if err := stdinOnce(fs.Args()); err != nil {
+		return err
+	}
 	if f.job.job && f.job.noJob {
 		return errors.New("--job and --no-job contradict each other: give one")
 	}

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -99,6 +99,9 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 	if fs.NArg() != 2 {
 		return "", fmt.Errorf("expected two traces, BASE and NEW, got %d arguments", fs.NArg())
 	}
+	if err := stdinOnce(fs.Args()); err != nil {
+		return "", err
+	}
 	format, err := report.ParseFormat(f.format)
 	if err == nil && format == report.HTML {
 		err = fmt.Errorf("a comparison cannot be written as html: expected text, json or markdown")
@@ -109,14 +112,27 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 	return format, f.analysis.options().Validate()
 }
 
-// analyzeBoth analyses the two traces at once and reports each one that is
-// unusable.
+// analyzeBoth analyses the two traces (each a file, "-" or a directory
+// holding one trace) at once and reports each one that is unusable: once
+// when BASE and NEW are the same input.
 func (f *compareFlags) analyzeBoth(basePath, newPath string, stderr io.Writer) (base, next *analyze.Result, ok bool) {
-	out := f.analysis.engine(2).AnalyzeFiles(context.Background(), []string{basePath, newPath})
-	for i, o := range out {
-		if o.Err != nil {
-			fmt.Fprintf(stderr, "tracegap compare: %s: %s\n", []string{"BASE", "NEW"}[i], safe(o.Err))
+	paths := []string{basePath, newPath}
+	res := make([]*analyze.Result, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() { res[i], errs[i] = f.analysis.analyzeOne(p) })
+	}
+	wg.Wait()
+	switch {
+	case errs[0] != nil && basePath == newPath:
+		fmt.Fprintf(stderr, "tracegap compare: BASE and NEW: %s\n", inputError(basePath, errs[0]))
+	default:
+		for i, err := range errs {
+			if err != nil {
+				fmt.Fprintf(stderr, "tracegap compare: %s: %s\n", []string{"BASE", "NEW"}[i], inputError(paths[i], err))
+			}
 		}
 	}
-	return out[0].Result, out[1].Result, out[0].Err == nil && out[1].Err == nil
+	return res[0], res[1], errs[0] == nil && errs[1] == nil
 }

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/analyze"
+	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/report"
 )
@@ -23,7 +25,7 @@ func init() {
 	}
 }
 
-const gapsUsage = `Usage: tracegap gaps [flags] FILE
+const gapsUsage = `Usage: tracegap gaps [flags] FILE|DIR (a directory holding one trace)
 
 Prints every device gap of at least --min-gap inside the window, in time
 order, one per row: as tab-separated values with a header line (the default)
@@ -107,7 +109,7 @@ func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 
 func writeGapsJSON(w io.Writer, res *analyze.Result) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	enc := json.NewEncoder(untrusted.JSONWriter(bw))
 	enc.SetEscapeHTML(false)
 	for i := range res.Gaps {
 		if err := enc.Encode(report.JSONGap(res, &res.Gaps[i])); err != nil {
@@ -115,6 +117,24 @@ func writeGapsJSON(w io.Writer, res *analyze.Result) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// analyzeOne analyses the one trace path names: a trace file, "-", or a
+// directory holding exactly one trace, as a TensorBoard run directory of
+// one host does. A directory of several traces or of rank summaries is a
+// job or several runs, which only analyze and check read.
+func (f *analysisFlags) analyzeOne(path string) (*analyze.Result, error) {
+	if st, err := os.Stat(path); path == "-" || err != nil || !st.IsDir() {
+		return f.analyzeFile(path) // reading it says what is wrong
+	}
+	paths, _, err := irun.ExpandArgs([]string{path})
+	switch {
+	case err != nil:
+		return nil, err
+	case len(paths) != 1 || irun.IsSummary(paths[0]):
+		return nil, fmt.Errorf("a directory of %d inputs, expected one trace: give the trace file (analyze and check read several)", len(paths))
+	}
+	return f.analyzeFile(paths[0])
 }
 
 // analyzeOneArg analyses the one FILE argument of a command that takes
@@ -129,7 +149,7 @@ func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.W
 		return nil, false
 	}
 	path := fs.Arg(0)
-	res, err := af.analyzeFile(path)
+	res, err := af.analyzeOne(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
 		return nil, false

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // workers0Clock is the earliest "ts" of the workers0 trace (µs since the
@@ -90,6 +92,46 @@ func TestGapsJSONLines(t *testing.T) {
 		}
 		if g.DurNs < 1_000_000 || g.Device != "GPU:0" || g.Split.IdleNs != g.DurNs || g.ClockStartNs != workers0Clock+g.StartNs {
 			t.Errorf("line %d: %+v", i+1, g)
+		}
+	}
+}
+
+// TestOneTraceDirectory: gaps, pprof and compare take a directory holding
+// exactly one trace as that trace; a directory of two is refused with one
+// line, and compare given the same unusable input twice says so once.
+func TestOneTraceDirectory(t *testing.T) {
+	var tr bytes.Buffer
+	if err := tracetest.WriteChrome(&tr, tracetest.Loop{Steps: 4, Input: 2_000_000, Dispatch: 20_000, Compute: 500_000}.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	one, two := t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(one, "a.pt.trace.json"), filepath.Join(two, "a.pt.trace.json"), filepath.Join(two, "b.pt.trace.json")} {
+		if err := os.WriteFile(p, tr.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(one, "missing")
+	tests := []struct {
+		args []string
+		code int
+		want string // in stdout for code 0, in the one line of stderr otherwise
+	}{
+		{[]string{"gaps", one}, 0, "GPU"},
+		{[]string{"pprof", "-o", filepath.Join(t.TempDir(), "p.pb.gz"), one}, 0, ""},
+		{[]string{"compare", one, one}, 0, "verdict: data-bound (unchanged)"},
+		{[]string{"gaps", two}, 2, "a directory of 2 inputs, expected one trace"},
+		{[]string{"compare", two, one}, 2, "BASE: " + two + ": a directory of 2 inputs"},
+		{[]string{"compare", missing, missing}, 2, "BASE and NEW: " + missing},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := tg(tt.args...)
+		switch {
+		case code != tt.code:
+			t.Errorf("%q: exit %d, want %d; stderr %q", tt.args, code, tt.code, stderr)
+		case code == 0 && !strings.Contains(stdout, tt.want):
+			t.Errorf("%q: stdout %q, want %q in it", tt.args, stdout, tt.want)
+		case code != 0 && (strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want)):
+			t.Errorf("%q: stderr %q, want one line with %q", tt.args, stderr, tt.want)
 		}
 	}
 }

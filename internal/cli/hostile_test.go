@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -175,6 +176,66 @@ func TestHostileNames(t *testing.T) {
 						}
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestHostileNamesJSONAndHTML: names holding the characters the JSON and
+// HTML escaping leave raw (ESC and CR in HTML; the C1 CSI U+009B, DEL and
+// U+2028 in JSON) reach neither output raw, and the JSON still decodes to
+// the names as they are.
+func TestHostileNamesJSONAndHTML(t *testing.T) {
+	const extra = "\u009b31m\x7f\u2028"
+	spec := tracetest.HostileLoop()
+	for i := range spec.Threads {
+		spec.Threads[i].Name += extra
+	}
+	var tr bytes.Buffer
+	if err := tracetest.WriteChrome(&tr, spec); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"good\x1b[31m\r\n" + extra + "a.json", "b" + extra + ".json"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, tr.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	live := []string{"\x1b", "\r", "\u009b", "\x7f", "\u2028", "\u202e"}
+	outputs := map[string][]string{
+		"analyze json": {"analyze", "--format", "json", paths[0]},
+		"gaps json":    {"gaps", "--format", "json", paths[0]},
+		"sweep json":   {"sweep", "--format", "json", "--labels", "a" + extra + ",b", paths[0], paths[1]},
+		"analyze html": {"analyze", "--format", "html", paths[0]},
+		"sweep html":   {"sweep", "--format", "html", "--labels", "good\x1b[31m\r\nx,b", paths[0], paths[1]},
+	}
+	for name, args := range outputs {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := tg(args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for _, s := range live {
+				if strings.Contains(stdout, s) {
+					t.Errorf("output holds %q", s)
+				}
+			}
+			if strings.HasSuffix(name, "json") {
+				if !strings.Contains(stdout, `\u009b31m\u007f\u2028`) {
+					t.Errorf("output does not show the names escaped:\n%.2000s", stdout)
+				}
+				dec := json.NewDecoder(strings.NewReader(stdout))
+				for dec.More() {
+					var v any
+					if err := dec.Decode(&v); err != nil {
+						t.Fatalf("output is not JSON: %v", err)
+					}
+				}
+			} else if !strings.Contains(stdout, `good\x1b[31m\r`) {
+				t.Errorf("output does not show the file name escaped:\n%.2000s", stdout)
 			}
 		})
 	}

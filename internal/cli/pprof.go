@@ -17,7 +17,7 @@ func init() {
 	}
 }
 
-const pprofUsage = `Usage: tracegap pprof [flags] FILE -o idle.pb.gz
+const pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz (a directory holding one trace)
 
 Writes a pprof profile whose samples are device-idle nanoseconds (and gap
 counts) and whose stacks are the host events the waited-for thread was inside
@@ -56,6 +56,9 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	}
 	if out == "" {
 		fmt.Fprintln(stderr, `tracegap pprof: no output given: expected -o FILE (or -o - for stdout)`)
+		return exitUsage
+	}
+	if refuseTerminal("pprof", out, stdout, stderr) {
 		return exitUsage
 	}
 	res, ok := analyzeOneArg("pprof", fs, af, stderr)

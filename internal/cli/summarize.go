@@ -63,6 +63,9 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
 		return exitUsage
 	}
+	if refuseTerminal("summarize", out, stdout, stderr) {
+		return exitUsage
+	}
 	s, err := af.engine(1).SummarizeFile(context.Background(), fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(fs.Arg(0), err))

@@ -87,6 +87,9 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (report.Format, string, []string,
 	if fs.NArg() < 2 {
 		return "", "", nil, fmt.Errorf("expected two runs or more, got %d", fs.NArg())
 	}
+	if err := stdinOnce(fs.Args()); err != nil {
+		return "", "", nil, err
+	}
 	if f.label != "" && f.labels != "" {
 		return "", "", nil, fmt.Errorf("--label and --labels both given: expected one")
 	}
