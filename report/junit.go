@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
+
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // JUnitCase is one test case of a JUnit report: one rule held against one
@@ -71,14 +74,17 @@ func WriteJUnit(w io.Writer, suite string, cases []JUnitCase) error {
 		s.Cases = append(s.Cases, jc)
 	}
 	doc := junitSuites{Name: suite, Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Suites: []junitSuite{s}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
 	enc.Indent("", "  ")
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("writing JUnit XML: %w", err)
 	}
-	_, err := io.WriteString(w, "\n")
+	b.WriteString("\n")
+	// encoding/xml writes the C1 controls and bidi characters of names
+	// from traces as they are, and a CI log shows this file: escaped
+	// whole, so that no character is split across writes.
+	_, err := w.Write(untrusted.Markup(b.Bytes()))
 	return err
 }

@@ -66,3 +66,25 @@ func TestWriteJUnit(t *testing.T) {
 		t.Errorf("case 2 = %+v, want an error %q", c, cases[2].Error)
 	}
 }
+
+// TestJUnitEscapesControls: a name from a trace with a C1 control (U+009B,
+// a terminal's CSI) and a bidi override reaches the XML escaped, as a CI
+// log may show the file; names of other scripts stay as they are.
+func TestJUnitEscapesControls(t *testing.T) {
+	var b bytes.Buffer
+	name := "run\u009b31m\u202e計算"
+	if err := WriteJUnit(&b, "tracegap", []JUnitCase{{Class: "tracegap", Name: name, Failure: "verdict " + name}}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\u009b\u202e") {
+		t.Errorf("a control reached the XML raw:\n%q", out)
+	}
+	if !strings.Contains(out, `run\u009b31m\u202e計算`) {
+		t.Errorf("the name is not there, escaped:\n%s", out)
+	}
+	var doc junitDoc
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("not XML: %v", err)
+	}
+}
