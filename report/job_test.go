@@ -305,3 +305,18 @@ func TestJobJSONRest(t *testing.T) {
 		}
 	}
 }
+
+// TestJobMarkdownAddsUp: the Markdown job report has the rest rows and
+// columns that make its idle table and steps add up, as the text has.
+func TestJobMarkdownAddsUp(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJob(&buf, slowInputJob(t), Markdown, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{`\| wait: compute +\|`, `\| wait: late +\|`, `\| outside rank +\|`, `\| busy +\|`, `wait w/o cause`, `busy w/o waits/window`} {
+		if !regexp.MustCompile(want).MatchString(md) {
+			t.Errorf("the job's Markdown report lacks %s", want)
+		}
+	}
+}

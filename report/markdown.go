@@ -20,7 +20,7 @@ func writeMarkdown(w io.Writer, results []*analyze.Result, opt Options) error {
 				return err
 			}
 		}
-		t := &textWriter{w: w, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps}}
+		t := &textWriter{w: w, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps, job: opt.job}}
 		t.markdown(res)
 		if t.err != nil {
 			return t.err
