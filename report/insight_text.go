@@ -36,6 +36,27 @@ func sitesTable(res *analyze.Result) *table {
 	return tb
 }
 
+// moreSitesNote says what the call sites past the table's rows hold, by
+// cause, so that with the rows and unsitedNote each cause's idle is
+// accounted for; "" when the table shows them all.
+func moreSitesNote(res *analyze.Result) string {
+	rest := res.CallSites[min(insightRows, len(res.CallSites)):]
+	if len(rest) == 0 {
+		return ""
+	}
+	var by [analyze.NumCauses]int64
+	for _, s := range rest {
+		by[s.Cause] += s.Idle
+	}
+	var parts []string
+	for _, c := range analyze.Causes() {
+		if by[c] > 0 {
+			parts = append(parts, causeWord(c)+" "+Duration(by[c]))
+		}
+	}
+	return fmt.Sprintf("%s, not shown (the JSON report lists every one): %s.", counted(len(rest), "more call site"), strings.Join(parts, ", "))
+}
+
 // unsitedNote says, by cause, the idle the call sites leave out (see
 // Result.Unsited), so that their totals read against the idle by cause;
 // "" when they leave out none.
@@ -174,8 +195,10 @@ func (t *textWriter) insights(res *analyze.Result, limit int) {
 	if len(res.CallSites) > 0 {
 		t.heading("Call sites (where the idle was caused)")
 		t.table(sitesTable(res))
-		if n := unsitedNote(res); n != "" {
-			t.printf("  %s\n", n)
+		for _, n := range []string{moreSitesNote(res), unsitedNote(res)} {
+			if n != "" {
+				t.printf("  %s\n", n)
+			}
 		}
 		if res.StackHint != "" {
 			t.printf("  %s\n", res.StackHint)
@@ -215,8 +238,10 @@ func (t *textWriter) mdInsights(res *analyze.Result, limit int) {
 		}
 		t.printf("\n<details><summary>%s</summary>\n\n", s.title)
 		t.mdTable(s.tb)
-		if n := unsitedNote(res); s.title == "Call sites" && n != "" {
-			t.printf("\n%s\n", n)
+		for _, n := range []string{moreSitesNote(res), unsitedNote(res)} {
+			if s.title == "Call sites" && n != "" {
+				t.printf("\n%s\n", n)
+			}
 		}
 		if s.title == "Call sites" && res.StackHint != "" {
 			t.printf("\n%s\n", mdEscape(res.StackHint))

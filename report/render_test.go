@@ -582,3 +582,25 @@ func TestUnsitedNote(t *testing.T) {
 		t.Errorf("unsitedNote with every cause in its sites = %q, want none", got)
 	}
 }
+
+// TestMoreSitesNote: the call sites past the table's rows are summed by
+// cause, so that a cause's rows, this note and the unsited note add up to
+// its idle.
+func TestMoreSitesNote(t *testing.T) {
+	res := &analyze.Result{}
+	for i := range insightRows + 3 {
+		c := analyze.Host
+		if i%2 == 1 {
+			c = analyze.InSync
+		}
+		res.CallSites = append(res.CallSites, analyze.CallSite{Call: fmt.Sprint("call", i), Cause: c, Idle: int64(1000 * (10 - i))})
+	}
+	// Rows 5, 6, 7 are left out: sync 5 us and 3 us, host 4 us.
+	if got, want := moreSitesNote(res), "3 more call sites, not shown (the JSON report lists every one): sync 8.00 us, host 4.00 us."; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	res.CallSites = res.CallSites[:insightRows]
+	if got := moreSitesNote(res); got != "" {
+		t.Errorf("note %q with every site shown, want none", got)
+	}
+}
