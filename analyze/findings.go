@@ -241,10 +241,10 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 	dev := a.deviceWord()
 	return Finding{
 		ID: "forced-sync",
-		// The thread's name comes first but is not capitalized: it is the
-		// trace's ("python/1"), and "Python/1" is no thread.
+		// The thread's name is the trace's ("python/1", "thread 1
+		// (python)"), never capitalized: "Python/1" is no thread.
 		Message: fmt.Sprintf("On %s the host blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
-			a.threadName(thr), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
+			threadPhrase(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
 		Fix: a.syncFix(),
 	}
 }
@@ -272,10 +272,20 @@ func (a *analyzer) syncCountNote(sites []CallSite) string {
 		held += s.Count
 	}
 	if _, n := a.syncCallsInWindow(); held != n && len(sites) > 0 {
-		return fmt.Sprintf(" The call sites count %s that held the %s idle in the window (a call made before it whose return its first gap follows included, calls that found the %s done left out), where the count above is of the %s started in it.",
-			plural(held, "call"), a.deviceWord(), a.deviceWord(), plural(n, "call"))
+		return fmt.Sprintf(" Of the %s started in the window, the call sites count those that held the %s idle, and a call made before the window if its first gap follows it: %s.",
+			plural(n, "call"), a.deviceWord(), plural(held, "call"))
 	}
 	return ""
+}
+
+// threadPhrase names a thread in a sentence: "thread python" for a name
+// that does not say it is a thread, the name itself when it does ("thread
+// 1 (python)", as Kineto names them).
+func threadPhrase(name string) string {
+	if strings.HasPrefix(name, "thread ") || strings.HasPrefix(name, "an unknown thread") {
+		return name
+	}
+	return "thread " + name
 }
 
 // plural returns "1 call", "3 calls".
