@@ -417,7 +417,10 @@ func capitalize(s string) string {
 }
 
 func (a *analyzer) dispatch(share float64) Finding {
-	ops := a.top(a.tally.names[Host], 3)
+	ops := siteCalls(a.res.CallSites, Host, 3)
+	if len(ops) == 0 {
+		ops = a.top(a.tally.names[Host], 3)
+	}
 	what := "host work"
 	if len(ops) > 0 {
 		what = strings.Join(ops, ", ")
@@ -442,6 +445,22 @@ func (a *analyzer) dispatch(share float64) Finding {
 			dev, pct(share), between, a.threadName(topThread(a.tally.threads[Host])), what, dev),
 		Fix: a.dispatchFix(),
 	}
+}
+
+// siteCalls returns the calls of the first k distinct call sites of cause
+// c, most idle first: the names the call sites table shows, so that a
+// finding and the table name the same work (a call site is blamed on a
+// known cost such as zero_grad rather than the op inside it).
+func siteCalls(sites []CallSite, c Cause, k int) []string {
+	var out []string
+	for _, s := range sites {
+		if s.Cause == c && !slices.Contains(out, s.Call) {
+			if out = append(out, s.Call); len(out) == k {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // runtimeLargest reports whether runtime work is the traced cause the

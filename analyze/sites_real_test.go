@@ -71,3 +71,22 @@ func TestRealStacks(t *testing.T) {
 		t.Errorf("top op %+v, want a call site and calls", o)
 	}
 }
+
+// TestRealDispatchNamesSites: the dispatch finding names the work the call
+// sites table puts first for host idle. On ResNet-50 with workers=0 that
+// is Optimizer.zero_grad among the convolutions, not aten::zero_ inside it.
+func TestRealDispatchNamesSites(t *testing.T) {
+	res := analyzeReal(t, "kineto-resnet50-workers0-array.pt.trace.json.gz")
+	f := findingByID(res, "dispatch-overhead")
+	if f == nil {
+		t.Fatal("no dispatch-overhead finding")
+	}
+	for _, call := range siteCalls(res.CallSites, Host, 3) {
+		if !strings.Contains(f.Message, call) {
+			t.Errorf("the finding does not name the call site %q: %s", call, f.Message)
+		}
+	}
+	if !strings.Contains(f.Message, "Optimizer.zero_grad#SGD.zero_grad") || strings.Contains(f.Message, "aten::zero_") {
+		t.Errorf("the finding names the op inside zero_grad, not zero_grad: %s", f.Message)
+	}
+}
