@@ -20,8 +20,13 @@ import (
 // compute: the other ranks wait 1.95 ms a step in the all-reduce for it.
 func slowInputJob(t *testing.T) *job.Result {
 	t.Helper()
-	spec := tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 3_000_000}, Dispatch: 100_000,
-		CollectiveDispatch: 50_000, Compute: 1_000_000, Transfer: 200_000}
+	return analyzeJob(t, tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 3_000_000}, Dispatch: 100_000,
+		CollectiveDispatch: 50_000, Compute: 1_000_000, Transfer: 200_000})
+}
+
+// analyzeJob builds the ranks of spec and analyses them as a job.
+func analyzeJob(t *testing.T, spec tracetest.Job) *job.Result {
+	t.Helper()
 	var ts []*trace.Trace
 	for _, s := range spec.Specs() {
 		ts = append(ts, tracetest.Build(s))
@@ -258,16 +263,8 @@ func abs64(x int64) int64 {
 func TestJobJSONRest(t *testing.T) {
 	// Rank 2 computes 800 us a step more than the others, who wait for it
 	// in the all-reduce: a wait no idle cause explains (compute).
-	spec := tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 200_000}, Dispatch: 100_000,
-		CollectiveDispatch: 50_000, Compute: 1_000_000, ExtraCompute: []int64{0, 0, 800_000, 0}, Transfer: 200_000}
-	var ts []*trace.Trace
-	for _, s := range spec.Specs() {
-		ts = append(ts, tracetest.Build(s))
-	}
-	jr, err := job.Analyze(ts, analyze.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	jr := analyzeJob(t, tracetest.Job{Steps: 6, Input: []int64{200_000, 200_000, 200_000, 200_000}, Dispatch: 100_000,
+		CollectiveDispatch: 50_000, Compute: 1_000_000, ExtraCompute: []int64{0, 0, 800_000, 0}, Transfer: 200_000})
 	var buf bytes.Buffer
 	if err := WriteJob(&buf, jr, JSON, Options{}); err != nil {
 		t.Fatal(err)
