@@ -297,8 +297,9 @@ func (a *analyzer) addSegment(th *thread, stack *hostStack, start, dur int64, c 
 }
 
 // cause applies the rules in order: in-sync, waiting on a background
-// loader's queue (input), after-sync, input, runtime, host, untraced. When the thread shows no event, what the rest of the
-// host does decides: a launching thread that idles while another thread
+// loader's queue (input), after-sync, input, runtime, host, untraced.
+// When the thread shows no event, what the rest of the host does
+// decides: a launching thread that idles while another thread
 // blocks on the device has nothing to launch because of that block. The
 // host sync that decided is returned then. This holds only when a launch
 // link or JAX's host model named the thread (linked): when the thread is a

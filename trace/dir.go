@@ -147,8 +147,8 @@ func (x *expander) expandRuns(dir string) ([]string, error) {
 	return out, nil
 }
 
-// asides returns those of files that are of a kind aside, or all of files
-// when none is.
+// asides returns those of files that are of a kind aside, nil when none
+// is.
 func (x *expander) asides(files []string) []string {
 	if !slices.ContainsFunc(files, x.isAside) {
 		return nil

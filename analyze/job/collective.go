@@ -423,7 +423,8 @@ func (p *participant) countWaits(w analyze.Interval) {
 
 // windowWaits returns the participant's counted collective waits (see
 // countWaits), by what held the straggler back, and its collectives'
-// transfer time inside w.
+// transfer time inside w, which must be the window countWaits counted
+// the waits in (the participant's): the waits are counted once, there.
 func (p *participant) windowWaits(w analyze.Interval) (waitVec, int64) {
 	var v waitVec
 	var transfer int64
