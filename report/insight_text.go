@@ -36,6 +36,18 @@ func sitesTable(res *analyze.Result) *table {
 	return tb
 }
 
+// sitesNotes are the lines under the call sites table: what the rows left
+// out hold, and the idle in no call site.
+func sitesNotes(res *analyze.Result) []string {
+	var out []string
+	for _, n := range []string{moreSitesNote(res), unsitedNote(res)} {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // moreSitesNote says what the call sites past the table's rows hold, by
 // cause, so that with the rows and unsitedNote each cause's idle is
 // accounted for; "" when the table shows them all.
@@ -195,10 +207,8 @@ func (t *textWriter) insights(res *analyze.Result, limit int) {
 	if len(res.CallSites) > 0 {
 		t.heading("Call sites (where the idle was caused)")
 		t.table(sitesTable(res))
-		for _, n := range []string{moreSitesNote(res), unsitedNote(res)} {
-			if n != "" {
-				t.printf("  %s\n", n)
-			}
+		for _, n := range sitesNotes(res) {
+			t.printf("  %s\n", n)
 		}
 		if res.StackHint != "" {
 			t.printf("  %s\n", res.StackHint)
@@ -238,8 +248,8 @@ func (t *textWriter) mdInsights(res *analyze.Result, limit int) {
 		}
 		t.printf("\n<details><summary>%s</summary>\n\n", s.title)
 		t.mdTable(s.tb)
-		for _, n := range []string{moreSitesNote(res), unsitedNote(res)} {
-			if s.title == "Call sites" && n != "" {
+		if s.title == "Call sites" {
+			for _, n := range sitesNotes(res) {
 				t.printf("\n%s\n", n)
 			}
 		}
