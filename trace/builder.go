@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // Builder accumulates tracks and events while a reader walks its input, and
@@ -33,6 +34,9 @@ type Builder struct {
 	// together, so they are stored as they come, unstaged, and Finish
 	// needs no grouping.
 	runs bool
+	// faulted is how much of cur the kernel has backed already (see
+	// Tail): cur[:faulted].
+	faulted int
 	// order gives the stored events their tracks, which an Event does
 	// not hold: the track of each run of them, in storage order (the
 	// chunks, then cur). Events are stored in blocks or runs of one
@@ -443,14 +447,19 @@ func (b *Builder) addRun(evs []Event) {
 // in one run of AddTrack calls, as XPlane's lines hold them: the events are
 // then stored as they come, with no staging by track, and a reader may
 // decode them straight into the storage (see Tail). Finish groups them
-// like any others if the promise is broken, only slower.
+// like any others if the promise is broken, only slower. n may be an
+// estimate: room made and never used costs address space, not memory.
 func (b *Builder) GrowRuns(n int) {
 	if b.n == 0 {
 		b.runs = true
 	}
 	b.Grow(n)
-	prefault(b.cur[len(b.cur):cap(b.cur)])
+	b.faulted = len(b.cur)
 }
+
+// faultAhead is how many events' storage Tail has the kernel back at a
+// time: 4 MB.
+const faultAhead = 4 << 20 / int(unsafe.Sizeof(Event{}))
 
 // Tail returns the free storage after the events added so far, empty with
 // a capacity of at most n, after GrowRuns; nil otherwise. A reader that
@@ -467,7 +476,16 @@ func (b *Builder) Tail(n int) []Event {
 	if len(b.cur) == cap(b.cur) {
 		b.newChunk(max(chunkEvents, n))
 	}
-	return b.cur[len(b.cur):len(b.cur):min(cap(b.cur), len(b.cur)+n)]
+	hi := min(cap(b.cur), len(b.cur)+n)
+	if hi > b.faulted {
+		// Back the room and what follows it in one call (see
+		// prefault), but no further: room GrowRuns made beyond
+		// the events stays address space.
+		to := min(cap(b.cur), max(hi, b.faulted+faultAhead))
+		prefault(b.cur[b.faulted:to])
+		b.faulted = to
+	}
+	return b.cur[len(b.cur):len(b.cur):hi]
 }
 
 // store appends a block of events of track to the current chunk, or to a
@@ -485,6 +503,7 @@ func (b *Builder) newChunk(n int) {
 		b.chunks = append(b.chunks, b.cur)
 	}
 	b.cur = make([]Event, 0, n)
+	b.faulted = 0
 }
 
 // Grow makes room for n more events, for a reader that knows or can

@@ -11,8 +11,9 @@ import (
 
 // FuzzRead feeds arbitrary bytes to the reader. Whatever the input, Read
 // must return a trace that keeps the model's invariants or a *FormatError
-// inside the input; it must never panic or hang, and a parallel read and
-// a read through a file's mapping must give the same as a serial one. The seed corpus in
+// inside the input; it must never panic or hang, and a parallel read, a
+// one-walk read and a read through a file's mapping must give the same as
+// a serial read in two walks. The seed corpus in
 // testdata/fuzz/FuzzRead holds small XSpaces from tracetest.WriteXPlane,
 // the heads of the real traces and malformed cases.
 func FuzzRead(f *testing.F) {
@@ -20,9 +21,11 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Sniff(b[:min(len(b), 512)])
+		setParallel(t, 0)
 		tr, err := Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16})
-		checkParallel(t, b, tr, err)
 		checkMapped(t, b, tr, err)
+		checkOneWalk(t, b, tr, err)
+		checkParallel(t, b, tr, err)
 		if err != nil {
 			var fe *FormatError
 			switch {
@@ -50,6 +53,20 @@ func checkParallel(t *testing.T, b []byte, tr *trace.Trace, err error) {
 		t.Fatalf("parallel read: error %v, serially %v", perr, err)
 	case !reflect.DeepEqual(tr, ptr):
 		t.Fatal("parallel read: the trace differs from a serial read's")
+	}
+}
+
+// checkOneWalk decodes b in one walk, sampling 16 bytes of each line's
+// events, and wants what the two-walk read gave: tr or err.
+func checkOneWalk(t *testing.T, b []byte, tr *trace.Trace, err error) {
+	t.Helper()
+	setOneWalk(t, 16)
+	otr, oerr := Decode(b, trace.Options{MaxEvents: 1 << 16})
+	switch {
+	case (err == nil) != (oerr == nil) || err != nil && err.Error() != oerr.Error():
+		t.Fatalf("one-walk read: error %v, in two walks %v", oerr, err)
+	case !reflect.DeepEqual(tr, otr):
+		t.Fatal("one-walk read: the trace differs from a two-walk read's")
 	}
 }
 

@@ -1,8 +1,11 @@
 package xplane
 
 import (
+	"errors"
 	"math"
 	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -20,6 +23,11 @@ type lineHead struct {
 	// ... of the line: where its events can be decoded apart.
 	cuts    []int
 	nextCut int // the count of the next cut
+	// sampled is set when the scan stopped after the events of the
+	// line's first sampleBytes (the one-walk read): count is then an
+	// estimate, events ends at the line's end, and the fields after the
+	// events are read as they are decoded.
+	sampled bool
 }
 
 // cut notes that the event whose tag is at off is the line's next one.
@@ -72,30 +80,39 @@ func (w *wire) within(end int) []byte {
 
 // scanLine reads a line's header. display_name (11) follows the events in
 // the encoding, so the events are stepped over here and decoded afterwards.
-func (d *decoder) scanLine(l span) (lineHead, error) {
+// With sample > 0 (the one-walk read) the scan stops at the first event
+// that starts sample bytes or more after the first one, and estimates the
+// line's events from those it counted (see lineHead.sampled).
+func (d *decoder) scanLine(l span, sample int) (lineHead, error) {
 	h := lineHead{events: span{l.hi, l.hi}, nextCut: chunkEvents}
 	first := true
+	stop := l.hi
 	for off := l.lo; off < l.hi; {
+		if off >= stop {
+			h.sample(l)
+			return h, nil
+		}
 		if err := d.loadHead(off, l.hi); err != nil {
 			return h, err
 		}
 		// Step over the events the window holds.
 		b, base := d.within(l.hi), d.base
 		i := off - base
-		for {
+		for base+i < stop {
 			_, hi, ok := nextEvent(b, i)
 			if !ok {
 				break
 			}
 			if first {
 				h.events.lo, first = base+i, false
+				stop = sampleStop(base+i, sample, l.hi)
 			}
 			h.cut(base + i)
 			i = hi
 			h.events.hi = base + i
 		}
-		if off = base + i; off >= l.hi {
-			break
+		if off = base + i; off >= l.hi || off >= stop {
+			continue
 		}
 		if err := d.loadHead(off, l.hi); err != nil {
 			return h, err
@@ -104,8 +121,35 @@ func (d *decoder) scanLine(l span) (lineHead, error) {
 		if off, err = d.lineField(off, l.hi, &h, &first); err != nil {
 			return h, err
 		}
+		if !first && stop == l.hi {
+			stop = sampleStop(h.events.lo, sample, l.hi)
+		}
 	}
 	return h, nil
+}
+
+// sampleStop returns where a scan that found a line's first event at lo
+// stops: sample bytes on, or the line's end when sample is 0 or the line
+// is shorter.
+func sampleStop(lo, sample, end int) int {
+	if sample <= 0 || sample >= end-lo {
+		return end
+	}
+	return lo + sample
+}
+
+// sample turns the count of the events a scan stopped after into an
+// estimate of the line's: the events counted, scaled by the bytes of
+// the line's events to the bytes they took, and a sixteenth more. The
+// events further on have larger offsets, so longer varints: the estimate
+// is rather high than low. Too high costs address space (the storage's
+// unused end is never touched); too low, a copy of every event into one
+// slice when the Builder finishes, and twice their memory then.
+func (h *lineHead) sample(l span) {
+	took, all := int64(h.events.hi-h.events.lo), int64(l.hi-h.events.lo)
+	n := (int64(h.count)*all + took - 1) / took
+	h.count = int(n + n/16)
+	h.events.hi, h.sampled = l.hi, true
 }
 
 // lineField reads the line field at off, or steps over an event that the
@@ -169,6 +213,7 @@ type lineState struct {
 	class lineClass
 	pk    planeKind
 	track int32 // -1 until the line's first event is kept
+	own   bool  // the line made its track (another line of its id may have)
 }
 
 // readLine decodes a scanned line's events. The events the window holds
@@ -187,6 +232,9 @@ func newLineState(h lineHead, pk planeKind) lineState {
 func (d *decoder) readEvents(lo, end, first int, ls *lineState) error {
 	err := d.readLineEvents(lo, end, first, ls)
 	d.flush(ls.track)
+	if err == nil {
+		d.nameTrack(ls)
+	}
 	return err
 }
 
@@ -258,6 +306,9 @@ func (d *decoder) eventField(off, end int, ls *lineState) (int, error) {
 		return 0, err
 	}
 	if num != 4 {
+		if ls.head.sampled {
+			return d.fieldAfterEvents(off, end, num, ls)
+		}
 		return d.skip(num, typ, next, end)
 	}
 	lo, hi, err := d.bytes(next, end, "XLine.events (4)")
@@ -272,6 +323,26 @@ func (d *decoder) eventField(off, end int, ls *lineState) (int, error) {
 	}
 	d.event++
 	return hi, nil
+}
+
+// errLineOrder says that a line has a field of its header (id, name,
+// timestamp) after events a one-walk read has decoded with the value
+// before it: the read starts over with two walks, which see every field
+// of a line before its events. Profilers write a line's fields in field
+// order, the header first.
+var errLineOrder = errors.New("XLine header field after its events")
+
+// fieldAfterEvents reads the line field at off, past the events a sampled
+// line's scan looked at, as the scan would have: display_name names the
+// line's track when the line ends (see nameTrack); a header field fails
+// with errLineOrder.
+func (d *decoder) fieldAfterEvents(off, end int, num protowire.Number, ls *lineState) (int, error) {
+	switch num {
+	case 1, 2, 3:
+		return 0, errLineOrder
+	}
+	first := false
+	return d.lineField(off, end, &ls.head, &first)
 }
 
 // rawEvent is one XEvent as decoded, before it is turned into an Event.
@@ -593,6 +664,30 @@ func (d *decoder) stepName(name trace.StrID, s *eventStats) trace.StrID {
 
 // track creates the track of a line on its first kept event.
 func (d *decoder) track(ls *lineState) int32 {
+	key := strconv.Itoa(d.plane) + "/" + strconv.FormatInt(ls.head.id, 10)
+	_, found := d.b.LookupTrack(key)
+	ls.own = !found
+	t := trackOf(ls)
+	if ls.head.sampled {
+		t.Thread, t.Name = "", "" // see nameTrack
+	}
+	return d.b.Track(key, t)
+}
+
+// nameTrack names the track that a sampled line made, once the line's
+// display_name, which follows its events, is read.
+func (d *decoder) nameTrack(ls *lineState) {
+	if !ls.head.sampled || !ls.own || ls.track < 0 {
+		return
+	}
+	t := trackOf(ls)
+	tr := d.b.TrackAt(ls.track)
+	tr.Thread, tr.Name = d.b.TrackName(t.Thread), d.b.TrackName(t.Name)
+}
+
+// trackOf returns the track of a line: named after its display name,
+// else its name, else its id.
+func trackOf(ls *lineState) trace.Track {
 	h := &ls.head
 	thread := h.display
 	if thread == "" {
@@ -616,6 +711,5 @@ func (d *decoder) track(ls *lineState) int32 {
 	default:
 		t.Name = ls.pk.name + " " + thread
 	}
-	key := strconv.Itoa(d.plane) + "/" + strconv.FormatInt(h.id, 10)
-	return d.b.Track(key, t)
+	return t
 }

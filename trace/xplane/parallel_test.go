@@ -2,6 +2,7 @@ package xplane
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,16 +14,26 @@ import (
 )
 
 // setParallel makes every plane decode in chunks of n events with three
-// workers (n == 0: serially), until the test ends.
+// workers (n == 0: serially, in two walks), until the test ends.
 func setParallel(t *testing.T, n int) {
 	t.Helper()
-	chunk, least, w := chunkEvents, parallelMin, workers
-	t.Cleanup(func() { chunkEvents, parallelMin, workers = chunk, least, w })
+	chunk, least, w, sample := chunkEvents, parallelMin, workers, sampleBytes
+	t.Cleanup(func() { chunkEvents, parallelMin, workers, sampleBytes = chunk, least, w, sample })
 	if n == 0 {
-		parallelMin = math.MaxInt
+		parallelMin, sampleBytes = math.MaxInt, 0
 		return
 	}
 	chunkEvents, parallelMin, workers = n, 0, func() int { return 3 }
+}
+
+// setOneWalk makes reads walk the input once, as on one processor,
+// estimating each line's events from their first n bytes, until the test
+// ends.
+func setOneWalk(t *testing.T, n int) {
+	t.Helper()
+	w, sample := workers, sampleBytes
+	t.Cleanup(func() { workers, sampleBytes = w, sample })
+	workers, sampleBytes = func() int { return 1 }, n
 }
 
 // decodeBoth decodes b from memory and through a ReaderAt window.
@@ -39,25 +50,34 @@ type result struct {
 	err error
 }
 
-// checkSame decodes b serially and in parallel chunks of several sizes and
-// wants the same trace, or the same error.
+// checkSame decodes b serially in two walks, in parallel chunks of several
+// sizes and in one walk sampling lines by several sizes, and wants the
+// same trace, or the same error, every way.
 func checkSame(t *testing.T, name string, b []byte, opt trace.Options) {
 	t.Helper()
 	setParallel(t, 0)
 	want := decodeBoth(t, b, opt)
-	for _, n := range []int{1, 2, 5, 1000} {
-		setParallel(t, n)
+	check := func(how string) {
+		t.Helper()
 		got := decodeBoth(t, b, opt)
 		for i := range got {
 			g, w := got[i], want[i]
 			if (g.err == nil) != (w.err == nil) || g.err != nil && g.err.Error() != w.err.Error() {
-				t.Errorf("%s, chunks of %d: error %v, serially %v", name, n, g.err, w.err)
+				t.Errorf("%s, %s: error %v, serially %v", name, how, g.err, w.err)
 				continue
 			}
 			if !reflect.DeepEqual(g.tr, w.tr) {
-				t.Errorf("%s, chunks of %d: the trace differs from a serial read's", name, n)
+				t.Errorf("%s, %s: the trace differs from a serial read's", name, how)
 			}
 		}
+	}
+	for _, n := range []int{1, 2, 5, 1000} {
+		setParallel(t, n)
+		check(fmt.Sprintf("chunks of %d", n))
+	}
+	for _, n := range []int{1, 16, 1000, 64 << 10} {
+		setOneWalk(t, n)
+		check(fmt.Sprintf("one walk sampling %d bytes", n))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -28,10 +29,12 @@ func init() {
 
 // Read reads a whole XSpace from r. An XSpace is one message whose planes
 // hold their metadata after the lines that refer to it, so the input is
-// walked twice: once to find its parts and count its events, once to
-// decode them. A file (opt.Source) is read a window at a time in each
-// walk; any other input is held in memory while it is decoded. The trace
-// keeps none of it.
+// scanned first for its parts, then decoded. A parallel read's scan walks
+// every line's events to count them and cut the lines into chunks; on one
+// processor the scan looks at the first events of each line only, to
+// estimate the count, and the events are walked once (see newDecoder). A
+// file (opt.Source) is read a window at a time in each walk; any other
+// input is held in memory while it is decoded. The trace keeps none of it.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if opt.Source != nil && opt.SizeHint > 0 && opt.SizeHint < math.MaxInt {
 		return decode(wire{src: opt.Source, size: int(opt.SizeHint)}, opt)
@@ -64,12 +67,23 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 	w.plane, w.line, w.event = -1, -1, -1
 	opt.MaxTracks = cmp.Or(max(opt.MaxTracks, 0), trace.DefaultMaxTracks)
 	opt.MaxStrings = cmp.Or(max(opt.MaxStrings, 0), trace.DefaultMaxStrings)
-	d := &decoder{wire: w, b: trace.NewBuilder(), maxEvents: opt.MaxEvents, maxParts: opt.MaxTracks, maxMetas: opt.MaxStrings}
-	d.b.SetLimits(opt)
-	if opt.Progress != nil && w.src != nil {
-		d.progress = d.reportProgress(opt.Progress)
+	d := newDecoder(w, opt, workers() == 1)
+	err = d.space()
+	if err != nil && d.estimated {
+		// A one-walk read meets a damaged line where it decodes it; a
+		// two-walk read, where its first walk steps over it, before
+		// decoding anything. Once a line has been estimated, not
+		// walked, read again in two walks, so that the error is the
+		// same however many processors read (and so that a line with
+		// its header after its events, errLineOrder, is read right).
+		// The first read's events are let go first: at a limit they
+		// are as many as the second read makes room for.
+		d = nil
+		runtime.GC()
+		d = newDecoder(w, opt, false)
+		err = d.space()
 	}
-	if err := d.space(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	t = d.b.Finish()
@@ -77,14 +91,40 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 	return t, nil
 }
 
+// newDecoder returns a decoder of w. A one-walk decoder, for one
+// processor, does not walk every line's events to count them before it
+// decodes them: it estimates the count from the first sampleBytes of each
+// line, and reads the fields that follow a line's events (display_name)
+// as it decodes. That saves a walk through the input, a tenth of a
+// one-core read; a parallel read needs the walk, to cut lines into chunks.
+func newDecoder(w wire, opt trace.Options, oneWalk bool) *decoder {
+	d := &decoder{wire: w, b: trace.NewBuilder(), maxEvents: opt.MaxEvents, maxParts: opt.MaxTracks, maxMetas: opt.MaxStrings}
+	d.b.SetLimits(opt)
+	if oneWalk {
+		d.sample = sampleBytes
+	}
+	if opt.Progress != nil && w.src != nil {
+		d.progress = d.reportProgress(opt.Progress)
+	}
+	return d
+}
+
 // reportProgress turns window moves into calls of f at most every 4 MB.
-// The input is walked twice, so each walk counts for half.
+// With two walks each counts for half; a one-walk read's scan steps from
+// line to line and counts for nothing.
 func (d *decoder) reportProgress(f func(read, total int64)) func(int) {
 	last := 0
 	return func(off int) {
-		done := off / 2
-		if d.decoding {
-			done += d.size / 2
+		var done int
+		switch {
+		case d.sample > 0 && d.decoding:
+			done = off
+		case d.sample > 0:
+			return
+		case d.decoding:
+			done = d.size/2 + off/2
+		default:
+			done = off / 2
 		}
 		if done-last >= 4<<20 {
 			last = done
@@ -176,7 +216,12 @@ type decoder struct {
 
 	hostnames []string
 	warned    int
-	decoding  bool // in the second walk
+	decoding  bool // the lines are being decoded: the scan is over
+	// sample, in a one-walk read (see newDecoder), is sampleBytes;
+	// estimated is set once a line's events have been counted from a
+	// sample of them.
+	sample    int
+	estimated bool
 }
 
 // maxHostnames bounds the host names kept: a trace is of a few hosts.
