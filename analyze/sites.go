@@ -354,7 +354,7 @@ func (a *analyzer) flushBlame() {
 	if i < 0 {
 		i = int32(len(st.sums))
 		st.sumAt[sumKey(int32(k.th.lo+k.ev), k.cause)] = i
-		st.sums = append(st.sums, blameSum{blame: k.blame, cause: k.cause, first: k.gap, run: st.runs})
+		st.sums = append(roomForOne(st.sums), blameSum{blame: k.blame, cause: k.cause, first: k.gap, run: st.runs})
 	}
 	st.used(i)
 	s := &st.sums[i]

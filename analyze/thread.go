@@ -109,7 +109,7 @@ func (a *analyzer) newThread(track int32) *thread {
 func (th *thread) add(a *analyzer, i int, k class) {
 	e := &th.evs[i]
 	if k == classDispatch {
-		th.dispatches = append(th.dispatches, Interval{e.Start, e.End()})
+		th.dispatches = append(roomForOne(th.dispatches), Interval{e.Start, e.End()})
 	}
 	if e.Dur() <= 0 {
 		return
@@ -148,7 +148,19 @@ func addInterval(ivs []Interval, e *trace.Event) []Interval {
 		ivs[n-1].End = max(ivs[n-1].End, e.End())
 		return ivs
 	}
-	return append(ivs, Interval{e.Start, e.End()})
+	return append(roomForOne(ivs), Interval{e.Start, e.End()})
+}
+
+// roomForOne returns s with room to append one more element, doubling its
+// capacity when it is full. append grows a large slice by a quarter at a
+// time: on a long trace, copying into (and first touching the memory of)
+// each larger array of a thread's intervals cost more than the room a
+// doubling leaves unused.
+func roomForOne[S ~[]E, E any](s S) S {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(len(s), 8))
 }
 
 // inside reports whether event i covers instant x.
@@ -354,7 +366,10 @@ func (a *analyzer) hostRuntime() []hostStretch {
 // latestFirst cuts overlapping stretches, sorted by start, into pieces that
 // do not overlap, each named after the covering stretch that began last.
 func latestFirst(all []hostStretch) []hostStretch {
-	var out, active []hostStretch
+	// A piece per stretch, about: room for that many saves growing a long
+	// trace's pieces step by step.
+	out := make([]hostStretch, 0, len(all))
+	var active []hostStretch
 	cur := int64(math.MinInt64)
 	emit := func(to int64) {
 		if n := len(active); n > 0 && to > cur {
@@ -393,24 +408,93 @@ func latestFirst(all []hostStretch) []hostStretch {
 // thread's already merged) in start order, each named by the outermost
 // call of one of the classes starting it.
 func (a *analyzer) hostStretches(ivs func(*thread) []Interval, classes ...class) []hostStretch {
-	all := []hostStretch{}
+	var threads []*thread
+	n := 0
 	for i := range a.t.Tracks {
-		if a.t.Tracks[i].Kind != trace.TrackHost {
-			continue
+		if a.t.Tracks[i].Kind == trace.TrackHost {
+			th := a.thread(int32(i))
+			threads = append(threads, th)
+			n += len(ivs(th))
 		}
-		th := a.thread(int32(i))
+	}
+	all := make([]hostStretch, 0, n)
+	runs := make([]int, 0, len(threads)) // where each thread's stretches end in all
+	for _, th := range threads {
 		at := 0 // the first event starting at or after the last interval
 		for _, iv := range ivs(th) {
 			at = gallopStart(th.evs, at, iv.Start)
-			s := hostStretch{Interval: iv, track: int32(i), ev: -1}
+			s := hostStretch{Interval: iv, track: th.track, ev: -1}
 			if k := th.classAt(a, at, iv.Start, classes); k >= 0 {
 				s.name, s.ev = th.evs[k].Name, int32(th.lo+k)
 			}
 			all = append(all, s)
 		}
+		runs = append(runs, len(all))
+	}
+	if merged, ok := mergeRuns(all, runs); ok {
+		return merged
 	}
 	slices.SortFunc(all, func(x, y hostStretch) int { return cmp.Compare(x.Start, y.Start) })
 	return all
+}
+
+// mergeRuns merges the runs of all, each in strict start order and ending
+// at the next of ends, into one slice in start order. It is hostStretches'
+// sort in linear time per run: a long trace has hundreds of thousands of
+// stretches on a few threads. Stretches of two threads starting together
+// would come out in an order of its own, not the sort's, and a stretch's
+// name depends on that order (see mergeStretches, latestFirst): ok is
+// false then, and the caller sorts.
+func mergeRuns(all []hostStretch, ends []int) (merged []hostStretch, ok bool) {
+	// h is a heap of the runs not used up, on the start of their next
+	// stretch.
+	var h []stretchRun
+	lo := 0
+	for _, end := range ends {
+		if lo < end {
+			h = append(h, stretchRun{lo, end})
+		}
+		lo = end
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftRun(all, h, i)
+	}
+	merged = make([]hostStretch, 0, len(all))
+	for len(h) > 0 {
+		r := &h[0]
+		s := &all[r.next]
+		if n := len(merged); n > 0 && merged[n-1].Start == s.Start {
+			return nil, false
+		}
+		merged = append(merged, *s)
+		if r.next++; r.next == r.end {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		siftRun(all, h, 0)
+	}
+	return merged, true
+}
+
+// stretchRun is the stretches of all[next:end] not yet merged.
+type stretchRun struct{ next, end int }
+
+// siftRun restores mergeRuns' heap h below position i.
+func siftRun(all []hostStretch, h []stretchRun, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && all[h[c+1].next].Start < all[h[c].next].Start {
+			c++
+		}
+		if all[h[c].next].Start >= all[h[i].next].Start {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // mergeStretches merges stretches in start order that overlap or touch,
