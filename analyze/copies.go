@@ -29,7 +29,8 @@ type CopyStat struct {
 	Blocking    bool
 	HostBlocked int64
 	// Idle is the device idle time blamed on the copies' calls (inside
-	// them or just after them), averaged over devices.
+	// them or just after them), or on a blocking call waiting on one of
+	// them (aten::item on its cudaMemcpyAsync), averaged over devices.
 	Idle int64
 	// Top is the copy size, among these, that blocked the host longest;
 	// zero when none blocks.

@@ -440,8 +440,15 @@ func (a *analyzer) tallySum(s *blameSum) int32 {
 		st.list = append(st.list, CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c})
 	}
 	st.list[i].Idle += dur
-	if e.Has(trace.FlagMemcpy) {
-		st.copies[int32(th.lo+ev)] += dur
+	cp := -1
+	switch {
+	case e.Has(trace.FlagMemcpy):
+		cp = ev
+	case s.cause == InSync || s.cause == AfterSync:
+		cp = a.copyCall(th, ev) // a blocking call waiting on a copy inside it
+	}
+	if cp >= 0 {
+		st.copies[int32(th.lo+cp)] += dur
 	}
 	if s.cause == Host && a.factsOf(e.Name)&factFrame == 0 && !strings.HasPrefix(a.t.Str(e.Name), "<") {
 		// An op, not Python between ops.
@@ -453,6 +460,27 @@ func (a *analyzer) tallySum(s *blameSum) int32 {
 	}
 	return i
 }
+
+// copyCall returns the index in th.evs of the blocking copy call that
+// the blocking call ev is or holds, -1 when there is none: aten::item
+// blocks in the cudaMemcpyAsync inside it, and the idle blamed on it is
+// the copy's too (see CopyStat.Idle). A call holds few events; the look
+// stops after maxCopyLook.
+func (a *analyzer) copyCall(th *thread, ev int) int {
+	end := th.evs[ev].End()
+	for i := ev; i < min(len(th.evs), ev+maxCopyLook); i++ {
+		if i > ev && th.evs[i].Start >= end {
+			break
+		}
+		if th.evs[i].Has(trace.FlagMemcpy) && a.links.isBlocking(int32(th.lo+i)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// maxCopyLook bounds the events copyCall looks at.
+const maxCopyLook = 64
 
 // blamed returns the index in th.evs of the event segment s is blamed on,
 // -1 when none is on th: the blocking call (for after-sync, the one whose

@@ -36,6 +36,26 @@ func TestRealCopy(t *testing.T) {
 	}
 }
 
+// TestRealCopyInItem: in HTA's CUDA event sync trace aten::item blocks in
+// the device-to-host copy to pageable memory inside it (one
+// cudaMemcpyAsync): the idle its call site holds, 123 us in and just after
+// it, is the copy's idle in the copies table too.
+func TestRealCopyInItem(t *testing.T) {
+	res := analyzeReal(t, "hta-cuda-event-sync.json.gz")
+	var item int64
+	for _, s := range res.CallSites {
+		if s.Call == "aten::item" {
+			item += s.Idle
+		}
+	}
+	if len(res.Copies) != 1 || item == 0 {
+		t.Fatalf("copies %+v, aten::item idle %d: want one copy kind and idle in aten::item", res.Copies, item)
+	}
+	if c := res.Copies[0]; c.Kind() != "DtoH pageable" || c.Idle != item || c.Top.Idle != item {
+		t.Errorf("copy %+v: want DtoH pageable holding aten::item's %d ns of idle", c, item)
+	}
+}
+
 // TestRealZeroGrad: in ResNet-50 with workers=0, Optimizer.zero_grad holds
 // ~43 ms of device idle, fixed by set_to_none=True.
 func TestRealZeroGrad(t *testing.T) {
