@@ -269,6 +269,7 @@ func Merge(sums []*Summary, opt analyze.Options) (*Result, error) {
 		if err := s.check(&opt); err != nil {
 			return nil, fmt.Errorf("%s: %w", ids[i].name, err)
 		}
+		s.listGaps(opt.TopGaps)
 	}
 	nums, world, note, err := rankNumbers(ids)
 	if err != nil {

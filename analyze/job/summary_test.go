@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,6 +217,43 @@ func TestMergeRefusesOtherOptions(t *testing.T) {
 	_, err := Merge(sums, analyze.DefaultOptions())
 	if err == nil || err.Error() != "rank1.json: summarized with other analysis options (min-gap: summarized with 40.0 us, asked for 20.0 us): expected both phases given the same options" {
 		t.Errorf("merge of a summary made with another min gap: %v, want a refusal naming rank1.json", err)
+	}
+}
+
+// TestMergeListsAskedGaps: summaries made to list 1 gap, merged to list
+// 4, give the job analysed from the traces with 4 (each rank's longest
+// gaps and the job's): a summary holds every gap, and how many are listed
+// is not an option the phases must share.
+func TestMergeListsAskedGaps(t *testing.T) {
+	specs := tracetest.ManyRanks(2, 3).Specs()
+	few, many := analyze.DefaultOptions(), analyze.DefaultOptions()
+	few.TopGaps, many.TopGaps = 1, 4
+	var sums []*Summary
+	var traces []*trace.Trace
+	for _, s := range specs {
+		tr := tracetest.Build(s)
+		sum, err := Summarize(tr, few)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums, traces = append(sums, sum), append(traces, tr)
+	}
+	got, err := Merge(sums, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Analyze(traces, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Overall.TopGaps) < 2 || !reflect.DeepEqual(got.Overall.TopGaps, want.Overall.TopGaps) {
+		t.Errorf("the job's longest gaps %v, want %v (more than 1)", got.Overall.TopGaps, want.Overall.TopGaps)
+	}
+	for i := range want.Ranks {
+		g, w := got.Ranks[i].Result, want.Ranks[i].Result
+		if !reflect.DeepEqual(g.TopGaps, w.TopGaps) || g.Options.TopGaps != 4 {
+			t.Errorf("rank %d: longest gaps %v (of %d), want %v (of 4)", i, g.TopGaps, g.Options.TopGaps, w.TopGaps)
+		}
 	}
 }
 

@@ -276,7 +276,6 @@ func optionDiffs(sum, asked *analyze.Options) []string {
 		{"step-regex", strconv.Quote(sum.StepRegex), strconv.Quote(asked.StepRegex)},
 		{"sync-pattern", list(sum.SyncPatterns), list(asked.SyncPatterns)},
 		{"input-pattern", list(sum.InputPatterns), list(asked.InputPatterns)},
-		{"top", strconv.Itoa(sum.TopGaps), strconv.Itoa(asked.TopGaps)},
 	} {
 		if o.a != o.b {
 			out = append(out, fmt.Sprintf("%s: summarized with %s, asked for %s", o.name, o.a, o.b))
@@ -289,14 +288,24 @@ func optionDiffs(sum, asked *analyze.Options) []string {
 }
 
 // sameOptions reports whether two sets of options analyse alike, an
-// empty pattern list being no list.
+// empty pattern list being no list. How many of the longest gaps are
+// listed is not the analysis's: a summary holds every gap, and the merge
+// lists as many as it is asked for (see Summary.listGaps).
 func sameOptions(a, b *analyze.Options) bool {
 	x, y := *a, *b
 	for _, o := range []*analyze.Options{&x, &y} {
 		o.SyncPatterns = nilIfEmpty(o.SyncPatterns)
 		o.InputPatterns = nilIfEmpty(o.InputPatterns)
+		o.TopGaps = 0
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// listGaps makes the rank's longest gaps the n a merge is asked for,
+// whatever number it was summarized with.
+func (s *Summary) listGaps(n int) {
+	s.Result.Options.TopGaps = n
+	s.Result.TopGaps = analyze.TopGaps(s.Result.Gaps, n)
 }
 
 func nilIfEmpty(s []string) []string {
