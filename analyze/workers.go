@@ -132,46 +132,61 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 // derivation then says so, with the formula in k, rather than give a
 // count that may be below the workers already running.
 func (r *Result) WorkerEstimate() (n int, derivation string, ok bool) {
+	e := r.workerEstimate()
+	return e.n, e.why, e.ok
+}
+
+// workerEstimate is WorkerEstimate's answer, with the case it found.
+type workerEstimate struct {
+	n   int
+	why string
+	ok  bool
+	// short is set when workers run, their count not in the trace, and
+	// fall behind: why then gives the count as a formula in k.
+	short bool
+}
+
+func (r *Result) workerEstimate() workerEstimate {
 	input, c, okS := r.PerStep()
 	t, _ := r.StepTime()
 	l := r.Loader
 	if !okS || c <= 0 {
-		return 0, "", false
+		return workerEstimate{}
 	}
 	C := formatDuration(c)
 	if !l.Known {
 		if !l.Background {
-			return 0, "", false
+			return workerEstimate{}
 		}
 		if keepsUp(input, t, c) {
-			return 0, fmt.Sprintf("workers run (the loop takes batches from their queue), their count not in the trace; steps of T = %s against C = %s of compute, the loop waiting %s per step: the loader keeps up",
-				formatDuration(t), C, formatDuration(input)), false
+			return workerEstimate{why: fmt.Sprintf("workers run (the loop takes batches from their queue), their count not in the trace; steps of T = %s against C = %s of compute, the loop waiting %s per step: the loader keeps up",
+				formatDuration(t), C, formatDuration(input))}
 		}
-		return 0, fmt.Sprintf("workers already run (the loop waits on their queue) but the trace does not say how many: with k workers now, each takes about k * T = k * %s per batch, so about ceil(k * %s / %s) + 1 would keep up, more than k",
-			formatDuration(t), formatDuration(t), C), false
+		return workerEstimate{short: true, why: fmt.Sprintf("workers already run (the loop waits on their queue) but the trace does not say how many: with k workers now, each takes about k * T = k * %s per batch, so about ceil(k * %s / %s) + 1 would keep up, more than k",
+			formatDuration(t), formatDuration(t), C)}
 	}
 	switch {
 	case l.PerBatch > 0 && l.Workers > 0:
 		need := ceilDiv(l.PerBatch, c)
 		if need <= l.Workers {
-			return l.Workers, fmt.Sprintf("a worker takes P = %s per batch, so %d deliver one per %s against C = %s of compute: the loader keeps up, more workers would not help",
-				formatDuration(l.PerBatch), l.Workers, formatDuration(l.PerBatch/int64(l.Workers)), C), true
+			return workerEstimate{n: l.Workers, ok: true, why: fmt.Sprintf("a worker takes P = %s per batch, so %d deliver one per %s against C = %s of compute: the loader keeps up, more workers would not help",
+				formatDuration(l.PerBatch), l.Workers, formatDuration(l.PerBatch/int64(l.Workers)), C)}
 		}
-		n = need + 1
-		return n, fmt.Sprintf("ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, where P is a worker's time per batch and C the compute per step, plus one spare", formatDuration(l.PerBatch), C, n), true
+		n := need + 1
+		return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, where P is a worker's time per batch and C the compute per step, plus one spare", formatDuration(l.PerBatch), C, n)}
 	case l.Workers > 0:
 		p := int64(l.Workers) * t
 		need := ceilDiv(p, c)
 		if need <= l.Workers || keepsUp(input, t, c) {
-			return l.Workers, fmt.Sprintf("steps of T = %s against C = %s of compute, the loop waiting %s per step on %d workers: the loader keeps up, more workers would not help",
-				formatDuration(t), C, formatDuration(input), l.Workers), true
+			return workerEstimate{n: l.Workers, ok: true, why: fmt.Sprintf("steps of T = %s against C = %s of compute, the loop waiting %s per step on %d workers: the loader keeps up, more workers would not help",
+				formatDuration(t), C, formatDuration(input), l.Workers)}
 		}
-		n = need + 1
-		return n, fmt.Sprintf("with k = %d workers a batch comes every step of T = %s, so a worker takes about P = k * T = %s per batch; ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, plus one spare",
-			l.Workers, formatDuration(t), formatDuration(p), formatDuration(p), C, n), true
+		n := need + 1
+		return workerEstimate{n: n, ok: true, why: fmt.Sprintf("with k = %d workers a batch comes every step of T = %s, so a worker takes about P = k * T = %s per batch; ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, plus one spare",
+			l.Workers, formatDuration(t), formatDuration(p), formatDuration(p), C, n)}
 	}
-	n = ceilDiv(input, c) + 1
-	return n, fmt.Sprintf("ceil(L / C) + 1 = ceil(%s / %s) + 1 = %d: loading side by side at the pace of compute, plus one spare", formatDuration(input), C, n), true
+	n := ceilDiv(input, c) + 1
+	return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(L / C) + 1 = ceil(%s / %s) + 1 = %d: loading side by side at the pace of compute, plus one spare", formatDuration(input), C, n)}
 }
 
 // keepsUp reports whether workers keep up by the step figures: the loop
@@ -190,14 +205,13 @@ func ceilDiv(x, y int64) int {
 // trace gives one, and otherwise returns fallback.
 func (a *analyzer) workerFix(fallback string) string {
 	r := a.res
-	n, why, ok := r.WorkerEstimate()
+	e := r.workerEstimate()
+	n, why, ok := e.n, e.why, e.ok
 	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
 	if r.Framework == JAX {
 		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with worker_buffer_size of 2 or more)", n)
 	}
-	input, c, _ := r.PerStep()
-	t, _ := r.StepTime()
-	if !ok && why != "" && !keepsUp(input, t, c) {
+	if e.short {
 		return fmt.Sprintf("Raise %s: %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why)
 	}
 	if !ok || r.Loader.Workers == 0 {
@@ -213,9 +227,10 @@ func (a *analyzer) workerFix(fallback string) string {
 // structured fields: none when the workers the trace shows are enough.
 func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
 	r := a.res
-	n, why, ok := r.WorkerEstimate()
+	e := r.workerEstimate()
+	n, ok := e.n, e.ok
 	switch {
-	case !ok && why != "":
+	case !ok && e.why != "":
 		return nil // workers of unknown count: no count to set
 	case !ok || r.Loader.Workers == 0:
 		return workerSetting(kind, load, compute)
