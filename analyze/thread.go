@@ -105,8 +105,17 @@ func (a *analyzer) newThread(track int32) *thread {
 
 // add classifies event i of class k (its name's) into the thread's
 // intervals. The events are added in order, in the pass over every host
-// event (scanHost) or, for another thread, when it is first used.
+// event (scanHost) or, for another thread, when it is first used. Most
+// events are of no class: add is kept short enough to be inlined, and
+// only the others make the call.
 func (th *thread) add(a *analyzer, i int, k class) {
+	if k != classNone {
+		th.addClassed(a, i, k)
+	}
+}
+
+// addClassed is add of an event of a class.
+func (th *thread) addClassed(a *analyzer, i int, k class) {
 	e := &th.evs[i]
 	if k == classDispatch {
 		th.dispatches = append(roomForOne(th.dispatches), Interval{e.Start, e.End()})
