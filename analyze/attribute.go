@@ -396,8 +396,51 @@ func (a *analyzer) serialized(d *device, r int64, full Interval) bool {
 	if i := prevIdle(d.bigIdle, full.Start); i >= 0 && d.bigIdle[i].End > r {
 		return false
 	}
-	k, _ := slices.BinarySearch(d.queued, r)
-	return k >= len(d.queued) || d.queued[k] >= full.Start
+	return !a.queuedIn(d, Interval{r, full.Start})
+}
+
+// queuedIn reports whether some queued work on d starts inside w.
+func (a *analyzer) queuedIn(d *device, w Interval) bool {
+	k, _ := slices.BinarySearchFunc(d.queued, w.Start, func(run Interval, t int64) int {
+		if run.End < t {
+			return -1
+		}
+		return 1
+	})
+	if k == len(d.queued) {
+		return false
+	}
+	first := d.queued[k].Start
+	if first < w.Start {
+		// The run holds work starting before w and at or after its start,
+		// all of it queued but the run's ends only known: the first
+		// work starting at or after w's start is in the run.
+		first = a.workStartFrom(d, w.Start)
+	}
+	return first < w.End
+}
+
+// workStartFrom returns the start of d's first work starting at or after
+// t, math.MaxInt64 when there is none.
+func (a *analyzer) workStartFrom(d *device, t int64) int64 {
+	if len(d.tracks) > fewTracks {
+		r := a.reachOf(d)
+		if k, _ := slices.BinarySearch(r.start, t); k < len(r.start) {
+			return r.start[k]
+		}
+		return math.MaxInt64
+	}
+	first := int64(math.MaxInt64)
+	for _, tr := range d.tracks {
+		evs := a.t.TrackEvents(int(tr))
+		for i := startIndex(evs, t); i < len(evs) && evs[i].Start < first; i++ {
+			if e := &evs[i]; e.Kind == trace.KindWork && e.Dur() > 0 {
+				first = e.Start
+				break
+			}
+		}
+	}
+	return first
 }
 
 // prevIdle returns the index of the last idle interval starting before t,

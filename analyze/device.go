@@ -15,10 +15,14 @@ type device struct {
 	busy []Interval
 	// bigIdle are the idle intervals between busy ones of at least MinGap.
 	bigIdle []Interval
-	// queued holds, in time order, the start of every piece of work that
+	// queued holds, in time order, the runs of queued work: work that
 	// did not start within SyncSlack of the end of its launch call (or
-	// has no launch): there the host was ahead of the device.
-	queued []int64
+	// has no launch), where the host was ahead of the device. A run is
+	// work next to each other in start order, all queued, from the first
+	// one's start to the last one's (see queuedIn). Runs rather than
+	// every start: a host ahead of its devices queues millions of pieces
+	// of work in a few runs.
+	queued []Interval
 	// reach answers queuedPast and workStartingAt on a device of many
 	// streams; made on first use.
 	reach reach
@@ -196,11 +200,18 @@ func (a *analyzer) scanDevice(d *device) {
 		n += t.Tracks[tr].Hi - t.Tracks[tr].Lo
 	}
 	d.busy = make([]Interval, 0, n)
-	// Likewise for the queued work: in a run without launch links all
-	// of it is queued, and growing the slice held the old and the new
-	// array at once.
-	d.queued = make([]int64, 0, n)
 	cur := Interval{Start: -1, End: -1}
+	// inRun is whether the last work was queued: the next queued work
+	// extends its run.
+	inRun := false
+	queue := func(start int64) {
+		if inRun {
+			d.queued[len(d.queued)-1].End = start
+		} else {
+			d.queued = append(d.queued, Interval{start, start})
+		}
+		inRun = true
+	}
 	for i := m.next(); i >= 0; i = m.next() {
 		e := &t.Events[i]
 		if e.Start > cur.End || cur.End < 0 {
@@ -222,14 +233,16 @@ func (a *analyzer) scanDevice(d *device) {
 		}
 		h := l.host(e.Corr)
 		if h < 0 {
-			d.queued = append(d.queued, e.Start)
+			queue(e.Start)
 			continue
 		}
 		l.linked++
 		he := &t.Events[h]
 		l.launches[a.trackOf(h)]++
 		if e.Start-he.End() > a.opt.SyncSlack {
-			d.queued = append(d.queued, e.Start)
+			queue(e.Start)
+		} else {
+			inRun = false
 		}
 		if e.Has(trace.FlagMemcpy) && (e.Has(trace.FlagPageable) || e.Has(trace.FlagDtoH)) {
 			l.blocking = append(l.blocking, h)
@@ -241,9 +254,6 @@ func (a *analyzer) scanDevice(d *device) {
 	d.busy = append(d.busy, cur)
 	if len(d.busy) < cap(d.busy)/4 {
 		d.busy = slices.Clone(d.busy) // the result keeps them
-	}
-	if len(d.queued) < cap(d.queued)/4 {
-		d.queued = slices.Clone(d.queued)
 	}
 	for k := 1; k < len(d.busy); k++ {
 		if idle := (Interval{d.busy[k-1].End, d.busy[k].Start}); idle.End-idle.Start >= a.opt.MinGap {

@@ -39,16 +39,25 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 		}
 		th := a.newThread(int32(i))
 		a.scanned[int32(i)] = th
+		// The enclosing events are built here rather than on first use
+		// (see parents): the gaps need them of the thread they wait for,
+		// and a second pass over a long thread's events cost more than
+		// building them for every thread in this one.
+		th.parent = make([]int32, len(th.evs))
+		var nest nesting
 		dispatches, first := 0, int64(0)
-		for j := tr.Lo; j < tr.Hi; j++ {
-			e := &a.t.Events[j]
+		for j := range th.evs {
+			e := &th.evs[j]
+			dur := e.Dur()
+			end := e.Start + dur
 			k := a.cls.of(e.Name)
-			th.add(a, j-tr.Lo, k)
-			s.end = max(s.end, e.End())
-			if e.Dur() > 0 && e.Has(trace.FlagStep) {
+			th.add(a, j, k)
+			th.parent[j] = nest.next(j, e.Start, end, dur > 0)
+			s.end = max(s.end, end)
+			if dur > 0 && e.Has(trace.FlagStep) {
 				s.flagged = append(s.flagged, a.rawStep(e))
 			}
-			if e.Dur() > 0 && named.matches(e.Name) {
+			if dur > 0 && named.matches(e.Name) {
 				s.named = append(s.named, a.rawStep(e))
 			}
 			if e.Corr != 0 {

@@ -139,9 +139,11 @@ var (
 // classifier classifies host event names, each distinct name once: names
 // are interned, so the verdict for a StrID is cached.
 type classifier struct {
-	sync, asyncCopy, input, runtime, dispatch, background []*regexp.Regexp
-	strings                                               []string
-	cache                                                 []class // per StrID; unclassified until classified
+	sync, asyncCopy, input, runtime, dispatch []*regexp.Regexp
+	strings                                   []string
+	cache                                     []class // per StrID; unclassified until classified
+	// background answers inBackground, asked of every input event.
+	background *nameMatcher
 }
 
 // compileAll appends to builtin the compiled extra patterns.
@@ -180,7 +182,8 @@ func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 		c.cache[i] = unclassified
 	}
 	b := builtin()
-	c.asyncCopy, c.runtime, c.dispatch, c.background = b.asyncCopy, b.runtime, b.dispatch, b.background
+	c.asyncCopy, c.runtime, c.dispatch = b.asyncCopy, b.runtime, b.dispatch
+	c.background = newNameTest(func(name string) bool { return matchAny(b.background, name) }, t)
 	var err error
 	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {
 		return nil, err
@@ -231,7 +234,7 @@ func (c *classifier) classify(name string) class {
 // inBackground reports whether the input event name shows a loader running
 // in the background (see backgroundLoaderPatterns).
 func (c *classifier) inBackground(id trace.StrID) bool {
-	return matchAny(c.background, c.strings[id])
+	return c.background.matches(id)
 }
 
 func matchAny(res []*regexp.Regexp, s string) bool {

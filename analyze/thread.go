@@ -105,8 +105,17 @@ func (a *analyzer) newThread(track int32) *thread {
 
 // add classifies event i of class k (its name's) into the thread's
 // intervals. The events are added in order, in the pass over every host
-// event (scanHost) or, for another thread, when it is first used.
+// event (scanHost) or, for another thread, when it is first used. Most
+// events are of no class: add is kept short enough to be inlined, and
+// only the others make the call.
 func (th *thread) add(a *analyzer, i int, k class) {
+	if k != classNone {
+		th.addClassed(a, i, k)
+	}
+}
+
+// addClassed is add of an event of a class.
+func (th *thread) addClassed(a *analyzer, i int, k class) {
 	e := &th.evs[i]
 	if k == classDispatch {
 		th.dispatches = append(roomForOne(th.dispatches), Interval{e.Start, e.End()})
@@ -169,27 +178,46 @@ func (th *thread) inside(i int, x int64) bool {
 	return e.Dur() > 0 && e.Start <= x && x < e.End()
 }
 
-// parents builds the enclosing-event index with one pass and a stack.
+// parents returns the enclosing-event index, built with one pass if the
+// host scan did not build it (see scanHost).
 func (th *thread) parents() []int32 {
 	if th.parent != nil {
 		return th.parent
 	}
 	th.parent = make([]int32, len(th.evs))
-	var stack []int32
+	var n nesting
 	for i := range th.evs {
 		e := &th.evs[i]
-		for len(stack) > 0 && th.evs[stack[len(stack)-1]].End() <= e.Start {
-			stack = stack[:len(stack)-1]
-		}
-		th.parent[i] = -1
-		if len(stack) > 0 {
-			th.parent[i] = stack[len(stack)-1]
-		}
-		if e.Dur() > 0 {
-			stack = append(stack, int32(i))
-		}
+		dur := e.Dur()
+		th.parent[i] = n.next(i, e.Start, e.Start+dur, dur > 0)
 	}
 	return th.parent
+}
+
+// nesting finds the enclosing event of each of a thread's events, given
+// in order, with a stack of the events still open.
+type nesting struct {
+	open []int32 // indexes of the events open, innermost last
+	ends []int64 // their ends
+}
+
+// next returns the index of the event enclosing event i, which runs from
+// start to end, or -1; i is then open if it has a duration.
+func (n *nesting) next(i int, start, end int64, hasDur bool) int32 {
+	k := len(n.ends)
+	for k > 0 && n.ends[k-1] <= start {
+		k--
+	}
+	n.open, n.ends = n.open[:k], n.ends[:k]
+	p := int32(-1)
+	if k > 0 {
+		p = n.open[k-1]
+	}
+	if hasDur {
+		n.open = append(n.open, int32(i))
+		n.ends = append(n.ends, end)
+	}
+	return p
 }
 
 // stackAt returns the events covering x, outermost first, and the index of
