@@ -71,6 +71,8 @@ type analyzer struct {
 	// syncsHint and runtimeHint are the last indexes syncAround found
 	// in allSyncs and allRuntime.
 	syncsHint, runtimeHint int
+	// runtimeNow is runtimeAt's last answer.
+	runtimeNow runtimeAnswer
 	// serial is waitedSerialized's last answer.
 	serial serialAnswer
 	// loop is the thread a JAX program's loop runs on, -1 when the trace
