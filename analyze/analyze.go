@@ -68,11 +68,8 @@ type analyzer struct {
 	// allSyncs and allRuntime are the host-wide stretches of blocking
 	// calls and of runtime work (see hostSyncs, hostRuntime).
 	allSyncs, allRuntime []hostStretch
-	// syncsHint and runtimeHint are the last indexes syncAround found
-	// in allSyncs and allRuntime.
-	syncsHint, runtimeHint int
-	// runtimeNow is runtimeAt's last answer.
-	runtimeNow runtimeAnswer
+	// syncsAt and runtimeAt look up allSyncs and allRuntime.
+	syncsAt, runtimeAt stretchCursor
 	// serial is waitedSerialized's last answer.
 	serial serialAnswer
 	// loop is the thread a JAX program's loop runs on, -1 when the trace

@@ -235,7 +235,7 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 		if len(stack.evs) == 0 && linked {
 			// The thread shows nothing: the rest of the host may enter or
 			// leave a blocking call meanwhile (see cause).
-			_, _, next := syncAround(a.hostSyncs(), cur, &a.syncsHint)
+			_, _, next := a.syncsAt.around(a.hostSyncs(), cur)
 			nb = min(nb, next)
 		}
 		// A JAX loop thread inside a dispatch waits on the runtime
@@ -337,7 +337,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 	case !linked:
 		return Untraced, nil
 	}
-	in, last, _ := syncAround(a.hostSyncs(), x, &a.syncsHint)
+	in, last, _ := a.syncsAt.around(a.hostSyncs(), x)
 	switch {
 	case in != nil:
 		return InSync, in

@@ -75,7 +75,7 @@ func (a *analyzer) runtimeBehind(th *thread, stack *hostStack, x int64) *hostStr
 	if th.track != a.loop || !stack.top().dispatch {
 		return nil
 	}
-	in, _ := a.runtimeAt(x)
+	in, _, _ := a.runtimeAt.around(a.hostRuntime(), x)
 	return in
 }
 
@@ -85,27 +85,8 @@ func (a *analyzer) nextRuntimeChange(th *thread, stack *hostStack, x int64) int6
 	if th.track != a.loop || !stack.top().dispatch {
 		return math.MaxInt64
 	}
-	_, next := a.runtimeAt(x)
+	_, _, next := a.runtimeAt.around(a.hostRuntime(), x)
 	return next
-}
-
-// runtimeAt returns the host's runtime work at x (nil for none) and when
-// it next starts or ends after x. A gap asks at every change of the loop
-// thread's stack, twice, and the answer holds from where it was asked to
-// the change it names: it is kept for that span.
-func (a *analyzer) runtimeAt(x int64) (*hostStretch, int64) {
-	if c := &a.runtimeNow; c.span.Start <= x && x < c.span.End {
-		return c.in, c.span.End
-	}
-	in, _, next := syncAround(a.hostRuntime(), x, &a.runtimeHint)
-	a.runtimeNow = runtimeAnswer{in, Interval{x, next}}
-	return in, next
-}
-
-// runtimeAnswer is runtimeAt's last answer, which holds over span.
-type runtimeAnswer struct {
-	in   *hostStretch
-	span Interval
 }
 
 // dispatchBefore returns the start of the last dispatch on the loop thread

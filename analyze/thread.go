@@ -594,6 +594,27 @@ func syncAround(ss []hostStretch, x int64, hint *int) (in, last *hostStretch, ne
 	return nil, &ss[i-1], next
 }
 
+// stretchCursor looks up one list of host-wide stretches (see
+// syncAround), keeping its last answer over the span where it holds, from
+// the instant asked to the next change: a gap asks at every change of the
+// waited-for thread's stack, in time order, and the stretches change far
+// less often. The stretches must not overlap.
+type stretchCursor struct {
+	hint     int
+	in, last *hostStretch
+	span     Interval
+}
+
+// around is syncAround(ss, x), ss being the cursor's list.
+func (c *stretchCursor) around(ss []hostStretch, x int64) (in, last *hostStretch, next int64) {
+	if c.span.Start <= x && x < c.span.End {
+		return c.in, c.last, c.span.End
+	}
+	in, last, next = syncAround(ss, x, &c.hint)
+	c.in, c.last, c.span = in, last, Interval{x, next}
+	return in, last, next
+}
+
 // searchStarts returns the index of the first of ss starting after x,
 // trying *hint and the index after it before a binary search, and keeps
 // the answer in *hint.
