@@ -311,7 +311,12 @@ func (d *decoder) eventField(off, end int, ls *lineState) (int, error) {
 		}
 		return d.skip(num, typ, next, end)
 	}
-	lo, hi, err := d.bytes(next, end, "XLine.events (4)")
+	// The scan checked the type of the events it walked; not those past
+	// a sampled line's first.
+	if err := d.want(off, lineFields[4], typ, bytesType); err != nil {
+		return 0, err
+	}
+	lo, hi, err := d.bytes(next, end, lineFields[4])
 	if err != nil {
 		return 0, err
 	}

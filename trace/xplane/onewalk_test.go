@@ -1,6 +1,8 @@
 package xplane
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -35,6 +37,13 @@ func spaceOfLine(t *testing.T, parts ...*pb.XLine) []byte {
 		}
 		line = append(line, b...)
 	}
+	return spaceOfRawLine(t, line)
+}
+
+// spaceOfRawLine returns an XSpace of one host plane holding the line
+// encoded as line.
+func spaceOfRawLine(t *testing.T, line []byte) []byte {
+	t.Helper()
 	plane, err := proto.Marshal(&pb.XPlane{Name: "/host:CPU", EventMetadata: map[int64]*pb.XEventMetadata{1: {Id: 1, Name: "op"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +121,31 @@ func TestOneWalkEstimate(t *testing.T) {
 		want := len(tc.evs)
 		if h.sampled != tc.sampled || h.count < want || h.count > want+want/4 || !h.sampled && h.count != want {
 			t.Errorf("%s: count %d (sampled %v), want %d events (sampled %v)", tc.name, h.count, h.sampled, want, tc.sampled)
+		}
+	}
+}
+
+// TestOneWalkEventType reads lines with an event of the wrong wire type
+// after the bytes a one-walk scan samples: the read must fail as two walks
+// do, not take the field for an event. Each tail follows 200 good events.
+func TestOneWalkEventType(t *testing.T) {
+	good, err := proto.Marshal(&pb.XLine{Id: 7, Name: "t", TimestampNs: 1000, Events: growingEvents(200)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tail []byte
+	}{
+		{"varint 0", []byte{4<<3 | 0, 0}},
+		{"varint 2", []byte{4<<3 | 0, 2, 4<<3 | 2, 0}},
+		{"fixed32", []byte{4<<3 | 5, 0, 0, 0, 0}},
+	} {
+		b := spaceOfRawLine(t, append(slices.Clip(good), tc.tail...))
+		checkSame(t, tc.name, b, trace.Options{})
+		setOneWalk(t, 16)
+		if _, err := Decode(b, trace.Options{}); err == nil || !strings.Contains(err.Error(), "XLine.events (4) has wire type") {
+			t.Errorf("%s: error %v, want the events' wire type named", tc.name, err)
 		}
 	}
 }
