@@ -1,6 +1,7 @@
 package xplane
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -146,6 +147,34 @@ func TestOneWalkEventType(t *testing.T) {
 		setOneWalk(t, 16)
 		if _, err := Decode(b, trace.Options{}); err == nil || !strings.Contains(err.Error(), "XLine.events (4) has wire type") {
 			t.Errorf("%s: error %v, want the events' wire type named", tc.name, err)
+		}
+	}
+}
+
+// TestOneWalkProgressAgain reads from a file a line of about 8 MB of
+// events and a damaged field after them: the one-walk read reports most
+// of the input, fails there and reads again in two walks, whose reports
+// start over from the beginning. The reports must not go back.
+func TestOneWalkProgressAgain(t *testing.T) {
+	good, err := proto.Marshal(&pb.XLine{Id: 7, Name: "t", TimestampNs: 1000, Events: growingEvents(800_000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := spaceOfRawLine(t, append(slices.Clip(good), 4<<3|0, 0))
+	setOneWalk(t, sampleBytes)
+	var reads []int64
+	opt := trace.Options{Source: bytes.NewReader(b), SizeHint: int64(len(b)), Progress: func(read, total int64) {
+		reads = append(reads, read)
+	}}
+	if _, err := Read(nil, opt); err == nil {
+		t.Fatal("a varint field 4 read, want an error")
+	}
+	if len(reads) < 2 {
+		t.Fatalf("reports %v, want some", reads)
+	}
+	for i := 1; i < len(reads); i++ {
+		if reads[i] < reads[i-1] {
+			t.Fatalf("reports %v go back", reads)
 		}
 	}
 }

@@ -67,6 +67,7 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 	w.plane, w.line, w.event = -1, -1, -1
 	opt.MaxTracks = cmp.Or(max(opt.MaxTracks, 0), trace.DefaultMaxTracks)
 	opt.MaxStrings = cmp.Or(max(opt.MaxStrings, 0), trace.DefaultMaxStrings)
+	opt.Progress = forward(opt.Progress)
 	d := newDecoder(w, opt, workers() == 1)
 	err = d.space()
 	if err != nil && d.estimated {
@@ -107,6 +108,22 @@ func newDecoder(w wire, opt trace.Options, oneWalk bool) *decoder {
 		d.progress = d.reportProgress(opt.Progress)
 	}
 	return d
+}
+
+// forward returns f, or nil, passing on only reports past the furthest
+// so far: a read that starts over in two walks (see decode) reports from
+// the beginning again, and the progress shown would go back.
+func forward(f func(read, total int64)) func(read, total int64) {
+	if f == nil {
+		return nil
+	}
+	var furthest int64
+	return func(read, total int64) {
+		if read > furthest {
+			furthest = read
+			f(read, total)
+		}
+	}
 }
 
 // reportProgress turns window moves into calls of f at most every 4 MB.
