@@ -43,7 +43,7 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 		// (see parents): the gaps need them of the thread they wait for,
 		// and a second pass over a long thread's events cost more than
 		// building them for every thread in this one.
-		th.parent = make([]int32, len(th.evs))
+		th.parent = newParentIndex(len(th.evs))
 		var nest nesting
 		dispatches, first := 0, int64(0)
 		for j := range th.evs {
@@ -52,7 +52,7 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 			end := e.Start + dur
 			k := a.cls.of(e.Name)
 			th.add(a, j, k)
-			th.parent[j] = nest.next(j, e.Start, end, dur > 0)
+			th.parent.set(j, nest.next(j, e.Start, end, dur > 0))
 			s.end = max(s.end, end)
 			if dur > 0 && e.Has(trace.FlagStep) {
 				s.flagged = append(s.flagged, a.rawStep(e))

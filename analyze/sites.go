@@ -534,7 +534,7 @@ func (a *analyzer) runtimeIn(stack *hostStack) int {
 // event i of th (i itself included), 0 when there is none.
 func (a *analyzer) userFrame(th *thread, i int) trace.StrID {
 	par := th.parents()
-	for x := int32(i); x >= 0; x = par[x] {
+	for x := int32(i); x >= 0; x = par.of(x) {
 		name := th.evs[x].Name
 		if a.factsOf(name)&factUserFrame != 0 {
 			return name
@@ -652,7 +652,7 @@ func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops
 			continue
 		}
 		// A launch: it counts for the innermost op in idx around it.
-		for x := par[i]; x >= 0; x = par[x] {
+		for x := par.of(int32(i)); x >= 0; x = par.of(x) {
 			if k, ok := idx[th.evs[x].Name]; ok {
 				ops[k].Launches++
 				break
@@ -665,9 +665,9 @@ func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops
 // event enclosing it (itself included) with its name. A call that calls
 // itself (a jitted function's wrapper around its own dispatch, an op
 // re-dispatched) is one call.
-func outerCall(th *thread, par []int32, i int) int {
+func outerCall(th *thread, par *parentIndex, i int) int {
 	out := i
-	for x := par[i]; x >= 0; x = par[x] {
+	for x := par.of(int32(i)); x >= 0; x = par.of(x) {
 		if th.evs[x].Name == th.evs[i].Name {
 			out = int(x)
 		}

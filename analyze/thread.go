@@ -15,9 +15,9 @@ type thread struct {
 	track int32
 	lo    int // index in Trace.Events of evs[0]
 	evs   []trace.Event
-	// parent is the index in evs of each event's enclosing event, or -1;
-	// built on first use.
-	parent []int32
+	// parent holds each event's enclosing event; built by the host scan
+	// or on first use.
+	parent *parentIndex
 	// syncs and inputs are the merged intervals during which the thread
 	// was inside a blocking call or inside the input pipeline.
 	syncs, inputs []Interval
@@ -180,16 +180,16 @@ func (th *thread) inside(i int, x int64) bool {
 
 // parents returns the enclosing-event index, built with one pass if the
 // host scan did not build it (see scanHost).
-func (th *thread) parents() []int32 {
+func (th *thread) parents() *parentIndex {
 	if th.parent != nil {
 		return th.parent
 	}
-	th.parent = make([]int32, len(th.evs))
+	th.parent = newParentIndex(len(th.evs))
 	var n nesting
 	for i := range th.evs {
 		e := &th.evs[i]
 		dur := e.Dur()
-		th.parent[i] = n.next(i, e.Start, e.Start+dur, dur > 0)
+		th.parent.set(i, n.next(i, e.Start, e.Start+dur, dur > 0))
 	}
 	return th.parent
 }
@@ -239,7 +239,7 @@ func (th *thread) chainAt(next int, x int64, buf []int32) []int32 {
 	stack := buf[:0]
 	// Every event covering x encloses the last event starting at or before
 	// x (events nest), so x's stack is on that event's parent chain.
-	for i := int32(next - 1); i >= 0; i = par[i] {
+	for i := int32(next - 1); i >= 0; i = par.of(i) {
 		if th.inside(int(i), x) {
 			stack = append(stack, i)
 		}
