@@ -36,7 +36,9 @@ func service(t *testing.T) string {
 var reportURL = regexp.MustCompile(`/traces/[0-9a-f]{16}$`)
 
 // uploadForm uploads files through the upload form and waits for the
-// report it lands on; it returns the report's URL.
+// report it lands on, whole: the first timeline shows while a long report
+// is still arriving (a job's later ranks came after it on a loaded
+// machine). It returns the report's URL.
 func uploadForm(t *testing.T, ctx context.Context, base string, files ...string) string {
 	t.Helper()
 	var loc string
@@ -44,6 +46,7 @@ func uploadForm(t *testing.T, ctx context.Context, base string, files ...string)
 		chromedp.SetUploadFiles(`form.up input[type=file]`, files, chromedp.ByQuery),
 		chromedp.Click(`form.up button[type=submit]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`section.run svg.tl`, chromedp.ByQuery),
+		chromedp.Poll(`document.readyState === "complete"`, nil),
 		chromedp.Location(&loc))
 	if !reportURL.MatchString(loc) {
 		t.Fatalf("the upload of %s landed on %s, want its report /traces/ID", files, loc)
