@@ -1,6 +1,9 @@
 package trace
 
 import (
+	"bytes"
+	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -13,12 +16,17 @@ const madvPopulateWrite = 23
 // and about to be written whole, in one call, instead of one page fault
 // per 4 KB page as the reader first writes each: on a VM a fault costs a
 // few microseconds, and a large XPlane read takes 130-160 thousand of them
-// (docs/performance.md). The memory is asked for in huge pages first
-// (where transparent huge pages are on "madvise"): 2 MB pages take a
-// 512th of the kernel's work per byte, the zeroing aside, and of the
-// TLB misses of the passes over the events; a dense XPlane read on one
-// core takes 8% less time. An older kernel refuses the advice, and the
-// pages are faulted in as before.
+// (docs/performance.md). An older kernel refuses the advice, and the pages
+// are faulted in as before.
+//
+// Where transparent huge pages are given on advice only (see hugeOnAdvice),
+// the memory is backed with 2 MB pages: a 512th of the kernel's work per
+// page, the zeroing aside, and of the TLB misses of the passes over the
+// events; a dense XPlane read on one core takes 8% less time. The advice
+// is withdrawn once the pages are in, so that the range, once the garbage
+// collector frees it and the heap reuses it for other objects, is not
+// gathered back into huge pages by the kernel, which would grow the
+// memory of a long-running process (the service) with pages barely used.
 func prefault(evs []Event) {
 	if len(evs) == 0 {
 		return
@@ -28,8 +36,23 @@ func prefault(evs []Event) {
 	page := syscall.Getpagesize()
 	lo := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & uintptr(page-1))
 	hi := lo + (len(b)-lo)&^(page-1)
-	if lo < hi {
+	if lo >= hi {
+		return
+	}
+	huge := hugeOnAdvice()
+	if huge {
 		_ = syscall.Madvise(b[lo:hi], syscall.MADV_HUGEPAGE)
-		_ = syscall.Madvise(b[lo:hi], madvPopulateWrite)
+	}
+	_ = syscall.Madvise(b[lo:hi], madvPopulateWrite)
+	if huge {
+		_ = syscall.Madvise(b[lo:hi], syscall.MADV_NOHUGEPAGE)
 	}
 }
+
+// hugeOnAdvice reports whether the kernel gives transparent huge pages to
+// memory advised to take them, and only to it: with them always on, the
+// memory gets them unasked; with them off, asking does nothing.
+var hugeOnAdvice = sync.OnceValue(func() bool {
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	return err == nil && bytes.Contains(mode, []byte("[madvise]"))
+})
