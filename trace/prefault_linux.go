@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -27,6 +29,11 @@ const madvPopulateWrite = 23
 // collector frees it and the heap reuses it for other objects, is not
 // gathered back into huge pages by the kernel, which would grow the
 // memory of a long-running process (the service) with pages barely used.
+//
+// A huge page the kernel has not got free it makes by moving memory
+// (compaction), which on a loaded machine has made a read seconds slower
+// (docs/performance.md): a populate slower than hugeSlowNsPerKB stops the
+// advice for the rest of the process, so the cost is at most one slow call.
 func prefault(evs []Event) {
 	if len(evs) == 0 {
 		return
@@ -39,14 +46,31 @@ func prefault(evs []Event) {
 	if lo >= hi {
 		return
 	}
-	huge := hugeOnAdvice()
-	if huge {
-		_ = syscall.Madvise(b[lo:hi], syscall.MADV_HUGEPAGE)
+	if !hugeOnAdvice() || hugeSlow.Load() {
+		_ = syscall.Madvise(b[lo:hi], madvPopulateWrite)
+		return
 	}
+	_ = syscall.Madvise(b[lo:hi], syscall.MADV_HUGEPAGE)
+	start := time.Now()
 	_ = syscall.Madvise(b[lo:hi], madvPopulateWrite)
-	if huge {
-		_ = syscall.Madvise(b[lo:hi], syscall.MADV_NOHUGEPAGE)
+	if tooSlow(time.Since(start), hi-lo) {
+		hugeSlow.Store(true)
 	}
+	_ = syscall.Madvise(b[lo:hi], syscall.MADV_NOHUGEPAGE)
+}
+
+// hugeSlow is set once a populate in huge pages was too slow (tooSlow).
+var hugeSlow atomic.Bool
+
+// hugeSlowNsPerKB is the time a populate of huge pages may take per KB:
+// a microsecond, four times what zeroing the memory takes on a slow VM
+// (4 MB in about a millisecond), far below a compaction's.
+const hugeSlowNsPerKB = 1000
+
+// tooSlow reports whether a populate of n bytes that took d was slow
+// enough to stop asking for huge pages.
+func tooSlow(d time.Duration, n int) bool {
+	return d > time.Duration(n/1024)*hugeSlowNsPerKB
 }
 
 // hugeOnAdvice reports whether the kernel gives transparent huge pages to
