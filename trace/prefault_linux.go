@@ -24,7 +24,7 @@ const madvPopulateWrite = 23
 // Where transparent huge pages are given on advice only (see hugeOnAdvice),
 // the memory is backed with 2 MB pages: a 512th of the kernel's work per
 // page, the zeroing aside, and of the TLB misses of the passes over the
-// events; a dense XPlane read on one core takes 8% less time. The advice
+// events; a dense XPlane read on one core takes 7% less time. The advice
 // is withdrawn once the pages are in, so that the range, once the garbage
 // collector frees it and the heap reuses it for other objects, is not
 // gathered back into huge pages by the kernel, which would grow the
