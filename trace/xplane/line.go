@@ -619,13 +619,18 @@ func eventTimes(ts, offPs, durPs int64) (start, dur int64, ok bool) {
 		return 0, 0, false
 	}
 	// Unsigned, as both are known not to be negative: dividing an int64
-	// by a constant takes a sign fix-up that a uint64 does not.
-	off := int64(uint64(offPs) / 1000)
-	if ts > math.MaxInt64-off {
+	// by a constant takes a sign fix-up that a uint64 does not, and the
+	// sum of two below 2^63 fits a uint64.
+	off := uint64(offPs) / 1000
+	if ts > math.MaxInt64-int64(off) {
 		return 0, 0, false
 	}
-	start = ts + off
-	dur = int64((uint64(offPs)%1000 + uint64(durPs)) / 1000)
+	start = ts + int64(off)
+	// The end rounded down less the start rounded down: with offPs =
+	// 1000*off + r, (offPs+durPs)/1000 = off + (r+durPs)/1000. Two
+	// divisions side by side rather than a division, a remainder and a
+	// division one after the other.
+	dur = int64((uint64(offPs)+uint64(durPs))/1000 - off)
 	if start > math.MaxInt64-dur {
 		return 0, 0, false
 	}
