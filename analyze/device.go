@@ -223,15 +223,15 @@ func (a *analyzer) scanDevice(d *device) {
 			cur.End = e.End()
 		}
 		l.work++
+		h := l.host(e.Corr)
 		if a.loop >= 0 {
 			// JAX: the work belongs to the step of the dispatch that
 			// queued it, not of its launch on another thread (or of no
 			// launch at all, on TPU).
-			if t, ok := a.dispatchBefore(e.Start); ok {
+			if t, ok := a.dispatchOf(h, e.Start); ok {
 				a.stepLaunched(t, e.Start, e.End())
 			}
 		}
-		h := l.host(e.Corr)
 		if h < 0 {
 			queue(e.Start)
 			continue

@@ -110,6 +110,33 @@ func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 	return a.dispatches[i-1].Start, true
 }
 
+// dispatchOf returns the start of the loop thread's dispatch that queued
+// device work starting at start, launched by host event h (-1 for none).
+// A launch comes while its dispatch is in the runtime (JAX on MI300
+// launches inside the Execute call) or as it returns, before any later
+// dispatch starts: the dispatch is the last to start before the launch.
+// Work the trace links to no launch (TPU) belongs to the last dispatch
+// that returned before it started, which is right only when the runtime's
+// queue holds one call: with several queued, the work of one starts after
+// later ones returned.
+func (a *analyzer) dispatchOf(h int32, start int64) (int64, bool) {
+	if h < 0 {
+		return a.dispatchBefore(start)
+	}
+	ds := a.unfinished(a.loop).dispatches // in start order
+	t := a.t.Events[h].Start
+	i, _ := slices.BinarySearchFunc(ds, t, func(iv Interval, t int64) int {
+		if iv.Start < t {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return 0, false
+	}
+	return ds[i-1].Start, true
+}
+
 // dispatchAfter returns the index of the first dispatch ending at or after
 // t. Each device's work asks in start order, and between two pieces of
 // work a few dispatches may end: the search steps out from the last answer

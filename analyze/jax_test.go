@@ -500,6 +500,29 @@ func TestJAXWorkersOfUnknownCount(t *testing.T) {
 	}
 }
 
+// TestJAXHostAhead: four grain workers deliver four batches at once every
+// 80 ms, so the loop dispatches steps 2-4 (6-8, 10-12) within 0.3 ms and
+// the GPU runs their 10 ms of work one after another, each launched as
+// its dispatch returns. Each step holds its own dispatch's work: 10 ms,
+// all busy; steps 5 and 9 wait 40 ms on input first. (The work used to go
+// to the last dispatch that returned before it started, so steps 2-3 were
+// empty and step 4 held 30 ms.)
+func TestJAXHostAhead(t *testing.T) {
+	r := analyzeSpec(t, tracetest.JAXProgram{Steps: 12, Workers: 4, Load: 80 * msec, Dispatch: msec, Compute: 10 * msec}.Spec())
+	if len(r.Steps) != 11 {
+		t.Fatalf("%d steps, want 11 (the warm-up dropped)", len(r.Steps))
+	}
+	for i, s := range r.Steps {
+		want := Step{Dur: 10 * msec, DeviceBusy: 10 * msec}
+		if n := i + 2; n == 5 || n == 9 {
+			want.Dur = 50 * msec
+		}
+		if s.Dur != want.Dur || s.DeviceBusy != want.DeviceBusy {
+			t.Errorf("step %d: %s long, %s busy; want %s, %s", i+2, FormatDuration(s.Dur), FormatDuration(s.DeviceBusy), FormatDuration(want.Dur), FormatDuration(want.DeviceBusy))
+		}
+	}
+}
+
 // TestForcedSyncCountsAgree: print(loss) ends each of 6 steps (jax-b's
 // program); the window's 5 steps start 5 prints, and 6 hold the GPU idle
 // in it (the warm-up step's print, whose return the first gap follows).
