@@ -462,16 +462,13 @@ func (a *analyzer) tallySum(s *blameSum) int32 {
 }
 
 // copyCall returns the index in th.evs of the blocking copy call that
-// the blocking call ev is or holds, -1 when there is none: aten::item
-// blocks in the cudaMemcpyAsync inside it, and the idle blamed on it is
-// the copy's too (see CopyStat.Idle). A call holds few events; the look
-// stops after maxCopyLook.
+// the blocking call ev holds, -1 when there is none: aten::item blocks in
+// the cudaMemcpyAsync inside it, and the idle blamed on it is the copy's
+// too (see CopyStat.Idle). A call holds few events; the look stops after
+// maxCopyLook.
 func (a *analyzer) copyCall(th *thread, ev int) int {
 	end := th.evs[ev].End()
-	for i := ev; i < min(len(th.evs), ev+maxCopyLook); i++ {
-		if i > ev && th.evs[i].Start >= end {
-			break
-		}
+	for i := ev + 1; i < min(len(th.evs), ev+maxCopyLook) && th.evs[i].Start < end; i++ {
 		if th.evs[i].Has(trace.FlagMemcpy) && a.links.isBlocking(int32(th.lo+i)) {
 			return i
 		}

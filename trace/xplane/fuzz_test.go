@@ -24,8 +24,10 @@ func FuzzRead(f *testing.F) {
 		setParallel(t, 0)
 		tr, err := Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16})
 		checkMapped(t, b, tr, err)
-		checkOneWalk(t, b, tr, err)
-		checkParallel(t, b, tr, err)
+		setOneWalk(t, 16) // sampling 16 bytes of each line's events
+		checkDecode(t, "one-walk", b, tr, err)
+		setParallel(t, 2) // chunks of two events
+		checkDecode(t, "parallel", b, tr, err)
 		if err != nil {
 			var fe *FormatError
 			switch {
@@ -42,31 +44,17 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-// checkParallel decodes b in parallel chunks of two events and wants what
-// the serial read gave: tr or err.
-func checkParallel(t *testing.T, b []byte, tr *trace.Trace, err error) {
+// checkDecode decodes b as the test has set reads to (setParallel,
+// setOneWalk), a read called how, and wants what the serial two-walk read
+// gave: tr or err.
+func checkDecode(t *testing.T, how string, b []byte, tr *trace.Trace, err error) {
 	t.Helper()
-	setParallel(t, 2)
-	ptr, perr := Decode(b, trace.Options{MaxEvents: 1 << 16})
+	got, gerr := Decode(b, trace.Options{MaxEvents: 1 << 16})
 	switch {
-	case (err == nil) != (perr == nil) || err != nil && err.Error() != perr.Error():
-		t.Fatalf("parallel read: error %v, serially %v", perr, err)
-	case !reflect.DeepEqual(tr, ptr):
-		t.Fatal("parallel read: the trace differs from a serial read's")
-	}
-}
-
-// checkOneWalk decodes b in one walk, sampling 16 bytes of each line's
-// events, and wants what the two-walk read gave: tr or err.
-func checkOneWalk(t *testing.T, b []byte, tr *trace.Trace, err error) {
-	t.Helper()
-	setOneWalk(t, 16)
-	otr, oerr := Decode(b, trace.Options{MaxEvents: 1 << 16})
-	switch {
-	case (err == nil) != (oerr == nil) || err != nil && err.Error() != oerr.Error():
-		t.Fatalf("one-walk read: error %v, in two walks %v", oerr, err)
-	case !reflect.DeepEqual(tr, otr):
-		t.Fatal("one-walk read: the trace differs from a two-walk read's")
+	case (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error():
+		t.Fatalf("%s read: error %v, serially in two walks %v", how, gerr, err)
+	case !reflect.DeepEqual(tr, got):
+		t.Fatalf("%s read: the trace differs from a serial two-walk read's", how)
 	}
 }
 
