@@ -77,6 +77,12 @@ type analyzer struct {
 	// dispatches by end (see dispatchBefore).
 	loop       int32
 	dispatches []Interval
+	// flows are the host events that produce a flow, for following a
+	// TPU program's run to its dispatch (see linkPrograms); guessed
+	// counts the JAX device work given to a step by no link at all.
+	flows      []flowEnd
+	guessed    int
+	linkedRuns bool // some device's program runs consume flows
 	// dispatchHint is dispatchAfter's last answer.
 	dispatchHint int
 	// lastTrack is trackOf's last answer.
@@ -156,6 +162,9 @@ func (a *analyzer) run() error {
 	a.links = newLinks(a.t, scan.launches)
 	a.loop = a.findLoop(scan)
 	a.res.LoopUntraced = a.loopUntraced()
+	if a.loop >= 0 {
+		a.flows = producers(a.t)
+	}
 	for _, d := range a.devs {
 		a.scanDevice(d)
 	}

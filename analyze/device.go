@@ -193,6 +193,10 @@ func (m *workMerger) down(i int) {
 func (a *analyzer) scanDevice(d *device) {
 	t, l := a.t, a.links
 	m := newWorkMerger(t, d.tracks)
+	var runs []programRun
+	if a.loop >= 0 {
+		runs = a.linkPrograms(d)
+	}
 	// Room for an interval per event: a host-bound run has nearly that
 	// many, and growing the slice step by step cost more than the merge.
 	n := 0
@@ -225,12 +229,7 @@ func (a *analyzer) scanDevice(d *device) {
 		l.work++
 		h := l.host(e.Corr)
 		if a.loop >= 0 {
-			// JAX: the work belongs to the step of the dispatch that
-			// queued it, not of its launch on another thread (or of no
-			// launch at all, on TPU).
-			if t, ok := a.dispatchOf(h, e.Start); ok {
-				a.stepLaunched(t, e.Start, e.End())
-			}
+			a.jaxWork(runs, h, e)
 		}
 		if h < 0 {
 			queue(e.Start)

@@ -60,7 +60,7 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 			if dur > 0 && named.matches(e.Name) {
 				s.named = append(s.named, a.rawStep(e))
 			}
-			if e.Corr != 0 {
+			if e.Corr != 0 && e.Flags&trace.FlagFlow == 0 {
 				s.launches.add(e.Corr)
 			}
 			if jax && k == classDispatch {

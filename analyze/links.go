@@ -95,7 +95,7 @@ func newLinks(t *trace.Trace, ids launchIDs) *links {
 }
 
 // forEachLaunch calls f for every host event with a correlation id, in
-// index order.
+// index order; the ends of flows are not launches (see linkPrograms).
 func forEachLaunch(t *trace.Trace, f func(corr uint32, ev int32)) {
 	for i := range t.Tracks {
 		tr := &t.Tracks[i]
@@ -103,7 +103,7 @@ func forEachLaunch(t *trace.Trace, f func(corr uint32, ev int32)) {
 			continue
 		}
 		for j := tr.Lo; j < tr.Hi; j++ {
-			if c := t.Events[j].Corr; c != 0 {
+			if c := t.Events[j].Corr; c != 0 && t.Events[j].Flags&trace.FlagFlow == 0 {
 				f(c, int32(j))
 			}
 		}

@@ -148,11 +148,20 @@ func (b *Breakdown) Sync() int64 { return b.ByCause[InSync] + b.ByCause[AfterSyn
 func (b *Breakdown) HostWork() int64 { return b.ByCause[Host] + b.ByCause[Runtime] }
 
 // MostlyUntraced reports whether untraced idle is the largest share the
-// verdict weighs (sync, input, host work), which makes a verdict a guess.
-func (b *Breakdown) MostlyUntraced() bool {
+// verdict weighs (sync, input, host work) and at least UntracedDoubt of
+// the window it was measured over, window ns, which makes a verdict a
+// guess. Less untraced idle than that cannot change a verdict whatever it
+// was: a device busy all but a few milliseconds of a minute is not in
+// doubt because those milliseconds are untraced.
+func (b *Breakdown) MostlyUntraced(window int64) bool {
 	u := b.Of(Untraced)
-	return u > 0 && u >= b.Sync() && u >= b.Of(Input) && u >= b.HostWork()
+	return u > 0 && float64(u) >= UntracedDoubt*float64(window) && u >= b.Sync() && u >= b.Of(Input) && u >= b.HostWork()
 }
+
+// UntracedDoubt is the share of the window that untraced idle must reach
+// to make a verdict a guess (see MostlyUntraced): a fifth of the lowest
+// default threshold, so that it could not have moved a cause past one.
+const UntracedDoubt = 0.01
 
 // Attributed is the idle time in gaps of at least MinGap.
 func (b *Breakdown) Attributed() int64 {

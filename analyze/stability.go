@@ -188,11 +188,13 @@ func erraticLoader(r *Result, idx []int) *ErraticLoader {
 		return nil
 	}
 	var waiting, fed, waits []int64
-	for _, i := range idx {
+	var at []int // the positions in idx of the waiting steps
+	for j, i := range idx {
 		s := steps[i]
 		switch in := float64(s.Input); {
 		case in >= waitShare*float64(med):
 			waiting, waits = append(waiting, s.Dur), append(waits, s.Input)
+			at = append(at, j)
 		case in < fedShare*float64(med):
 			fed = append(fed, s.Dur)
 		}
@@ -203,11 +205,32 @@ func erraticLoader(r *Result, idx []int) *ErraticLoader {
 		float64(median(waiting)) >= SlowFactor*float64(median(fed)):
 		l.Waiting, l.Wait = len(waiting), median(waits)
 	case nearZeroAmongLong(ds, med):
-		l.Waiting = countOver(ds, SlowFactor*float64(med))
+		at = positionsOver(ds, SlowFactor*float64(med))
+		l.Waiting = len(at)
 	default:
 		return nil
 	}
-	l.Period = int(math.Round(float64(len(idx)) / float64(l.Waiting)))
+	l.Period = period(at, len(idx))
+	return l.measure(r)
+}
+
+// period returns the steps from one long step to the next: the median
+// distance between the positions at of the long steps among n, or n over
+// their count when there is one. A window that holds 2.75 bursts of 4
+// steps has 11 steps and 2 long ones, 4 steps apart, not 5.5.
+func period(at []int, n int) int {
+	if len(at) < 2 {
+		return int(math.Round(float64(n) / float64(max(len(at), 1))))
+	}
+	d := make([]int64, len(at)-1)
+	for k := range d {
+		d[k] = int64(at[k+1] - at[k])
+	}
+	return int(math.Round(float64(median(d))))
+}
+
+// measure fills the loader's batch time and compute per step from r.
+func (l *ErraticLoader) measure(r *Result) *ErraticLoader {
 	_, busy, _ := r.PerStep()
 	if step, ok := r.StepTime(); ok {
 		l.Batch, l.Compute = step, busy
@@ -232,13 +255,18 @@ func nearZeroAmongLong(ds []int64, med int64) bool {
 }
 
 func countOver(ds []int64, limit float64) int {
-	n := 0
-	for _, d := range ds {
+	return len(positionsOver(ds, limit))
+}
+
+// positionsOver returns the positions in ds of the durations over limit.
+func positionsOver(ds []int64, limit float64) []int {
+	var at []int
+	for j, d := range ds {
 		if float64(d) > limit {
-			n++
+			at = append(at, j)
 		}
 	}
-	return n
+	return at
 }
 
 func durations(steps []Step, idx []int) []int64 {

@@ -169,7 +169,11 @@ func (a *analyzer) stepAt(t int64) int {
 // step before launched (prevWork; -1 when unknown) or, if later, when its
 // host starts it: the step then holds the device's wait for the step's
 // host work and the step's own device work, and the steps' lengths are the
-// pace the device runs at, also when the host runs ahead of it. A step ends
+// pace the device runs at, also when the host runs ahead of it. Where
+// XProf's flows tie program runs to steps (TPU), the first step starts no
+// later than its own first work: of several chips, one may finish the
+// warm-up's programs and start the first step's before the others finish
+// theirs. A step ends
 // where the next one starts; the last one at the end of the last device
 // work the steps launched, or at its host end when no launch is known. The
 // profiler-stop tail after that work is outside the last step: counting
@@ -187,6 +191,12 @@ func (a *analyzer) tileSteps(prevWork int64) {
 	n := len(a.steps)
 	a.hostSpans = make([]Interval, n)
 	lastWork := int64(-1)
+	if first := a.steps[0].workStart; first >= 0 && a.linkedRuns {
+		// A TPU that finished the warm-up's programs early starts the
+		// first step's before the others have: the window holds all of
+		// the first step's runs, which the flows name exactly.
+		prevWork = min(prevWork, first)
+	}
 	for i := range a.steps {
 		s := &a.steps[i]
 		a.hostSpans[i].Start = s.start

@@ -79,24 +79,28 @@ func TestLastStepWithoutWork(t *testing.T) {
 }
 
 // TestMostlyUntraced: untraced idle makes a verdict a guess only when it
-// is the largest share the rule weighs, host work counting runtime work.
+// is the largest share the rule weighs, host work counting runtime work,
+// and at least UntracedDoubt of the window.
 func TestMostlyUntraced(t *testing.T) {
 	for _, tt := range []struct {
-		by   map[Cause]int64
-		want bool
+		by     map[Cause]int64
+		window int64
+		want   bool
 	}{
-		{map[Cause]int64{Untraced: 12, Host: 10, Runtime: 10}, false},
-		{map[Cause]int64{Untraced: 12, Host: 10}, true},
-		{map[Cause]int64{Untraced: 12, InSync: 6, AfterSync: 7}, false},
-		{map[Cause]int64{Untraced: 12, Input: 12}, true},
-		{map[Cause]int64{}, false},
+		{map[Cause]int64{Untraced: 12, Host: 10, Runtime: 10}, 100, false},
+		{map[Cause]int64{Untraced: 12, Host: 10}, 100, true},
+		{map[Cause]int64{Untraced: 12, InSync: 6, AfterSync: 7}, 100, false},
+		{map[Cause]int64{Untraced: 12, Input: 12}, 100, true},
+		{map[Cause]int64{Untraced: 12, Host: 10}, 1200, true},
+		{map[Cause]int64{Untraced: 12, Host: 10}, 1201, false},
+		{map[Cause]int64{}, 100, false},
 	} {
 		var b Breakdown
 		for c, d := range tt.by {
 			b.Add(c, d)
 		}
-		if got := b.MostlyUntraced(); got != tt.want {
-			t.Errorf("MostlyUntraced(%v) = %v, want %v", tt.by, got, tt.want)
+		if got := b.MostlyUntraced(tt.window); got != tt.want {
+			t.Errorf("MostlyUntraced(%v, window %d) = %v, want %v", tt.by, tt.window, got, tt.want)
 		}
 	}
 }

@@ -258,12 +258,15 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	case r.Window.Steps < MinSteadySteps:
 		reasons = append(reasons, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(r.Window.Steps, "step")))
 	}
-	if r.Idle.MostlyUntraced() {
+	if r.Idle.MostlyUntraced(r.Window.Dur()) {
 		low = true
 		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", formatDuration(r.Idle.Of(Untraced))))
 	}
 	if a.t.Truncated {
 		reasons = append(reasons, "the trace was cut short and only its first part was read")
+	}
+	if a.loop >= 0 && r.Window.Steps > 0 && a.guessed > 0 && float64(a.guessed) >= 0.5*float64(a.links.work) {
+		reasons = append(reasons, fmt.Sprintf("%d of %d pieces of device work link to no dispatch (no launch link, no XProf flow from a program's run): each step holds the work that started after its dispatch returned, which is wrong where the host ran several steps ahead", a.guessed, a.links.work))
 	}
 	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
 		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))

@@ -374,7 +374,7 @@ func (a *annotator) writeTrack(w *bufio.Writer, pid, tid, i int) error {
 		if c := t.Str(t.Cat(tr.Lo + j)); c != "" {
 			ev["cat"] = c
 		}
-		if e.Corr != 0 {
+		if e.Corr != 0 && e.Flags&trace.FlagFlow == 0 {
 			ev["args"] = map[string]any{"correlation_id": t.CorrID(e.Corr)}
 		}
 		if err := a.event(w, ev); err != nil {

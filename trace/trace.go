@@ -70,7 +70,19 @@ const (
 	// FlagStep marks a training-step marker: ProfilerStep#N, an event on
 	// an XPlane "Steps" line, a step_num annotation.
 	FlagStep
+	// FlagFlowOut and FlagFlowIn mark an event whose Corr is not a
+	// launch's correlation id but one end of a flow, as XProf links work
+	// across threads with producer/consumer stats: FlagFlowOut on the event
+	// that hands work over (a host DoEnqueueProgram, a dispatch's Execute),
+	// FlagFlowIn on the one that takes it up (a program's run on a TPU's
+	// "XLA Modules" line, the execute thread's scheduled call). The two
+	// ends share Corr.
+	FlagFlowOut
+	FlagFlowIn
 )
+
+// FlagFlow is either end of a flow.
+const FlagFlow = FlagFlowOut | FlagFlowIn
 
 // Event is one interval (or instant) on one track. Start and the duration
 // are in nanoseconds; Start is relative to Trace.StartNs.

@@ -238,7 +238,7 @@ func (j *analysis) confidence(act []*rankState) (analyze.Confidence, []string) {
 		low = true
 		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", analyze.FormatDuration(l), analyze.FormatDuration(w.Total())))
 	}
-	if o.Idle.MostlyUntraced() {
+	if o.Idle.MostlyUntraced(o.Window.Dur()) {
 		low = true
 		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", analyze.FormatDuration(o.Idle.Of(analyze.Untraced))))
 	}

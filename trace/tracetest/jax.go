@@ -1,5 +1,7 @@
 package tracetest
 
+import "slices"
+
 // Thread ids and event names of generated JAX loops.
 const (
 	// RuntimeTID is the XLA runtime thread that launches a JAX step's
@@ -146,6 +148,11 @@ type JAXProgram struct {
 	// NoPythonTracer leaves out the Python frames (GrainNext,
 	// GrainWorkerNext, JAXPrint).
 	NoPythonTracer bool
+	// Uncaptured leaves out the host events of the first Uncaptured
+	// steps, as a capture that begins while the device still runs work
+	// dispatched before it: their device work is in the trace, the
+	// dispatches and enqueues it came from are not.
+	Uncaptured int
 }
 
 // Spec simulates the program and returns its trace.
@@ -166,9 +173,13 @@ func (p JAXProgram) Spec() *Spec {
 	}
 	var h, device int64
 	var done []int64 // when each call's work ends
-	var corr uint64
+	var corr, call uint64
+	captured := 0 // the index of the first captured step's first event
 	for step := range p.Steps {
 		stepStart, first := h, len(s.Events)
+		if step == p.Uncaptured {
+			captured = first
+		}
 		add(Event{Role: Annotation, Name: "train", Thread: MainTID, Start: h, StepNum: int64(step + 1)})
 		switch {
 		case p.Workers > 0:
@@ -195,13 +206,15 @@ func (p JAXProgram) Spec() *Spec {
 			if k := len(done) - p.Depth; p.Depth > 0 && k >= 0 {
 				ret = max(ret, done[k])
 			}
-			add(Event{Role: CPUOp, Name: execute, Thread: MainTID, Start: h, Dur: ret - h})
+			call++
+			add(Event{Role: CPUOp, Name: execute, Thread: MainTID, Start: h, Dur: ret - h, Flow: tpuFlow(p.TPU, FlowTFRTExecute, call, false)})
 			add(Event{Role: CPUOp, Name: JAXDispatch, Thread: MainTID, Start: start, Dur: ret - start})
 			h = ret
 			run := max(ret+LaunchDur, device)
 			if p.TPU {
-				add(Event{Role: CPUOp, Name: "Scheduled " + execute, Thread: ExecuteTID, Start: ret, Dur: LaunchDur})
-				add(Event{Role: CPUOp, Name: "DoEnqueueProgram", Thread: EnqueueTID, Start: ret, Dur: LaunchDur})
+				for _, e := range tpuEnqueue(execute, call, ret, run, p.Compute) {
+					add(e)
+				}
 			} else {
 				corr++
 				add(Event{Role: CPUOp, Name: "PjRtStreamExecutorLoadedExecutable::ExecuteHelper", Thread: ExecuteTID, Start: ret, Dur: LaunchDur})
@@ -227,5 +240,51 @@ func (p JAXProgram) Spec() *Spec {
 		}
 		s.Events[first].Dur = h - stepStart
 	}
+	if p.Uncaptured > 0 {
+		if p.Uncaptured >= p.Steps {
+			captured = len(s.Events)
+		}
+		all := s.Events
+		kept := slices.DeleteFunc(slices.Clone(all[:captured]), func(e Event) bool { return !e.Role.Device() })
+		s.Events = append(kept, all[captured:]...)
+	}
 	return s
+}
+
+// Names of the TPU runtime's events between a call and its program's run.
+const (
+	tpuSystemExecute = "tpu::System::Execute"
+	// TPUProgram is a call's program run on the "XLA Modules" line.
+	TPUProgram = "jit_train_step(8231694027455516873)"
+)
+
+// tpuFlow returns call's end of the flow of kind on TPU (none on GPU), with
+// ids as the TPU runtime makes them: the execute flows count up with the
+// kind in the high word, a launch's id looks random.
+func tpuFlow(tpu bool, kind int64, call uint64, consumer bool) Flow {
+	if !tpu {
+		return Flow{}
+	}
+	id := uint64(kind)<<32 | call
+	if kind == FlowTPULaunch {
+		id = call * 0x9e3779b97f4a7c15
+	}
+	return Flow{ID: id, Kind: kind, Consumer: consumer}
+}
+
+// tpuEnqueue returns the events that take a TPU call's work from its
+// return at ret to its program's run at run, linked by flows as the TFRT
+// runtime writes them: the execute thread's scheduled call consumes the
+// loop's Execute and, inside it, hands the program to the queue thread,
+// whose DoEnqueueProgram hands it to the device, where its run on the
+// "XLA Modules" line holds the program's work.
+func tpuEnqueue(execute string, call uint64, ret, run, compute int64) []Event {
+	half := int64(LaunchDur / 2)
+	return []Event{
+		{Role: CPUOp, Name: "Scheduled " + execute, Thread: ExecuteTID, Start: ret, Dur: LaunchDur, Flow: tpuFlow(true, FlowTFRTExecute, call, true)},
+		{Role: CPUOp, Name: tpuSystemExecute, Thread: ExecuteTID, Start: ret, Dur: half, Flow: tpuFlow(true, FlowTPUExecute, call, false)},
+		{Role: CPUOp, Name: tpuSystemExecute + "=>IssueSequencedEvent", Thread: EnqueueTID, Start: ret, Dur: LaunchDur, Flow: tpuFlow(true, FlowTPUExecute, call, true)},
+		{Role: CPUOp, Name: "DoEnqueueProgram", Thread: EnqueueTID, Start: ret, Dur: half, Flow: tpuFlow(true, FlowTPULaunch, call, false)},
+		{Role: DeviceAnnotation, Name: TPUProgram, Start: run, Dur: compute, Flow: tpuFlow(true, FlowTPULaunch, call, true)},
+	}
 }

@@ -64,7 +64,27 @@ type Event struct {
 	// StepNum, when set on a host event, is its step_num stat in XPlane
 	// (jax.profiler.StepTraceAnnotation's step number).
 	StepNum int64
+	// Flow, when its ID is set, is one end of an XProf flow, written in
+	// XPlane as producer (_p, _pt) or consumer (_c, _ct) stats; Chrome
+	// JSON has no such links.
+	Flow Flow
 }
+
+// Flow is one end of a flow: XProf links the event that hands work over
+// (a producer) to the one that takes it up (a consumer) by a kind and an
+// id; on TPU a program's run consumes kind FlowTPULaunch.
+type Flow struct {
+	ID       uint64
+	Kind     int64
+	Consumer bool
+}
+
+// Kinds of flows as XProf numbers them (its ContextType).
+const (
+	FlowTFRTExecute = 5  // the loop's Execute to the execute thread
+	FlowTPUExecute  = 7  // the execute thread to the program queue
+	FlowTPULaunch   = 12 // the program queue to the device
+)
 
 // Spec is a whole synthetic trace.
 type Spec struct {

@@ -28,7 +28,8 @@ const (
 // lays out a GPU run: a "/host:CPU" plane (even without events) with a
 // line per thread (line id the TID, name "<thread name>/<tid>"), and a
 // "/device:GPU:<n>" plane per device with a "Stream #<s>(...)" line per
-// stream. Events with a Corr carry a correlation_id stat, host events
+// stream. Events with a Corr carry a correlation_id stat, events with a
+// Flow its producer or consumer stats (as int64, as XProf writes them), host events
 // named ProfilerStep#N a step_num stat, copies whose name gives a
 // direction ("Memcpy DtoH (Device -> Pageable)") a memcpy_details stat,
 // and DeviceAnnotation events sit on a derived "XLA Modules" line. Each
@@ -248,6 +249,15 @@ func (p *xplaneBuilder) event1(e *Event, ts int64) (*pb.XEvent, error) {
 			MetadataId: p.statID("step_num"),
 			Value:      &pb.XStat_Int64Value{Int64Value: n},
 		})
+	}
+	if f := e.Flow; f.ID != 0 {
+		id, kind := "_p", "_pt"
+		if f.Consumer {
+			id, kind = "_c", "_ct"
+		}
+		ev.Stats = append(ev.Stats,
+			&pb.XStat{MetadataId: p.statID(kind), Value: &pb.XStat_Int64Value{Int64Value: f.Kind}},
+			&pb.XStat{MetadataId: p.statID(id), Value: &pb.XStat_Int64Value{Int64Value: int64(f.ID)}})
 	}
 	if d := memcpyDetails(e); d != "" {
 		ev.Stats = append(ev.Stats, &pb.XStat{

@@ -573,6 +573,7 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 // from its stats, which the caller then names.
 func setEvent(e *trace.Event, ev *rawEvent, ls *lineState, m *eventMeta, start, dur int64) bool {
 	ev.stats.merge(&m.stats)
+	ev.stats.flow()
 	kind := ls.class.kind
 	flags := copyFlags(kind, m.flags|ev.stats.flags)
 	if ev.dur == 0 {
@@ -606,7 +607,7 @@ func copyFlags(k trace.Kind, f trace.Flag) trace.Flag {
 	case trace.KindHost:
 		return f &^ trace.FlagMemset
 	}
-	return 0
+	return f & (trace.FlagFlowIn | trace.FlagFlowOut)
 }
 
 // eventTimes turns a line's timestamp and an event's picosecond offset and

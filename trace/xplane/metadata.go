@@ -85,12 +85,16 @@ func (t *idTable[T]) get(id uint64) (T, bool) {
 type statKind uint8
 
 const (
-	statOther   statKind = iota
-	statCorr             // correlation_id: links a launch to its device work
-	statStepNum          // step_num: the training step an event belongs to
-	statRoot             // _r: 1 on a step's root event
-	statGroup            // group_id: the step group XProf assigned
-	statMemcpy           // memcpy_details: "kind_src:pageable kind_dst:device ..."
+	statOther        statKind = iota
+	statCorr                  // correlation_id: links a launch to its device work
+	statStepNum               // step_num: the training step an event belongs to
+	statRoot                  // _r: 1 on a step's root event
+	statGroup                 // group_id: the step group XProf assigned
+	statMemcpy                // memcpy_details: "kind_src:pageable kind_dst:device ..."
+	statProducer              // _p: the id of a flow this event produces
+	statProducerType          // _pt: the kind of flow _p is (12: a TPU program)
+	statConsumer              // _c: the id of a flow this event consumes
+	statConsumerType          // _ct: the kind of flow _c is
 )
 
 var statKinds = map[string]statKind{
@@ -99,6 +103,10 @@ var statKinds = map[string]statKind{
 	"_r":             statRoot,
 	"group_id":       statGroup,
 	"memcpy_details": statMemcpy,
+	"_p":             statProducer,
+	"_pt":            statProducerType,
+	"_c":             statConsumer,
+	"_ct":            statConsumerType,
 }
 
 // statMeta is one XStatMetadata: its name doubles as the string value of
@@ -129,6 +137,47 @@ type eventStats struct {
 	root     bool
 	flags    trace.Flag
 	bytes    int64 // a copy's size, from memcpy_details; 0 if unknown
+	// prod and cons are the flows (XProf's producer/consumer stats) the
+	// event produces and consumes.
+	prod, cons flowRef
+}
+
+// flowRef is one end of a flow: XProf links an event that hands work over
+// (a producer: _p with its kind in _pt) to the event that takes it up (a
+// consumer: _c, _ct) by an id and a kind.
+type flowRef struct {
+	id, kind uint64
+	hasID    bool
+}
+
+// key returns the number that stands for the flow in Event.Corr: its id
+// with the kind folded into the top byte, so that flows of two kinds with
+// one id stay apart; 0 when the flow has no id.
+func (f *flowRef) key() uint64 {
+	if !f.hasID {
+		return 0
+	}
+	k := f.id ^ f.kind<<56
+	if k == 0 {
+		k = 1 << 63 // id and kind cancelled out; 0 means no link
+	}
+	return k
+}
+
+// flow folds the event's flow into its correlation id and flags, for an
+// event without a correlation id of its own (a launch's outranks a flow):
+// the consumer end where it has both, as a program's run on the device
+// and an event that takes up queued work are found by what they consume.
+func (s *eventStats) flow() {
+	if s.corr != 0 {
+		return
+	}
+	switch {
+	case s.cons.hasID:
+		s.corr, s.flags = s.cons.key(), s.flags|trace.FlagFlowIn
+	case s.prod.hasID:
+		s.corr, s.flags = s.prod.key(), s.flags|trace.FlagFlowOut
+	}
 }
 
 // merge fills what s lacks from the metadata's stats.
@@ -325,6 +374,14 @@ func (s *eventStats) setInt(k statKind, n int64) {
 		if n == 1 {
 			s.root = true
 		}
+	case statProducer:
+		s.prod.id, s.prod.hasID = uint64(n), true
+	case statProducerType:
+		s.prod.kind = uint64(n)
+	case statConsumer:
+		s.cons.id, s.cons.hasID = uint64(n), true
+	case statConsumerType:
+		s.cons.kind = uint64(n)
 	}
 }
 
