@@ -51,8 +51,8 @@ func detectFramework(t *trace.Trace) Framework {
 // GPU, `main/N` on TPU) and dispatches compiled functions (PjitFunction,
 // PjRt Execute) that return once their work is queued; execute threads
 // (`py_xla_execute/N`, PjRt and TFRT pools) prepare the work and launch it
-// from threads of their own (`Host Threads/N` on GPU; on TPU no launch is
-// recorded at all). The launching thread is idle by construction, and a
+// from threads of their own (`Host Threads/N` on GPU; on TPU a queue thread
+// enqueues the program, linked to its run by flows: see linkPrograms). The launching thread is idle by construction, and a
 // device that starves waits for the loop thread: what that thread does
 // during a gap is the gap's cause. When the loop thread is inside a
 // dispatch while an execute thread does runtime work (allocating the first
@@ -115,10 +115,10 @@ func (a *analyzer) dispatchBefore(t int64) (start int64, ok bool) {
 // A launch comes while its dispatch is in the runtime (JAX on MI300
 // launches inside the Execute call) or as it returns, before any later
 // dispatch starts: the dispatch is the last to start before the launch.
-// Work the trace links to no launch (TPU) belongs to the last dispatch
-// that returned before it started, which is right only when the runtime's
-// queue holds one call: with several queued, the work of one starts after
-// later ones returned.
+// Work the trace links to no launch and no program run (see jaxWork)
+// belongs to the last dispatch that returned before it started, which is
+// right only when the runtime's queue holds one call: with several queued,
+// the work of one starts after later ones returned.
 func (a *analyzer) dispatchOf(h int32, start int64) (int64, bool) {
 	if h < 0 {
 		return a.dispatchBefore(start)

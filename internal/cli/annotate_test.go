@@ -92,6 +92,11 @@ func eventKeys(t *trace.Trace, byID, ours bool) []string {
 			where += lineName(tr.Name)
 		}
 		for j, e := range t.TrackEvents(i) {
+			if e.Flags&trace.FlagFlow != 0 {
+				// Chrome JSON has no XProf flows: the annotated
+				// trace keeps the event, not its flow.
+				e.Corr, e.Flags = 0, e.Flags&^trace.FlagFlow
+			}
 			keys = append(keys, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%s|%d", where, t.Str(e.Name), t.Str(t.Cat(tr.Lo+j)), e.Start, e.Dur(), t.CorrID(e.Corr), e.Kind, e.Flags))
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tracegap/tracegap/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/serve"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // ruleSets are the rules the command line and the service are held to in
@@ -72,6 +73,24 @@ func TestServiceAgrees(t *testing.T) {
 			t.Fatalf("job upload: %d %s, want one job stored", status, body)
 		}
 		svc.agree(t, job, res[0].ID)
+	})
+	t.Run("generated-tpu-loop", func(t *testing.T) {
+		// A JAX loop on TPU whose host runs ahead, its steps found
+		// through XProf's flows (analyze's TestJAXStepsFromLinks).
+		p := filepath.Join(t.TempDir(), "jax-tpu-bursty.xplane.pb")
+		var buf bytes.Buffer
+		spec := tracetest.JAXProgram{Steps: 12, TPU: true, Workers: 4, Load: 80 * 1e6, Dispatch: 1e6, Compute: 10 * 1e6}.Spec()
+		if err := tracetest.WriteXPlane(&buf, spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		status, body := svc.upload(t, p)
+		if status != http.StatusCreated {
+			t.Fatalf("upload: %d %s", status, body)
+		}
+		svc.agree(t, p, idOf(t, body))
 	})
 	t.Run("compare", func(t *testing.T) {
 		var ids [2]string

@@ -124,8 +124,11 @@ const (
 // execute event of LaunchDur; on GPU the launch line issues cuLaunchKernel
 // (LaunchDur, linked by correlation id) and the kernel starts when the
 // launch has returned and the device is free; on TPU the queue thread
-// enqueues the program (LaunchDur, unlinked). Either way the work starts
-// when the launch or enqueue is done and the device is free. Each call's work runs Compute ns. With Print, the step ends in
+// enqueues the program (LaunchDur), and the program's run sits on the
+// device's "XLA Modules" line around its work, linked to the host by
+// XProf's flows as the TFRT runtime writes them (see tpuEnqueue). Either
+// way the work starts when the launch or enqueue is done and the device
+// is free. Each call's work runs Compute ns. With Print, the step ends in
 // print(loss): JAXPrint around JAXRead, blocking until the device is done
 // (at least SyncMin).
 type JAXProgram struct {

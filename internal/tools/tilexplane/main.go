@@ -8,8 +8,10 @@
 // copies follow one another on every line. The ids that tie events together
 // (correlation_id, group_id, step_num, run_id) are renumbered per copy, so
 // that every copy is a distinct stretch of the run; device_offset_ps is
-// shifted with the event. Context ids (_p, _c) are hashes, not counters,
-// and are kept. Step names come from metadata, written once, so a step
+// shifted with the event. Flow ids (_p, _c) are hashes as often as
+// counters: each copy adds its own multiple of a large odd number to them,
+// wrapping, so that producer and consumer still match within a copy and
+// no copy's flows meet another's. Step names come from metadata, written once, so a step
 // named "train_step#7" keeps its name in every copy; its step_num differs. Metadata, plane
 // stats and the space's other fields are written once. The output is
 // deterministic for a given input; it is written through a temporary file.
@@ -37,6 +39,14 @@ var idStats = map[string]bool{
 	"step_num":       true,
 	"run_id":         true,
 }
+
+// flowStats are the stats whose values are flow ids (see the package
+// comment).
+var flowStats = map[string]bool{"_p": true, "_c": true}
+
+// flowStride is what each copy adds to flow ids: odd, so that copies
+// 0..2^64-1 add distinct amounts.
+const flowStride = 0x9e3779b97f4a7c15
 
 // timeStats are the stats whose values are picosecond times on the
 // event's line, shifted with it.
@@ -96,6 +106,7 @@ const (
 	roleOther statRole = iota
 	roleID
 	roleTime
+	roleFlow
 )
 
 // roles returns the roles of a plane's stat metadata ids.
@@ -107,6 +118,8 @@ func roles(p *pb.XPlane) map[int64]statRole {
 			r[id] = roleID
 		case timeStats[m.GetName()]:
 			r[id] = roleTime
+		case flowStats[m.GetName()]:
+			r[id] = roleFlow
 		}
 	}
 	return r
@@ -266,6 +279,8 @@ func (t *tiler) event(e *pb.XEvent, r map[int64]statRole, k int) ([]byte, error)
 			shiftStat(st, idShift)
 		case roleTime:
 			shiftStat(st, shift)
+		case roleFlow:
+			shiftStat(st, int64(uint64(k)*flowStride))
 		}
 	}
 	var err error
