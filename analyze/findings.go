@@ -510,8 +510,8 @@ func (a *analyzer) runtimeWork(share float64) Finding {
 func (a *analyzer) untracedThread(share float64) Finding {
 	return Finding{
 		ID: "untraced-thread",
-		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.",
-			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced]))),
+		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.%s",
+			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced])), a.untracedBetween()),
 		Fix: a.untracedFix(),
 	}
 }
