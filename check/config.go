@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -39,6 +40,14 @@ import (
 // ConfigName is the name of the config file [FindConfig] looks for.
 const ConfigName = "tracegap.toml"
 
+// PyprojectName is the Python project file that may hold the same settings
+// under a [tool.tracegap] table ([tool.tracegap.check], ...), as ruff and
+// other Python tools read theirs.
+const PyprojectName = "pyproject.toml"
+
+// pyprojectPrefix is the key path of the settings in a pyproject.toml.
+var pyprojectPrefix = []string{"tool", "tracegap"}
+
 // sectionNames are the sections a config file may hold, sorted.
 var sectionNames = []string{"analysis", "check", "compare"}
 
@@ -56,23 +65,33 @@ type entry struct {
 	value        any // as go-toml decodes it
 }
 
-// FindConfig looks for ConfigName in dir, then in each of its parents up to
-// the filesystem root, and returns the first found; "" when there is none.
+// FindConfig looks for a config file in dir, then in each of its parents
+// up to the filesystem root, and returns the first found; "" when there is
+// none. In each directory ConfigName comes first, then a PyprojectName
+// that holds a [tool.tracegap] table (one without is passed over, as ruff
+// passes over a pyproject.toml without [tool.ruff]).
 func FindConfig(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("finding %s: %w", ConfigName, err)
 	}
 	for {
-		p := filepath.Join(dir, ConfigName)
-		st, err := os.Stat(p)
-		switch {
-		case err == nil && !st.IsDir():
-			return p, nil
-		case err != nil && !errors.Is(err, os.ErrNotExist):
-			// A file that may be there but cannot be seen must not be
-			// passed over for one further up.
-			return "", fmt.Errorf("finding %s: %w", ConfigName, err)
+		for _, name := range []string{ConfigName, PyprojectName} {
+			p := filepath.Join(dir, name)
+			st, err := os.Stat(p)
+			switch {
+			case err == nil && !st.IsDir():
+				if name == ConfigName {
+					return p, nil
+				}
+				if ok, err := hasToolTable(p); ok || err != nil {
+					return p, err
+				}
+			case err != nil && !errors.Is(err, os.ErrNotExist):
+				// A file that may be there but cannot be seen must not be
+				// passed over for one further up.
+				return "", fmt.Errorf("finding %s: %w", name, err)
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -82,11 +101,54 @@ func FindConfig(dir string) (string, error) {
 	}
 }
 
-// LoadConfig reads and parses the config file at path.
-func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+// maxPyproject bounds the pyproject.toml FindConfig reads: project files
+// are a few kilobytes.
+const maxPyproject = 1 << 20
+
+// hasToolTable reports whether the pyproject.toml at path has a
+// [tool.tracegap] table, or a key under it.
+func hasToolTable(path string) (bool, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return false, err
+	}
+	if !strings.Contains(string(data), "tracegap") {
+		return false, nil
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		// Say what is wrong with it rather than pass it over: it names
+		// tracegap, so it may be meant for it.
+		_, err := parseConfig(path, data)
+		return err != nil, err
+	}
+	tool, _ := doc["tool"].(map[string]any)
+	_, ok := tool["tracegap"]
+	return ok, nil
+}
+
+// readConfigFile reads a config file of at most maxPyproject bytes.
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPyproject+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	if len(data) > maxPyproject {
+		return nil, fmt.Errorf("reading config: %s is larger than %d bytes: expected a small settings file", path, maxPyproject)
+	}
+	return data, nil
+}
+
+// LoadConfig reads and parses the config file at path.
+func LoadConfig(path string) (*Config, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
 	}
 	return parseConfig(path, data)
 }
@@ -104,7 +166,14 @@ func parseConfig(path string, data []byte) (*Config, error) {
 	}
 	c := &Config{Path: path}
 	seen := map[[2]string]bool{}
-	for _, k := range keyLines(data) {
+	keys := keyLines(data)
+	if filepath.Base(path) == PyprojectName {
+		// Only [tool.tracegap] is tracegap's: its tables are the sections.
+		tool, _ := doc["tool"].(map[string]any)
+		doc, _ = tool["tracegap"].(map[string]any)
+		keys = under(keys, pyprojectPrefix)
+	}
+	for _, k := range keys {
 		name := k.key[0]
 		section, ok := doc[name].(map[string]any)
 		switch {
@@ -134,6 +203,19 @@ func (c *Config) add(seen map[[2]string]bool, e entry) {
 		seen[id] = true
 		c.entries = append(c.entries, e)
 	}
+}
+
+// under returns the keys below prefix, the prefix taken off; the prefix
+// itself, as a table header, is left out.
+func under(keys []keyLine, prefix []string) []keyLine {
+	var out []keyLine
+	for _, k := range keys {
+		if len(k.key) > len(prefix) && slices.Equal(k.key[:len(prefix)], prefix) {
+			k.key = k.key[len(prefix):]
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // keyLine is where a table header or a key-value line names a key.

@@ -209,3 +209,76 @@ func TestFindConfig(t *testing.T) {
 	find(deep, mid)
 	find(filepath.Join(root, "a"), top)
 }
+
+// TestPyproject: a pyproject.toml holds the settings under [tool.tracegap]
+// (its tables are the sections, with their lines); the project's other
+// tables, whatever they hold, are not tracegap's.
+func TestPyproject(t *testing.T) {
+	text := `[project]
+name = "trainer"
+dependencies = ["jax>=0.4", "grain"]
+
+[tool.ruff]
+line-length = 100
+lint.select = ["E", "F"]
+
+[tool.tracegap.check]
+fail_on = ["sequential"]
+max_idle = "10%"
+
+[tool.tracegap.analysis]
+min_gap = "50us"
+`
+	c, err := parseConfig(filepath.Join(t.TempDir(), PyprojectName), []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := c.Section("check", keys["check"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := c.Section("analysis", keys["analysis"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chk) != 2 || chk[0].Key != "fail_on" || chk[1].Key != "max_idle" || chk[1].Values[0] != "10%" ||
+		len(an) != 1 || an[0].Key != "min_gap" || an[0].Values[0] != "50us" {
+		t.Errorf("check %+v, analysis %+v; want fail_on and max_idle 10%%, min_gap 50us", chk, an)
+	}
+	if err := an[0].Wrap(errors.New("bad")); !strings.Contains(err.Error(), PyprojectName+":14:") {
+		t.Errorf("error %q: want it to name line 14", err)
+	}
+	// An unknown table under [tool.tracegap] is an error, as in
+	// tracegap.toml.
+	if _, err := parseConfig(PyprojectName, []byte("[tool.tracegap.chek]\nmax_idle = \"1%\"\n")); err == nil || !strings.Contains(err.Error(), "unknown section [chek]") {
+		t.Errorf("misspelt section: %v", err)
+	}
+}
+
+// TestFindPyproject: in each directory tracegap.toml wins over
+// pyproject.toml, and a pyproject.toml without [tool.tracegap] is passed
+// over for one further up.
+func TestFindPyproject(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(dir, name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	top := write(root, PyprojectName, "[tool.tracegap.analysis]\nmin_gap = \"50us\"\n")
+	write(deep, PyprojectName, "[project]\nname = \"x\"\n[tool.black]\nline-length = 88\n")
+	if got, err := FindConfig(deep); got != top || err != nil {
+		t.Errorf("FindConfig = %q, %v; want %q", got, err, top)
+	}
+	both := write(deep, ConfigName, "")
+	if got, err := FindConfig(deep); got != both || err != nil {
+		t.Errorf("FindConfig = %q, %v; want %q", got, err, both)
+	}
+}

@@ -137,6 +137,9 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 
 // check validates the flags and returns the report format.
 func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
+	if err := f.analysis.configure(fs, nil); err != nil {
+		return "", err
+	}
 	format, err := report.ParseFormat(f.format)
 	if err != nil {
 		return "", err

@@ -62,6 +62,10 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap annotate: %s (see tracegap annotate --help)\n", safe(err))
 		return exitUsage
 	}
+	if err := af.configure(fs, nil); err != nil {
+		fmt.Fprintf(stderr, "tracegap annotate: %s\n", safe(err))
+		return exitUsage
+	}
 	switch {
 	case out == "":
 		fmt.Fprintln(stderr, "tracegap annotate: no output given: expected -o FILE")

@@ -62,7 +62,6 @@ type checkFlags struct {
 	junit    string
 	format   string
 	jobs     int
-	config   string
 	job      *jobFlags
 }
 
@@ -75,7 +74,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
 	fs.StringVar(&f.format, "format", "text", "output: text, or github for workflow annotations")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "how many files to check at once")
-	fs.StringVar(&f.config, "config", "", "read rules and thresholds from this file (flags win); default: the first "+check.ConfigName+" from the working directory up")
 	f.job = addJobFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap check [flags] FILE|DIR...\n\nExit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
@@ -113,14 +111,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 // finish applies the config file and checks the flags.
 func (f *checkFlags) finish(fs *pflag.FlagSet) error {
-	c, err := findConfig(f.config)
-	if err != nil {
+	if err := f.analysis.configure(fs, map[string][]string{"check": checkKeys}); err != nil {
 		return err
-	}
-	if c != nil {
-		if err := c.apply(fs, map[string][]string{"check": checkKeys, "analysis": analysisKeys}); err != nil {
-			return err
-		}
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("no trace given: expected FILE or DIR arguments")

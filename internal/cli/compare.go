@@ -27,7 +27,6 @@ type compareFlags struct {
 	synthetic  bool
 	format     string
 	out        string
-	config     string
 }
 
 // compareKeys are the flags a [compare] config section may set.
@@ -41,7 +40,6 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.synthetic, "synthetic-base", false, "read BASE as a run fed with synthetic data even if it shows input time")
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or markdown")
 	fs.StringVarP(&f.out, "output", "o", "", "write the comparison to this file instead of standard output")
-	fs.StringVar(&f.config, "config", "", "read thresholds from this file's [analysis] and [compare] sections (flags win)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap compare [flags] BASE NEW\n\nExit status: 0 no regression, 1 a regression past --fail-on-regression, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -87,14 +85,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 
 // finish applies the config file and checks the flags and arguments.
 func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
-	if f.config != "" {
-		c, err := loadConfig(f.config)
-		if err != nil {
-			return "", err
-		}
-		if err := c.apply(fs, map[string][]string{"compare": compareKeys, "analysis": analysisKeys}); err != nil {
-			return "", err
-		}
+	if err := f.analysis.configure(fs, map[string][]string{"compare": compareKeys}); err != nil {
+		return "", err
 	}
 	if fs.NArg() != 2 {
 		return "", fmt.Errorf("expected two traces, BASE and NEW, got %d arguments", fs.NArg())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -30,8 +31,9 @@ func loadConfig(path string) (*config, error) {
 }
 
 // findConfig loads the config file a command reads: the one --config names
-// (explicit), else the first tracegap.toml from the working directory up;
-// nil when there is none.
+// (explicit), else the first tracegap.toml, or pyproject.toml with a
+// [tool.tracegap] table, from the working directory up; nil when there is
+// none.
 func findConfig(explicit string) (*config, error) {
 	if explicit != "" {
 		return loadConfig(explicit)
@@ -113,5 +115,33 @@ func flagNames(add func(fs *pflag.FlagSet)) []string {
 	return names
 }
 
-// analysisKeys are the flags an [analysis] section may set.
-var analysisKeys = flagNames(func(fs *pflag.FlagSet) { addAnalysisFlags(fs) })
+// analysisKeys are the flags an [analysis] section may set: the shared
+// analysis flags but those that choose the file.
+var analysisKeys = slices.DeleteFunc(flagNames(func(fs *pflag.FlagSet) { addAnalysisFlags(fs) }),
+	func(name string) bool { return name == "config" || name == "isolated" })
+
+// configFile returns the config file the command reads (see findConfig),
+// nil with --isolated or when there is none.
+func (f *analysisFlags) configFile() (*config, error) {
+	if f.isolated {
+		if f.config != "" {
+			return nil, errors.New("--config and --isolated contradict each other: give one")
+		}
+		return nil, nil
+	}
+	return findConfig(f.config)
+}
+
+// configure applies the config file to the flags of fs that the command
+// line left alone: its [analysis] section, and the command's own sections
+// (own: section name to the flags it may set). Every command reads the
+// same file the same way, so that analyze and check agree on one trace.
+func (f *analysisFlags) configure(fs *pflag.FlagSet, own map[string][]string) error {
+	c, err := f.configFile()
+	if err != nil || c == nil {
+		return err
+	}
+	sections := map[string][]string{"analysis": analysisKeys}
+	maps.Copy(sections, own)
+	return c.apply(fs, sections)
+}

@@ -135,3 +135,75 @@ func TestCheckFindsConfig(t *testing.T) {
 		t.Errorf("broken config: exit %d stderr %q; want 2 and %q", code, errs, want)
 	}
 }
+
+// TestOneConfigEveryCommand: one tracegap.toml, found from the working
+// directory, sets the analysis of every command alike. The shipped example
+// (each step's 18 ms of idle on its inline DataLoader, 28.4% of the
+// window: data-bound by default) with input_threshold 50% is parallel in
+// analyze, check, compare and sweep; with min_gap 20ms none of its gaps is
+// attributed, and gaps lists none. A pyproject.toml's [tool.tracegap]
+// does the same; --isolated reads neither.
+func TestOneConfigEveryCommand(t *testing.T) {
+	example, err := filepath.Abs(filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := "input_threshold = \"50%\"\nmin_gap = \"20ms\"\n"
+	for _, file := range []struct{ name, text string }{
+		{check.ConfigName, "[analysis]\n" + settings},
+		{check.PyprojectName, "[project]\nname = \"trainer\"\n\n[tool.tracegap.analysis]\n" + settings},
+	} {
+		t.Run(file.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, file.name), []byte(file.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(dir)
+			verdicts := commandVerdicts(t, example)
+			for cmd, v := range verdicts {
+				if v != "parallel" {
+					t.Errorf("%s: %s, want parallel under the config", cmd, v)
+				}
+			}
+			if _, out, _ := runCmd("gaps", example); strings.Count(out, "\n") != 1 {
+				t.Errorf("gaps: %q, want the header alone (no gap of 20 ms or more)", out)
+			}
+			isolated := commandVerdicts(t, example, "--isolated")
+			for cmd, v := range isolated {
+				if v != "data-bound" {
+					t.Errorf("%s --isolated: %s, want the default data-bound", cmd, v)
+				}
+			}
+		})
+	}
+}
+
+// commandVerdicts returns the verdict analyze, check, compare and sweep
+// give path, each run with the extra flags.
+func commandVerdicts(t *testing.T, path string, extra ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	run := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := runCmd(append(args[:1:1], append(slices.Clone(extra), args[1:]...)...)...)
+		if code != exitOK && code != exitCheck {
+			t.Fatalf("%q: exit %d, %s", args, code, stderr)
+		}
+		return stdout
+	}
+	verdictOf := func(cmd, text, before string) {
+		t.Helper()
+		i := strings.Index(text, before)
+		if i < 0 {
+			t.Fatalf("%s: no %q in %q", cmd, before, text)
+		}
+		v, _, _ := strings.Cut(text[i+len(before):], "\"")
+		v, _, _ = strings.Cut(v, " ")
+		out[cmd] = v
+	}
+	verdictOf("analyze", run("analyze", "--format", "json", path), `"verdict": "`)
+	verdictOf("check", run("check", "--fail-on", "none", path), path+": ")
+	verdictOf("compare", run("compare", "--format", "json", path, path), `"verdict": "`)
+	verdictOf("sweep", run("sweep", "--format", "json", path, path), `"verdict": "`)
+	return out
+}

@@ -112,6 +112,9 @@ type analysisFlags struct {
 	maxTracks, maxStrings       int
 	maxValue                    int64
 	inFormat                    string
+	// config and isolated choose the config file (see configure).
+	config   string
+	isolated bool
 	// progress, when set, draws reading progress on a terminal.
 	progress *progress
 }
@@ -146,6 +149,8 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.IntVar(&f.maxStrings, "max-strings", trace.DefaultMaxStrings, "refuse traces with more distinct names (or name and category pairs, XPlane metadata entries, or correlation ids of 2^31 and above) than this")
 	fs.Int64Var(&f.maxValue, "max-value", trace.DefaultMaxValueBytes, "refuse JSON with a value (an event, a string) or run of white space longer than this many bytes")
 	fs.StringVar(&f.inFormat, "input-format", "", "force the input format ("+strings.Join(trace.FormatNames(), ", ")+") instead of sniffing it")
+	fs.StringVar(&f.config, "config", "", "read settings from this file (flags win); default: the first "+check.ConfigName+", or "+check.PyprojectName+" with a [tool.tracegap] table, from the working directory up")
+	fs.BoolVar(&f.isolated, "isolated", false, "read no config file")
 	return f
 }
 

@@ -63,6 +63,10 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap gaps: %s (see tracegap gaps --help)\n", safe(err))
 		return exitUsage
 	}
+	if err := af.configure(fs, nil); err != nil {
+		fmt.Fprintf(stderr, "tracegap gaps: %s\n", safe(err))
+		return exitUsage
+	}
 	var write func(io.Writer, *analyze.Result) error
 	switch format {
 	case "tsv":

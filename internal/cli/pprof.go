@@ -54,6 +54,10 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap pprof: %s (see tracegap pprof --help)\n", safe(err))
 		return exitUsage
 	}
+	if err := af.configure(fs, nil); err != nil {
+		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))
+		return exitUsage
+	}
 	if out == "" {
 		fmt.Fprintln(stderr, `tracegap pprof: no output given: expected -o FILE (or -o - for stdout)`)
 		return exitUsage

@@ -73,7 +73,6 @@ type serveFlags struct {
 	readHeader, read     time.Duration
 	write, idle, grace   time.Duration
 	analysis             *analysisFlags
-	config               string
 }
 
 func addServeFlags(fs *pflag.FlagSet) *serveFlags {
@@ -93,7 +92,6 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.DurationVar(&f.write, "write-timeout", serve.DefaultWriteTimeout, "time allowed from a request's headers to the end of its answer, analysis included")
 	fs.DurationVar(&f.idle, "idle-timeout", serve.DefaultIdleTimeout, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Minute, "on SIGTERM/SIGINT, how long running uploads and analyses may take to finish")
-	fs.StringVar(&f.config, "config", "", "read the check endpoint's default rules from this file's [check] section, and analysis settings from its [analysis] (flags win)")
 	f.analysis = addAnalysisFlags(fs)
 	f.analysis.maxBytes = serveDefaultMaxBytes
 	fs.Lookup("max-bytes").DefValue = fmt.Sprint(int64(serveDefaultMaxBytes))
@@ -183,19 +181,16 @@ func allowedHosts(addr string, extra []string) []string {
 	return extra
 }
 
-// rules applies the --config file, if any, and returns the rules a check
-// applies by default: its [check] section's, as `tracegap check` reads
-// them, else check's defaults. Unlike check, serve reads no config file it
-// is not given: a service's settings should not depend on where it starts.
+// rules applies the config file, found as every command finds it, and
+// returns the rules a check applies by default: its [check] section's, as
+// `tracegap check` reads them, else check's defaults; its [analysis]
+// section sets the analysis flags the command line left alone.
 func (f *serveFlags) rules(fs *pflag.FlagSet) (check.Rules, error) {
 	var rules check.Rules
 	rfs := pflag.NewFlagSet("rules", pflag.ContinueOnError)
 	addRuleFlags(rfs, &rules)
-	if f.config == "" {
-		return rules, nil
-	}
-	c, err := loadConfig(f.config)
-	if err != nil {
+	c, err := f.analysis.configFile()
+	if err != nil || c == nil {
 		return rules, err
 	}
 	if err := c.apply(rfs, map[string][]string{"check": checkKeys}); err != nil {

@@ -59,6 +59,10 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap summarize: %s (see tracegap summarize --help)\n", safe(err))
 		return exitUsage
 	}
+	if err := af.configure(fs, nil); err != nil {
+		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
+		return exitUsage
+	}
 	if err := summarizeArgs(fs, af, out); err != nil {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
 		return exitUsage

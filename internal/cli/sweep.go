@@ -84,6 +84,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 
 // finish checks the flags and arguments and splits the labels.
 func (f *sweepFlags) finish(fs *pflag.FlagSet) (report.Format, string, []string, error) {
+	if err := f.analysis.configure(fs, nil); err != nil {
+		return "", "", nil, err
+	}
 	if fs.NArg() < 2 {
 		return "", "", nil, fmt.Errorf("expected two runs or more, got %d", fs.NArg())
 	}
