@@ -48,6 +48,27 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown report format %q: expected text, json, markdown or html", s)
 }
 
+// formatSuffixes are the file name endings that name a report format.
+var formatSuffixes = []struct {
+	suffix string
+	format Format
+}{
+	{".txt", Text}, {".json", JSON}, {".md", Markdown}, {".markdown", Markdown},
+	{".html", HTML}, {".htm", HTML},
+}
+
+// FormatOfPath returns the report format a file name's ending names
+// ("report.html": HTML), ok false for an ending that names none.
+func FormatOfPath(path string) (f Format, ok bool) {
+	lower := strings.ToLower(path)
+	for _, s := range formatSuffixes {
+		if strings.HasSuffix(lower, s.suffix) {
+			return s.format, true
+		}
+	}
+	return "", false
+}
+
 // Options tune how a report is rendered. The zero value is usable.
 type Options struct {
 	// Color adds ANSI colours to text output. The caller decides: only

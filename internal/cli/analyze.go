@@ -74,8 +74,8 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.Lookup("top").Hidden = false // analyze's reports list the longest gaps
 	jf := addJobFlags(fs)
 	dbg := addDebugFlags(fs)
-	fs.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html")
-	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout")
+	fs.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html (default: the one -o's ending names, else text)")
+	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; .txt, .json, .md or .html picks the format")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "how many inputs to analyse at once")
@@ -140,7 +140,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 	if err := f.analysis.configure(fs, nil); err != nil {
 		return "", err
 	}
-	format, err := report.ParseFormat(f.format)
+	format, err := outputFormat(fs, f.format, f.out)
 	if err != nil {
 		return "", err
 	}
@@ -150,10 +150,8 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 	if err := stdinOnce(fs.Args()); err != nil {
 		return "", err
 	}
-	switch f.color {
-	case "auto", "always", "never":
-	default:
-		return "", fmt.Errorf("invalid --color %q: expected auto, always or never", f.color)
+	if err := validColor(f.color); err != nil {
+		return "", err
 	}
 	if f.jobs < 1 {
 		return "", fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
@@ -193,8 +191,10 @@ func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, st
 }
 
 // useColor decides whether text output gets ANSI colours: "always" and
-// "never" say so; "auto" colours a terminal unless NO_COLOR is set to
-// anything non-empty (https://no-color.org).
+// "never" say so; "auto" colours a terminal, or any output when
+// FORCE_COLOR is set (CI logs that show colours), unless NO_COLOR is set
+// to anything non-empty (https://no-color.org wins over
+// https://force-color.org). FORCE_COLOR of "0" or "false" forces nothing.
 func useColor(mode string, w io.Writer) bool {
 	switch mode {
 	case "always":
@@ -205,8 +205,27 @@ func useColor(mode string, w io.Writer) bool {
 	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
+	if fc := os.Getenv("FORCE_COLOR"); fc != "" && fc != "0" && fc != "false" {
+		return true
+	}
 	return isTerminal(w)
 }
+
+// validColor checks a --color value.
+func validColor(mode string) error {
+	switch mode {
+	case "auto", "always", "never":
+		return nil
+	}
+	return fmt.Errorf("invalid --color %q: expected auto, always or never", mode)
+}
+
+// ANSI colours of check's words.
+const (
+	ansiRed   = "\x1b[31m"
+	ansiGreen = "\x1b[32m"
+	ansiReset = "\x1b[0m"
+)
 
 // isTerminal reports whether w is a terminal (not merely a character
 // device: /dev/null is none).

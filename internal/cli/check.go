@@ -61,6 +61,7 @@ type checkFlags struct {
 	analysis *analysisFlags
 	junit    string
 	format   string
+	color    string
 	jobs     int
 	job      *jobFlags
 }
@@ -73,6 +74,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	f.analysis = addAnalysisFlags(fs)
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
 	fs.StringVar(&f.format, "format", "text", "output: text, or github for workflow annotations")
+	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "how many files to check at once")
 	f.job = addJobFlags(fs)
 	fs.Usage = func() {
@@ -122,6 +124,9 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	}
 	if f.job.job && f.job.noJob {
 		return errors.New("--job and --no-job contradict each other: give one")
+	}
+	if err := validColor(f.color); err != nil {
+		return err
 	}
 	if f.format != "text" && f.format != "github" {
 		return fmt.Errorf("unknown --format %q: expected text or github", f.format)
@@ -194,6 +199,12 @@ func jobName(paths []string) string {
 // an input was unusable, else 1 when a rule failed, else 0.
 func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int {
 	status := exitOK
+	paint := func(w io.Writer, color, word string) string {
+		if f.format != "text" || !useColor(f.color, w) {
+			return word
+		}
+		return color + word + ansiReset
+	}
 	for i := range results {
 		r := &results[i]
 		switch {
@@ -211,7 +222,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 			// A job names each unreadable rank on a line of its own; each
 			// line is escaped already.
 			for _, line := range strings.Split(msg, "\n") {
-				fmt.Fprintf(stderr, "ERROR %s\n", line)
+				fmt.Fprintf(stderr, "%s %s\n", paint(stderr, ansiRed, "ERROR"), line)
 			}
 		case r.failed():
 			if status == exitOK {
@@ -224,7 +235,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 				if f.format == "github" {
 					fmt.Fprintf(stdout, "::error file=%s,title=tracegap %s::%s\n", untrusted.AnnotationProperty(r.path), untrusted.AnnotationProperty(o.Rule), untrusted.AnnotationMessage(r.path+": "+o.Message()))
 				} else {
-					fmt.Fprintf(stdout, "FAIL %s: %s\n", safe(r.path), safe(o.Message()))
+					fmt.Fprintf(stdout, "%s %s: %s\n", paint(stdout, ansiRed, "FAIL"), safe(r.path), safe(o.Message()))
 				}
 			}
 		default:
@@ -232,7 +243,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 			if len(r.outcomes) == 1 {
 				rules = "rule"
 			}
-			fmt.Fprintf(stdout, "ok   %s: %s (%s confidence), %d %s passed\n", safe(r.path), r.res.Verdict, r.res.Confidence, len(r.outcomes), rules)
+			fmt.Fprintf(stdout, "%s   %s: %s (%s confidence), %d %s passed\n", paint(stdout, ansiGreen, "ok"), safe(r.path), r.res.Verdict, r.res.Confidence, len(r.outcomes), rules)
 		}
 	}
 	return status

@@ -15,9 +15,10 @@ import (
 	_ "github.com/tracegap/tracegap/trace/all"
 )
 
-// version is set at build time with
+// version is set at build time with (in Python's form, PEP 440, so that
+// the binary and pip say the same)
 // -ldflags "-X github.com/tracegap/tracegap/internal/cli.version=...".
-var version = "0.1.0-dev"
+var version = "0.1.0.dev0"
 
 // command is one subcommand. run gets the arguments after the command name
 // and returns an exit status.
@@ -48,10 +49,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
+	case "-h", "--help":
 		usage(stdout)
 		return exitOK
-	case "--version", "version":
+	case "help":
+		// "tracegap help CMD" is "tracegap CMD --help".
+		if len(args) > 1 {
+			if cmd, ok := commands[args[1]]; ok {
+				return cmd.run([]string{"--help"}, stdout, stdout)
+			}
+			fmt.Fprintf(stderr, "tracegap: no help for %q: not a command (see tracegap --help)\n", args[1])
+			return exitUsage
+		}
+		usage(stdout)
+		return exitOK
+	case "-V", "--version", "version":
 		fmt.Fprintf(stdout, "tracegap %s\n", version)
 		return exitOK
 	}
@@ -97,7 +109,8 @@ Examples:
   tracegap analyze logs/plugins/profile/
   tracegap gaps --min-gap 50us trace.json.gz
 
-Run "tracegap COMMAND --help" for a command's flags.
+Run "tracegap help COMMAND" (or "tracegap COMMAND --help") for a command's flags,
+"tracegap completion bash|zsh|fish" for shell completion, "tracegap -V" for the version.
 Exit status: 0 success, 1 a check that failed, 2 unusable input or usage.
 `)
 }

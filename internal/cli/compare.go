@@ -94,7 +94,7 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 	if err := stdinOnce(fs.Args()); err != nil {
 		return "", err
 	}
-	format, err := report.ParseFormat(f.format)
+	format, err := outputFormat(fs, f.format, f.out)
 	if err == nil && format == report.HTML {
 		err = fmt.Errorf("a comparison cannot be written as html: expected text, json or markdown")
 	}

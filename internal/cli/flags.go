@@ -14,6 +14,7 @@ import (
 	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/check"
 	irun "github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -191,3 +192,24 @@ func (f *analysisFlags) analyzeFile(path string) (*analyze.Result, error) {
 
 // stdin is where the input "-" is read from; tests replace it.
 var stdin io.Reader = os.Stdin
+
+// outputFormat returns the report format of a command with --format (the
+// value given, changed when set on the command line or by a config) and
+// -o out: out's ending picks it when --format is left alone ("-o
+// report.html" writes HTML), and the two must agree when both are given.
+func outputFormat(fs *pflag.FlagSet, value, out string) (report.Format, error) {
+	format, err := report.ParseFormat(value)
+	if err != nil {
+		return "", err
+	}
+	byName, ok := report.FormatOfPath(out)
+	switch {
+	case out == "" || out == "-" || !ok:
+		return format, nil
+	case !fs.Changed("format"):
+		return byName, nil
+	case byName != format:
+		return "", fmt.Errorf("--format %s and -o %s disagree: the file's ending names %s; give one or make them agree", format, out, byName)
+	}
+	return format, nil
+}

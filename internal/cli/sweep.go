@@ -110,7 +110,7 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (report.Format, string, []string,
 			return "", "", nil, fmt.Errorf("%d labels for %d runs: expected one per run", len(labels), fs.NArg())
 		}
 	}
-	format, err := report.ParseFormat(f.format)
+	format, err := outputFormat(fs, f.format, f.out)
 	if err != nil {
 		return "", "", nil, err
 	}

@@ -59,9 +59,14 @@ var platformTags = map[string][]string{
 }
 
 // pep440 turns a Go-style version into a Python one: "0.1.0-dev" is
-// "0.1.0.dev0", "0.2.0-rc1" is "0.2.0rc1".
+// "0.1.0.dev0", "0.2.0-rc1" is "0.2.0rc1"; one already in Python's form
+// ("0.1.0.dev0", what the binary says) is kept.
 func pep440(v string) (string, error) {
-	m := versionRE.FindStringSubmatch(strings.TrimPrefix(v, "v"))
+	v = strings.TrimPrefix(v, "v")
+	if pep440RE.MatchString(v) {
+		return v, nil
+	}
+	m := versionRE.FindStringSubmatch(v)
 	if m == nil {
 		return "", fmt.Errorf("version %q: expected X.Y.Z with an optional -dev, -devN, -aN, -bN or -rcN", v)
 	}
@@ -75,6 +80,9 @@ func pep440(v string) (string, error) {
 }
 
 var versionRE = regexp.MustCompile(`^(\d+\.\d+\.\d+)(?:-(dev|a|b|rc)(\d*))?$`)
+
+// pep440RE matches the versions pep440 makes.
+var pep440RE = regexp.MustCompile(`^\d+\.\d+\.\d+(?:\.dev\d+|(?:a|b|rc)\d+)$`)
 
 func cmpOr(s, def string) string {
 	if s == "" {

@@ -13,7 +13,7 @@ import (
 )
 
 func TestPEP440(t *testing.T) {
-	for in, want := range map[string]string{"0.1.0": "0.1.0", "v1.2.3": "1.2.3", "0.1.0-dev": "0.1.0.dev0", "0.1.0-dev3": "0.1.0.dev3", "0.2.0-rc1": "0.2.0rc1", "1.0.0-b": "1.0.0b0"} {
+	for in, want := range map[string]string{"0.1.0": "0.1.0", "v1.2.3": "1.2.3", "0.1.0-dev": "0.1.0.dev0", "0.1.0-dev3": "0.1.0.dev3", "0.2.0-rc1": "0.2.0rc1", "1.0.0-b": "1.0.0b0", "0.1.0.dev0": "0.1.0.dev0", "0.2.0rc1": "0.2.0rc1"} {
 		if got, err := pep440(in); err != nil || got != want {
 			t.Errorf("pep440(%q) = %q, %v; want %q", in, got, err, want)
 		}
