@@ -35,7 +35,9 @@ type Skipped struct {
 // newest first: run names are timestamps like 2024_01_02_03_04_05. Where a
 // run holds files of one stem in several formats, such as host.xplane.pb
 // and host.trace.json.gz, only those of the primary format are kept: the
-// others are conversions of it (see Format.Primary).
+// others are conversions of it (see Format.Primary); so is the
+// perfetto_trace.json.gz JAX writes beside an XPlane when asked to, which
+// ExpandSkipping lists as skipped.
 //
 // A file named only by a format's generic suffix (".json") is kept only
 // when its head holds that format's content (Format.Holds): a directory of
@@ -209,11 +211,25 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 		if stem, f, _ := traceStem(name, suffixes); !f.Primary && primary[stem] {
 			continue
 		}
+		if len(primary) > 0 && isPerfettoExport(name) {
+			x.skipped = append(x.skipped, Skipped{Path: filepath.Join(dir, name), Reason: perfettoExport})
+			continue
+		}
 		files = append(files, filepath.Join(dir, name))
 	}
 	slices.Sort(files)
 	slices.Sort(subdirs)
 	return files, subdirs, nil
+}
+
+// perfettoExport says why a run directory's Perfetto trace is left out.
+const perfettoExport = "the Perfetto trace JAX exports from this run's XPlane (jax.profiler.trace(..., create_perfetto_trace=True)): the same run, so the XPlane beside it is analysed"
+
+// isPerfettoExport reports whether a file is the Perfetto trace that
+// jax.profiler writes beside a run's XPlane when asked to: a conversion of
+// it under another stem, which the primary-format rule cannot pair.
+func isPerfettoExport(name string) bool {
+	return name == "perfetto_trace.json.gz" || name == "perfetto_trace.json"
 }
 
 // entryType returns the type of the directory entry e at path, that of

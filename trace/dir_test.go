@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -258,5 +259,36 @@ func TestExpandSkipsNonRegular(t *testing.T) {
 	}
 	if want := []string{filepath.Join(d, "a.pt.trace.json"), filepath.Join(d, "c.pt.trace.json")}; !slices.Equal(files, want) {
 		t.Errorf("Expand = %q, want %q", files, want)
+	}
+}
+
+// TestExpandPerfettoExport: a JAX run folder written with
+// create_perfetto_trace=True holds the XPlane and the Perfetto trace
+// exported from it: one run, analysed from the XPlane, the other file
+// skipped with the reason. A Perfetto trace alone is a trace.
+func TestExpandPerfettoExport(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "plugins", "profile", "2026_11_27_18_00_00")
+	makeTree(t, root, "plugins/profile/2026_11_27_18_00_00/host.xplane.pb", "alone/x")
+	var gz strings.Builder
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"traceEvents":[]}`))
+	zw.Close()
+	for _, dir := range []string{run, filepath.Join(root, "alone")} {
+		if err := os.WriteFile(filepath.Join(dir, "perfetto_trace.json.gz"), []byte(gz.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, skipped, err := trace.ExpandSkipping([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(run, "host.xplane.pb")}; !slices.Equal(files, want) || len(skipped) != 1 ||
+		skipped[0].Path != filepath.Join(run, "perfetto_trace.json.gz") || !strings.Contains(skipped[0].Reason, "create_perfetto_trace") {
+		t.Errorf("ExpandSkipping = %q, %q; want %q and the Perfetto trace skipped", files, skipped, want)
+	}
+	files, _, err = trace.ExpandSkipping([]string{filepath.Join(root, "alone")})
+	if err != nil || len(files) != 1 {
+		t.Errorf("a Perfetto trace alone: %q, %v; want it", files, err)
 	}
 }
