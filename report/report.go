@@ -71,6 +71,9 @@ func FormatOfPath(path string) (f Format, ok bool) {
 
 // Options tune how a report is rendered. The zero value is usable.
 type Options struct {
+	// Width, when positive, is the terminal's width in columns: text
+	// reports fit it (tables elide cells, prose wraps; see fitTable).
+	Width int
 	// Color adds ANSI colours to text output. The caller decides: only
 	// for a terminal, never when NO_COLOR is set.
 	Color bool

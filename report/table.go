@@ -24,6 +24,8 @@ type table struct {
 	// fromStart marks the columns whose cells are cut at the start, so
 	// that their end shows (see untrusted.ClipStart).
 	fromStart []bool
+	// cutHeader cuts the header cells to widths too (see fitTable).
+	cutHeader bool
 	rows      [][]string
 }
 
@@ -137,6 +139,9 @@ func (t *table) escaped(esc func(string) string) *table {
 	header := make([]string, len(t.header))
 	for i, c := range t.header {
 		header[i] = esc(c)
+		if t.cutHeader {
+			header[i] = t.cell(c, i, esc)
+		}
 	}
 	return &table{header: header, align: t.align, rows: t.cut(esc)}
 }

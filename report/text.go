@@ -68,21 +68,37 @@ func (t *textWriter) style(s, code string) styled {
 func (t *textWriter) heading(s string) { t.printf("\n%s\n", t.style(s, ansiBold)) }
 
 func (t *textWriter) table(tb *table) {
-	if t.err == nil {
+	if t.err != nil {
+		return
+	}
+	if t.opt.Width <= 0 {
 		t.err = tb.renderText(t.w, untrusted.Terminal)
+		return
+	}
+	var s string
+	if s, t.err = fitTable(tb, t.opt.Width, untrusted.Terminal); t.err == nil {
+		_, t.err = io.WriteString(t.w, s)
 	}
 }
 
 func writeText(w io.Writer, results []*analyze.Result, opt Options) error {
+	var ww *wrapWriter
+	if opt.Width > 0 {
+		ww = &wrapWriter{w: w, width: opt.Width}
+		w = ww
+	}
 	for i, res := range results {
 		t := &textWriter{w: w, opt: opt, terminal: true}
 		if i > 0 {
-			t.printf("\n%s\n\n", strings.Repeat("=", 72))
+			t.printf("\n%s\n\n", strings.Repeat("=", min(72, cmp.Or(opt.Width, 72))))
 		}
 		t.result(res)
 		if t.err != nil {
 			return t.err
 		}
+	}
+	if ww != nil {
+		return ww.Flush()
 	}
 	return nil
 }

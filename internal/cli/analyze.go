@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"runtime"
 	"slices"
 	"strings"
@@ -179,6 +180,7 @@ func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, st
 	}
 	if f.out == "" {
 		opt.Color = format == report.Text && useColor(f.color, stdout)
+		opt.Width = textWidth(stdout)
 		return report.WriteAll(stdout, results, format, opt)
 	}
 	err := report.WriteFile(f.out, func(w io.Writer) error {
@@ -210,6 +212,24 @@ func useColor(mode string, w io.Writer) bool {
 	}
 	return isTerminal(w)
 }
+
+// textWidth returns the width a text report written to w fits: COLUMNS
+// when it is set to a width (as shells export it, and as a user sets it
+// for a pipe), else the terminal's, else 0 for no limit (a file, a pipe).
+// Narrower than minTextWidth is taken as minTextWidth.
+func textWidth(w io.Writer) int {
+	n, err := strconv.Atoi(os.Getenv("COLUMNS"))
+	if err != nil || n <= 0 {
+		n = ttyWidth(w)
+	}
+	if n <= 0 {
+		return 0
+	}
+	return max(n, minTextWidth)
+}
+
+// minTextWidth is the narrowest width a text report is fitted to.
+const minTextWidth = 60
 
 // validColor checks a --color value.
 func validColor(mode string) error {

@@ -91,3 +91,29 @@ func TestColorEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestTextWidth: with COLUMNS=80 no line of the shipped example's text
+// report is wider than 80 columns; without it (a pipe, a file) the report
+// is as it always was.
+func TestTextWidth(t *testing.T) {
+	example := filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz")
+	t.Setenv("COLUMNS", "")
+	_, plain, _ := runCmd("analyze", "--isolated", example)
+	t.Setenv("COLUMNS", "80")
+	_, fitted, _ := runCmd("analyze", "--isolated", example)
+	wide := 0
+	for _, line := range strings.Split(plain, "\n") {
+		wide = max(wide, len(line))
+	}
+	if wide <= 80 {
+		t.Fatalf("the plain report's widest line is %d: the test shows nothing", wide)
+	}
+	for _, line := range strings.Split(fitted, "\n") {
+		if len([]rune(line)) > 80 {
+			t.Errorf("a line of %d columns: %q", len([]rune(line)), line)
+		}
+	}
+	if !strings.Contains(fitted, "data-bound (high confidence)") {
+		t.Errorf("the fitted report lost its verdict:\n%s", fitted)
+	}
+}

@@ -1,0 +1,60 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/internal/untrusted"
+)
+
+func TestWrapLine(t *testing.T) {
+	for _, tt := range []struct {
+		line  string
+		width int
+		want  string
+	}{
+		{"short", 20, "short\n"},
+		{"one two three four five", 13, "one two three\n  four five\n"},
+		{"  - a reason that is long", 14, "  - a reason\n    that is\n    long\n"},
+		// A word wider than the line stays whole, on a line of its own.
+		{"see enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__ now", 20,
+			"see\n  enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\n  now\n"},
+		// Colour codes take no width.
+		{"\x1b[1mdata-bound\x1b[0m (high)", 17, "\x1b[1mdata-bound\x1b[0m (high)\n"},
+	} {
+		if got := wrapLine(tt.line, tt.width); got != tt.want {
+			t.Errorf("wrapLine(%q, %d) = %q, want %q", tt.line, tt.width, got, tt.want)
+		}
+	}
+}
+
+// TestFitTable: the widest text columns shrink together, headers with
+// them, figures never; a table that fits is left as it is.
+func TestFitTable(t *testing.T) {
+	tb := func() *table {
+		tb := newTable("lrl", "thread", "idle", "what it was doing")
+		tb.add("thread 1 (python)", "18.0 ms", "ProfilerStep#2 > enumerate(DataLoader)#__next__")
+		return tb
+	}
+	wide, err := fitTable(tb(), 200, untrusted.Terminal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain strings.Builder
+	if err := tb().renderText(&plain, untrusted.Terminal); err != nil {
+		t.Fatal(err)
+	}
+	if wide != plain.String() {
+		t.Errorf("a table that fits changed:\n%s\nwant\n%s", wide, plain.String())
+	}
+	narrow, err := fitTable(tb(), 40, untrusted.Terminal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "  thread            idle  what it was...\n" +
+		"  --------------------------------------\n" +
+		"  thread 1 (...  18.0 ms  ProfilerSte...\n"
+	if narrow != want {
+		t.Errorf("fitted to 40:\n%s\nwant\n%s", narrow, want)
+	}
+}
