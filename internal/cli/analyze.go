@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
