@@ -182,6 +182,65 @@ var jaxScenarios = []jaxScenario{
 		idle:   Breakdown{ByCause: [NumCauses]int64{Host: 5 * msec, Untraced: 5 * 10 * msec}},
 		likely: 5*10*msec - 10*usec,
 	},
+	{
+		// jax-c with grain's Dataset API inline instead of its
+		// DataLoader: the load is batch.py > map.py __next__, inside them
+		// the prefetch iterator's __next__ for 5 ms and then the user's
+		// decode for 15 ms. The generic map.py and batch.py frames are
+		// grain's in a trace holding its prefetch frame: the decode is
+		// input too, and the figures are jax-c's.
+		name:    "jax-m/grain-dataset-inline-slow",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_010 * usec, 136_010 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{Input: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+		finding: "slow-input",
+	},
+	{
+		// jax-a with grain's Dataset API inline: a 3 ms load, faster
+		// than compute, exposed by print(loss): sequential, jax-a's
+		// figures.
+		name:    "jax-n/grain-dataset-inline-fast-print",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: Sequential, steps: 5,
+		window: Interval{14_010 * usec, 84_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 4 * msec}},
+	},
+	{
+		// jax-g with grain's Dataset API inline: the 20 ms load after
+		// print(loss) is longer than compute: data-bound, jax-g's figures.
+		name:    "jax-o/grain-dataset-inline-slow-print",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_010 * usec, 186_060 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 21 * msec}},
+		finding: "slow-input",
+	},
+	{
+		// jax-i with a ThreadPrefetchIterDataset instead of worker
+		// processes: its thread makes a batch every 20 ms, the loop
+		// waits in the prefetch iterator's __next__ on its queue (input,
+		// the loader in the background: the trace holds the thread's
+		// _put_iterator_elements_in_buffer). jax-i's timeline and figures.
+		name:    "jax-p/grain-thread-prefetch-falls-behind",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Workers: 1, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_110 * usec, 131_110 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{Input: 5*9*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+		finding: "slow-input",
+	},
+	{
+		// A ThreadPrefetchIterDataset making a batch every 7.5 ms against
+		// 10 ms of compute, queue of two. Batch k is ready at 7.5(k+1);
+		// the first step takes it at 7.6, dispatches to 8.6, its kernel
+		// runs 8.61 to 18.61; from then on the host is ahead, waiting on
+		// the queue or inside the execute, and the device runs back to
+		// back: steps every 10 ms from 18.61, no idle.
+		name:    "jax-q/grain-thread-prefetch-keeps-up",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Workers: 1, Load: 7_500 * usec, Dispatch: msec, Compute: 10 * msec, Depth: 2},
+		verdict: Parallel, steps: 5,
+		window: Interval{18_610 * usec, 68_610 * usec},
+	},
 }
 
 // TestJAXRuntimeOnAnotherThread: a TPU inference-like loop whose every
@@ -344,6 +403,48 @@ func TestJAXNames(t *testing.T) {
 		if got := c.of(trace.StrID(i)); got != tt.want {
 			t.Errorf("%q: class %d, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestGrainNames checks grain's Dataset API names in and out of their
+// context (see contextRules): the frames of grain's generic modules
+// (map.py, batch.py) are input only in a trace that holds one of grain's
+// own names, and its prefetch iterator's __next__ waits on background
+// threads only in a trace that holds their frames.
+func TestGrainNames(t *testing.T) {
+	tests := []struct {
+		name        string
+		context     []string
+		want        class
+		inBackground bool
+	}{
+		{"prefetch.py:242 __next__", nil, classInput, false},
+		{"PrefetchDatasetIterator.__next__", nil, classInput, false},
+		{"_MapDatasetIterator.__next__", nil, classInput, false},
+		{"ThreadPrefetchDatasetIterator.__next__", nil, classInput, true},
+		{"Prefetch._getitem", nil, classInput, false},
+		{"ArrayRecordDataSource.__getitem__", nil, classInput, false},
+		{"map.py:307 __next__", nil, classNone, false},
+		{"batch.py:300 __next__", nil, classNone, false},
+		{"map.py:307 __next__", []string{"prefetch.py:242 __next__"}, classInput, false},
+		{"batch.py:300 __next__", []string{"_BatchDatasetIterator.__next__"}, classInput, false},
+		{"dataset.py:385 __getitem__", []string{"data_loader.py:480 __next__"}, classInput, false},
+		{"map.py:12 apply", []string{"prefetch.py:242 __next__"}, classNone, false},
+		{"prefetch.py:629 __next__", []string{"prefetch.py:510 _put_iterator_elements_in_buffer"}, classInput, true},
+		{"PrefetchDatasetIterator.__next__", []string{"Prefetch._getitem"}, classInput, true},
+		{"prefetch.py(12): __next__", nil, classNone, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opt := DefaultOptions()
+			c, err := newClassifier(&trace.Trace{Strings: append([]string{tt.name}, tt.context...)}, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, bg := c.of(0), c.inBackground(0); got != tt.want || bg != tt.inBackground {
+				t.Errorf("with %q: class %d, background %v; want %d, %v", tt.context, got, bg, tt.want, tt.inBackground)
+			}
+		})
 	}
 }
 

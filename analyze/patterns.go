@@ -112,6 +112,9 @@ var (
 		`_MultiProcessingDataLoaderIter`,
 		`process_prefetch`,
 		`IteratorGetNext`,
+		// grain's annotation of its thread-prefetch iterator's __next__
+		// (a wait on the queue its thread fills).
+		`^ThreadPrefetchDatasetIterator\.__next__$`,
 	}
 	inputPatterns = []string{
 		// PyTorch: the profiler's DataLoader and DataPipe records, and the
@@ -128,6 +131,19 @@ var (
 		`^data_loader\.py:\d+ __next__$`,
 		`process_prefetch`,
 		`^multihost_dataloading\.py:\d+ `,
+		// grain's Dataset API (MapDataset, IterDataset), where a name is
+		// grain's alone: the prefetch iterators' __next__ (PrefetchDatasetIterator
+		// and ThreadPrefetchDatasetIterator, transformations/prefetch.py),
+		// and the annotations grain writes for XProf's input-pipeline
+		// analysis (stats.py: "<iterator class>.__next__" from
+		// trace_input_pipeline_next, "Prefetch._getitem" from
+		// trace_input_pipeline_prefetch, "<source class>.__getitem__" from
+		// trace_input_pipeline). The frames of grain's other
+		// transformations have generic names: see grainContext.
+		`^prefetch\.py:\d+ __next__$`,
+		`^_?[A-Z]\w*DatasetIterator\.__next__$`,
+		`^Prefetch\._getitem$`,
+		`^(SourceMapDataset|RangeMapDataset|\w+DataSource)\.__getitem__$`,
 		// Annotations a training loop puts around input: "## data_load ##",
 		// TorchRec's "## load_batch ##", "## wait_for_batch ##" and
 		// "## sparse_data_dist ##" (the pipeline's distribution of a
@@ -135,6 +151,81 @@ var (
 		`^##\s*(data_?load\w*|load_batch|wait_for_batch|sparse_data_dist|input\w*|get_batch|next_batch)\s*##$`,
 	}
 )
+
+// grainNames are names only grain writes: a trace that holds one runs
+// grain (see contextRules).
+var grainNames = []string{
+	`^prefetch\.py:\d+ __next__$`,
+	`^_?[A-Z]\w*DatasetIterator\.__next__$`,
+	`^Prefetch\._getitem$`,
+	`^data_loader\.py:\d+ __next__$`,
+	`process_prefetch`,
+}
+
+// contextRules are patterns that hold only in a trace that shows, by some
+// other name, whose names they match. grain's transformations live in
+// modules of generic names (map.py, batch.py) that JAX's Python tracer
+// writes without their folder: their frames are grain's input only in a
+// trace that runs grain. The rule: a generic module's frame is input when
+// its function is one grain's classes define there (an iterator's
+// __next__, a MapDataset's __getitem__) and the trace holds a name of
+// grainNames.
+var contextRules = []struct {
+	// when holds the names of which the trace must hold one.
+	when              []string
+	input, background []string
+}{
+	{
+		// grain/_src/python/dataset: transformations/map.py
+		// (_MapDatasetIterator.__next__, MapMapDataset.__getitem__),
+		// batch.py (_BatchDatasetIterator.__next__,
+		// BatchMapDataset.__getitem__), and the other transformations'
+		// iterators and MapDatasets; dataset.py (MapDataset.__getitem__).
+		when: grainNames,
+		input: []string{
+			`^(map|batch|filter|flatmap|shuffle|interleave|mix|packing|packing_concat_then_split|rebatch|limit|zip|source|slice|repeat)\.py:\d+ (__next__|__getitem__)$`,
+			`^dataset\.py:\d+ __getitem__$`,
+		},
+	},
+	{
+		// grain's prefetch threads (transformations/prefetch.py): the
+		// thread of a ThreadPrefetchDatasetIterator filling its queue
+		// (_put_iterator_elements_in_buffer), the thread pool of a
+		// PrefetchDatasetIterator reading elements (_getitem). The loop's
+		// prefetch __next__ then waits on them; without them it runs the
+		// pipeline inline (num_threads=0).
+		when:       []string{`^prefetch\.py:\d+ (_put_iterator_elements_in_buffer|_getitem)$`, `^Prefetch\._getitem$`},
+		background: []string{`^prefetch\.py:\d+ __next__$`, `^PrefetchDatasetIterator\.__next__$`},
+	},
+}
+
+// compiledRules is contextRules compiled, once per process.
+var compiledRules = sync.OnceValue(func() (res []struct{ when, input, background []*regexp.Regexp }) {
+	all := func(ps []string) []*regexp.Regexp {
+		var out []*regexp.Regexp
+		for _, p := range ps {
+			out = append(out, regexp.MustCompile(p))
+		}
+		return out
+	}
+	for _, r := range contextRules {
+		res = append(res, struct{ when, input, background []*regexp.Regexp }{
+			[]*regexp.Regexp{regexp.MustCompile(joinPatterns(r.when))}, all(r.input), all(r.background)})
+	}
+	return res
+})
+
+// withContext returns the built-in input and background patterns with
+// those of the context rules that the names of t hold.
+func withContext(t *trace.Trace, input, background []*regexp.Regexp) ([]*regexp.Regexp, []*regexp.Regexp) {
+	for _, r := range compiledRules() {
+		if slices.ContainsFunc(t.Strings, r.when[0].MatchString) {
+			input = append(slices.Clip(input), r.input...)
+			background = append(slices.Clip(background), r.background...)
+		}
+	}
+	return input, background
+}
 
 // classifier classifies host event names, each distinct name once: names
 // are interned, so the verdict for a StrID is cached.
@@ -183,12 +274,13 @@ func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	}
 	b := builtin()
 	c.asyncCopy, c.runtime, c.dispatch = b.asyncCopy, b.runtime, b.dispatch
-	c.background = newNameTest(func(name string) bool { return matchAny(b.background, name) }, t)
+	input, background := withContext(t, b.input, b.background)
+	c.background = newNameTest(func(name string) bool { return matchAny(background, name) }, t)
 	var err error
 	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {
 		return nil, err
 	}
-	if c.input, err = compileAll("input", b.input, opt.InputPatterns); err != nil {
+	if c.input, err = compileAll("input", input, opt.InputPatterns); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -266,6 +358,8 @@ func describeLoader(name string) string {
 		return "tf.data pipeline"
 	case strings.Contains(name, "grain"), strings.HasPrefix(name, "data_loader.py:"), strings.Contains(name, "process_prefetch"):
 		return "grain loader"
+	case strings.HasPrefix(name, "prefetch.py:"), strings.Contains(name, "DatasetIterator."), strings.HasPrefix(name, "Prefetch."):
+		return "grain pipeline (Dataset API)"
 	case strings.HasPrefix(name, "multihost_dataloading.py:"):
 		return "MaxText input pipeline"
 	}
