@@ -413,9 +413,9 @@ func TestJAXNames(t *testing.T) {
 // threads only in a trace that holds their frames.
 func TestGrainNames(t *testing.T) {
 	tests := []struct {
-		name        string
-		context     []string
-		want        class
+		name         string
+		context      []string
+		want         class
 		inBackground bool
 	}{
 		{"prefetch.py:242 __next__", nil, classInput, false},

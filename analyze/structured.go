@@ -134,7 +134,7 @@ func siteList(sites []CallSite) string {
 	var parts []string
 	for _, s := range sites {
 		if !s.Frame.IsZero() {
-			parts = append(parts, fmt.Sprintf("%s (%s)", s.Frame, plural(s.Count, "call")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", s.Where(), plural(s.Count, "call")))
 		}
 	}
 	return strings.Join(parts, ", ")
