@@ -401,8 +401,12 @@ func workerAdvice(kind string, load, compute int64) string {
 			formatDuration(compute), formatDuration(load), formatDuration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
 	case "grain loader":
 		n := workersFor(load, compute)
-		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with worker_buffer_size of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue.%s",
-			n, formatDuration(load), formatDuration(compute), confirm)
+		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with %s of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue. %s%s",
+			n, formatDuration(load), formatDuration(compute), grainBufferKnob, grainAutoTune, confirm)
+	case "grain pipeline (Dataset API)":
+		n := workersFor(load, compute)
+		return fmt.Sprintf("Run the grain pipeline in worker processes rather than on the loop thread: ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d)) (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1); a thread (grain.experimental.ThreadPrefetchIterDataset) overlaps only work that releases the GIL. %s%s",
+			n, formatDuration(load), formatDuration(compute), grainAutoTune, confirm)
 	case "tf.data pipeline":
 		return "Parallelise the tf.data pipeline: map(num_parallel_calls=tf.data.AUTOTUNE), prefetch(tf.data.AUTOTUNE), cache or preprocess offline." + confirm
 	}
@@ -526,3 +530,9 @@ func mergeNames(x, y map[trace.StrID]int64) map[trace.StrID]int64 {
 	}
 	return m
 }
+
+// grain's own tuning, named beside a worker count tracegap computes.
+const (
+	grainBufferKnob = "grain_per_worker_buffer_size (MaxText; grain's worker_buffer_size)"
+	grainAutoTune   = "grain can also pick the count itself: grain.experimental.pick_performance_config (MaxText's grain_worker_count=-1) sizes workers and buffers to a RAM budget, not to the step's pace, so compare its count with this one."
+)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // frameworkWords are words only one framework's advice uses. vLLM runs on
@@ -97,5 +98,28 @@ func TestVLLMEager(t *testing.T) {
 	}
 	if f := res.Findings[0]; f.ID != "dispatch-overhead" || !strings.Contains(f.Fix, "eager mode") || !strings.Contains(f.Fix, "enforce_eager=False") {
 		t.Errorf("first finding %+v, want dispatch-overhead with graph mode (enforce_eager=False)", f)
+	}
+}
+
+// TestUntracedFixFitsTrace: the untraced-thread finding's fix suggests the
+// Python tracer only for a trace without Python frames (jax-k: the loop
+// thread shows nothing while it loads); with a frame elsewhere in the
+// trace, it suggests annotating the stretches, in the framework's terms.
+func TestUntracedFixFitsTrace(t *testing.T) {
+	for _, frames := range []bool{false, true} {
+		s := tracetest.JAXProgram{Steps: 6, TPU: true, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true}.Spec()
+		if frames {
+			s.Threads = append(s.Threads, tracetest.Thread{TID: 30, Name: "logger"})
+			s.Events = append(s.Events, tracetest.Event{Role: tracetest.Python, Name: "$logger.py:12 flush", Thread: 30, Start: 0, Dur: msec})
+		}
+		f := findingOf(analyzeXPlane(t, s).Result(), "untraced-thread")
+		if f == nil {
+			t.Fatalf("frames %v: no untraced-thread finding", frames)
+		}
+		tracer := strings.Contains(f.Fix, "python_tracer_level")
+		annotate := strings.Contains(f.Fix, "jax.profiler.TraceAnnotation")
+		if tracer == frames || annotate != frames || strings.Contains(f.Fix, "torch") {
+			t.Errorf("frames %v: fix %q", frames, f.Fix)
+		}
 	}
 }

@@ -596,8 +596,9 @@ func TestJAXWorkersOfUnknownCount(t *testing.T) {
 		t.Errorf("estimate %d, %v (%s), loader %+v; want none, workers in the background of unknown count", n, ok, why, r.Loader)
 	}
 	f := findingOf(r, "slow-input")
-	if f == nil || !strings.Contains(f.Fix, "with k workers now") || strings.Contains(f.Fix, "grain_worker_count=") || len(f.Settings) != 0 {
-		t.Errorf("slow-input %+v; want the formula in k and no count", f)
+	if f == nil || !strings.Contains(f.Fix, "with k workers now") || regexp.MustCompile(`grain_worker_count=\d`).MatchString(f.Fix) || len(f.Settings) != 0 ||
+		!strings.Contains(f.Fix, "grain.experimental.pick_performance_config (MaxText's grain_worker_count=-1)") {
+		t.Errorf("slow-input %+v; want the formula in k, no count, and grain's own tuning", f)
 	}
 }
 

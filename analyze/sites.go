@@ -579,8 +579,9 @@ func (a *analyzer) frameVia(th *thread, i int) (user, via trace.StrID) {
 
 // parseFrame reads a Python frame as PyTorch names it ("train.py(42):
 // <module>") or as JAX's Python tracer does ("train.py:42 train_step", the
-// "$" before the file already dropped); zero for any other name.
+// "$" before the file dropped); zero for any other name.
 func parseFrame(s string) Frame {
+	s = strings.TrimPrefix(s, "$") // JAX's tracer's mark, kept in JSON exports
 	if i := strings.Index(s, ".py("); i > 0 {
 		rest := s[i+4:]
 		j := strings.Index(rest, "): ")

@@ -209,10 +209,14 @@ func (a *analyzer) workerFix(fallback string) string {
 	n, why, ok := e.n, e.why, e.ok
 	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
 	if r.Framework == JAX {
-		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with worker_buffer_size of 2 or more)", n)
+		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with %s of 2 or more)", n, grainBufferKnob)
+	}
+	tune := ""
+	if r.Framework == JAX {
+		tune = " " + grainAutoTune
 	}
 	if e.short {
-		return fmt.Sprintf("Raise %s: %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why)
+		return fmt.Sprintf("Raise %s: %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why, tune)
 	}
 	if !ok || r.Loader.Workers == 0 {
 		return fallback
@@ -220,7 +224,7 @@ func (a *analyzer) workerFix(fallback string) string {
 	if n <= r.Loader.Workers {
 		return fmt.Sprintf("Keep the %d workers (%s): %s. Look elsewhere for the idle.", r.Loader.Workers, r.Loader.From, why)
 	}
-	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why)
+	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why, tune)
 }
 
 // workerSettings is the setting workerFix recommends, as the finding's
