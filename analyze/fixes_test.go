@@ -49,6 +49,11 @@ func checkForeignAdvice(t *testing.T, res *Result) {
 			}
 		}
 	}
+	for _, w := range foreignWords(res.Framework) {
+		if strings.Contains(res.StackHint, w) {
+			t.Errorf("the stack hint on a %s trace gives another framework's advice (%q): %s", res.Framework, w, res.StackHint)
+		}
+	}
 }
 
 // TestFrameworkFixes checks each fix in each framework's terms: its own
@@ -59,6 +64,7 @@ func TestFrameworkFixes(t *testing.T) {
 		"dispatch": (*analyzer).dispatchFix,
 		"runtime":  (*analyzer).runtimeFix,
 		"untraced": (*analyzer).untracedFix,
+		"stacks":   func(a *analyzer) string { return a.stackHint(false) },
 	}
 	tests := []struct {
 		f       Framework
@@ -66,9 +72,9 @@ func TestFrameworkFixes(t *testing.T) {
 		// want holds a phrase each fix must use, by fix.
 		want map[string]string
 	}{
-		{f: PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True"}},
-		{f: JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1"}},
-		{f: TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1"}},
+		{f: PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True", "stacks": "with_stack=True"}},
+		{f: JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1", "stacks": "jax.profiler.start_trace"}},
+		{f: TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1", "stacks": "tf.profiler.experimental.start"}},
 		{f: VLLM, want: map[string]string{"dispatch": "eager mode (the trace holds no CUDA or HIP graph launch)"}},
 		{f: VLLM, strings: []string{"hipGraphLaunch"}, want: map[string]string{"dispatch": "vLLM already replays CUDA graphs"}},
 	}
