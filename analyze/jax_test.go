@@ -647,3 +647,31 @@ func findingOf(r *Result, id string) *Finding {
 	}
 	return nil
 }
+
+// TestJAXWorkerAdviceSameOnGPUAndTPU: two grain worker processes in the
+// profile, each making a batch in 124 ms (their per-batch frames back to
+// back), against 40 ms of compute a step. The count is ceil(P / C) + 1 =
+// ceil(124 / 40) + 1 = 5 on GPU and on TPU: T, C and P are the window's
+// and the workers' figures, whichever step each device run is given to.
+// The fix names the per-worker buffer and grain's own tuning beside it.
+func TestJAXWorkerAdviceSameOnGPUAndTPU(t *testing.T) {
+	for _, tpu := range []bool{false, true} {
+		s := tracetest.JAXProgram{Steps: 12, TPU: tpu, Workers: 2, Load: 124 * msec, Dispatch: msec, Compute: 40 * msec}.Spec()
+		for w := range int64(2) {
+			s.Threads = append(s.Threads, tracetest.Thread{TID: 40 + w, Name: "grain_worker"})
+			for i := range int64(7) {
+				s.Events = append(s.Events, tracetest.Event{Role: tracetest.Python, Name: "$process_prefetch.py:300 _put_dataset_elements_in_buffer",
+					Thread: 40 + w, Start: i * 124 * msec, Dur: 124 * msec})
+			}
+		}
+		r := analyzeXPlane(t, s).Result()
+		if n, why, ok := r.WorkerEstimate(); !ok || n != 5 {
+			t.Errorf("TPU %v: estimate %d, %v (%s); want 5", tpu, n, ok, why)
+		}
+		f := findingOf(r, "slow-input")
+		if f == nil || !strings.Contains(f.Fix, "grain_worker_count=5 (with grain_per_worker_buffer_size") ||
+			!strings.Contains(f.Fix, "grain.experimental.pick_performance_config") {
+			t.Errorf("TPU %v: slow-input %+v; want grain_worker_count=5 with the buffer and grain's own tuning", tpu, f)
+		}
+	}
+}
