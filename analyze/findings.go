@@ -244,7 +244,8 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 		// The thread's name is the trace's ("python/1", "thread 1
 		// (python)"), never capitalized: "Python/1" is no thread.
 		Message: fmt.Sprintf("On %s the host blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
-			threadPhrase(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
+			threadPhrase(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)) +
+			a.elsewhereNote(InSync, "the blocking call may be waiting on that work rather than on the "+dev),
 		Fix: a.syncFix(),
 	}
 }
@@ -515,7 +516,8 @@ func (a *analyzer) untracedThread(share float64) Finding {
 	return Finding{
 		ID: "untraced-thread",
 		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.",
-			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced]))),
+			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced]))) +
+			a.elsewhereNote(Untraced, "the thread may be waiting on that work"),
 		Fix: a.untracedFix(),
 	}
 }
@@ -536,3 +538,15 @@ const (
 	grainBufferKnob = "grain_per_worker_buffer_size (MaxText; grain's worker_buffer_size)"
 	grainAutoTune   = "grain can also pick the count itself: grain.experimental.pick_performance_config (MaxText's grain_worker_count=-1) sizes workers and buffers to a RAM budget, not to the step's pace, so compare its count with this one."
 )
+
+// elsewhereNote names the work of another host thread during the longest
+// gap of cause c (see workElsewhere), and what it may mean (why); "" when
+// none covered half of it.
+func (a *analyzer) elsewhereNote(c Cause, why string) string {
+	w, ok := a.workElsewhere(c)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" During the longest such gap (%s on %s), %s ran %s for %s of it: %s.",
+		formatDuration(w.gap.Dur), w.gap.Device, a.threadName(w.track), a.t.Str(w.name), formatDuration(w.overlap), why)
+}

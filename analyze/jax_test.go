@@ -675,3 +675,27 @@ func TestJAXWorkerAdviceSameOnGPUAndTPU(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkElsewhereNamed: jax-k (TPU, the Python tracer off: each gap is
+// 10 ms untraced and 1 ms of dispatch) with a runtime pool thread whose
+// long-running loop holds BufferSequencingEvent::Execute over the first
+// gap (31.01 to 42.01 ms). The untraced-thread finding names the inner
+// work, not the loop around it, and how much of the gap it covered; on
+// the real conv benchmark the forced-sync finding names a pool thread's
+// BufferSequencingEvent::Execute in the same way.
+func TestWorkElsewhereNamed(t *testing.T) {
+	s := tracetest.JAXProgram{Steps: 6, TPU: true, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true}.Spec()
+	s.Threads = append(s.Threads, tracetest.Thread{TID: 50, Name: "tf_pjrt_thread_pool"})
+	s.Events = append(s.Events,
+		tracetest.Event{Role: tracetest.CPUOp, Name: "ThreadPool::WorkerLoop", Thread: 50, Start: 0, Dur: 200 * msec},
+		tracetest.Event{Role: tracetest.CPUOp, Name: "BufferSequencingEvent::Execute", Thread: 50, Start: 31_010 * usec, Dur: 11 * msec})
+	f := findingOf(analyzeXPlane(t, s).Result(), "untraced-thread")
+	want := "During the longest such gap (11.0 ms on TPU:0), tf_pjrt_thread_pool/50 ran BufferSequencingEvent::Execute for 11.0 ms of it"
+	if f == nil || !strings.Contains(f.Message, want) {
+		t.Errorf("untraced-thread %+v\nwant %q", f, want)
+	}
+	res := analyzeReal(t, "tracelens-jax-conv-block-until-ready.xplane.pb")
+	if f := findingOf(res, "forced-sync"); f == nil || !regexp.MustCompile(`tf_pjrt_thread_pool/-?\d+ ran BufferSequencingEvent::Execute for \d`).MatchString(f.Message) {
+		t.Errorf("conv benchmark forced-sync %+v: want the pool thread's BufferSequencingEvent::Execute named", f)
+	}
+}
