@@ -404,7 +404,7 @@ func workerAdvice(kind string, load, compute int64) string {
 		n := workersFor(load, compute)
 		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with %s of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue. %s%s",
 			n, formatDuration(load), formatDuration(compute), grainBufferKnob, grainAutoTune, confirm)
-	case "grain pipeline (Dataset API)":
+	case grainDataset:
 		n := workersFor(load, compute)
 		return fmt.Sprintf("Run the grain pipeline in worker processes rather than on the loop thread: ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d)) (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1); a thread (grain.experimental.ThreadPrefetchIterDataset) overlaps only work that releases the GIL. %s%s",
 			n, formatDuration(load), formatDuration(compute), grainAutoTune, confirm)

@@ -699,3 +699,26 @@ func TestWorkElsewhereNamed(t *testing.T) {
 		t.Errorf("conv benchmark forced-sync %+v: want the pool thread's BufferSequencingEvent::Execute named", f)
 	}
 }
+
+// TestGrainDatasetAdvice: the slow-input finding of grain's Dataset API
+// (jax-m inline, jax-p with a thread-prefetch iterator) calls the loader
+// a grain Dataset pipeline and gives its own knob, mp_prefetch's worker
+// count (inline: ceil(20 / 10) + 1 = 3), with grain's own tuning beside
+// it; never the DataLoader's grain_worker_count.
+func TestGrainDatasetAdvice(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		workers int
+		fix     string
+	}{
+		{"inline", 0, "ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=3))"},
+		{"thread-prefetch", 1, "Raise the pipeline's worker processes, ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=k))"},
+	} {
+		p := tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Workers: tt.workers, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec}
+		f := findingOf(analyzeXPlane(t, p.Spec()).Result(), "slow-input")
+		if f == nil || !strings.Contains(f.Message, "The grain Dataset pipeline (") || !strings.Contains(f.Fix, tt.fix) ||
+			!strings.Contains(f.Fix, "pick_performance_config") || strings.Contains(f.Fix, "grain_worker_count=3") {
+			t.Errorf("%s: slow-input %+v\nwant the grain Dataset pipeline and %q", tt.name, f, tt.fix)
+		}
+	}
+}

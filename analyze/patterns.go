@@ -152,6 +152,13 @@ var (
 	}
 )
 
+// grainDataset is the loader kind of grain's Dataset API (describeLoader).
+const grainDataset = "grain Dataset pipeline"
+
+// grainModuleFrame matches the frames of grain's generic modules that
+// contextRules make input: an input event of that name is grain's.
+var grainModuleFrame = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(joinPatterns(contextRules[0].input)) })
+
 // grainNames are names only grain writes: a trace that holds one runs
 // grain (see contextRules).
 var grainNames = []string{
@@ -358,8 +365,9 @@ func describeLoader(name string) string {
 		return "tf.data pipeline"
 	case strings.Contains(name, "grain"), strings.HasPrefix(name, "data_loader.py:"), strings.Contains(name, "process_prefetch"):
 		return "grain loader"
-	case strings.HasPrefix(name, "prefetch.py:"), strings.Contains(name, "DatasetIterator."), strings.HasPrefix(name, "Prefetch."):
-		return "grain pipeline (Dataset API)"
+	case strings.HasPrefix(name, "prefetch.py:"), strings.Contains(name, "DatasetIterator."), strings.HasPrefix(name, "Prefetch."),
+		grainModuleFrame().MatchString(name):
+		return grainDataset
 	case strings.HasPrefix(name, "multihost_dataloading.py:"):
 		return "MaxText input pipeline"
 	}

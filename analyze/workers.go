@@ -208,7 +208,10 @@ func (a *analyzer) workerFix(fallback string) string {
 	e := r.workerEstimate()
 	n, why, ok := e.n, e.why, e.ok
 	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
-	if r.Framework == JAX {
+	switch {
+	case r.Framework == JAX && a.datasetAPI():
+		name, setting = "the pipeline's worker processes, ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=k))", fmt.Sprintf("ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d))", n)
+	case r.Framework == JAX:
 		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with %s of 2 or more)", n, grainBufferKnob)
 	}
 	tune := ""
@@ -244,4 +247,11 @@ func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
 		return []Setting{{"grain.worker_count", fmt.Sprint(n)}}
 	}
 	return []Setting{{"DataLoader.num_workers", fmt.Sprint(n)}}
+}
+
+// datasetAPI reports whether the loop loads with grain's Dataset API (its
+// input is named so: describeLoader).
+func (a *analyzer) datasetAPI() bool {
+	names := a.inputNames()
+	return len(names) > 0 && describeLoader(names[0]) == grainDataset
 }
