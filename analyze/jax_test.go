@@ -722,3 +722,15 @@ func TestGrainDatasetAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestContextRuleLiterals: each name a context rule looks for holds one
+// of its literals, which are looked for first.
+func TestContextRuleLiterals(t *testing.T) {
+	for i, r := range contextRules {
+		for _, p := range r.when {
+			if !slices.ContainsFunc(r.literals, func(l string) bool { return strings.Contains(p, l) }) {
+				t.Errorf("rule %d: %q holds none of %q", i, p, r.literals)
+			}
+		}
+	}
+}

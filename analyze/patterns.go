@@ -178,8 +178,10 @@ var grainNames = []string{
 // __next__, a MapDataset's __getitem__) and the trace holds a name of
 // grainNames.
 var contextRules = []struct {
-	// when holds the names of which the trace must hold one.
-	when              []string
+	// when holds the names of which the trace must hold one; each holds
+	// one of the literals, which are looked for first (a trace's every
+	// name is tested).
+	when, literals    []string
 	input, background []string
 }{
 	{
@@ -188,7 +190,8 @@ var contextRules = []struct {
 		// batch.py (_BatchDatasetIterator.__next__,
 		// BatchMapDataset.__getitem__), and the other transformations'
 		// iterators and MapDatasets; dataset.py (MapDataset.__getitem__).
-		when: grainNames,
+		when:     grainNames,
+		literals: []string{"__next__", "_getitem", "process_prefetch"},
 		input: []string{
 			`^(map|batch|filter|flatmap|shuffle|interleave|mix|packing|packing_concat_then_split|rebatch|limit|zip|source|slice|repeat)\.py:\d+ (__next__|__getitem__)$`,
 			`^dataset\.py:\d+ __getitem__$`,
@@ -202,12 +205,13 @@ var contextRules = []struct {
 		// prefetch __next__ then waits on them; without them it runs the
 		// pipeline inline (num_threads=0).
 		when:       []string{`^prefetch\.py:\d+ (_put_iterator_elements_in_buffer|_getitem)$`, `^Prefetch\._getitem$`},
+		literals:   []string{"_put_iterator_elements_in_buffer", "_getitem"},
 		background: []string{`^prefetch\.py:\d+ __next__$`, `^PrefetchDatasetIterator\.__next__$`},
 	},
 }
 
 // compiledRules is contextRules compiled, once per process.
-var compiledRules = sync.OnceValue(func() (res []struct{ when, input, background []*regexp.Regexp }) {
+var compiledRules = sync.OnceValue(func() (res []compiledRule) {
 	all := func(ps []string) []*regexp.Regexp {
 		var out []*regexp.Regexp
 		for _, p := range ps {
@@ -216,17 +220,28 @@ var compiledRules = sync.OnceValue(func() (res []struct{ when, input, background
 		return out
 	}
 	for _, r := range contextRules {
-		res = append(res, struct{ when, input, background []*regexp.Regexp }{
-			[]*regexp.Regexp{regexp.MustCompile(joinPatterns(r.when))}, all(r.input), all(r.background)})
+		res = append(res, compiledRule{regexp.MustCompile(joinPatterns(r.when)), r.literals, all(r.input), all(r.background)})
 	}
 	return res
 })
+
+// compiledRule is a context rule compiled.
+type compiledRule struct {
+	when              *regexp.Regexp
+	literals          []string
+	input, background []*regexp.Regexp
+}
+
+// holds reports whether the name is one of the rule's when.
+func (r *compiledRule) holds(name string) bool {
+	return slices.ContainsFunc(r.literals, func(l string) bool { return strings.Contains(name, l) }) && r.when.MatchString(name)
+}
 
 // withContext returns the built-in input and background patterns with
 // those of the context rules that the names of t hold.
 func withContext(t *trace.Trace, input, background []*regexp.Regexp) ([]*regexp.Regexp, []*regexp.Regexp) {
 	for _, r := range compiledRules() {
-		if slices.ContainsFunc(t.Strings, r.when[0].MatchString) {
+		if slices.ContainsFunc(t.Strings, r.holds) {
 			input = append(slices.Clip(input), r.input...)
 			background = append(slices.Clip(background), r.background...)
 		}
