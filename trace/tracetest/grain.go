@@ -33,7 +33,7 @@ const (
 	// GrainThreadNext is ThreadPrefetchDatasetIterator.__next__, where
 	// the loop waits on its thread's queue.
 	GrainThreadNext = "$prefetch.py:629 __next__"
-	GrainProducer     = "$prefetch.py:510 _put_iterator_elements_in_buffer"
+	GrainProducer   = "$prefetch.py:510 _put_iterator_elements_in_buffer"
 	// GrainDecode is the user's map function.
 	GrainDecode = "$input_pipeline.py:31 decode"
 	// GrainThreadTID is the thread of a ThreadPrefetchIterDataset.
