@@ -734,3 +734,30 @@ func TestContextRuleLiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestGrainAnnotationsWithoutTracer: jax-k (TPU, the Python tracer off)
+// whose loader is grain's Dataset API: grain still writes its annotation
+// for XProf's input-pipeline analysis around each __next__
+// (PrefetchDatasetIterator.__next__, the step's first 20 ms). The load is
+// then input, not untraced: jax-c's figures, data-bound, and no
+// likely-input guess.
+func TestGrainAnnotationsWithoutTracer(t *testing.T) {
+	p := tracetest.JAXProgram{Steps: 6, TPU: true, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true}
+	s := p.Spec()
+	for _, e := range s.Events {
+		if e.Role == tracetest.Annotation && e.Name == "train" {
+			s.Events = append(s.Events, tracetest.Event{Role: tracetest.CPUOp, Name: "PrefetchDatasetIterator.__next__", Thread: e.Thread, Start: e.Start, Dur: p.Load})
+		}
+	}
+	x := analyzeXPlane(t, s)
+	res := x.Result()
+	want := Breakdown{ByCause: [NumCauses]int64{Input: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}}
+	if res.Verdict != DataBound || res.Idle != want {
+		t.Errorf("verdict %s, idle %+v; want data-bound, %+v", res.Verdict, res.Idle, want)
+	}
+	if got := x.a.untracedBeforeDispatch(); got != 0 {
+		t.Errorf("likely input %d, want 0", got)
+	}
+	checkLikelyInput(t, res, false)
+	checkForeignAdvice(t, res)
+}
