@@ -238,15 +238,17 @@ func (r *compiledRule) holds(name string) bool {
 }
 
 // withContext returns the built-in input and background patterns with
-// those of the context rules that the names of t hold.
-func withContext(t *trace.Trace, input, background []*regexp.Regexp) ([]*regexp.Regexp, []*regexp.Regexp) {
-	for _, r := range compiledRules() {
+// those of the context rules that the names of t hold, and whether the
+// first holds: the trace runs grain.
+func withContext(t *trace.Trace, input, background []*regexp.Regexp) (_, _ []*regexp.Regexp, grain bool) {
+	for i, r := range compiledRules() {
 		if slices.ContainsFunc(t.Strings, r.holds) {
 			input = append(slices.Clip(input), r.input...)
 			background = append(slices.Clip(background), r.background...)
+			grain = grain || i == 0
 		}
 	}
-	return input, background
+	return input, background, grain
 }
 
 // classifier classifies host event names, each distinct name once: names
@@ -257,6 +259,8 @@ type classifier struct {
 	cache                                     []class // per StrID; unclassified until classified
 	// background answers inBackground, asked of every input event.
 	background *nameMatcher
+	// grain is set when the trace runs grain (see contextRules).
+	grain bool
 }
 
 // compileAll appends to builtin the compiled extra patterns.
@@ -296,7 +300,8 @@ func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	}
 	b := builtin()
 	c.asyncCopy, c.runtime, c.dispatch = b.asyncCopy, b.runtime, b.dispatch
-	input, background := withContext(t, b.input, b.background)
+	input, background, grain := withContext(t, b.input, b.background)
+	c.grain = grain
 	c.background = newNameTest(func(name string) bool { return matchAny(background, name) }, t)
 	var err error
 	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {

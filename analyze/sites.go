@@ -161,7 +161,7 @@ func (a *analyzer) factsOf(id trace.StrID) nameFacts {
 	}
 	if fr := parseFrame(name); !fr.IsZero() {
 		f |= factFrame
-		if !frameworkFile(fr.File) {
+		if !frameworkFile(fr.File, a.cls != nil && a.cls.grain) {
 			f |= factUserFrame
 		}
 	}
@@ -642,9 +642,14 @@ var libraryModules = []struct {
 		"schedule.py", "linear_algebra.py", "factorized.py",
 	}},
 	{"grain", []string{
-		"dataset.py", "data_loader.py", "prefetch.py", "process_prefetch.py", "map.py", "batch.py",
-		"filter.py", "shuffle.py", "interleave.py", "packing.py", "rebatch.py", "stats.py",
-		"data_sources.py", "multiprocessing_common.py", "grain_pool.py", "shared_memory_array.py",
+		"prefetch.py", "process_prefetch.py", "data_sources.py", "multiprocessing_common.py", "grain_pool.py",
+		"shared_memory_array.py",
+	}},
+	// grain's modules of names common for a user's own files: a library's
+	// only in a trace that runs grain (contextRules).
+	{grainOnly, []string{
+		"dataset.py", "data_loader.py", "map.py", "batch.py", "filter.py", "shuffle.py", "interleave.py",
+		"packing.py", "rebatch.py", "stats.py",
 	}},
 	{"NumPy", []string{
 		"fromnumeric.py", "numeric.py", "_methods.py", "shape_base.py", "multiarray.py", "function_base.py",
@@ -669,10 +674,15 @@ var libraryOf = sync.OnceValue(func() map[string]string {
 	return m
 })
 
+// grainOnly marks the modules of libraryModules that are grain's only in
+// a trace that runs grain.
+const grainOnly = "grain, in a trace running grain"
+
 // frameworkFile reports whether a frame's file belongs to a framework or
 // to Python's library rather than to the user's code: by its folder, or,
-// named bare as JAX's tracer names it, by its basename (libraryModules).
-func frameworkFile(file string) bool {
+// named bare as JAX's tracer names it, by its basename (libraryModules;
+// grain's generic ones only when grain is set: the trace runs grain).
+func frameworkFile(file string, grain bool) bool {
 	if strings.HasPrefix(file, "<") {
 		return true
 	}
@@ -685,6 +695,9 @@ func frameworkFile(file string) bool {
 	// by its path under the interpreter's library.
 	base := file[strings.LastIndexByte(file, '/')+1:]
 	lib := libraryOf()[base]
+	if lib == grainOnly && !grain {
+		lib = ""
+	}
 	return base == file && lib != "" || lib == "Python" && strings.Contains(file, "python3")
 }
 

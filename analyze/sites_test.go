@@ -144,8 +144,15 @@ func TestParseFrame(t *testing.T) {
 	}
 	for file, want := range map[string]bool{"torch/nn/modules/module.py": true, "/usr/lib/python3.11/threading.py": true, "site-packages/jax/_src/api.py": true, "train.py": false, "vllm/attention/layer.py": false,
 		"api.py": true, "ufunc_api.py": true, "prefetch.py": true, "fromnumeric.py": true, "utils.py": false, "my/api.py": false} {
-		if got := frameworkFile(file); got != want {
+		if got := frameworkFile(file, false); got != want {
 			t.Errorf("frameworkFile(%q) = %v, want %v", file, got, want)
+		}
+	}
+	// grain's modules of common names are grain's only in a trace that
+	// runs grain.
+	for _, file := range []string{"map.py", "batch.py", "dataset.py", "data_loader.py"} {
+		if frameworkFile(file, false) || !frameworkFile(file, true) {
+			t.Errorf("frameworkFile(%q): want the user's without grain, grain's with it", file)
 		}
 	}
 }
