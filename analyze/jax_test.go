@@ -720,6 +720,9 @@ func TestGrainDatasetAdvice(t *testing.T) {
 			!strings.Contains(f.Fix, "pick_performance_config") || strings.Contains(f.Fix, "grain_worker_count=3") {
 			t.Errorf("%s: slow-input %+v\nwant the grain Dataset pipeline and %q", tt.name, f, tt.fix)
 		}
+		if want := []Setting{{"grain.mp_prefetch.num_workers", "3"}}; tt.workers == 0 && (f == nil || !slices.Equal(f.Settings, want)) {
+			t.Errorf("%s: settings of %+v, want %v", tt.name, f, want)
+		}
 	}
 }
 

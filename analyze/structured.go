@@ -124,6 +124,8 @@ func workerSetting(kind string, load, compute int64) []Setting {
 		return []Setting{{"DataLoader.num_workers", n}, {"DataLoader.pin_memory", "True"}}
 	case "grain loader":
 		return []Setting{{"grain.worker_count", n}}
+	case grainDataset:
+		return []Setting{{"grain.mp_prefetch.num_workers", n}}
 	}
 	return nil
 }

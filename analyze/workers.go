@@ -205,6 +205,9 @@ func ceilDiv(x, y int64) int {
 // trace gives one, and otherwise returns fallback.
 func (a *analyzer) workerFix(fallback string) string {
 	r := a.res
+	if r.Framework == TensorFlow {
+		return fallback // tf.data has no worker count: workerAdvice's tf.data terms
+	}
 	e := r.workerEstimate()
 	n, why, ok := e.n, e.why, e.ok
 	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
@@ -239,10 +242,12 @@ func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
 	switch {
 	case !ok && e.why != "":
 		return nil // workers of unknown count: no count to set
-	case !ok || r.Loader.Workers == 0:
+	case !ok || r.Loader.Workers == 0 || r.Framework == TensorFlow:
 		return workerSetting(kind, load, compute)
 	case n <= r.Loader.Workers:
 		return nil
+	case r.Framework == JAX && a.datasetAPI():
+		return []Setting{{"grain.mp_prefetch.num_workers", fmt.Sprint(n)}}
 	case r.Framework == JAX:
 		return []Setting{{"grain.worker_count", fmt.Sprint(n)}}
 	}
