@@ -244,7 +244,8 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 		// The thread's name is the trace's ("python/1", "thread 1
 		// (python)"), never capitalized: "Python/1" is no thread.
 		Message: fmt.Sprintf("On %s the host blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
-			threadPhrase(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)),
+			threadPhrase(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)) +
+			a.elsewhereNote(InSync, "the blocking call may be waiting on that work rather than on the "+dev),
 		Fix: a.syncFix(),
 	}
 }
@@ -401,8 +402,12 @@ func workerAdvice(kind string, load, compute int64) string {
 			formatDuration(compute), formatDuration(load), formatDuration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
 	case "grain loader":
 		n := workersFor(load, compute)
-		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with worker_buffer_size of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue.%s",
-			n, formatDuration(load), formatDuration(compute), confirm)
+		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with %s of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue. %s%s",
+			n, formatDuration(load), formatDuration(compute), grainBufferKnob, grainAutoTune, confirm)
+	case grainDataset:
+		n := workersFor(load, compute)
+		return fmt.Sprintf("Run the grain pipeline in worker processes rather than on the loop thread: ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d)) (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1); a thread (grain.experimental.ThreadPrefetchIterDataset) overlaps only work that releases the GIL. %s%s",
+			n, formatDuration(load), formatDuration(compute), grainAutoTune, confirm)
 	case "tf.data pipeline":
 		return "Parallelise the tf.data pipeline: map(num_parallel_calls=tf.data.AUTOTUNE), prefetch(tf.data.AUTOTUNE), cache or preprocess offline." + confirm
 	}
@@ -511,7 +516,8 @@ func (a *analyzer) untracedThread(share float64) Finding {
 	return Finding{
 		ID: "untraced-thread",
 		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.%s",
-			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced])), a.untracedBetween()),
+			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced])), a.untracedBetween()) +
+			a.elsewhereNote(Untraced, "the thread may be waiting on that work"),
 		Fix: a.untracedFix(),
 	}
 }
@@ -525,4 +531,22 @@ func mergeNames(x, y map[trace.StrID]int64) map[trace.StrID]int64 {
 		m[k] += v
 	}
 	return m
+}
+
+// grain's own tuning, named beside a worker count tracegap computes.
+const (
+	grainBufferKnob = "grain_per_worker_buffer_size (MaxText; grain's worker_buffer_size)"
+	grainAutoTune   = "grain can also pick the count itself: grain.experimental.pick_performance_config (MaxText's grain_worker_count=-1) sizes workers and buffers to a RAM budget, not to the step's pace, so compare its count with this one."
+)
+
+// elsewhereNote names the work of another host thread during the longest
+// gap of cause c (see workElsewhere), and what it may mean (why); "" when
+// none covered half of it.
+func (a *analyzer) elsewhereNote(c Cause, why string) string {
+	w, ok := a.workElsewhere(c)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" During the longest such gap (%s on %s), %s ran %s for %s of it: %s.",
+		formatDuration(w.gap.Dur), w.gap.Device, a.threadName(w.track), a.t.Str(w.name), formatDuration(w.overlap), why)
 }

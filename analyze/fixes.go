@@ -104,8 +104,26 @@ var jaxRuntimeFixes = map[runtimeKind]string{
 	runtimeDefrag:  "DefragmentMemory means device memory was too fragmented for the next program's buffers: donate the inputs a call replaces (jax.jit(..., donate_argnums=...)), drop references to arrays no longer needed (or x.delete()) so that they are freed early, keep shapes few so that buffers are reused, and lower peak memory.",
 }
 
-// untracedFix says how to capture what an untraced thread does.
+// untracedMarks say, per framework, how to name a stretch of a thread that
+// the trace's Python frames do not cover; PyTorch's stands for the others.
+var untracedMarks = map[Framework]string{
+	JAX:        "with jax.profiler.TraceAnnotation(\"load\")",
+	TensorFlow: "with tf.profiler.experimental.Trace(\"load\")",
+	PyTorch:    "with torch.profiler.record_function(\"load\")",
+}
+
+// untracedFix says how to capture what an untraced thread does: the
+// Python tracer where the trace has no Python frames, an annotation of
+// the stretch where it has them (the thread then ran code outside Python
+// or outside the tracer's reach).
 func (a *analyzer) untracedFix() string {
+	if a.hasFrames() {
+		mark, ok := untracedMarks[a.res.Framework]
+		if !ok {
+			mark = untracedMarks[PyTorch]
+		}
+		return "The trace has Python frames, but not in these stretches: the thread ran native code, waited outside Python, or ran before the tracer saw the frame enter. Wrap the work between steps in named annotations (" + mark + ", one per part) to see which part it is."
+	}
 	switch a.res.Framework {
 	case JAX:
 		// A run without steps may serve rather than train: no batches.
@@ -165,4 +183,14 @@ func (a *analyzer) inputNames() []string {
 		}
 	}
 	return a.top(m, 1)
+}
+
+// hasFrames reports whether any name of the trace is a Python frame.
+func (a *analyzer) hasFrames() bool {
+	for id := range a.t.Strings {
+		if a.factsOf(trace.StrID(id))&factFrame != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // frameworkWords are words only one framework's advice uses. vLLM runs on
@@ -48,6 +49,11 @@ func checkForeignAdvice(t *testing.T, res *Result) {
 			}
 		}
 	}
+	for _, w := range foreignWords(res.Framework) {
+		if strings.Contains(res.StackHint, w) {
+			t.Errorf("the stack hint on a %s trace gives another framework's advice (%q): %s", res.Framework, w, res.StackHint)
+		}
+	}
 }
 
 // TestFrameworkFixes checks each fix in each framework's terms: its own
@@ -58,6 +64,7 @@ func TestFrameworkFixes(t *testing.T) {
 		"dispatch": (*analyzer).dispatchFix,
 		"runtime":  (*analyzer).runtimeFix,
 		"untraced": (*analyzer).untracedFix,
+		"stacks":   func(a *analyzer) string { return a.stackHint(false) },
 	}
 	tests := []struct {
 		f       Framework
@@ -65,9 +72,9 @@ func TestFrameworkFixes(t *testing.T) {
 		// want holds a phrase each fix must use, by fix.
 		want map[string]string
 	}{
-		{f: PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True"}},
-		{f: JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1"}},
-		{f: TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1"}},
+		{f: PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True", "stacks": "with_stack=True"}},
+		{f: JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1", "stacks": "jax.profiler.start_trace"}},
+		{f: TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1", "stacks": "tf.profiler.experimental.start"}},
 		{f: VLLM, want: map[string]string{"dispatch": "eager mode (the trace holds no CUDA or HIP graph launch)"}},
 		{f: VLLM, strings: []string{"hipGraphLaunch"}, want: map[string]string{"dispatch": "vLLM already replays CUDA graphs"}},
 	}
@@ -97,5 +104,28 @@ func TestVLLMEager(t *testing.T) {
 	}
 	if f := res.Findings[0]; f.ID != "dispatch-overhead" || !strings.Contains(f.Fix, "eager mode") || !strings.Contains(f.Fix, "enforce_eager=False") {
 		t.Errorf("first finding %+v, want dispatch-overhead with graph mode (enforce_eager=False)", f)
+	}
+}
+
+// TestUntracedFixFitsTrace: the untraced-thread finding's fix suggests the
+// Python tracer only for a trace without Python frames (jax-k: the loop
+// thread shows nothing while it loads); with a frame elsewhere in the
+// trace, it suggests annotating the stretches, in the framework's terms.
+func TestUntracedFixFitsTrace(t *testing.T) {
+	for _, frames := range []bool{false, true} {
+		s := tracetest.JAXProgram{Steps: 6, TPU: true, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true}.Spec()
+		if frames {
+			s.Threads = append(s.Threads, tracetest.Thread{TID: 30, Name: "logger"})
+			s.Events = append(s.Events, tracetest.Event{Role: tracetest.Python, Name: "$logger.py:12 flush", Thread: 30, Start: 0, Dur: msec})
+		}
+		f := findingOf(analyzeXPlane(t, s).Result(), "untraced-thread")
+		if f == nil {
+			t.Fatalf("frames %v: no untraced-thread finding", frames)
+		}
+		tracer := strings.Contains(f.Fix, "python_tracer_level")
+		annotate := strings.Contains(f.Fix, "jax.profiler.TraceAnnotation")
+		if tracer == frames || annotate != frames || strings.Contains(f.Fix, "torch") {
+			t.Errorf("frames %v: fix %q", frames, f.Fix)
+		}
 	}
 }

@@ -182,6 +182,65 @@ var jaxScenarios = []jaxScenario{
 		idle:   Breakdown{ByCause: [NumCauses]int64{Host: 5 * msec, Untraced: 5 * 10 * msec}},
 		likely: 5*10*msec - 10*usec,
 	},
+	{
+		// jax-c with grain's Dataset API inline instead of its
+		// DataLoader: the load is batch.py > map.py __next__, inside them
+		// the prefetch iterator's __next__ for 5 ms and then the user's
+		// decode for 15 ms. The generic map.py and batch.py frames are
+		// grain's in a trace holding its prefetch frame: the decode is
+		// input too, and the figures are jax-c's.
+		name:    "jax-m/grain-dataset-inline-slow",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_010 * usec, 136_010 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{Input: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+		finding: "slow-input",
+	},
+	{
+		// jax-a with grain's Dataset API inline: a 3 ms load, faster
+		// than compute, exposed by print(loss): sequential, jax-a's
+		// figures.
+		name:    "jax-n/grain-dataset-inline-fast-print",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: Sequential, steps: 5,
+		window: Interval{14_010 * usec, 84_060 * usec},
+		idle:   Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 4 * msec}},
+	},
+	{
+		// jax-g with grain's Dataset API inline: the 20 ms load after
+		// print(loss) is longer than compute: data-bound, jax-g's figures.
+		name:    "jax-o/grain-dataset-inline-slow-print",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_010 * usec, 186_060 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 21 * msec}},
+		finding: "slow-input",
+	},
+	{
+		// jax-i with a ThreadPrefetchIterDataset instead of worker
+		// processes: its thread makes a batch every 20 ms, the loop
+		// waits in the prefetch iterator's __next__ on its queue (input,
+		// the loader in the background: the trace holds the thread's
+		// _put_iterator_elements_in_buffer). jax-i's timeline and figures.
+		name:    "jax-p/grain-thread-prefetch-falls-behind",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Workers: 1, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec},
+		verdict: DataBound, steps: 5,
+		window:  Interval{31_110 * usec, 131_110 * usec},
+		idle:    Breakdown{ByCause: [NumCauses]int64{Input: 5*9*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}},
+		finding: "slow-input",
+	},
+	{
+		// A ThreadPrefetchIterDataset making a batch every 7.5 ms against
+		// 10 ms of compute, queue of two. Batch k is ready at 7.5(k+1);
+		// the first step takes it at 7.6, dispatches to 8.6, its kernel
+		// runs 8.61 to 18.61; from then on the host is ahead, waiting on
+		// the queue or inside the execute, and the device runs back to
+		// back: steps every 10 ms from 18.61, no idle.
+		name:    "jax-q/grain-thread-prefetch-keeps-up",
+		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Workers: 1, Load: 7_500 * usec, Dispatch: msec, Compute: 10 * msec, Depth: 2},
+		verdict: Parallel, steps: 5,
+		window: Interval{18_610 * usec, 68_610 * usec},
+	},
 }
 
 // TestJAXRuntimeOnAnotherThread: a TPU inference-like loop whose every
@@ -347,6 +406,48 @@ func TestJAXNames(t *testing.T) {
 	}
 }
 
+// TestGrainNames checks grain's Dataset API names in and out of their
+// context (see contextRules): the frames of grain's generic modules
+// (map.py, batch.py) are input only in a trace that holds one of grain's
+// own names, and its prefetch iterator's __next__ waits on background
+// threads only in a trace that holds their frames.
+func TestGrainNames(t *testing.T) {
+	tests := []struct {
+		name         string
+		context      []string
+		want         class
+		inBackground bool
+	}{
+		{"prefetch.py:242 __next__", nil, classInput, false},
+		{"PrefetchDatasetIterator.__next__", nil, classInput, false},
+		{"_MapDatasetIterator.__next__", nil, classInput, false},
+		{"ThreadPrefetchDatasetIterator.__next__", nil, classInput, true},
+		{"Prefetch._getitem", nil, classInput, false},
+		{"ArrayRecordDataSource.__getitem__", nil, classInput, false},
+		{"map.py:307 __next__", nil, classNone, false},
+		{"batch.py:300 __next__", nil, classNone, false},
+		{"map.py:307 __next__", []string{"prefetch.py:242 __next__"}, classInput, false},
+		{"batch.py:300 __next__", []string{"_BatchDatasetIterator.__next__"}, classInput, false},
+		{"dataset.py:385 __getitem__", []string{"data_loader.py:480 __next__"}, classInput, false},
+		{"map.py:12 apply", []string{"prefetch.py:242 __next__"}, classNone, false},
+		{"prefetch.py:629 __next__", []string{"prefetch.py:510 _put_iterator_elements_in_buffer"}, classInput, true},
+		{"PrefetchDatasetIterator.__next__", []string{"Prefetch._getitem"}, classInput, true},
+		{"prefetch.py(12): __next__", nil, classNone, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opt := DefaultOptions()
+			c, err := newClassifier(&trace.Trace{Strings: append([]string{tt.name}, tt.context...)}, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, bg := c.of(0), c.inBackground(0); got != tt.want || bg != tt.inBackground {
+				t.Errorf("with %q: class %d, background %v; want %d, %v", tt.context, got, bg, tt.want, tt.inBackground)
+			}
+		})
+	}
+}
+
 // jaxScenario is a generated JAX program with its ground truth, worked out
 // by hand from the program's timeline (see the comments on each case).
 type jaxScenario struct {
@@ -495,8 +596,9 @@ func TestJAXWorkersOfUnknownCount(t *testing.T) {
 		t.Errorf("estimate %d, %v (%s), loader %+v; want none, workers in the background of unknown count", n, ok, why, r.Loader)
 	}
 	f := findingOf(r, "slow-input")
-	if f == nil || !strings.Contains(f.Fix, "with k workers now") || strings.Contains(f.Fix, "grain_worker_count=") || len(f.Settings) != 0 {
-		t.Errorf("slow-input %+v; want the formula in k and no count", f)
+	if f == nil || !strings.Contains(f.Fix, "with k workers now") || regexp.MustCompile(`grain_worker_count=\d`).MatchString(f.Fix) || len(f.Settings) != 0 ||
+		!strings.Contains(f.Fix, "grain.experimental.pick_performance_config (MaxText's grain_worker_count=-1)") {
+		t.Errorf("slow-input %+v; want the formula in k, no count, and grain's own tuning", f)
 	}
 }
 
@@ -544,4 +646,121 @@ func findingOf(r *Result, id string) *Finding {
 		}
 	}
 	return nil
+}
+
+// TestJAXWorkerAdviceSameOnGPUAndTPU: two grain worker processes in the
+// profile, each making a batch in 124 ms (their per-batch frames back to
+// back), against 40 ms of compute a step. The count is ceil(P / C) + 1 =
+// ceil(124 / 40) + 1 = 5 on GPU and on TPU: T, C and P are the window's
+// and the workers' figures, whichever step each device run is given to.
+// The fix names the per-worker buffer and grain's own tuning beside it.
+func TestJAXWorkerAdviceSameOnGPUAndTPU(t *testing.T) {
+	for _, tpu := range []bool{false, true} {
+		s := tracetest.JAXProgram{Steps: 12, TPU: tpu, Workers: 2, Load: 124 * msec, Dispatch: msec, Compute: 40 * msec}.Spec()
+		for w := range int64(2) {
+			s.Threads = append(s.Threads, tracetest.Thread{TID: 40 + w, Name: "grain_worker"})
+			for i := range int64(7) {
+				s.Events = append(s.Events, tracetest.Event{Role: tracetest.Python, Name: "$process_prefetch.py:300 _put_dataset_elements_in_buffer",
+					Thread: 40 + w, Start: i * 124 * msec, Dur: 124 * msec})
+			}
+		}
+		r := analyzeXPlane(t, s).Result()
+		if n, why, ok := r.WorkerEstimate(); !ok || n != 5 {
+			t.Errorf("TPU %v: estimate %d, %v (%s); want 5", tpu, n, ok, why)
+		}
+		f := findingOf(r, "slow-input")
+		if f == nil || !strings.Contains(f.Fix, "grain_worker_count=5 (with grain_per_worker_buffer_size") ||
+			!strings.Contains(f.Fix, "grain.experimental.pick_performance_config") {
+			t.Errorf("TPU %v: slow-input %+v; want grain_worker_count=5 with the buffer and grain's own tuning", tpu, f)
+		}
+	}
+}
+
+// TestWorkElsewhereNamed: jax-k (TPU, the Python tracer off: each gap is
+// 10 ms untraced and 1 ms of dispatch) with a runtime pool thread whose
+// long-running loop holds BufferSequencingEvent::Execute over the first
+// gap (31.01 to 42.01 ms). The untraced-thread finding names the inner
+// work, not the loop around it, and how much of the gap it covered; on
+// the real conv benchmark the forced-sync finding names a pool thread's
+// BufferSequencingEvent::Execute in the same way.
+func TestWorkElsewhereNamed(t *testing.T) {
+	s := tracetest.JAXProgram{Steps: 6, TPU: true, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true}.Spec()
+	s.Threads = append(s.Threads, tracetest.Thread{TID: 50, Name: "tf_pjrt_thread_pool"})
+	s.Events = append(s.Events,
+		tracetest.Event{Role: tracetest.CPUOp, Name: "ThreadPool::WorkerLoop", Thread: 50, Start: 0, Dur: 200 * msec},
+		tracetest.Event{Role: tracetest.CPUOp, Name: "BufferSequencingEvent::Execute", Thread: 50, Start: 31_010 * usec, Dur: 11 * msec})
+	f := findingOf(analyzeXPlane(t, s).Result(), "untraced-thread")
+	want := "During the longest such gap (11.0 ms on TPU:0), tf_pjrt_thread_pool/50 ran BufferSequencingEvent::Execute for 11.0 ms of it"
+	if f == nil || !strings.Contains(f.Message, want) {
+		t.Errorf("untraced-thread %+v\nwant %q", f, want)
+	}
+	res := analyzeReal(t, "tracelens-jax-conv-block-until-ready.xplane.pb")
+	if f := findingOf(res, "forced-sync"); f == nil || !regexp.MustCompile(`tf_pjrt_thread_pool/-?\d+ ran BufferSequencingEvent::Execute for \d`).MatchString(f.Message) {
+		t.Errorf("conv benchmark forced-sync %+v: want the pool thread's BufferSequencingEvent::Execute named", f)
+	}
+}
+
+// TestGrainDatasetAdvice: the slow-input finding of grain's Dataset API
+// (jax-m inline, jax-p with a thread-prefetch iterator) calls the loader
+// a grain Dataset pipeline and gives its own knob, mp_prefetch's worker
+// count (inline: ceil(20 / 10) + 1 = 3), with grain's own tuning beside
+// it; never the DataLoader's grain_worker_count.
+func TestGrainDatasetAdvice(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		workers int
+		fix     string
+	}{
+		{"inline", 0, "ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=3))"},
+		{"thread-prefetch", 1, "Raise the pipeline's worker processes, ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=k))"},
+	} {
+		p := tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Workers: tt.workers, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec}
+		f := findingOf(analyzeXPlane(t, p.Spec()).Result(), "slow-input")
+		if f == nil || !strings.Contains(f.Message, "The grain Dataset pipeline (") || !strings.Contains(f.Fix, tt.fix) ||
+			!strings.Contains(f.Fix, "pick_performance_config") || strings.Contains(f.Fix, "grain_worker_count=3") {
+			t.Errorf("%s: slow-input %+v\nwant the grain Dataset pipeline and %q", tt.name, f, tt.fix)
+		}
+		if want := []Setting{{"grain.mp_prefetch.num_workers", "3"}}; tt.workers == 0 && (f == nil || !slices.Equal(f.Settings, want)) {
+			t.Errorf("%s: settings of %+v, want %v", tt.name, f, want)
+		}
+	}
+}
+
+// TestContextRuleLiterals: each name a context rule looks for holds one
+// of its literals, which are looked for first.
+func TestContextRuleLiterals(t *testing.T) {
+	for i, r := range contextRules {
+		for _, p := range r.when {
+			if !slices.ContainsFunc(r.literals, func(l string) bool { return strings.Contains(p, l) }) {
+				t.Errorf("rule %d: %q holds none of %q", i, p, r.literals)
+			}
+		}
+	}
+}
+
+// TestGrainAnnotationsWithoutTracer: jax-k (TPU, the Python tracer off)
+// whose loader is grain's Dataset API: grain still writes its annotation
+// for XProf's input-pipeline analysis around each __next__
+// (PrefetchDatasetIterator.__next__, the step's first 20 ms). The load is
+// then input, not untraced: jax-c's figures, data-bound, and no
+// likely-input guess.
+func TestGrainAnnotationsWithoutTracer(t *testing.T) {
+	p := tracetest.JAXProgram{Steps: 6, TPU: true, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, NoPythonTracer: true}
+	s := p.Spec()
+	for _, e := range s.Events {
+		if e.Role == tracetest.Annotation && e.Name == "train" {
+			s.Events = append(s.Events, tracetest.Event{Role: tracetest.CPUOp, Name: "PrefetchDatasetIterator.__next__", Thread: e.Thread, Start: e.Start, Dur: p.Load})
+		}
+	}
+	x := analyzeXPlane(t, s)
+	res := x.Result()
+	want := Breakdown{ByCause: [NumCauses]int64{Input: 5*10*msec - 10*usec, Host: 5 * msec, Untraced: 10 * usec}}
+	if res.Verdict != DataBound || res.Idle != want {
+		t.Errorf("verdict %s, idle %+v; want data-bound, %+v", res.Verdict, res.Idle, want)
+	}
+	if got := x.a.untracedBeforeDispatch(); got != 0 {
+		t.Errorf("likely input %d, want 0", got)
+	}
+	checkLikelyInput(t, res, false)
+	checkForeignAdvice(t, res)
 }

@@ -112,6 +112,9 @@ var (
 		`_MultiProcessingDataLoaderIter`,
 		`process_prefetch`,
 		`IteratorGetNext`,
+		// grain's annotation of its thread-prefetch iterator's __next__
+		// (a wait on the queue its thread fills).
+		`^ThreadPrefetchDatasetIterator\.__next__$`,
 	}
 	inputPatterns = []string{
 		// PyTorch: the profiler's DataLoader and DataPipe records, and the
@@ -128,6 +131,19 @@ var (
 		`^data_loader\.py:\d+ __next__$`,
 		`process_prefetch`,
 		`^multihost_dataloading\.py:\d+ `,
+		// grain's Dataset API (MapDataset, IterDataset), where a name is
+		// grain's alone: the prefetch iterators' __next__ (PrefetchDatasetIterator
+		// and ThreadPrefetchDatasetIterator, transformations/prefetch.py),
+		// and the annotations grain writes for XProf's input-pipeline
+		// analysis (stats.py: "<iterator class>.__next__" from
+		// trace_input_pipeline_next, "Prefetch._getitem" from
+		// trace_input_pipeline_prefetch, "<source class>.__getitem__" from
+		// trace_input_pipeline). The frames of grain's other
+		// transformations have generic names: see grainContext.
+		`^prefetch\.py:\d+ __next__$`,
+		`^_?[A-Z]\w*DatasetIterator\.__next__$`,
+		`^Prefetch\._getitem$`,
+		`^(SourceMapDataset|RangeMapDataset|\w+DataSource)\.__getitem__$`,
 		// Annotations a training loop puts around input: "## data_load ##",
 		// TorchRec's "## load_batch ##", "## wait_for_batch ##" and
 		// "## sparse_data_dist ##" (the pipeline's distribution of a
@@ -135,6 +151,105 @@ var (
 		`^##\s*(data_?load\w*|load_batch|wait_for_batch|sparse_data_dist|input\w*|get_batch|next_batch)\s*##$`,
 	}
 )
+
+// grainDataset is the loader kind of grain's Dataset API (describeLoader).
+const grainDataset = "grain Dataset pipeline"
+
+// grainModuleFrame matches the frames of grain's generic modules that
+// contextRules make input: an input event of that name is grain's.
+var grainModuleFrame = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(joinPatterns(contextRules[0].input)) })
+
+// grainNames are names only grain writes: a trace that holds one runs
+// grain (see contextRules).
+var grainNames = []string{
+	`^prefetch\.py:\d+ __next__$`,
+	`^_?[A-Z]\w*DatasetIterator\.__next__$`,
+	`^Prefetch\._getitem$`,
+	`^data_loader\.py:\d+ __next__$`,
+	`process_prefetch`,
+}
+
+// contextRules are patterns that hold only in a trace that shows, by some
+// other name, whose names they match. grain's transformations live in
+// modules of generic names (map.py, batch.py) that JAX's Python tracer
+// writes without their folder: their frames are grain's input only in a
+// trace that runs grain. The rule: a generic module's frame is input when
+// its function is one grain's classes define there (an iterator's
+// __next__, a MapDataset's __getitem__) and the trace holds a name of
+// grainNames.
+var contextRules = []struct {
+	// when holds the names of which the trace must hold one; each holds
+	// one of the literals, which are looked for first (a trace's every
+	// name is tested).
+	when, literals    []string
+	input, background []string
+}{
+	{
+		// grain/_src/python/dataset: transformations/map.py
+		// (_MapDatasetIterator.__next__, MapMapDataset.__getitem__),
+		// batch.py (_BatchDatasetIterator.__next__,
+		// BatchMapDataset.__getitem__), and the other transformations'
+		// iterators and MapDatasets; dataset.py (MapDataset.__getitem__).
+		when:     grainNames,
+		literals: []string{"__next__", "_getitem", "process_prefetch"},
+		input: []string{
+			`^(map|batch|filter|flatmap|shuffle|interleave|mix|packing|packing_concat_then_split|rebatch|limit|zip|source|slice|repeat)\.py:\d+ (__next__|__getitem__)$`,
+			`^dataset\.py:\d+ __getitem__$`,
+		},
+	},
+	{
+		// grain's prefetch threads (transformations/prefetch.py): the
+		// thread of a ThreadPrefetchDatasetIterator filling its queue
+		// (_put_iterator_elements_in_buffer), the thread pool of a
+		// PrefetchDatasetIterator reading elements (_getitem). The loop's
+		// prefetch __next__ then waits on them; without them it runs the
+		// pipeline inline (num_threads=0).
+		when:       []string{`^prefetch\.py:\d+ (_put_iterator_elements_in_buffer|_getitem)$`, `^Prefetch\._getitem$`},
+		literals:   []string{"_put_iterator_elements_in_buffer", "_getitem"},
+		background: []string{`^prefetch\.py:\d+ __next__$`, `^PrefetchDatasetIterator\.__next__$`},
+	},
+}
+
+// compiledRules is contextRules compiled, once per process.
+var compiledRules = sync.OnceValue(func() (res []compiledRule) {
+	all := func(ps []string) []*regexp.Regexp {
+		var out []*regexp.Regexp
+		for _, p := range ps {
+			out = append(out, regexp.MustCompile(p))
+		}
+		return out
+	}
+	for _, r := range contextRules {
+		res = append(res, compiledRule{regexp.MustCompile(joinPatterns(r.when)), r.literals, all(r.input), all(r.background)})
+	}
+	return res
+})
+
+// compiledRule is a context rule compiled.
+type compiledRule struct {
+	when              *regexp.Regexp
+	literals          []string
+	input, background []*regexp.Regexp
+}
+
+// holds reports whether the name is one of the rule's when.
+func (r *compiledRule) holds(name string) bool {
+	return slices.ContainsFunc(r.literals, func(l string) bool { return strings.Contains(name, l) }) && r.when.MatchString(name)
+}
+
+// withContext returns the built-in input and background patterns with
+// those of the context rules that the names of t hold, and whether the
+// first holds: the trace runs grain.
+func withContext(t *trace.Trace, input, background []*regexp.Regexp) (_, _ []*regexp.Regexp, grain bool) {
+	for i, r := range compiledRules() {
+		if slices.ContainsFunc(t.Strings, r.holds) {
+			input = append(slices.Clip(input), r.input...)
+			background = append(slices.Clip(background), r.background...)
+			grain = grain || i == 0
+		}
+	}
+	return input, background, grain
+}
 
 // classifier classifies host event names, each distinct name once: names
 // are interned, so the verdict for a StrID is cached.
@@ -144,6 +259,8 @@ type classifier struct {
 	cache                                     []class // per StrID; unclassified until classified
 	// background answers inBackground, asked of every input event.
 	background *nameMatcher
+	// grain is set when the trace runs grain (see contextRules).
+	grain bool
 }
 
 // compileAll appends to builtin the compiled extra patterns.
@@ -183,12 +300,14 @@ func newClassifier(t *trace.Trace, opt *Options) (*classifier, error) {
 	}
 	b := builtin()
 	c.asyncCopy, c.runtime, c.dispatch = b.asyncCopy, b.runtime, b.dispatch
-	c.background = newNameTest(func(name string) bool { return matchAny(b.background, name) }, t)
+	input, background, grain := withContext(t, b.input, b.background)
+	c.grain = grain
+	c.background = newNameTest(func(name string) bool { return matchAny(background, name) }, t)
 	var err error
 	if c.sync, err = compileAll("sync", b.sync, opt.SyncPatterns); err != nil {
 		return nil, err
 	}
-	if c.input, err = compileAll("input", b.input, opt.InputPatterns); err != nil {
+	if c.input, err = compileAll("input", input, opt.InputPatterns); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -266,6 +385,9 @@ func describeLoader(name string) string {
 		return "tf.data pipeline"
 	case strings.Contains(name, "grain"), strings.HasPrefix(name, "data_loader.py:"), strings.Contains(name, "process_prefetch"):
 		return "grain loader"
+	case strings.HasPrefix(name, "prefetch.py:"), strings.Contains(name, "DatasetIterator."), strings.HasPrefix(name, "Prefetch."),
+		grainModuleFrame().MatchString(name):
+		return grainDataset
 	case strings.HasPrefix(name, "multihost_dataloading.py:"):
 		return "MaxText input pipeline"
 	}

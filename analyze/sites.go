@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -37,8 +38,14 @@ func (f Frame) String() string {
 // it caused.
 type CallSite struct {
 	// Frame is the user-code frame; zero when the trace has no stacks
-	// around the call.
+	// around the call, or no frame of them is the user's.
 	Frame Frame
+	// Via is the library frame the user's line called through: the
+	// outermost library frame inside Frame (JAX's api.py:3154
+	// block_until_ready, ufunc_api.py:182 __call__), or, when no frame
+	// is the user's, the outermost library frame recorded. Zero when it
+	// would repeat Call or the trace has no stacks.
+	Via Frame
 	// Call names the event: the blocking call (aten::item), the input
 	// event, the op, the runtime call.
 	Call string
@@ -49,6 +56,19 @@ type CallSite struct {
 	Count int
 	// Idle is the idle time they caused, averaged over devices.
 	Idle int64
+}
+
+// Where writes the site's line with the library frame it called through:
+// "train.py:45 step via ufunc_api.py:182 __call__", "via api.py:3154
+// block_until_ready" without a user frame; "" without either.
+func (s CallSite) Where() string {
+	switch {
+	case s.Via.IsZero():
+		return s.Frame.String()
+	case s.Frame.IsZero():
+		return "via " + s.Via.String()
+	}
+	return s.Frame.String() + " via " + s.Via.String()
 }
 
 // OpCost is a host op whose dispatch holds the devices idle: the idle it
@@ -141,7 +161,7 @@ func (a *analyzer) factsOf(id trace.StrID) nameFacts {
 	}
 	if fr := parseFrame(name); !fr.IsZero() {
 		f |= factFrame
-		if !frameworkFile(fr.File) {
+		if !frameworkFile(fr.File, a.cls != nil && a.cls.grain) {
 			f |= factUserFrame
 		}
 	}
@@ -174,7 +194,8 @@ type siteTally struct {
 	ops     map[trace.StrID]int64
 	opFrame map[trace.StrID]map[trace.StrID]int64
 	copies  map[int32]int64 // idle blamed on each copy call
-	stacks  bool            // a frame was found
+	stacks  bool            // a frame was found around a call
+	user    bool            // a user-code frame was found
 	// open is the blame of the segment the encoder holds back (see
 	// segmentDone); gap is the start of the gap being attributed.
 	open blame
@@ -210,10 +231,10 @@ func sumKey(ev int32, c Cause) uint64 { return uint64(ev)<<8 | uint64(c) }
 // waited for (see runtimeBehind), across is set and frame is the user-code
 // frame around the waiting thread's dispatch: the line that called it.
 type blame struct {
-	th     *thread
-	ev     int
-	frame  trace.StrID
-	across bool
+	th         *thread
+	ev         int
+	frame, via trace.StrID
+	across     bool
 }
 
 func newSiteTally() *siteTally {
@@ -239,8 +260,8 @@ func (a *analyzer) insights() {
 	slices.SortFunc(r.CallSites, func(x, y CallSite) int {
 		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()), cmp.Compare(x.Cause, y.Cause))
 	})
-	if !st.stacks {
-		r.StackHint = a.stackHint()
+	if !st.user {
+		r.StackHint = a.stackHint(st.stacks)
 	}
 	r.Ops = a.opCosts(st, n)
 	r.Copies = a.copyStats(st.copies, n)
@@ -284,7 +305,8 @@ func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment, via *host
 		// work is the call, the dispatch's caller the site.
 		if via.ev >= 0 {
 			rt := a.thread(via.track)
-			st.open = blame{th: rt, ev: int(via.ev) - rt.lo, frame: a.stackFrame(th, stack), across: true}
+			frame, through := a.stackFrame(th, stack)
+			st.open = blame{th: rt, ev: int(via.ev) - rt.lo, frame: frame, via: through, across: true}
 		}
 	default:
 		st.open.ev = a.blamed(th, s, stack)
@@ -292,12 +314,13 @@ func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment, via *host
 }
 
 // stackFrame returns the name of the innermost user-code frame of th's
-// stack, 0 when there is none.
-func (a *analyzer) stackFrame(th *thread, stack *hostStack) trace.StrID {
+// stack and the library frame it called through (see frameVia), 0 when
+// there is none.
+func (a *analyzer) stackFrame(th *thread, stack *hostStack) (user, via trace.StrID) {
 	if n := len(stack.evs); n > 0 {
-		return a.userFrame(th, int(stack.evs[n-1]))
+		return a.frameVia(th, int(stack.evs[n-1]))
 	}
-	return 0
+	return 0, 0
 }
 
 // segmentDone adds the finished segment s of the current gap to the
@@ -421,13 +444,15 @@ func (a *analyzer) tallySum(s *blameSum) int32 {
 	st := a.sites
 	th, ev, dur := s.th, s.ev, s.idle
 	e := &th.evs[ev]
-	frame := s.frame
+	frame, via := s.frame, s.via
 	if !s.across {
-		frame = a.userFrame(th, ev)
+		frame, via = a.frameVia(th, ev)
 	}
-	if frame != 0 {
-		st.stacks = true
+	if via == e.Name {
+		via = 0 // the call itself
 	}
+	st.user = st.user || frame != 0
+	st.stacks = st.stacks || frame != 0 || via != 0 || a.factsOf(e.Name)&factFrame != 0
 	c := s.cause
 	if c == AfterSync {
 		c = InSync
@@ -437,7 +462,7 @@ func (a *analyzer) tallySum(s *blameSum) int32 {
 	if !ok {
 		i = int32(len(st.list))
 		st.sites[sk] = i
-		st.list = append(st.list, CallSite{Frame: parseFrame(a.t.Str(frame)), Call: a.t.Str(e.Name), Cause: c})
+		st.list = append(st.list, CallSite{Frame: parseFrame(a.t.Str(frame)), Via: parseFrame(a.t.Str(via)), Call: a.t.Str(e.Name), Cause: c})
 	}
 	st.list[i].Idle += dur
 	cp := -1
@@ -530,20 +555,33 @@ func (a *analyzer) runtimeIn(stack *hostStack) int {
 // userFrame returns the name of the innermost user-code frame enclosing
 // event i of th (i itself included), 0 when there is none.
 func (a *analyzer) userFrame(th *thread, i int) trace.StrID {
+	user, _ := a.frameVia(th, i)
+	return user
+}
+
+// frameVia returns userFrame of event i of th and via, the library frame
+// it called through: the outermost frame inside it, or, without a user
+// frame, the outermost frame around i; 0 when there is none.
+func (a *analyzer) frameVia(th *thread, i int) (user, via trace.StrID) {
 	par := th.parents()
 	for x := int32(i); x >= 0; x = par.of(x) {
 		name := th.evs[x].Name
-		if a.factsOf(name)&factUserFrame != 0 {
-			return name
+		f := a.factsOf(name)
+		if f&factUserFrame != 0 {
+			return name, via
+		}
+		if f&factFrame != 0 {
+			via = name
 		}
 	}
-	return 0
+	return 0, via
 }
 
 // parseFrame reads a Python frame as PyTorch names it ("train.py(42):
 // <module>") or as JAX's Python tracer does ("train.py:42 train_step", the
-// "$" before the file already dropped); zero for any other name.
+// "$" before the file dropped); zero for any other name.
 func parseFrame(s string) Frame {
+	s = strings.TrimPrefix(s, "$") // JAX's tracer's mark, kept in JSON exports
 	if i := strings.Index(s, ".py("); i > 0 {
 		rest := s[i+4:]
 		j := strings.Index(rest, "): ")
@@ -569,12 +607,82 @@ var frameworkDirs = []string{
 	"logging/", "importlib/", "concurrent/", "multiprocessing/",
 }
 
-// frameworkFiles are Python library modules that sit outside a directory.
-var frameworkFiles = []string{"threading.py", "contextlib.py", "functools.py", "queue.py", "selectors.py", "abc.py", "typing.py"}
+// libraryModules are the modules a JAX program calls through, by the
+// basename JAX's Python tracer writes for a frame ("$api.py:3154
+// block_until_ready": no folder, so frameworkDirs cannot tell them). A
+// bare frame of one is never the user's line. They are the modules of the
+// libraries' call paths, read from their sources: JAX (jax/_src,
+// jax/_src/numpy, lax, interpreters), flax (linen, nnx), optax (_src),
+// grain (_src/python, dataset, transformations), NumPy (_core, lib) and
+// Python's library. Names too common for a user's file to be ruled out
+// (utils.py, config.py, base.py, train.py) are left out: such a frame
+// stays the user's.
+var libraryModules = []struct {
+	lib   string
+	files []string
+}{
+	{"JAX", []string{
+		"api.py", "api_util.py", "pjit.py", "pxla.py", "dispatch.py", "array.py", "array_methods.py",
+		"basearray.py", "core.py", "lax.py", "lax_numpy.py", "ufunc_api.py", "ufuncs.py", "reductions.py",
+		"indexing.py", "linear_util.py", "partial_eval.py", "ad.py", "batching.py", "mlir.py", "compiler.py",
+		"xla_bridge.py", "sharding_impls.py", "named_sharding.py", "sharding.py", "tree_util.py",
+		"traceback_util.py", "source_info_util.py", "dtypes.py", "profiler.py", "stages.py",
+		"custom_derivatives.py", "shard_map.py", "prng.py", "util.py", "dlpack.py", "callback.py",
+		"debugging.py", "compilation_cache.py", "cache_key.py", "control_flow.py", "loops.py",
+		"conditionals.py", "slicing.py", "convolution.py", "einsum.py", "tensor_contractions.py",
+		"array_creation.py", "array_constructors.py", "checkify.py", "layout.py", "mesh.py",
+	}},
+	{"flax", []string{
+		"module.py", "linear.py", "normalization.py", "attention.py", "transforms.py", "scope.py",
+		"graph.py", "graphlib.py", "object.py", "rnglib.py", "variablelib.py", "extract.py", "filterlib.py",
+		"compilation.py", "autodiff.py", "optimizer.py",
+	}},
+	{"optax", []string{
+		"alias.py", "transform.py", "combine.py", "update.py", "numerics.py", "clipping.py", "wrappers.py",
+		"schedule.py", "linear_algebra.py", "factorized.py",
+	}},
+	{"grain", []string{
+		"prefetch.py", "process_prefetch.py", "data_sources.py", "multiprocessing_common.py", "grain_pool.py",
+		"shared_memory_array.py",
+	}},
+	// grain's modules of names common for a user's own files: a library's
+	// only in a trace that runs grain (contextRules).
+	{grainOnly, []string{
+		"dataset.py", "data_loader.py", "map.py", "batch.py", "filter.py", "shuffle.py", "interleave.py",
+		"packing.py", "rebatch.py", "stats.py",
+	}},
+	{"NumPy", []string{
+		"fromnumeric.py", "numeric.py", "_methods.py", "shape_base.py", "multiarray.py", "function_base.py",
+		"_asarray.py", "arrayprint.py", "_ufunc_config.py",
+	}},
+	{"Python", []string{
+		"threading.py", "contextlib.py", "functools.py", "queue.py", "selectors.py", "abc.py", "typing.py",
+		"enum.py", "weakref.py", "_weakrefset.py", "copy.py", "copyreg.py", "dataclasses.py", "inspect.py",
+		"traceback.py", "warnings.py", "pickle.py", "socket.py", "queues.py", "connection.py",
+		"synchronize.py", "reduction.py", "_base.py", "genericpath.py", "posixpath.py",
+	}},
+}
+
+// libraryOf maps a module's basename to its library (libraryModules).
+var libraryOf = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, l := range libraryModules {
+		for _, f := range l.files {
+			m[f] = l.lib
+		}
+	}
+	return m
+})
+
+// grainOnly marks the modules of libraryModules that are grain's only in
+// a trace that runs grain.
+const grainOnly = "grain, in a trace running grain"
 
 // frameworkFile reports whether a frame's file belongs to a framework or
-// to Python's library rather than to the user's code.
-func frameworkFile(file string) bool {
+// to Python's library rather than to the user's code: by its folder, or,
+// named bare as JAX's tracer names it, by its basename (libraryModules;
+// grain's generic ones only when grain is set: the trace runs grain).
+func frameworkFile(file string, grain bool) bool {
 	if strings.HasPrefix(file, "<") {
 		return true
 	}
@@ -583,19 +691,37 @@ func frameworkFile(file string) bool {
 			return true
 		}
 	}
-	// A library module is named bare ("threading.py") or by its path
-	// under the interpreter's library.
+	// A library module is named bare ("threading.py") or, for Python's,
+	// by its path under the interpreter's library.
 	base := file[strings.LastIndexByte(file, '/')+1:]
-	return slices.Contains(frameworkFiles, base) && (base == file || strings.Contains(file, "python3"))
+	lib := libraryOf()[base]
+	if lib == grainOnly && !grain {
+		lib = ""
+	}
+	return base == file && lib != "" || lib == "Python" && strings.Contains(file, "python3")
+}
+
+// stackHints say how each framework records Python stacks; PyTorch's
+// stands for the others.
+var stackHints = map[Framework]string{
+	JAX:        "profile with the Python tracer on (jax.profiler.ProfileOptions() with python_tracer_level=1, passed to jax.profiler.start_trace)",
+	TensorFlow: "profile with the Python tracer on (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1), passed to tf.profiler.experimental.start)",
+	PyTorch:    "profile with torch.profiler.profile(..., with_stack=True) to record them",
 }
 
 // stackHint says how to record Python stacks in the framework that wrote
-// the trace, so that a later report can name the lines of code.
-func (a *analyzer) stackHint() string {
-	if a.res.Framework == JAX {
-		return "The trace has no Python frames, so no call site can be named: profile with the Python tracer on (jax.profiler.ProfileOptions() with python_tracer_level=1, passed to jax.profiler.start_trace)."
+// the trace, so that a later report can name the lines of code; stacks is
+// set when the trace has frames around the calls, but none of the user's
+// code.
+func (a *analyzer) stackHint(stacks bool) string {
+	if stacks {
+		return "The trace's Python frames around these calls are all in library code (the frameworks, NumPy, Python's own modules), so no line of your code can be named: the Python tracer records a frame only when it is entered after the capture starts, so start the capture before the function that runs the loop is entered."
 	}
-	return "The trace has no Python frames, so no call site can be named: profile with torch.profiler.profile(..., with_stack=True) to record them."
+	how, ok := stackHints[a.res.Framework]
+	if !ok {
+		how = stackHints[PyTorch]
+	}
+	return "The trace has no Python frames, so no call site can be named: " + how + "."
 }
 
 // opCosts returns the ops that caused host idle, most idle first, with

@@ -110,3 +110,43 @@ func TestRealDispatchNamesSites(t *testing.T) {
 		t.Errorf("the finding names the op inside zero_grad, not zero_grad: %s", f.Message)
 	}
 }
+
+// TestRealJAXSites: on the shared JAX traces no call site names a library
+// frame as the user's line. The GPU traces' Python frames all lie inside
+// JAX (the tracer saw no user frame enter), so no site has a frame, the
+// library frame each went through is named beside it, and the hint says
+// why no line can be named; the TPU trace has no Python frames at all.
+func TestRealJAXSites(t *testing.T) {
+	for _, tt := range []struct {
+		file   string
+		hint   string
+		viaSet bool // some site names the library frame it went through
+	}{
+		{"tracelens-jax-conv-block-until-ready.xplane.pb", "all in library code", true},
+		{"tracelens-jax-te-fused-attn.xplane.pb", "all in library code", false},
+		{"xprof-tpu-inference.xplane.pb", "no Python frames", false},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			res := analyzeReal(t, tt.file)
+			via := false
+			for _, s := range res.CallSites {
+				if !s.Frame.IsZero() && frameworkFile(s.Frame.File, true) {
+					t.Errorf("call site %+v names a library frame as the user's", s)
+				}
+				via = via || !s.Via.IsZero()
+			}
+			if via != tt.viaSet {
+				t.Errorf("a via named: %v, want %v: %+v", via, tt.viaSet, res.CallSites)
+			}
+			for _, f := range res.Findings {
+				if strings.Contains(f.Message, "Called from") {
+					t.Errorf("%s finding names a caller where none is the user's: %s", f.ID, f.Message)
+				}
+			}
+			if !strings.Contains(res.StackHint, tt.hint) {
+				t.Errorf("stack hint %q, want %q", res.StackHint, tt.hint)
+			}
+			checkForeignAdvice(t, res)
+		})
+	}
+}

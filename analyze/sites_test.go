@@ -15,6 +15,10 @@ import (
 // constants), and the idle of each scenario (see scenarios) lands on them.
 func TestCallSites(t *testing.T) {
 	script := func(line int) Frame { return Frame{File: tracetest.Script, Line: line, Function: "<module>"} }
+	// The library frames the loop's lines call through (see loop.go).
+	next := Frame{File: "torch/utils/data/dataloader.py", Line: 631, Function: "__next__"}
+	callImpl := Frame{File: "torch/nn/modules/module.py", Line: 1779, Function: "_call_impl"}
+	to := Frame{File: "torch/_tensor.py", Line: 1087, Function: "to"}
 	tests := []struct {
 		name  string
 		loop  tracetest.Loop
@@ -33,8 +37,8 @@ func TestCallSites(t *testing.T) {
 			name: "b/input-longer-than-compute",
 			loop: scenarios[1].loop,
 			sites: []CallSite{
-				{Frame: script(tracetest.LoaderLine), Call: tracetest.SingleProcessLoader, Cause: Input, Count: 5, Idle: 5 * 10 * msec},
-				{Frame: script(tracetest.OpLine), Call: "aten::linear", Cause: Host, Count: 5, Idle: 5 * msec},
+				{Frame: script(tracetest.LoaderLine), Via: next, Call: tracetest.SingleProcessLoader, Cause: Input, Count: 5, Idle: 5 * 10 * msec},
+				{Frame: script(tracetest.OpLine), Via: callImpl, Call: "aten::linear", Cause: Host, Count: 5, Idle: 5 * msec},
 			},
 		},
 		{
@@ -42,7 +46,7 @@ func TestCallSites(t *testing.T) {
 			name: "n/pageable-copy-in-input",
 			loop: scenarios[13].loop,
 			sites: []CallSite{
-				{Frame: Frame{File: tracetest.CopyFile, Line: tracetest.CopyLine, Function: "fetch_lengths"}, Call: "cudaMemcpyAsync", Cause: InSync, Count: 5, Idle: 5 * 2 * msec},
+				{Frame: Frame{File: tracetest.CopyFile, Line: tracetest.CopyLine, Function: "fetch_lengths"}, Via: to, Call: "cudaMemcpyAsync", Cause: InSync, Count: 5, Idle: 5 * 2 * msec},
 			},
 		},
 	}
@@ -60,7 +64,7 @@ func TestCallSites(t *testing.T) {
 			// Without stacks: the same calls, no frames, and the hint.
 			res = analyzeSpec(t, tc.loop.Spec())
 			for i := range tc.sites {
-				tc.sites[i].Frame = Frame{}
+				tc.sites[i].Frame, tc.sites[i].Via = Frame{}, Frame{}
 			}
 			if !reflect.DeepEqual(res.CallSites, tc.sites) || res.StackHint == "" {
 				t.Errorf("without stacks: call sites\n got %+v\nwant %+v\nhint %q", res.CallSites, tc.sites, res.StackHint)
@@ -138,9 +142,17 @@ func TestParseFrame(t *testing.T) {
 			t.Errorf("parseFrame(%q) = %+v, want %+v", tc.in, got, tc.want)
 		}
 	}
-	for file, want := range map[string]bool{"torch/nn/modules/module.py": true, "/usr/lib/python3.11/threading.py": true, "site-packages/jax/_src/api.py": true, "train.py": false, "vllm/attention/layer.py": false} {
-		if got := frameworkFile(file); got != want {
+	for file, want := range map[string]bool{"torch/nn/modules/module.py": true, "/usr/lib/python3.11/threading.py": true, "site-packages/jax/_src/api.py": true, "train.py": false, "vllm/attention/layer.py": false,
+		"api.py": true, "ufunc_api.py": true, "prefetch.py": true, "fromnumeric.py": true, "utils.py": false, "my/api.py": false} {
+		if got := frameworkFile(file, false); got != want {
 			t.Errorf("frameworkFile(%q) = %v, want %v", file, got, want)
+		}
+	}
+	// grain's modules of common names are grain's only in a trace that
+	// runs grain.
+	for _, file := range []string{"map.py", "batch.py", "dataset.py", "data_loader.py"} {
+		if frameworkFile(file, false) || !frameworkFile(file, true) {
+			t.Errorf("frameworkFile(%q): want the user's without grain, grain's with it", file)
 		}
 	}
 }
@@ -193,5 +205,63 @@ func TestCallCountsOnce(t *testing.T) {
 	}
 	if i := slices.IndexFunc(res.Ops, func(o OpCost) bool { return o.Name == "PjitFunction(step)" }); i < 0 || res.Ops[i].Calls != 2 {
 		t.Errorf("ops %+v, want PjitFunction(step) with 2 calls", res.Ops)
+	}
+}
+
+// TestUserLineThroughLibraries: jax-e's op-by-op program (10 jitted calls
+// a step, all host-bound) with Python frames around each call, as JAX's
+// tracer writes them (basenames, no folders). Every host call site names
+// the innermost frame outside the libraries (libraryModules) and, beside
+// it, the library frame that line called through; where no frame is the
+// user's, none is named and the outermost library frame is the via.
+func TestUserLineThroughLibraries(t *testing.T) {
+	user := Frame{File: "elementwise.py", Line: 12, Function: "step"}
+	model := Frame{File: "model.py", Line: 5, Function: "apply"}
+	ufunc := Frame{File: "ufunc_api.py", Line: 182, Function: "__call__"}
+	api := Frame{File: "api.py", Line: 1290, Function: "vmap_f"}
+	lax := Frame{File: "lax_numpy.py", Line: 2470, Function: "where"}
+	for _, tc := range []struct {
+		name       string
+		stack      []Frame // outermost first, around each call
+		frame, via Frame
+	}{
+		{"user-through-numpy-api", []Frame{user, ufunc, {File: "reductions.py", Line: 300, Function: "_reduce_sum"}}, user, ufunc},
+		{"user-callback-inside-jax", []Frame{user, api, {File: "pjit.py", Line: 337, Function: "cache_miss"}, model, lax}, model, lax},
+		{"no-user-frame", []Frame{api, {File: "threading.py", Line: 320, Function: "wait"}}, Frame{}, api},
+		{"user-frame-only", []Frame{user}, user, Frame{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tracetest.JAXProgram{Steps: 6, Calls: 10, Dispatch: 200 * usec, Compute: 50 * usec}.Spec()
+			// The frames go first: of events of one interval, the first
+			// holds the others.
+			var frames []tracetest.Event
+			for _, e := range s.Events {
+				if e.Name != tracetest.JAXDispatch {
+					continue
+				}
+				for _, f := range tc.stack {
+					frames = append(frames, tracetest.Event{Role: tracetest.Python, Name: "$" + f.String(), Thread: e.Thread, Start: e.Start, Dur: e.Dur})
+				}
+			}
+			s.Events = append(frames, s.Events...)
+			res := analyzeXPlane(t, s).Result()
+			n := 0
+			for _, site := range res.CallSites {
+				if site.Cause != Host {
+					continue
+				}
+				n++
+				if site.Frame != tc.frame || site.Via != tc.via {
+					t.Errorf("host call site %q at %q via %q, want at %q via %q", site.Call, site.Frame, site.Via, tc.frame, tc.via)
+				}
+			}
+			if n == 0 {
+				t.Fatalf("no host call site in %+v", res.CallSites)
+			}
+			f := findingByID(res, "dispatch-overhead")
+			if want := "Called from " + user.String() + " via " + ufunc.String(); tc.name == "user-through-numpy-api" && (f == nil || !strings.Contains(f.Message, want)) {
+				t.Errorf("dispatch-overhead finding %+v, want %q", f, want)
+			}
+		})
 	}
 }

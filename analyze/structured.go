@@ -124,6 +124,8 @@ func workerSetting(kind string, load, compute int64) []Setting {
 		return []Setting{{"DataLoader.num_workers", n}, {"DataLoader.pin_memory", "True"}}
 	case "grain loader":
 		return []Setting{{"grain.worker_count", n}}
+	case grainDataset:
+		return []Setting{{"grain.mp_prefetch.num_workers", n}}
 	}
 	return nil
 }
@@ -134,7 +136,7 @@ func siteList(sites []CallSite) string {
 	var parts []string
 	for _, s := range sites {
 		if !s.Frame.IsZero() {
-			parts = append(parts, fmt.Sprintf("%s (%s)", s.Frame, plural(s.Count, "call")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", s.Where(), plural(s.Count, "call")))
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -205,14 +205,24 @@ func ceilDiv(x, y int64) int {
 // trace gives one, and otherwise returns fallback.
 func (a *analyzer) workerFix(fallback string) string {
 	r := a.res
+	if r.Framework == TensorFlow {
+		return fallback // tf.data has no worker count: workerAdvice's tf.data terms
+	}
 	e := r.workerEstimate()
 	n, why, ok := e.n, e.why, e.ok
 	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
+	switch {
+	case r.Framework == JAX && a.datasetAPI():
+		name, setting = "the pipeline's worker processes, ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=k))", fmt.Sprintf("ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d))", n)
+	case r.Framework == JAX:
+		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with %s of 2 or more)", n, grainBufferKnob)
+	}
+	tune := ""
 	if r.Framework == JAX {
-		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with worker_buffer_size of 2 or more)", n)
+		tune = " " + grainAutoTune
 	}
 	if e.short {
-		return fmt.Sprintf("Raise %s: %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why)
+		return fmt.Sprintf("Raise %s: %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why, tune)
 	}
 	if !ok || r.Loader.Workers == 0 {
 		return fallback
@@ -220,7 +230,7 @@ func (a *analyzer) workerFix(fallback string) string {
 	if n <= r.Loader.Workers {
 		return fmt.Sprintf("Keep the %d workers (%s): %s. Look elsewhere for the idle.", r.Loader.Workers, r.Loader.From, why)
 	}
-	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s. This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why)
+	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why, tune)
 }
 
 // workerSettings is the setting workerFix recommends, as the finding's
@@ -232,12 +242,21 @@ func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
 	switch {
 	case !ok && e.why != "":
 		return nil // workers of unknown count: no count to set
-	case !ok || r.Loader.Workers == 0:
+	case !ok || r.Loader.Workers == 0 || r.Framework == TensorFlow:
 		return workerSetting(kind, load, compute)
 	case n <= r.Loader.Workers:
 		return nil
+	case r.Framework == JAX && a.datasetAPI():
+		return []Setting{{"grain.mp_prefetch.num_workers", fmt.Sprint(n)}}
 	case r.Framework == JAX:
 		return []Setting{{"grain.worker_count", fmt.Sprint(n)}}
 	}
 	return []Setting{{"DataLoader.num_workers", fmt.Sprint(n)}}
+}
+
+// datasetAPI reports whether the loop loads with grain's Dataset API (its
+// input is named so: describeLoader).
+func (a *analyzer) datasetAPI() bool {
+	names := a.inputNames()
+	return len(names) > 0 && describeLoader(names[0]) == grainDataset
 }

@@ -13,6 +13,10 @@ type CallSiteV1 struct {
 	Line     int    `json:"line"`
 	Function string `json:"function"`
 	Call     string `json:"call"`
+	// Via is the library frame the user's line called through ("file:line
+	// function"), absent when there is none to name (see
+	// analyze.CallSite.Via).
+	Via string `json:"via,omitempty"`
 	// Cause is "sync" (in-sync and after-sync), "input", "host" or
 	// "runtime".
 	Cause  string  `json:"cause"`
@@ -81,7 +85,7 @@ func jsonSites(sites []analyze.CallSite, win int64) []CallSiteV1 {
 	out := []CallSiteV1{}
 	for _, s := range sites {
 		out = append(out, CallSiteV1{
-			File: s.Frame.File, Line: s.Frame.Line, Function: s.Frame.Function, Call: s.Call,
+			File: s.Frame.File, Line: s.Frame.Line, Function: s.Frame.Function, Call: s.Call, Via: s.Via.String(),
 			Cause: causeWord(s.Cause), Count: s.Count, IdleNs: s.Idle, Share: round4(share(s.Idle, win)),
 		})
 	}

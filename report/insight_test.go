@@ -39,7 +39,7 @@ func TestJSONInsights(t *testing.T) {
 		t.Fatalf("decoding the report into report.Report: %v", err)
 	}
 	site := CallSiteV1{File: tracetest.CopyFile, Line: tracetest.CopyLine, Function: "fetch_lengths", Call: "cudaMemcpyAsync",
-		Cause: "sync", Count: 5, IdleNs: 10 * ms, Share: 0.1538}
+		Via: "torch/_tensor.py:1087 to", Cause: "sync", Count: 5, IdleNs: 10 * ms, Share: 0.1538}
 	if !reflect.DeepEqual(r.CallSites, []CallSiteV1{site}) || r.StackHint != "" {
 		t.Errorf("call sites %+v, hint %q", r.CallSites, r.StackHint)
 	}

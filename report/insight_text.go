@@ -27,7 +27,7 @@ func sitesTable(res *analyze.Result) *table {
 		if i == insightRows {
 			break
 		}
-		site := s.Frame.String()
+		site := s.Where()
 		if site == "" {
 			site = "-"
 		}

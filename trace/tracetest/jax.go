@@ -156,6 +156,8 @@ type JAXProgram struct {
 	// dispatched before it: their device work is in the trace, the
 	// dispatches and enqueues it came from are not.
 	Uncaptured int
+	// Grain is the grain API the program loads with (grain.go).
+	Grain GrainAPI
 }
 
 // Spec simulates the program and returns its trace.
@@ -188,9 +190,16 @@ func (p JAXProgram) Spec() *Spec {
 		case p.Workers > 0:
 			ready := (int64(step/p.Workers) + 1) * p.Load
 			end := max(ready, h) + GrainTake
-			python(GrainNext, h, end-h)
-			python(GrainWorkerNext, h, end-h)
+			if p.Grain == GrainDataset {
+				python(GrainThreadNext, h, end-h)
+			} else {
+				python(GrainNext, h, end-h)
+				python(GrainWorkerNext, h, end-h)
+			}
 			h = end
+		case p.Load > 0 && p.Grain == GrainDataset:
+			grainLoad(python, h, h+p.Load)
+			h += p.Load
 		case p.Load > 0:
 			python(GrainNext, h, p.Load)
 			h += p.Load
@@ -250,6 +259,10 @@ func (p JAXProgram) Spec() *Spec {
 		all := s.Events
 		kept := slices.DeleteFunc(slices.Clone(all[:captured]), func(e Event) bool { return !e.Role.Device() })
 		s.Events = append(kept, all[captured:]...)
+	}
+	if p.Grain == GrainDataset && p.Workers > 0 && !p.NoPythonTracer {
+		s.Threads = append(s.Threads, Thread{GrainThreadTID, "grain-thread-prefetch"})
+		s.Events = append(s.Events, grainProducer(p.Steps, p.Load)...)
 	}
 	return s
 }
