@@ -159,7 +159,7 @@ var graphLaunchPattern = sync.OnceValue(func() *regexp.Regexp {
 func (a *analyzer) graphLaunches() bool {
 	re := graphLaunchPattern()
 	for _, s := range a.t.Strings {
-		if re.MatchString(s) {
+		if matchString(re, s) {
 			return true
 		}
 	}

@@ -85,7 +85,7 @@ type nameMatcher struct {
 
 // newNameMatcher matches the names of t against re.
 func newNameMatcher(re *regexp.Regexp, t *trace.Trace) *nameMatcher {
-	return newNameTest(re.MatchString, t)
+	return newNameTest(func(s string) bool { return matchString(re, s) }, t)
 }
 
 // newNameTest matches the names of t for which is holds.

@@ -358,7 +358,7 @@ func (c *classifier) inBackground(id trace.StrID) bool {
 
 func matchAny(res []*regexp.Regexp, s string) bool {
 	for _, re := range res {
-		if re.MatchString(s) {
+		if matchString(re, s) {
 			return true
 		}
 	}
