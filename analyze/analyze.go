@@ -20,7 +20,7 @@ func (o Options) Validate() error {
 	for _, th := range []struct {
 		name string
 		v    float64
-	}{{"sync", o.SyncThreshold}, {"input", o.InputThreshold}, {"host", o.HostThreshold}} {
+	}{{"sync", o.SyncThreshold}, {"input", o.InputThreshold}, {"host", o.HostThreshold}, {"stall", o.StallThreshold}} {
 		if math.IsNaN(th.v) || th.v < 0 || th.v > 1 {
 			return fmt.Errorf("%s threshold %v: expected a fraction from 0 to 1", th.name, th.v)
 		}
@@ -84,6 +84,9 @@ type analyzer struct {
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool
+	// stall is what the gap being attributed waited on once its work was
+	// queued (see stall.go).
+	stall stallState
 	// segs encodes the gaps' segments into the result.
 	segs *segEncoder
 	// sites sums the idle blamed on each call site as segments are made.

@@ -51,7 +51,7 @@ func TestScenarioFormats(t *testing.T) {
 }
 
 // formatNeutral strips from r what legitimately differs between formats: the
-// source, and thread names and indexes (each format names threads its
+// source, thread names and indexes, and stream names (each format names threads its
 // own way), which findings' messages quote.
 func formatNeutral(r *Result) *Result {
 	c := *r
@@ -67,6 +67,12 @@ func formatNeutral(r *Result) *Result {
 	c.Copies = slices.DeleteFunc(slices.Clone(r.Copies), func(c CopyStat) bool { return c.Direction == "" })
 	if len(c.Copies) == 0 {
 		c.Copies = nil
+	}
+	// Dependencies name their stream by its device track, which each
+	// format names its own way.
+	c.Dependencies = slices.Clone(r.Dependencies)
+	for i := range c.Dependencies {
+		c.Dependencies[i].Stream = ""
 	}
 	c.Findings = nil
 	for _, f := range r.Findings {

@@ -227,7 +227,7 @@ func crowdedInstant(s *tracetest.Spec) bool {
 func checkResult(t *testing.T, r *Result) {
 	t.Helper()
 	switch r.Verdict {
-	case Parallel, Sequential, DataBound, HostBound:
+	case Parallel, Sequential, DataBound, HostBound, Stalled:
 	case NoDevice:
 		if len(r.Devices) != 0 || len(r.Gaps) != 0 {
 			t.Errorf("no-device with %d devices and %d gaps", len(r.Devices), len(r.Gaps))
