@@ -63,7 +63,7 @@ var causes = [NumCauses]struct {
 	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, defragmentation", 'R'},
 	Host:      {"host", "host", "in other host work: dispatch, launches, Python, CPU ops", 'H'},
 	Untraced:  {"untraced", "untraced", "in nothing the trace shows", '?'},
-	Stall:     {"stalled", "stalled", "not waited on: the device had the work queued and waited on a dependency", 'Q'},
+	Stall:     {"stalled", "stalled", "not waited for: the work was queued behind a dependency", 'Q'},
 }
 
 // String returns the cause's name as reports show it ("in-sync").

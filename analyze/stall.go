@@ -188,7 +188,7 @@ func dependencyPhrase(d Dependency) string {
 	case "event":
 		return fmt.Sprintf("an event %s made %s wait on", d.Call, d.Stream)
 	}
-	return fmt.Sprintf("work on %s whose dependency the trace does not show (no stream wait, graph or collective before it)", d.Stream)
+	return fmt.Sprintf("work on %s whose dependency the trace does not show: no stream wait, graph or collective", d.Stream)
 }
 
 // syncOnStalled reports blocking calls made while the device was stalled:

@@ -283,6 +283,7 @@ func thresholdCheck(res *analyze.Result) string {
 		item("sync", b.Sync(), o.SyncThreshold),
 		item("input", b.Of(analyze.Input), o.InputThreshold),
 		item("host", b.HostWork(), o.HostThreshold),
+		item("stalled", b.Of(analyze.Stall), o.StallThreshold),
 	}, ", ")
 }
 
@@ -409,9 +410,9 @@ func (t *textWriter) findings(fs []analyze.Finding) {
 
 // thresholdsLine lists the options the analysis ran with.
 func thresholdsLine(o *analyze.Options) string {
-	s := fmt.Sprintf("min-gap %s, sync-slack %s, sync %s, input %s, host %s",
+	s := fmt.Sprintf("min-gap %s, sync-slack %s, sync %s, input %s, host %s, stall %s",
 		shortDuration(o.MinGap), shortDuration(o.SyncSlack),
-		shortPercent(o.SyncThreshold), shortPercent(o.InputThreshold), shortPercent(o.HostThreshold))
+		shortPercent(o.SyncThreshold), shortPercent(o.InputThreshold), shortPercent(o.HostThreshold), shortPercent(o.StallThreshold))
 	if o.StepRegex != "" {
 		s += fmt.Sprintf(", step regex %q", o.StepRegex)
 	}
