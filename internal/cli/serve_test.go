@@ -30,7 +30,7 @@ import (
 // and rules that every run passes.
 var ruleSets = [][]string{
 	nil,
-	{"--fail-on", "parallel,sequential,data-bound,host-bound,no-device", "--max-idle", "0%", "--max-sync-idle", "0%",
+	{"--fail-on", "parallel,sequential,data-bound,host-bound,stalled,no-device", "--max-idle", "0%", "--max-sync-idle", "0%",
 		"--max-input-idle", "0%", "--min-utilization", "100%", "--min-steps", "1000"},
 	{"--fail-on", "none", "--max-idle", "100%", "--min-steps", "1"},
 }
