@@ -70,8 +70,10 @@ type analyzer struct {
 	allSyncs, allRuntime []hostStretch
 	// syncsAt and runtimeAt look up allSyncs and allRuntime.
 	syncsAt, runtimeAt stretchCursor
-	// serial is waitedSerialized's last answer.
-	serial serialAnswer
+	// serial is afterSync's last answer; afterUntil the end of the
+	// after-sync time of the call it last asked of.
+	serial     serialAnswer
+	afterUntil int64
 	// loop is the thread a JAX program's loop runs on, -1 when the trace
 	// is not JAX's or shows no dispatch (see findLoop); dispatches are its
 	// dispatches by end (see dispatchBefore).

@@ -273,6 +273,12 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		return
 	}
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
+	if c == AfterSync && a.afterUntil < iv.End {
+		// The rest of the stretch is past what the sync explains.
+		a.emit(d, th, g, full, Interval{iv.Start, a.afterUntil}, stack, linked)
+		a.emit(d, th, g, full, Interval{a.afterUntil, iv.End}, stack, linked)
+		return
+	}
 	g.Split.Add(c, iv.End-iv.Start)
 	// The call of a sync segment: the blocking call the thread is inside,
 	// the one whose return the gap continues, or another thread's; of a
@@ -355,7 +361,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 		// the loader's even right after a sync.
 		return Input, nil
 	}
-	if last, ok := th.lastSync(x); ok && a.waitedSerialized(d, last, full) {
+	if last, ok := th.lastSync(x); ok && a.afterSync(d, last, full, x) {
 		return AfterSync, nil
 	}
 	switch {
@@ -377,24 +383,32 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 	switch {
 	case in != nil:
 		return InSync, in
-	case last != nil && a.waitedSerialized(d, last.Interval, full):
+	case last != nil && a.afterSync(d, last.Interval, full, x):
 		return AfterSync, last
 	}
 	return Untraced, nil
 }
 
-// waitedSerialized reports whether the blocking call sync waited for d and
-// the device has waited on the host since, up to the idle interval full
-// (see waited, serialized). A gap's segments ask of the same call and
-// interval in a row: the last answer is kept.
-func (a *analyzer) waitedSerialized(d *device, sync, full Interval) bool {
+// afterSync reports whether instant x of the idle interval full is
+// after-sync, following the blocking call sync: the call waited for d, the
+// device has waited on the host since, up to full (see serialized), and x
+// is within the time d was busy during the call of the call's return. Had
+// the host not blocked, it could have done that much of its work after the
+// call while the device ran the work the call waited for; host work
+// beyond it no queued device work could have overlapped, and it is the
+// host's own (a benchmark clearing a cache on the CPU after each sync). It
+// sets a.afterUntil to the end of that time. A gap's segments ask of the
+// same call and interval in a row: the last answer is kept.
+func (a *analyzer) afterSync(d *device, sync, full Interval, x int64) bool {
 	k := serialKey{d, sync, full}
-	if c := &a.serial; c.set && c.key == k {
-		return c.ok
+	c := &a.serial
+	if !c.set || c.key != k {
+		busy := d.busyIn(sync)
+		ok := busy > 0 && a.serialized(d, sync.End, full)
+		*c = serialAnswer{key: k, ok: ok, until: sync.End + busy, set: true}
 	}
-	ok := a.waited(d, sync) && a.serialized(d, sync.End, full)
-	a.serial = serialAnswer{key: k, ok: ok, set: true}
-	return ok
+	a.afterUntil = c.until
+	return c.ok && x < c.until
 }
 
 // serialKey and serialAnswer keep waitedSerialized's last answer.
@@ -406,13 +420,10 @@ type serialKey struct {
 type serialAnswer struct {
 	key     serialKey
 	ok, set bool
-}
-
-// waited reports whether the blocking call sync waited for d: the device
-// had work while it blocked. A sync on an empty queue returns at once and
-// explains nothing of the host time after it.
-func (a *analyzer) waited(d *device, sync Interval) bool {
-	return d.busyIn(sync) > 0
+	// until is the end of the after-sync time the call can explain: a
+	// sync on an empty queue (no busy time while it blocked) returns at
+	// once and explains nothing after it.
+	until int64
 }
 
 // serialized reports whether, since a blocking call returned at r, the

@@ -58,12 +58,16 @@ var scenarios = []scenario{
 	},
 	{
 		// As a, with input 20 > compute 10: the sync exposes input that
-		// would not fit inside compute anyway.
+		// would not fit inside compute anyway. After-sync lasts as long as
+		// the device ran while the host blocked (10 ms): had the host not
+		// blocked, that much of the input would have overlapped the
+		// kernel; the other 10 ms of input and the 1 ms op no queued work
+		// could have overlapped.
 		name:    "c/sync-and-long-input",
 		loop:    tracetest.Loop{Steps: 6, Input: 20 * msec, Dispatch: 1 * msec, Compute: 10 * msec, Sync: true},
 		verdict: DataBound, confidence: High,
 		window: Interval{31 * msec, 186 * msec},
-		idle:   Breakdown{ByCause: [NumCauses]int64{AfterSync: 5 * 21 * msec}},
+		idle:   Breakdown{ByCause: [NumCauses]int64{AfterSync: 5 * 10 * msec, Input: 5 * 10 * msec, Host: 5 * msec}},
 		sync:   "aten::item",
 	},
 	{
