@@ -86,6 +86,8 @@ type analyzer struct {
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool
+	// launchFacts tell slow launches (see warmup.go).
+	launchFacts launchFacts
 	// stall is what the gap being attributed waited on once its work was
 	// queued (see stall.go).
 	stall stallState

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // summarize turns the per-device attribution into the result's figures,
@@ -282,6 +283,10 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	}
 	if a.t.Truncated {
 		reasons = append(reasons, "the trace was cut short and only its first part was read")
+	}
+	if w := float64(r.Window.Dur()); w > 0 && float64(r.Idle.Of(Runtime))/w > a.opt.InputThreshold && a.runtimeIsWarmup() {
+		reasons = append(reasons, fmt.Sprintf("the window holds warm-up the step markers did not exclude: %s of device idle in %s (first launches, module loading, allocator growth)",
+			formatDuration(r.Idle.Of(Runtime)), strings.Join(a.top(a.tally.names[Runtime], 3), ", ")))
 	}
 	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
 		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))
