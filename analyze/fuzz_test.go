@@ -124,6 +124,9 @@ func FuzzAnalyze(f *testing.F) {
 		l.Steps = min(l.Steps, 4)
 		f.Add(encodeSpec(byte(i), l.Spec()))
 	}
+	for i, sc := range idleScenarios {
+		f.Add(encodeSpec(byte(len(scenarios)+i), sc.spec))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opt, s := decodeSpec(data)
 		res, err := Analyze(tracetest.Build(s), opt)

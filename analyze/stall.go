@@ -186,7 +186,7 @@ func dependencyPhrase(d Dependency) string {
 	case "collective":
 		return fmt.Sprintf("the collective %s on %s, waiting on the other ranks", d.Call, d.Stream)
 	case "event":
-		return fmt.Sprintf("an event %s made %s wait on", d.Call, d.Stream)
+		return fmt.Sprintf("an event %s waited on (%s before the launch)", d.Stream, d.Call)
 	}
 	return fmt.Sprintf("work on %s whose dependency the trace does not show: no stream wait, graph or collective", d.Stream)
 }

@@ -176,7 +176,7 @@ func dependencyWords(d analyze.Dependency) string {
 	case "collective":
 		return fmt.Sprintf("before the collective %s on %s", d.Call, d.Stream)
 	case "event":
-		return fmt.Sprintf("on an event %s made %s wait on", d.Call, d.Stream)
+		return fmt.Sprintf("on an event %s waited on (%s)", d.Stream, d.Call)
 	}
 	return "on a dependency the trace does not show"
 }
