@@ -59,6 +59,9 @@ func formatNeutral(r *Result) *Result {
 	c.Gaps = append([]Gap(nil), r.Gaps...)
 	for i := range c.Gaps {
 		c.Gaps[i].Thread, c.Gaps[i].Track = "", 0
+		if w := c.Gaps[i].Waits; w != nil {
+			c.Gaps[i].Waits = &Waited{Kind: w.Kind, Call: w.Call}
+		}
 	}
 	// Copies are compared: their sizes reach XPlane through
 	// memcpy_details ("size:704") and Chrome through args.bytes. A copy

@@ -388,14 +388,17 @@ type Gap struct {
 	// Step is the index in Result.Steps of the step holding the most of
 	// the gap, -1 if none.
 	Step int
+	// Waits is what the stalled part of the gap waited on; nil when none
+	// of it is stalled. Gaps share it.
+	Waits *Waited
 	// segLo and segHi bound the gap's segments in its result's encoding
 	// (see Result.Segments).
 	segLo, segHi int
 }
 
-// Dependency is what a device with work queued waited on, as far as the
-// trace shows it.
-type Dependency struct {
+// Waited is what a device with work queued waited on, as far as the trace
+// shows it.
+type Waited struct {
 	// Kind is "graph" (a node of a replayed CUDA or HIP graph),
 	// "collective" (the queued work is a collective, waiting on other
 	// ranks), "event" (the launching thread made the stream wait on an
@@ -407,6 +410,11 @@ type Dependency struct {
 	Call string
 	// Stream is the device track of the queued work ("stream 7").
 	Stream string
+}
+
+// Dependency is a dependency of stalled idle with its figures.
+type Dependency struct {
+	Waited
 	// Idle is the stalled idle it explains (ns, averaged over devices);
 	// Gaps counts the gaps.
 	Idle int64

@@ -35,7 +35,14 @@ type stallState struct {
 	// thread was inside a blocking call.
 	inSync int64
 	// deps sums stalled idle and gaps by dependency, per analysis.
-	deps map[depKey]*Dependency
+	deps map[depKey]*depSum
+}
+
+// depSum is a dependency with its figures summed over the devices.
+type depSum struct {
+	waited *Waited
+	idle   int64
+	gaps   int
 }
 
 // depKey is a dependency as the trace shows it.
@@ -112,26 +119,29 @@ func (a *analyzer) dependencyOf(w int, h int32) depKey {
 	return depKey{"unknown", 0, stream}
 }
 
-// addStalled adds gap g's stalled idle to its dependency's figures.
+// addStalled adds gap g's stalled idle to its dependency's figures and
+// names the dependency in g.
 func (a *analyzer) addStalled(g *Gap) {
 	d := g.Split.Of(Stall)
 	if d == 0 {
 		return
 	}
 	if a.stall.deps == nil {
-		a.stall.deps = map[depKey]*Dependency{}
+		a.stall.deps = map[depKey]*depSum{}
 	}
 	k := a.stall.dep
 	dep := a.stall.deps[k]
 	if dep == nil {
-		dep = &Dependency{Kind: k.kind, Stream: a.t.Tracks[k.stream].Name}
+		w := &Waited{Kind: k.kind, Stream: a.t.Tracks[k.stream].Name}
 		if k.call != 0 {
-			dep.Call = a.t.Str(k.call)
+			w.Call = a.t.Str(k.call)
 		}
+		dep = &depSum{waited: w}
 		a.stall.deps[k] = dep
 	}
-	dep.Idle += d
-	dep.Gaps++
+	dep.idle += d
+	dep.gaps++
+	g.Waits = dep.waited
 }
 
 // dependencies returns the stalled idle by dependency, averaged over n
@@ -139,9 +149,7 @@ func (a *analyzer) addStalled(g *Gap) {
 func (a *analyzer) dependencies(n int64) []Dependency {
 	var out []Dependency
 	for _, d := range a.stall.deps {
-		dd := *d
-		dd.Idle /= n
-		out = append(out, dd)
+		out = append(out, Dependency{Waited: *d.waited, Idle: d.idle / n, Gaps: d.gaps})
 	}
 	slices.SortFunc(out, func(x, y Dependency) int {
 		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Stream, y.Stream))
@@ -159,7 +167,7 @@ func (a *analyzer) stalledFinding(share float64) Finding {
 	var parts []string
 	var calls []string
 	for _, d := range r.Dependencies[:min(len(r.Dependencies), maxDepsNamed)] {
-		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d), formatDuration(d.Idle), plural(d.Gaps, "gap")))
+		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d.Waited), formatDuration(d.Idle), plural(d.Gaps, "gap")))
 		if d.Call != "" {
 			calls = append(calls, d.Call)
 		}
@@ -179,7 +187,7 @@ func (a *analyzer) stalledFinding(share float64) Finding {
 }
 
 // dependencyPhrase says what a dependency is in a few words.
-func dependencyPhrase(d Dependency) string {
+func dependencyPhrase(d Waited) string {
 	switch d.Kind {
 	case "graph":
 		return fmt.Sprintf("a node of a graph replay (%s) on %s", d.Call, d.Stream)

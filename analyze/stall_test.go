@@ -50,7 +50,7 @@ var idleScenarios = []idleScenario{
 		window:  Interval{13 * msec, 78 * msec},
 		idle:    Breakdown{ByCause: [NumCauses]int64{AfterSync: 5 * msec, Stall: 5 * 8 * msec}},
 		inSync:  5 * 8 * msec,
-		deps:    []Dependency{{Kind: "event", Call: "cudaStreamWaitEvent", Idle: 5 * 8 * msec, Gaps: 5}},
+		deps:    []Dependency{{Waited: Waited{Kind: "event", Call: "cudaStreamWaitEvent"}, Idle: 5 * 8 * msec, Gaps: 5}},
 		finding: "stalled-device", says: "waited on (cudaStreamWaitEvent before the launch) (40.0 ms in 5 gaps)",
 	},
 	{

@@ -211,6 +211,16 @@ type GapV1 struct {
 	// Stacks are the host stacks that took the most of the gap, longest
 	// first, at most maxGapStacks of them.
 	Stacks []StackTime `json:"stacks"`
+	// Waits is what the gap's stalled part waited on; left out when none
+	// of it is stalled (added within v1).
+	Waits *WaitedV1 `json:"waits,omitempty"`
+}
+
+// WaitedV1 is what stalled idle waited on (analyze.Waited).
+type WaitedV1 struct {
+	Kind   string `json:"kind"`
+	Call   string `json:"call"`
+	Stream string `json:"stream"`
 }
 
 // StackTime is the time a gap spent with one host stack.
@@ -347,8 +357,15 @@ func JSONGap(res *analyze.Result, g *analyze.Gap) GapV1 {
 	return GapV1{
 		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, ClockStartNs: res.Source.ClockNs(g.Start), Cause: g.Cause.String(),
 		Step: g.Step, StepNum: stepNum(res, g.Step), Thread: g.Thread, HostStack: HostStack(res, g),
-		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(res, g, maxGapStacks),
+		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(res, g, maxGapStacks), Waits: jsonWaited(g.Waits),
 	}
+}
+
+func jsonWaited(w *analyze.Waited) *WaitedV1 {
+	if w == nil {
+		return nil
+	}
+	return &WaitedV1{Kind: w.Kind, Call: w.Call, Stream: w.Stream}
 }
 
 // stepNum returns the number of step i of res, -1 for none.

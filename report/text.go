@@ -301,8 +301,13 @@ func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth i
 	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)").
 		clip(0, 0, 0, 0, 0, 0, threadWidth, stackWidth).keepEnd(7) // the innermost event shows
 	for i, g := range gs {
+		what := describeStack(res, g, 3)
+		if g.Cause == analyze.Stall && g.Waits != nil {
+			// The thread did not hold the device: say what did.
+			what = "queued, waiting " + dependencyWords(*g.Waits)
+		}
 		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), Duration(g.Dur), g.Cause.String(),
-			stepName(res, g.Step), g.Thread, describeStack(res, g, 3))
+			stepName(res, g.Step), g.Thread, what)
 	}
 	return tb
 }
