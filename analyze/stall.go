@@ -36,6 +36,8 @@ type stallState struct {
 	inSync int64
 	// deps sums stalled idle and gaps by dependency, per analysis.
 	deps map[depKey]*depSum
+	// names caches, per name, what depPatterns say of it (see matchName).
+	names struct{ graph, collective, wait, launch []int8 }
 }
 
 // depSum is a dependency with its figures summed over the devices.
@@ -96,23 +98,23 @@ const maxWaitLook = 8
 // call just before its launch (after the thread's previous launch), or
 // nothing shown.
 func (a *analyzer) dependencyOf(w int, h int32) depKey {
-	p := depPatterns()
+	p, c := depPatterns(), &a.stall.names
 	stream := int32(a.t.TrackOf(w))
 	work, launch := &a.t.Events[w], &a.t.Events[h]
 	switch {
-	case graphLaunchPattern().MatchString(a.t.Str(launch.Name)):
+	case matchName(&c.graph, a.t, launch.Name, graphLaunchPattern()):
 		return depKey{"graph", launch.Name, stream}
-	case p.collective.MatchString(a.t.Str(work.Name)):
+	case matchName(&c.collective, a.t, work.Name, p.collective):
 		return depKey{"collective", work.Name, stream}
 	}
 	tr := a.trackOf(h)
 	lo := int32(a.t.Tracks[tr].Lo)
 	for i := h - 1; i >= lo && i >= h-maxWaitLook; i-- {
-		name := a.t.Str(a.t.Events[i].Name)
-		if p.wait.MatchString(name) {
-			return depKey{"event", a.t.Events[i].Name, stream}
+		name := a.t.Events[i].Name
+		if matchName(&c.wait, a.t, name, p.wait) {
+			return depKey{"event", name, stream}
 		}
-		if p.launch.MatchString(name) {
+		if matchName(&c.launch, a.t, name, p.launch) {
 			break
 		}
 	}
