@@ -392,7 +392,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 // afterSync reports whether instant x of the idle interval full is
 // after-sync, following the blocking call sync: the call waited for d, the
 // device has waited on the host since, up to full (see serialized), and x
-// is within the time d was busy during the call of the call's return. Had
+// comes less than d's busy time during the call after the call's return. Had
 // the host not blocked, it could have done that much of its work after the
 // call while the device ran the work the call waited for; host work
 // beyond it no queued device work could have overlapped, and it is the

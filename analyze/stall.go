@@ -31,8 +31,9 @@ type stallState struct {
 	// ended or the trace does not say.
 	from int64
 	dep  depKey
-	// inSync sums, per device, stalled idle during which the launching
-	// thread was inside a blocking call.
+	// inSync sums, over the devices, stalled idle during which the
+	// launching thread (or, showing nothing, another) was inside a
+	// blocking call.
 	inSync int64
 	// deps sums stalled idle and gaps by dependency, per analysis.
 	deps map[depKey]*depSum
@@ -57,9 +58,10 @@ type depKey struct {
 // noStall is the stallState.from of a gap not stalled.
 const noStall = int64(math.MaxInt64)
 
-// queuedWork returns when the work w that ends the idle interval full was
-// queued, given its launch call h: the call's return, when the work started
-// more than the slack after it; noStall otherwise.
+// queuedWork returns when the work that ends the idle interval full was
+// queued, given its launch call h: the call's return (at the earliest the
+// interval's start), when the work started more than the slack after it;
+// noStall otherwise.
 func (a *analyzer) queuedWork(full Interval, h int32) int64 {
 	ret := a.t.Events[h].End()
 	if full.End-ret > a.opt.SyncSlack {
@@ -68,8 +70,9 @@ func (a *analyzer) queuedWork(full Interval, h int32) int64 {
 	return noStall
 }
 
-// setStall records that the gap in full is stalled from from on, waiting on
-// what the trace shows of work w's dependency, launched by h.
+// setStall records that the gap being attributed is stalled from from on
+// (noStall: not at all), waiting on what the trace shows of the dependency
+// of work w, launched by host call h.
 func (a *analyzer) setStall(from int64, w int, h int32) {
 	a.stall.from = from
 	if from == noStall {
