@@ -192,6 +192,9 @@ func (a *analyzer) noDevice() {
 	if n := a.countHost(); n > 0 {
 		r.Reasons[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", n)
 	}
+	if steps := a.hostOnlySteps(); steps != "" {
+		r.Reasons = append(r.Reasons, steps)
+	}
 	if a.t.Truncated {
 		r.Confidence = Low
 		r.Reasons = append(r.Reasons, "the trace file was cut short and only its first part was read: the device activity may be in the part that is missing (profilers write device events after host events)")
