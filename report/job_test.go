@@ -336,6 +336,12 @@ func TestJobVerdictFinding(t *testing.T) {
 	if jr.Overall.Verdict != analyze.Stalled || len(jr.Overall.Findings) == 0 || jr.Overall.Findings[0].ID != "stalled-device" {
 		t.Fatalf("job %s, findings %+v: want stalled, led by stalled-device", jr.Overall.Verdict, jr.Overall.Findings)
 	}
+	// Each rank stalls 40 of its 65 ms behind the event; averaged over
+	// the ranks, each rank's dependency holds half of it.
+	o := &jr.Overall
+	if o.StalledInSync != 40_000_000 || len(o.Dependencies) != 2 || o.Dependencies[0].Idle != 20_000_000 || !strings.HasPrefix(o.Dependencies[0].Stream, "rank 0 ") {
+		t.Errorf("job stalled in sync %d, dependencies %+v; want 40 ms, each rank's event holding 20 ms", o.StalledInSync, o.Dependencies)
+	}
 	for _, tt := range []struct {
 		f    Format
 		want []string
