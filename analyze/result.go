@@ -60,7 +60,7 @@ var causes = [NumCauses]struct {
 	InSync:    {"in-sync", "in_sync", "inside a blocking call", 'S'},
 	AfterSync: {"after-sync", "after_sync", "just back from a blocking call, launching work one piece at a time", 's'},
 	Input:     {"input", "input", "in the input pipeline", 'I'},
-	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, defragmentation", 'R'},
+	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, module loading, warm-up", 'R'},
 	Host:      {"host", "host", "in other host work: dispatch, launches, Python, CPU ops", 'H'},
 	Untraced:  {"untraced", "untraced", "in nothing the trace shows", '?'},
 	Stall:     {"stalled", "stalled", "not waited for: the work was queued behind a dependency", 'Q'},
