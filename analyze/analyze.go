@@ -20,7 +20,7 @@ func (o Options) Validate() error {
 	for _, th := range []struct {
 		name string
 		v    float64
-	}{{"sync", o.SyncThreshold}, {"input", o.InputThreshold}, {"host", o.HostThreshold}} {
+	}{{"sync", o.SyncThreshold}, {"input", o.InputThreshold}, {"host", o.HostThreshold}, {"stall", o.StallThreshold}} {
 		if math.IsNaN(th.v) || th.v < 0 || th.v > 1 {
 			return fmt.Errorf("%s threshold %v: expected a fraction from 0 to 1", th.name, th.v)
 		}
@@ -70,8 +70,10 @@ type analyzer struct {
 	allSyncs, allRuntime []hostStretch
 	// syncsAt and runtimeAt look up allSyncs and allRuntime.
 	syncsAt, runtimeAt stretchCursor
-	// serial is waitedSerialized's last answer.
-	serial serialAnswer
+	// serial is afterSync's last answer; afterUntil the end of the
+	// after-sync time of the call it last asked of.
+	serial     serialAnswer
+	afterUntil int64
 	// loop is the thread a JAX program's loop runs on, -1 when the trace
 	// is not JAX's or shows no dispatch (see findLoop); dispatches are its
 	// dispatches by end (see dispatchBefore).
@@ -90,6 +92,11 @@ type analyzer struct {
 	// fallback is the thread waited for when no launch link says which.
 	fallback      int32
 	fallbackKnown bool
+	// launchFacts tell slow launches (see warmup.go).
+	launchFacts launchFacts
+	// stall is what the gap being attributed waited on once its work was
+	// queued (see stall.go).
+	stall stallState
 	// segs encodes the gaps' segments into the result.
 	segs *segEncoder
 	// sites sums the idle blamed on each call site as segments are made.
@@ -193,6 +200,9 @@ func (a *analyzer) noDevice() {
 	r.Reasons = []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
 	if n := a.countHost(); n > 0 {
 		r.Reasons[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", n)
+	}
+	if steps := a.hostOnlySteps(); steps != "" {
+		r.Reasons = append(r.Reasons, steps)
 	}
 	if a.t.Truncated {
 		r.Confidence = Low

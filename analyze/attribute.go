@@ -58,6 +58,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 		a.tally.add(Untraced, 0, -1, g.Dur)
 	}
 	a.segs.finish(&g)
+	a.addStalled(&g)
 	if i := a.wholeStep; i >= 0 {
 		a.res.Steps[i].Idle.AddAll(&g.Split)
 		a.wholeStep = -1
@@ -158,21 +159,27 @@ func largestCause(b *Breakdown) Cause {
 // interval full: in a JAX program the loop thread (see jax.go); else the
 // thread that launched the work ending it, or else the thread with the
 // most launches, or else the host thread with the most events; -1 when the
-// trace has no host thread.
+// trace has no host thread. linked says whether the thread was found
+// through a launch link.
 //
-// When the launch had returned before the device went idle, the work was
-// already queued and the device waited on a dependency (an event on another
-// stream, a step inside a CUDA graph), not on the launching thread; the
-// thread with the most launches is then the better guess. linked says
-// whether the thread was found through a launch link.
+// It also sets a.stall: when the launch of the work ending the interval
+// returned more than the slack before the work started, the work was
+// queued from that return on and the device waited on a dependency (see
+// stall.go), not on the launching thread, whose stack the stalled
+// segments still show.
 func (a *analyzer) waitedFor(d *device, full Interval) (track int32, linked bool) {
+	a.stall.from = noStall
 	if a.loop >= 0 {
 		return a.loop, true
 	}
 	if full.End != math.MaxInt64 {
 		if w := a.workStartingAt(d, full.End); w >= 0 {
-			if h := a.links.host(a.t.Events[w].Corr); h >= 0 && a.t.Events[h].End() > full.Start {
-				return a.trackOf(h), true
+			if h := a.links.host(a.t.Events[w].Corr); h >= 0 {
+				from := a.queuedWork(full, h)
+				a.setStall(from, w, h)
+				if a.t.Events[h].End() > full.Start || from != noStall {
+					return a.trackOf(h), true
+				}
 			}
 		}
 	}
@@ -229,6 +236,9 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 	stack.reset(a, th, evs)
 	for cur := g.Start; cur < end; {
 		nb := min(end, stack.top().end)
+		if cur < a.stall.from {
+			nb = min(nb, a.stall.from)
+		}
 		if next < len(th.evs) && th.evs[next].Start < nb {
 			nb = th.evs[next].Start
 		}
@@ -258,7 +268,17 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 // emit classifies the stretch iv with the thread inside stack and adds it
 // to g's segments.
 func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack *hostStack, linked bool) {
+	if iv.Start >= a.stall.from {
+		a.emitStalled(th, g, iv, stack)
+		return
+	}
 	c, via := a.cause(d, th, full, iv.Start, stack, linked)
+	if c == AfterSync && a.afterUntil < iv.End {
+		// The rest of the stretch is past what the sync explains.
+		a.emit(d, th, g, full, Interval{iv.Start, a.afterUntil}, stack, linked)
+		a.emit(d, th, g, full, Interval{a.afterUntil, iv.End}, stack, linked)
+		return
+	}
 	g.Split.Add(c, iv.End-iv.Start)
 	// The call of a sync segment: the blocking call the thread is inside,
 	// the one whose return the gap continues, or another thread's; of a
@@ -280,6 +300,28 @@ func (a *analyzer) emit(d *device, th *thread, g *Gap, full, iv Interval, stack 
 		a.tally.add(c, name, th.track, iv.End-iv.Start)
 	}
 	a.addSegment(th, stack, iv.Start, iv.End-iv.Start, c, sync, via)
+}
+
+// emitStalled adds the stalled stretch iv to g's segments, with the
+// launching thread's stack and, when that thread is inside a blocking call,
+// the call (or, when it shows nothing, another thread's): a sync that
+// waited on a stalled device.
+func (a *analyzer) emitStalled(th *thread, g *Gap, iv Interval, stack *hostStack) {
+	dur := iv.End - iv.Start
+	g.Split.Add(Stall, dur)
+	a.tally.add(Stall, a.stall.dep.call, th.track, dur)
+	var sync trace.StrID
+	if f := stack.top(); f.sync >= 0 {
+		sync = th.evs[stack.evs[f.sync]].Name
+	} else if in, _, _ := a.syncsAt.around(a.hostSyncs(), iv.Start); in != nil && len(stack.evs) == 0 {
+		// The launching thread shows nothing; another thread blocks
+		// (segments splits the stretch where it enters or leaves).
+		sync = in.name
+	}
+	if sync != 0 {
+		a.stall.inSync += dur
+	}
+	a.addSegment(th, stack, iv.Start, dur, Stall, sync, nil)
 }
 
 // addSegment adds a stretch to the gap's segments (see segEncoder.add) and,
@@ -319,7 +361,7 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 		// the loader's even right after a sync.
 		return Input, nil
 	}
-	if last, ok := th.lastSync(x); ok && a.waitedSerialized(d, last, full) {
+	if last, ok := th.lastSync(x); ok && a.afterSync(d, last, full, x) {
 		return AfterSync, nil
 	}
 	switch {
@@ -341,24 +383,32 @@ func (a *analyzer) cause(d *device, th *thread, full Interval, x int64, stack *h
 	switch {
 	case in != nil:
 		return InSync, in
-	case last != nil && a.waitedSerialized(d, last.Interval, full):
+	case last != nil && a.afterSync(d, last.Interval, full, x):
 		return AfterSync, last
 	}
 	return Untraced, nil
 }
 
-// waitedSerialized reports whether the blocking call sync waited for d and
-// the device has waited on the host since, up to the idle interval full
-// (see waited, serialized). A gap's segments ask of the same call and
-// interval in a row: the last answer is kept.
-func (a *analyzer) waitedSerialized(d *device, sync, full Interval) bool {
+// afterSync reports whether instant x of the idle interval full is
+// after-sync, following the blocking call sync: the call waited for d, the
+// device has waited on the host since, up to full (see serialized), and x
+// comes less than d's busy time during the call after the call's return. Had
+// the host not blocked, it could have done that much of its work after the
+// call while the device ran the work the call waited for; host work
+// beyond it no queued device work could have overlapped, and it is the
+// host's own (a benchmark clearing a cache on the CPU after each sync). It
+// sets a.afterUntil to the end of that time. A gap's segments ask of the
+// same call and interval in a row: the last answer is kept.
+func (a *analyzer) afterSync(d *device, sync, full Interval, x int64) bool {
 	k := serialKey{d, sync, full}
-	if c := &a.serial; c.set && c.key == k {
-		return c.ok
+	c := &a.serial
+	if !c.set || c.key != k {
+		busy := d.busyIn(sync)
+		ok := busy > 0 && a.serialized(d, sync.End, full)
+		*c = serialAnswer{key: k, ok: ok, until: sync.End + busy, set: true}
 	}
-	ok := a.waited(d, sync) && a.serialized(d, sync.End, full)
-	a.serial = serialAnswer{key: k, ok: ok, set: true}
-	return ok
+	a.afterUntil = c.until
+	return c.ok && x < c.until
 }
 
 // serialKey and serialAnswer keep waitedSerialized's last answer.
@@ -370,13 +420,10 @@ type serialKey struct {
 type serialAnswer struct {
 	key     serialKey
 	ok, set bool
-}
-
-// waited reports whether the blocking call sync waited for d: the device
-// had work while it blocked. A sync on an empty queue returns at once and
-// explains nothing of the host time after it.
-func (a *analyzer) waited(d *device, sync Interval) bool {
-	return d.busyIn(sync) > 0
+	// until is the end of the after-sync time the call can explain: a
+	// sync on an empty queue (no busy time while it blocked) returns at
+	// once and explains nothing after it.
+	until int64
 }
 
 // serialized reports whether, since a blocking call returned at r, the

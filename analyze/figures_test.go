@@ -39,7 +39,7 @@ var realFigures = []struct {
 	{"hta-cpu-only.pt.trace.json.gz", "chrome", 7482, 6, Window{0, 0, 0, false, "", 0}, 0, "", 0, 0, 0, 0, 0},
 	{"tracelens-vllm-eager-b200.json.gz", "chrome", 22355, 3, Window{2641664, 87128842, 0, false, "", 87412863}, 1, "GPU:0", 11596482, 72890696, 687, 11596482, 72027464},
 	{"tracelens-vllm-graph-replay-mi300.json.gz", "chrome", 18485, 2, Window{151231271, 307697688, 0, false, "", 307697688}, 1, "GPU:2", 156085793, 380624, 0, 156085793, 0},
-	{"tracelens-jax-conv-block-until-ready.xplane.pb", "xplane", 3650, 43, Window{1568482, 140039314, 0, false, "", 164909849}, 8, "GPU:0", 3995965, 134474867, 38, 3995965, 134899575},
+	{"tracelens-jax-conv-block-until-ready.xplane.pb", "xplane", 3650, 43, Window{1568482, 140039314, 0, false, "", 164909849}, 8, "GPU:0", 3995965, 134474867, 38, 3995965, 134899574},
 	{"tracelens-jax-te-fused-attn.xplane.pb", "xplane", 1992, 3, Window{9716165571, 9729122322, 0, false, "", 9732076081}, 1, "GPU:0", 12133127, 823624, 7, 12133127, 709726},
 	{"xprof-tpu-inference.xplane.pb", "xplane", 26723, 135, Window{4956159844, 97442236717, 0, false, "", 98153057682}, 4, "TPU:0", 78784927638, 13692155395, 4, 78784927638, 13705256350},
 }

@@ -167,6 +167,12 @@ func (a *analyzer) findings() {
 	if v := float64(r.Idle.Of(Untraced)) / wd; v > a.opt.InputThreshold {
 		fs = append(fs, a.untracedThread(v))
 	}
+	if v := float64(r.Idle.Of(Stall)) / wd; v > a.opt.StallThreshold || r.Verdict == Stalled {
+		fs = append(fs, a.stalledFinding(v))
+	}
+	if v := float64(r.StalledInSync) / wd; v > a.opt.SyncThreshold {
+		fs = append(fs, a.syncOnStalled(v))
+	}
 	if f := a.erraticFinding(); f != nil {
 		fs = append(fs, *f)
 	}
@@ -192,6 +198,8 @@ func verdictOf(id string) Verdict {
 		return DataBound
 	case "dispatch-overhead", "runtime-work":
 		return HostBound
+	case "stalled-device":
+		return Stalled
 	}
 	return ""
 }

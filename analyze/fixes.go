@@ -67,7 +67,21 @@ func (a *analyzer) runtimeFix() string {
 	case TensorFlow:
 		return "Trace once: give tf.function an input_signature (or reduce_retracing=True) and static shapes so that it does not retrace, and warm up before profiling; reuse device memory instead of allocating it each step."
 	}
+	if a.runtimeIsWarmup() {
+		return warmupFix
+	}
 	return "Compile once and allocate once: warm up before the profiled steps, keep shapes static, and reuse device memory instead of freeing and allocating it each step."
+}
+
+// warmupFix is the fix for CUDA or HIP warm-up in the window: not CUDA
+// graphs, which would not remove it.
+const warmupFix = "Warm up before profiling: run a few steps before the profiler's active ones (torch.profiler.schedule(wait=1, warmup=2, active=N)); keep the caching allocator warm (no torch.cuda.empty_cache() in the loop: freed memory is allocated again with cudaMalloc, and cudaFree synchronizes the device); load modules eagerly (CUDA_MODULE_LOADING=EAGER) so that no first launch loads kernel code."
+
+// runtimeIsWarmup reports whether the runtime work the idle was spent in
+// most is warm-up (see runtimeWarmup).
+func (a *analyzer) runtimeIsWarmup() bool {
+	top := a.top(a.tally.names[Runtime], 1)
+	return len(top) == 1 && kindOfRuntime(top[0]) == runtimeWarmup
 }
 
 // runtimeKind is the kind of runtime work a name shows.
@@ -78,12 +92,24 @@ const (
 	runtimeLoad
 	runtimeAlloc
 	runtimeDefrag
+	// runtimeWarmup is CUDA or HIP warm-up: loading kernel code (a slow
+	// first launch, cuModuleLoad), freeing device memory and allocating
+	// pinned host memory.
+	runtimeWarmup
 )
+
+// warmupNamePattern names the CUDA and HIP runtime work of warm-up (see
+// runtimeWarmup); slow launches are matched by launchNamePattern.
+var warmupNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(cu|hip)(ModuleLoad|LibraryLoad)|^(cuda|hip)(Free(Async|Host)?|HostAlloc|MallocHost)$|^hipHostMalloc$|^cuMem(Free|HostAlloc)|^aten::(empty|empty_strided|empty_like|new_empty|new_empty_strided)$`)
+})
 
 // kindOfRuntime returns the kind of the runtime work named name (one of
 // runtimePatterns): compilation unless the name shows otherwise.
 func kindOfRuntime(name string) runtimeKind {
 	switch {
+	case warmupNamePattern().MatchString(name), launchNamePattern().MatchString(name):
+		return runtimeWarmup
 	case strings.Contains(name, "Defragment"):
 		return runtimeDefrag
 	case strings.Contains(name, "LoadProgram"):
@@ -101,6 +127,7 @@ var jaxRuntimeFixes = map[runtimeKind]string{
 	runtimeCompile: "Compile once: keep shapes static (pad or bucket batches and requests), pass Python scalars as arrays or mark them static_argnums, and warm up every shape before profiling or serving; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs.",
 	runtimeLoad:    "Loading a program (LoadProgram, LoadProgramCacheMiss) follows each new compilation: warm up every shape before profiling or serving and keep the set of shapes small (pad or bucket them).",
 	runtimeAlloc:   "Buffer allocation on a first call is warm-up: warm up before profiling; if it recurs, keep shapes static so that buffers are reused.",
+	runtimeWarmup:  "Loading kernel code and the first launches are warm-up: warm up every shape before profiling, and load modules eagerly (CUDA_MODULE_LOADING=EAGER) so that no launch loads code.",
 	runtimeDefrag:  "DefragmentMemory means device memory was too fragmented for the next program's buffers: donate the inputs a call replaces (jax.jit(..., donate_argnums=...)), drop references to arrays no longer needed (or x.delete()) so that they are freed early, keep shapes few so that buffers are reused, and lower peak memory.",
 }
 

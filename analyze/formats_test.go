@@ -51,7 +51,7 @@ func TestScenarioFormats(t *testing.T) {
 }
 
 // formatNeutral strips from r what legitimately differs between formats: the
-// source, and thread names and indexes (each format names threads its
+// source, thread names and indexes, and stream names (each format names threads its
 // own way), which findings' messages quote.
 func formatNeutral(r *Result) *Result {
 	c := *r
@@ -59,6 +59,9 @@ func formatNeutral(r *Result) *Result {
 	c.Gaps = append([]Gap(nil), r.Gaps...)
 	for i := range c.Gaps {
 		c.Gaps[i].Thread, c.Gaps[i].Track = "", 0
+		if w := c.Gaps[i].Waits; w != nil {
+			c.Gaps[i].Waits = &Waited{Kind: w.Kind, Call: w.Call}
+		}
 	}
 	// Copies are compared: their sizes reach XPlane through
 	// memcpy_details ("size:704") and Chrome through args.bytes. A copy
@@ -67,6 +70,12 @@ func formatNeutral(r *Result) *Result {
 	c.Copies = slices.DeleteFunc(slices.Clone(r.Copies), func(c CopyStat) bool { return c.Direction == "" })
 	if len(c.Copies) == 0 {
 		c.Copies = nil
+	}
+	// Dependencies name their stream by its device track, which each
+	// format names its own way.
+	c.Dependencies = slices.Clone(r.Dependencies)
+	for i := range c.Dependencies {
+		c.Dependencies[i].Stream = ""
 	}
 	c.Findings = nil
 	for _, f := range r.Findings {

@@ -124,6 +124,9 @@ func FuzzAnalyze(f *testing.F) {
 		l.Steps = min(l.Steps, 4)
 		f.Add(encodeSpec(byte(i), l.Spec()))
 	}
+	for i, sc := range idleScenarios {
+		f.Add(encodeSpec(byte(len(scenarios)+i), sc.spec))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opt, s := decodeSpec(data)
 		res, err := Analyze(tracetest.Build(s), opt)
@@ -227,7 +230,7 @@ func crowdedInstant(s *tracetest.Spec) bool {
 func checkResult(t *testing.T, r *Result) {
 	t.Helper()
 	switch r.Verdict {
-	case Parallel, Sequential, DataBound, HostBound:
+	case Parallel, Sequential, DataBound, HostBound, Stalled:
 	case NoDevice:
 		if len(r.Devices) != 0 || len(r.Gaps) != 0 {
 			t.Errorf("no-device with %d devices and %d gaps", len(r.Devices), len(r.Gaps))
@@ -362,7 +365,10 @@ func checkGap(t *testing.T, res *Result, g *Gap, w Interval, minGap int64) {
 		if s.Start != at || s.Dur <= 0 {
 			t.Errorf("gap at %d of %d: segment %+v, want one starting at %d", g.Start, g.Dur, s, at)
 		}
-		if (s.Sync != 0) != (s.Cause == InSync || s.Cause == AfterSync) {
+		// A sync segment names its blocking call; a stalled one may, the
+		// call the host blocked in while the device was stalled.
+		needs := s.Cause == InSync || s.Cause == AfterSync
+		if needs && s.Sync == 0 || !needs && s.Cause != Stall && s.Sync != 0 {
 			t.Errorf("gap at %d: %s segment names sync %q", g.Start, s.Cause, res.CallName(s.Sync))
 		}
 		split.Add(s.Cause, s.Dur)

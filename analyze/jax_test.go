@@ -104,8 +104,11 @@ var jaxScenarios = []jaxScenario{
 		name:    "jax-g/print-then-slow-grain-load",
 		program: tracetest.JAXProgram{Steps: 6, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
 		verdict: DataBound, steps: 5,
-		window:  Interval{31_010 * usec, 186_060 * usec},
-		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 21 * msec}},
+		window: Interval{31_010 * usec, 186_060 * usec},
+		// After-sync lasts as long as the device ran while print blocked
+		// (10 ms): the rest of the load (10 ms) and the dispatch (1 ms)
+		// no queued work could have overlapped.
+		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 10 * msec, Input: 5 * 10 * msec, Host: 5 * msec}},
 		finding: "slow-input",
 	},
 	{

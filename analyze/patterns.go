@@ -90,6 +90,20 @@ var (
 		`DefragmentMemory`,
 		`^(cuda|hip)Malloc(Async|Managed|Host)?$`,
 		`^cuMemAlloc`,
+		// Freeing device memory synchronizes the device (the caching
+		// allocator frees only when it runs short, or on empty_cache), and
+		// pinned host allocation maps memory for the device.
+		`^(cuda|hip)Free(Async|Host)?$`,
+		`^cuMemFree`,
+		`^(cuda|hip)HostAlloc$`,
+		`^hipHostMalloc$`,
+		`^cuMemHostAlloc`,
+		// Loading kernel code onto the device: on a kernel's first launch
+		// under lazy loading (CUDA_MODULE_LOADING=LAZY, the default since
+		// CUDA 12.2), or explicitly.
+		`^cuModuleLoad`,
+		`^cuLibraryLoad`,
+		`^hipModuleLoad`,
 		// The TPU runtime loading a compiled program onto the device
 		// before its first run.
 		`^LoadProgram$`,

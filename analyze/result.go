@@ -11,7 +11,11 @@ const (
 	Sequential Verdict = "sequential"
 	DataBound  Verdict = "data-bound"
 	HostBound  Verdict = "host-bound"
-	NoDevice   Verdict = "no-device"
+	// Stalled is a device that had work queued and waited on a
+	// dependency (another stream's event, a collective, a graph node),
+	// not on the host.
+	Stalled  Verdict = "stalled"
+	NoDevice Verdict = "no-device"
 )
 
 // Confidence qualifies a verdict.
@@ -31,7 +35,10 @@ const (
 // and, where names decide it, in the pattern tables (patterns.go).
 type Cause uint8
 
-// Causes, in the order their rules are tried.
+// Causes, in the order their rules are tried, but for Stall: it is
+// decided before the others (the device had the work that ends the gap
+// queued, whatever the host did) and listed last, apart from the host's
+// causes.
 const (
 	InSync Cause = iota
 	AfterSync
@@ -39,6 +46,7 @@ const (
 	Runtime
 	Host
 	Untraced
+	Stall
 	NumCauses
 )
 
@@ -52,9 +60,10 @@ var causes = [NumCauses]struct {
 	InSync:    {"in-sync", "in_sync", "inside a blocking call", 'S'},
 	AfterSync: {"after-sync", "after_sync", "just back from a blocking call, launching work one piece at a time", 's'},
 	Input:     {"input", "input", "in the input pipeline", 'I'},
-	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, defragmentation", 'R'},
+	Runtime:   {"runtime", "runtime", "in runtime work: compilation, allocation, module loading, warm-up", 'R'},
 	Host:      {"host", "host", "in other host work: dispatch, launches, Python, CPU ops", 'H'},
 	Untraced:  {"untraced", "untraced", "in nothing the trace shows", '?'},
+	Stall:     {"stalled", "stalled", "not waited for: the work was queued behind a dependency", 'Q'},
 }
 
 // String returns the cause's name as reports show it ("in-sync").
@@ -155,7 +164,7 @@ func (b *Breakdown) HostWork() int64 { return b.ByCause[Host] + b.ByCause[Runtim
 // doubt because those milliseconds are untraced.
 func (b *Breakdown) MostlyUntraced(window int64) bool {
 	u := b.Of(Untraced)
-	return u > 0 && float64(u) >= UntracedDoubt*float64(window) && u >= b.Sync() && u >= b.Of(Input) && u >= b.HostWork()
+	return u > 0 && float64(u) >= UntracedDoubt*float64(window) && u >= b.Sync() && u >= b.Of(Input) && u >= b.HostWork() && u >= b.Of(Stall)
 }
 
 // UntracedDoubt is the share of the window that untraced idle must reach
@@ -188,6 +197,10 @@ type Options struct {
 	SyncThreshold  float64
 	InputThreshold float64
 	HostThreshold  float64
+	// StallThreshold is the share of the window in stalled idle (the
+	// device had the work queued) above which, when it also outweighs
+	// each host cause, the run is stalled.
+	StallThreshold float64
 	// StepRegex, when set, names the host events that mark steps.
 	StepRegex string
 	// SyncPatterns and InputPatterns extend the built-in name tables
@@ -206,6 +219,7 @@ func DefaultOptions() Options {
 		SyncThreshold:  0.05,
 		InputThreshold: 0.05,
 		HostThreshold:  0.15,
+		StallThreshold: 0.15,
 		TopGaps:        10,
 	}
 }
@@ -264,6 +278,14 @@ type Result struct {
 	Ops []OpCost
 	// Copies are the window's copies by kind, most idle first.
 	Copies []CopyStat
+	// StalledInSync is the stalled idle during which the thread that
+	// launched the queued work was inside a blocking call (ns, averaged
+	// over devices): a sync that waited on a stalled device, which
+	// removing would not shorten the gap.
+	StalledInSync int64
+	// Dependencies are what the stalled idle waited on, as the trace
+	// shows it, most idle first.
+	Dependencies []Dependency
 	// segs holds the segments of the gaps: see Segments.
 	segs segments
 }
@@ -375,9 +397,37 @@ type Gap struct {
 	// Step is the index in Result.Steps of the step holding the most of
 	// the gap, -1 if none.
 	Step int
+	// Waits is what the stalled part of the gap waited on; nil when none
+	// of it is stalled. Gaps share it.
+	Waits *Waited
 	// segLo and segHi bound the gap's segments in its result's encoding
 	// (see Result.Segments).
 	segLo, segHi int
+}
+
+// Waited is what a device with work queued waited on, as far as the trace
+// shows it.
+type Waited struct {
+	// Kind is "graph" (a node of a replayed CUDA or HIP graph),
+	// "collective" (the queued work is a collective, waiting on other
+	// ranks), "event" (the launching thread made the stream wait on an
+	// event just before the launch) or "unknown" (the trace shows none of
+	// these).
+	Kind string
+	// Call names the evidence: the graph launch, the collective kernel,
+	// the stream-wait call; empty for unknown.
+	Call string
+	// Stream is the device track of the queued work ("stream 7").
+	Stream string
+}
+
+// Dependency is a dependency of stalled idle with its figures.
+type Dependency struct {
+	Waited
+	// Idle is the stalled idle it explains (ns, averaged over devices);
+	// Gaps counts the gaps.
+	Idle int64
+	Gaps int
 }
 
 // Finding is one conclusion and what to do about it.

@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,12 +59,16 @@ var scenarios = []scenario{
 	},
 	{
 		// As a, with input 20 > compute 10: the sync exposes input that
-		// would not fit inside compute anyway.
+		// would not fit inside compute anyway. After-sync lasts as long as
+		// the device ran while the host blocked (10 ms): had the host not
+		// blocked, that much of the input would have overlapped the
+		// kernel; the other 10 ms of input and the 1 ms op no queued work
+		// could have overlapped.
 		name:    "c/sync-and-long-input",
 		loop:    tracetest.Loop{Steps: 6, Input: 20 * msec, Dispatch: 1 * msec, Compute: 10 * msec, Sync: true},
 		verdict: DataBound, confidence: High,
 		window: Interval{31 * msec, 186 * msec},
-		idle:   Breakdown{ByCause: [NumCauses]int64{AfterSync: 5 * 21 * msec}},
+		idle:   Breakdown{ByCause: [NumCauses]int64{AfterSync: 5 * 10 * msec, Input: 5 * 10 * msec, Host: 5 * msec}},
 		sync:   "aten::item",
 	},
 	{
@@ -498,6 +503,33 @@ func TestStepsTileWindow(t *testing.T) {
 			}
 			if idle != res.Idle {
 				t.Errorf("steps' idle %+v, want the window's %+v", idle, res.Idle)
+			}
+		})
+	}
+}
+
+// TestHostOnlySteps: a host-only trace's reasons give its steps and the
+// loader's share of them. The loop without its device work: each 4 ms step
+// is 3 ms in the DataLoader and a 1 ms op.
+func TestHostOnlySteps(t *testing.T) {
+	s := tracetest.Loop{Steps: 6, Input: 3 * msec, Dispatch: msec, Compute: msec}.Spec()
+	s.Events = slices.DeleteFunc(s.Events, func(e tracetest.Event) bool { return e.Role.Device() })
+	for _, tc := range []struct {
+		name string
+		spec *tracetest.Spec
+		want string
+	}{
+		{"loop", s, "host only: 6 steps (ProfilerStep) of 4.00 ms on average; the input pipeline takes 3.00 ms of each, 75.0% of the steps' time"},
+		{"no steps", &tracetest.Spec{Threads: s.Threads, Events: []tracetest.Event{{Role: tracetest.CPUOp, Name: "aten::add", Thread: tracetest.MainTID, Dur: usec}}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := analyzeSpec(t, tc.spec)
+			got := ""
+			if len(res.Reasons) > 1 {
+				got = res.Reasons[1]
+			}
+			if res.Verdict != NoDevice || got != tc.want {
+				t.Errorf("verdict %s, reasons %q; want no-device with %q", res.Verdict, res.Reasons, tc.want)
 			}
 		})
 	}

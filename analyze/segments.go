@@ -37,7 +37,10 @@ type Segment struct {
 	// block_until_ready), it is that thread's call. For a runtime
 	// segment of a JAX loop thread waiting inside a dispatch while
 	// another thread does runtime work (see runtimeBehind), it is that
-	// work (TfrtTpuClient::DefragmentMemory). 0 for other causes.
+	// work (TfrtTpuClient::DefragmentMemory). For a stalled segment, the
+	// blocking call the launching thread (or, showing nothing, another
+	// thread) was in while the device was stalled, 0 when none. 0 for
+	// other causes.
 	Sync  CallID
 	Cause Cause
 }

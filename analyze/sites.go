@@ -299,7 +299,7 @@ func (a *analyzer) openBlame(th *thread, stack *hostStack, s *Segment, via *host
 	st := a.sites
 	st.open = blame{th: th, ev: -1}
 	switch {
-	case th == nil || s.Cause == Untraced:
+	case th == nil || s.Cause == Untraced || s.Cause == Stall:
 	case s.Cause == Runtime && via != nil:
 		// The dispatch waits for another thread's runtime work: the
 		// work is the call, the dispatch's caller the site.

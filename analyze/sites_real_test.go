@@ -17,22 +17,34 @@ func analyzeReal(t *testing.T, name string) *Result {
 	return mustAnalyze(t, tr)
 }
 
-// TestRealCopy: TorchRec's story is one 704-byte device-to-host copy to
-// pageable memory a step, whose call blocks ~146 ms (expected.tsv).
+// TestRealCopy: TorchRec blocks on one 704-byte device-to-host copy to
+// pageable memory a step, whose call blocks ~146 ms (expected.tsv), but on
+// a device stalled with its work queued: the copy holds no idle, and the
+// sync-on-stalled finding names it.
 func TestRealCopy(t *testing.T) {
 	res := analyzeReal(t, "hta-torchrec-a100-rank0.json.gz")
 	if len(res.Copies) == 0 {
 		t.Fatal("no copies")
 	}
-	c := res.Copies[0]
-	perStep := c.Top.HostBlocked / int64(c.Top.Count)
-	if c.Direction != "DtoH" || c.Memory != "pageable" || c.Top.Bytes != 704 || c.Top.Count != res.Window.Steps ||
-		perStep < 140*msec || perStep > 150*msec {
-		t.Errorf("top copy %+v (%d steps), want 704 B DtoH pageable, one a step, ~146 ms each", c, res.Window.Steps)
+	var c *CopyStat
+	for i := range res.Copies {
+		if res.Copies[i].Kind() == "DtoH pageable" {
+			c = &res.Copies[i]
+		}
 	}
-	f := findingByID(res, "blocking-copy")
-	if f == nil || !strings.Contains(f.Message, "704 B") || !strings.Contains(f.Message, "146 ms per step") {
-		t.Errorf("blocking-copy finding %+v", f)
+	if c == nil {
+		t.Fatalf("copies %+v: no DtoH pageable copy", res.Copies)
+	}
+	perStep := c.Top.HostBlocked / int64(c.Top.Count)
+	if c.Top.Bytes != 704 || c.Top.Count != res.Window.Steps || perStep < 140*msec || perStep > 150*msec || c.Idle > msec {
+		t.Errorf("copy %+v (%d steps), want 704 B, one a step, ~146 ms each, holding no idle", c, res.Window.Steps)
+	}
+	if f := findingByID(res, "blocking-copy"); f != nil {
+		t.Errorf("blocking-copy finding %+v on a stalled device", f)
+	}
+	f := findingByID(res, "sync-on-stalled")
+	if f == nil || !strings.Contains(f.Message, "cudaMemcpyAsync") || f.Severity != "medium" {
+		t.Errorf("sync-on-stalled finding %+v", f)
 	}
 }
 

@@ -73,7 +73,7 @@ func (s *hostStack) push(a *analyzer, th *thread, i int32) {
 	if f.op < 0 && a.factsOf(e.Name)&factScoped != 0 && !e.Has(trace.FlagStep) {
 		f.op = level
 	}
-	if f.runtime < 0 && k == classRuntime {
+	if f.runtime < 0 && (k == classRuntime || a.slowLaunch(e)) {
 		f.runtime = level
 	}
 	f.dispatch = f.dispatch || k == classDispatch

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // summarize turns the per-device attribution into the result's figures,
@@ -56,6 +57,9 @@ func (a *analyzer) summarize() {
 	}
 	var deciding string
 	r.Verdict, r.Secondary, deciding = a.decide(&r.Idle, w.End-w.Start, r.Loading, busy)
+	r.StalledInSync = a.stall.inSync / n
+	r.Dependencies = a.dependencies(n)
+	r.Secondary = stalledSync(&a.opt, r.Verdict, r.Secondary, r.StalledInSync, w.End-w.Start)
 	r.Confidence, r.Reasons = a.confidence()
 	r.Reasons = append([]string{deciding}, r.Reasons...)
 }
@@ -198,6 +202,7 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 		{"sync", float64(b.Sync()) / f, opt.SyncThreshold, syncV},
 		{"input", float64(b.Of(Input)) / f, opt.InputThreshold, inputV},
 		{"host", float64(b.HostWork()) / f, opt.HostThreshold, HostBound},
+		{"stalled", float64(b.Of(Stall)) / f, opt.StallThreshold, Stalled},
 	}
 	var over []share
 	for _, s := range shares {
@@ -210,8 +215,8 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 			return HostBound, nil, fmt.Sprintf("device idle while the waited-for host thread shows no event is %s of the window (over the host threshold %s): the device waits on host time the profile does not show",
 				pct(u), pct(opt.HostThreshold))
 		}
-		return Parallel, nil, fmt.Sprintf("no cause of device idle passes its threshold: sync %s (threshold %s), input %s (%s), other host work %s (%s)",
-			pct(shares[0].v), pct(shares[0].thresh), pct(shares[1].v), pct(shares[1].thresh), pct(shares[2].v), pct(shares[2].thresh))
+		return Parallel, nil, fmt.Sprintf("no cause of device idle passes its threshold: sync %s (threshold %s), input %s (%s), other host work %s (%s), stalled %s (%s)",
+			pct(shares[0].v), pct(shares[0].thresh), pct(shares[1].v), pct(shares[1].thresh), pct(shares[2].v), pct(shares[2].thresh), pct(shares[3].v), pct(shares[3].thresh))
 	}
 	slices.SortStableFunc(over, func(x, y share) int { return cmp.Compare(y.v, x.v) })
 	top := over[0]
@@ -222,11 +227,25 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 		}
 	}
 	what := top.name + "-caused device idle"
-	if top.name == "host" {
+	switch top.name {
+	case "host":
 		what = "device idle caused by other host work (dispatch, launches, Python, runtime)"
+	case "stalled":
+		what = "device idle with the work that ended it already queued (stalled on a dependency, not on the host)"
 	}
 	why := fmt.Sprintf("%s is %s of the window (threshold %s)", what, pct(top.v), pct(top.thresh))
 	return top.verdict, sec, why + loadClause(top.name, slow, background, input, busy)
+}
+
+// stalledSync adds sequential to the secondary verdicts sec of a stalled
+// run when the host blocked on the stalled device for more than the sync
+// threshold of the window: the sync is there, but removing it would not
+// close the gaps, so it is not the cause.
+func stalledSync(opt *Options, v Verdict, sec []Verdict, inSync, dur int64) []Verdict {
+	if v != Stalled || dur <= 0 || float64(inSync)/float64(dur) <= opt.SyncThreshold || slices.Contains(sec, Sequential) {
+		return sec
+	}
+	return append(sec, Sequential)
 }
 
 // loadClause says how loading compares with compute where that decided
@@ -267,6 +286,10 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	}
 	if a.loop >= 0 && r.Window.Steps > 0 && a.guessed > 0 && float64(a.guessed) >= 0.5*float64(a.links.work) {
 		reasons = append(reasons, fmt.Sprintf("%d of %d pieces of device work link to no dispatch (no launch link, no XProf flow from a program's run): each step holds the work that started after its dispatch returned, which is wrong where the host ran several steps ahead", a.guessed, a.links.work))
+	}
+	if w := float64(r.Window.Dur()); w > 0 && float64(r.Idle.Of(Runtime))/w > a.opt.InputThreshold && a.runtimeIsWarmup() {
+		reasons = append(reasons, fmt.Sprintf("the window holds warm-up the step markers did not exclude: %s of device idle in %s (first launches, module loading, allocator growth)",
+			formatDuration(r.Idle.Of(Runtime)), strings.Join(a.top(a.tally.names[Runtime], 3), ", ")))
 	}
 	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
 		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))

@@ -59,13 +59,13 @@ func DefaultRules() Rules {
 }
 
 // verdicts are the verdicts FailOn may hold.
-var verdicts = []analyze.Verdict{analyze.Parallel, analyze.Sequential, analyze.DataBound, analyze.HostBound, analyze.NoDevice}
+var verdicts = []analyze.Verdict{analyze.Parallel, analyze.Sequential, analyze.DataBound, analyze.HostBound, analyze.Stalled, analyze.NoDevice}
 
 // ParseVerdict parses a verdict's name, in any case.
 func ParseVerdict(s string) (analyze.Verdict, error) {
 	v := analyze.Verdict(strings.ToLower(strings.TrimSpace(s)))
 	if !slices.Contains(verdicts, v) {
-		return "", fmt.Errorf("unknown verdict %q: expected sequential, data-bound, host-bound, parallel, no-device or none", s)
+		return "", fmt.Errorf("unknown verdict %q: expected sequential, data-bound, host-bound, stalled, parallel, no-device or none", s)
 	}
 	return v, nil
 }

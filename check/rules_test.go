@@ -41,7 +41,9 @@ var runs = map[string]run{
 	// GPU:1 busy 60%, GPU:0 80%.
 	"two devices": {analyze.Sequential, 100 * ms, 5, map[analyze.Cause]int64{analyze.InSync: 5 * ms, analyze.AfterSync: 25 * ms}, map[string]int64{"GPU:0": 80 * ms, "GPU:1": 60 * ms}},
 	"short":       {analyze.Parallel, 62 * ms, 3, map[analyze.Cause]int64{analyze.Host: 2 * ms}, map[string]int64{"GPU:0": 60 * ms}},
-	"no device":   {analyze.NoDevice, 0, 0, nil, nil},
+	// Stalled with the work queued 60 of 100 ms; busy 35%.
+	"stalled":   {analyze.Stalled, 100 * ms, 5, map[analyze.Cause]int64{analyze.Stall: 60 * ms, analyze.AfterSync: 5 * ms}, map[string]int64{"GPU:0": 35 * ms}},
+	"no device": {analyze.NoDevice, 0, 0, nil, nil},
 }
 
 func limit(share float64) Limit { return Limit{Share: share, On: true} }
@@ -65,6 +67,10 @@ func TestEvaluate(t *testing.T) {
 		{"sequential", def, []string{"verdict: measured sequential (high confidence), limit not sequential,data-bound"}, nil},
 		{"sequential", Rules{FailOn: []analyze.Verdict{analyze.DataBound, analyze.HostBound}}, nil, []string{"verdict"}},
 		{"short", def, nil, []string{"verdict"}},
+		// Not failed by default: the host is not what to fix.
+		{"stalled", def, nil, []string{"verdict"}},
+		{"stalled", Rules{FailOn: []analyze.Verdict{analyze.Stalled}}, []string{"verdict: measured stalled (high confidence), limit not stalled"}, nil},
+		{"stalled", Rules{MaxSyncIdle: limit(0.10)}, nil, []string{"max-sync-idle"}},
 		{"data-bound", Rules{MaxIdle: limit(0.30)}, []string{"max-idle: measured 31.4%, limit 30.0%"}, nil},
 		{"data-bound", Rules{MaxIdle: limit(0.32)}, nil, []string{"max-idle"}},
 		{"data-bound", Rules{MaxInputIdle: limit(0.25)}, []string{"max-input-idle: measured 28.6%, limit 25.0%"}, nil},
@@ -173,6 +179,7 @@ func TestParseVerdict(t *testing.T) {
 		{"data-bound", analyze.DataBound, ""},
 		{" Host-Bound ", analyze.HostBound, ""},
 		{"no-device", analyze.NoDevice, ""},
+		{"Stalled", analyze.Stalled, ""},
 		{"none", "", `unknown verdict "none"`},
 		{"slow", "", `unknown verdict "slow": expected sequential, data-bound`},
 	}

@@ -317,3 +317,46 @@ func TestJobMarkdownAddsUp(t *testing.T) {
 		}
 	}
 }
+
+// TestJobVerdictFinding: a job of two ranks stalled behind another
+// stream's event, with no collective to name a straggler: the text and
+// Markdown job reports give the job's verdict with the ranks' finding and
+// fix for it.
+func TestJobVerdictFinding(t *testing.T) {
+	var ts []*trace.Trace
+	for r := range 2 {
+		s := tracetest.StreamWait{Steps: 6, Dispatch: 1_000_000, Wait: 8_030_000, Compute: 4_000_000}.Spec()
+		s.Rank, s.WorldSize = r, 2
+		ts = append(ts, tracetest.Build(s))
+	}
+	jr, err := job.Analyze(ts, analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jr.Overall.Verdict != analyze.Stalled || len(jr.Overall.Findings) == 0 || jr.Overall.Findings[0].ID != "stalled-device" {
+		t.Fatalf("job %s, findings %+v: want stalled, led by stalled-device", jr.Overall.Verdict, jr.Overall.Findings)
+	}
+	// Each rank stalls 40 of its 65 ms behind the event; averaged over
+	// the ranks, each rank's dependency holds half of it.
+	o := &jr.Overall
+	if o.StalledInSync != 40_000_000 || len(o.Dependencies) != 2 || o.Dependencies[0].Idle != 20_000_000 || !strings.HasPrefix(o.Dependencies[0].Stream, "rank 0 ") {
+		t.Errorf("job stalled in sync %d, dependencies %+v; want 40 ms, each rank's event holding 20 ms", o.StalledInSync, o.Dependencies)
+	}
+	for _, tt := range []struct {
+		f    Format
+		want []string
+	}{
+		{Text, []string{"stalled (high confidence)", "[high] stalled-device: The job is stalled, as the findings of 2 of its 2 ranks say.", "fix: Look at what the queued work waits on"}},
+		{Markdown, []string{"**stalled**", "**high** `stalled-device`: The job is stalled", "*Fix:* Look at what the queued work waits on"}},
+	} {
+		var buf bytes.Buffer
+		if err := WriteJob(&buf, jr, tt.f, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("%s job report lacks %q", tt.f, w)
+			}
+		}
+	}
+}

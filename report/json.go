@@ -56,6 +56,27 @@ type Report struct {
 	StackHint string       `json:"stack_hint"`
 	Ops       []OpV1       `json:"ops"`
 	Copies    []CopyV1     `json:"copies"`
+	// Stalled says what the stalled idle waited on (added within v1).
+	Stalled StalledV1 `json:"stalled"`
+}
+
+// StalledV1 is what the device waited on while it had work queued.
+type StalledV1 struct {
+	// InSyncNs is stalled idle during which the launching thread was
+	// inside a blocking call: a sync that waited on a stalled device.
+	InSyncNs int64 `json:"in_sync_ns"`
+	// Dependencies are what the stalled idle waited on, most first.
+	Dependencies []DependencyV1 `json:"dependencies"`
+}
+
+// DependencyV1 is one dependency of stalled idle (analyze.Dependency).
+type DependencyV1 struct {
+	Kind   string  `json:"kind"`
+	Call   string  `json:"call"`
+	Stream string  `json:"stream"`
+	IdleNs int64   `json:"idle_ns"`
+	Share  float64 `json:"share"`
+	Gaps   int     `json:"gaps"`
 }
 
 // SourceV1 describes the input file.
@@ -82,6 +103,7 @@ type Thresholds struct {
 	Sync          float64  `json:"sync"`
 	Input         float64  `json:"input"`
 	Host          float64  `json:"host"`
+	Stall         float64  `json:"stall"`
 	StepRegex     string   `json:"step_regex"`
 	SyncPatterns  []string `json:"sync_patterns"`
 	InputPatterns []string `json:"input_patterns"`
@@ -189,6 +211,16 @@ type GapV1 struct {
 	// Stacks are the host stacks that took the most of the gap, longest
 	// first, at most maxGapStacks of them.
 	Stacks []StackTime `json:"stacks"`
+	// Waits is what the gap's stalled part waited on; left out when none
+	// of it is stalled (added within v1).
+	Waits *WaitedV1 `json:"waits,omitempty"`
+}
+
+// WaitedV1 is what stalled idle waited on (analyze.Waited).
+type WaitedV1 struct {
+	Kind   string `json:"kind"`
+	Call   string `json:"call"`
+	Stream string `json:"stream"`
 }
 
 // StackTime is the time a gap spent with one host stack.
@@ -238,7 +270,7 @@ func JSONReportWith(res *analyze.Result, opt Options) *Report {
 		Secondary:  []string{},
 		Thresholds: Thresholds{
 			MinGapNs: o.MinGap, SyncSlackNs: o.SyncSlack,
-			Sync: o.SyncThreshold, Input: o.InputThreshold, Host: o.HostThreshold,
+			Sync: o.SyncThreshold, Input: o.InputThreshold, Host: o.HostThreshold, Stall: o.StallThreshold,
 			StepRegex: o.StepRegex, SyncPatterns: nonNil(o.SyncPatterns),
 			InputPatterns: nonNil(o.InputPatterns), TopGaps: o.TopGaps,
 		},
@@ -260,6 +292,7 @@ func JSONReportWith(res *analyze.Result, opt Options) *Report {
 		StackHint:     res.StackHint,
 		Ops:           jsonOps(res.Ops, res.Window.Dur()),
 		Copies:        jsonCopies(res.Copies, res.Window.Dur()),
+		Stalled:       jsonStalled(res),
 	}
 	for _, v := range res.Secondary {
 		r.Secondary = append(r.Secondary, string(v))
@@ -281,6 +314,17 @@ func JSONReportWith(res *analyze.Result, opt Options) *Report {
 		r.Findings = append(r.Findings, jsonFinding(&res.Findings[i], res.Window.Dur()))
 	}
 	return r
+}
+
+func jsonStalled(res *analyze.Result) StalledV1 {
+	out := StalledV1{InSyncNs: res.StalledInSync, Dependencies: []DependencyV1{}}
+	for _, d := range res.Dependencies {
+		out.Dependencies = append(out.Dependencies, DependencyV1{
+			Kind: d.Kind, Call: d.Call, Stream: d.Stream, IdleNs: d.Idle,
+			Share: round4(share(d.Idle, res.Window.Dur())), Gaps: d.Gaps,
+		})
+	}
+	return out
 }
 
 func jsonSource(s *analyze.Source, fw analyze.Framework) SourceV1 {
@@ -313,8 +357,15 @@ func JSONGap(res *analyze.Result, g *analyze.Gap) GapV1 {
 	return GapV1{
 		Device: g.Device, StartNs: g.Start, DurNs: g.Dur, ClockStartNs: res.Source.ClockNs(g.Start), Cause: g.Cause.String(),
 		Step: g.Step, StepNum: stepNum(res, g.Step), Thread: g.Thread, HostStack: HostStack(res, g),
-		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(res, g, maxGapStacks),
+		Split: jsonBreakdown(&g.Split, g.Dur), Stacks: gapStacks(res, g, maxGapStacks), Waits: jsonWaited(g.Waits),
 	}
+}
+
+func jsonWaited(w *analyze.Waited) *WaitedV1 {
+	if w == nil {
+		return nil
+	}
+	return &WaitedV1{Kind: w.Kind, Call: w.Call, Stream: w.Stream}
 }
 
 // stepNum returns the number of step i of res, -1 for none.

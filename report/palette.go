@@ -23,12 +23,17 @@ const (
 	okabeVermilion = "#D55E00"
 	okabePurple    = "#CC79A7"
 	neutralGrey    = "#999999"
+	// stallColor is idle with the work queued: the device waited on a
+	// dependency, not on the host. A dark grey sets it apart from the
+	// host's causes and from untraced time.
+	stallColor = "#4D4D4D"
 )
 
 // causeColor colours each cause of idle time.
 var causeColor = [analyze.NumCauses]string{
 	analyze.InSync: okabeVermilion, analyze.AfterSync: okabePurple, analyze.Input: okabeOrange,
 	analyze.Runtime: okabeGreen, analyze.Host: okabeYellow, analyze.Untraced: neutralGrey,
+	analyze.Stall: stallColor,
 }
 
 const (
@@ -43,10 +48,10 @@ const (
 
 // verdictBadge is the badge colour of each verdict: green when the device
 // and host overlapped, vermilion when the device waited, grey without a
-// device.
+// device, dark grey when it stalled with work queued.
 var verdictBadge = map[analyze.Verdict]string{
 	analyze.Parallel: okabeGreen, analyze.Sequential: okabeVermilion, analyze.DataBound: okabeVermilion,
-	analyze.HostBound: okabeVermilion, analyze.NoDevice: "#546e7a",
+	analyze.HostBound: okabeVermilion, analyze.Stalled: stallColor, analyze.NoDevice: "#546e7a",
 }
 
 // VerdictCSS is the style of verdict badges: class "v-<verdict>" sets the

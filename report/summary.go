@@ -109,6 +109,12 @@ func sentence(res *analyze.Result) string {
 		}
 		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for %s of %s",
 			dev, percent(share(idle.HostWork(), win)), where)
+	case analyze.Stalled:
+		fmt.Fprintf(&b, "%s had the work that ended its gaps already queued for %s of %s: it waited on a dependency (streams, events, collectives, graph nodes), not on the host",
+			dev, percent(share(idle.Of(analyze.Stall), win)), where)
+		if len(res.Dependencies) > 0 && res.Dependencies[0].Kind != "unknown" {
+			fmt.Fprintf(&b, "; most of it %s", dependencyWords(res.Dependencies[0].Waited))
+		}
 	default:
 		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(res.Utilization()), where)
 	}
@@ -160,4 +166,17 @@ func otherReasons(res *analyze.Result, l verdictLine) []string {
 		}
 	}
 	return out
+}
+
+// dependencyWords says in a few words what a stalled device waited on.
+func dependencyWords(d analyze.Waited) string {
+	switch d.Kind {
+	case "graph":
+		return fmt.Sprintf("inside CUDA graph replays (%s) on %s", d.Call, d.Stream)
+	case "collective":
+		return fmt.Sprintf("for the other ranks in the collective %s on %s", d.Call, d.Stream)
+	case "event":
+		return fmt.Sprintf("on an event %s waited on (%s)", d.Stream, d.Call)
+	}
+	return "on a dependency the trace does not show"
 }

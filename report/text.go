@@ -299,6 +299,7 @@ func thresholdCheck(res *analyze.Result) string {
 		item("sync", b.Sync(), o.SyncThreshold),
 		item("input", b.Of(analyze.Input), o.InputThreshold),
 		item("host", b.HostWork(), o.HostThreshold),
+		item("stalled", b.Of(analyze.Stall), o.StallThreshold),
 	}, ", ")
 }
 
@@ -316,8 +317,13 @@ func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth i
 	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)").
 		clip(0, 0, 0, 0, 0, 0, threadWidth, stackWidth).keepEnd(7) // the innermost event shows
 	for i, g := range gs {
+		what := describeStack(res, g, 3)
+		if g.Cause == analyze.Stall && g.Waits != nil {
+			// The thread did not hold the device: say what did.
+			what = "queued, waiting " + dependencyWords(*g.Waits)
+		}
 		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), Duration(g.Dur), g.Cause.String(),
-			stepName(res, g.Step), g.Thread, describeStack(res, g, 3))
+			stepName(res, g.Step), g.Thread, what)
 	}
 	return tb
 }
@@ -425,9 +431,9 @@ func (t *textWriter) findings(fs []analyze.Finding) {
 
 // thresholdsLine lists the options the analysis ran with.
 func thresholdsLine(o *analyze.Options) string {
-	s := fmt.Sprintf("min-gap %s, sync-slack %s, sync %s, input %s, host %s",
+	s := fmt.Sprintf("min-gap %s, sync-slack %s, sync %s, input %s, host %s, stall %s",
 		shortDuration(o.MinGap), shortDuration(o.SyncSlack),
-		shortPercent(o.SyncThreshold), shortPercent(o.InputThreshold), shortPercent(o.HostThreshold))
+		shortPercent(o.SyncThreshold), shortPercent(o.InputThreshold), shortPercent(o.HostThreshold), shortPercent(o.StallThreshold))
 	if o.StepRegex != "" {
 		s += fmt.Sprintf(", step regex %q", o.StepRegex)
 	}

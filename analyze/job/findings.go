@@ -23,6 +23,14 @@ func (j *analysis) findings() {
 			fs = append(fs, f)
 		}
 	}
+	// The straggler's finding carries the fix of the job's verdict when
+	// its rank's cause gives that verdict (it is then high); else the
+	// ranks' own finding for the verdict does.
+	if !slices.ContainsFunc(fs, func(f analyze.Finding) bool { return f.Severity == "high" }) {
+		if f, ok := j.verdictFinding(); ok {
+			fs = append([]analyze.Finding{f}, fs...)
+		}
+	}
 	if j.clockFixed {
 		fs = append(fs, analyze.Finding{
 			ID: "clock-alignment", Severity: "info", Message: capitalize(j.res.Clock) + ".",
@@ -31,6 +39,38 @@ func (j *analysis) findings() {
 	}
 	analyze.SortFindings(fs)
 	o.Findings = fs
+}
+
+// verdictFinding carries the finding and fix of the job's verdict from the
+// ranks' own findings: of those that give the job's verdict, the one of the
+// rank where it holds the most idle, with how many ranks share it. None
+// when no rank has one (a parallel job, or a verdict only the collective
+// waits gave).
+func (j *analysis) verdictFinding() (analyze.Finding, bool) {
+	v := j.res.Overall.Verdict
+	var best *analyze.Finding
+	bestRank, ranks := 0, 0
+	for _, r := range j.active() {
+		for i := range r.res.Findings {
+			f := &r.res.Findings[i]
+			if f.Verdict() != v || f.Severity != "high" {
+				continue
+			}
+			ranks++
+			if best == nil || f.Idle > best.Idle {
+				best, bestRank = f, r.num
+			}
+			break
+		}
+	}
+	if best == nil {
+		return analyze.Finding{}, false
+	}
+	f := *best
+	f.Severity = "high"
+	f.Message = fmt.Sprintf("The job is %s, as the findings of %d of its %d ranks say. Rank %d, where it holds the most idle: %s",
+		v, ranks, len(j.active()), bestRank, best.Message)
+	return f, true
 }
 
 // windowTime sums the ranks' window lengths: the time the job's shares are

@@ -294,6 +294,11 @@ func TestAnalyzeDLRM(t *testing.T) {
 	if jr.Overall.Verdict != analyze.HostBound || jr.Overall.Confidence != analyze.Low {
 		t.Errorf("job %s (%s), want host-bound at low confidence (one step, waits carried in)", jr.Overall.Verdict, jr.Overall.Confidence)
 	}
+	// The straggler was late for reasons before the trace: the job's own
+	// verdict's finding and fix come from the ranks' findings.
+	if f := jr.Overall.Findings[0]; f.ID != "dispatch-overhead" || f.Severity != "high" || !strings.Contains(f.Message, "8 of its 8 ranks") || f.Fix == "" {
+		t.Errorf("first finding %+v: want the ranks' high dispatch-overhead with its fix", f)
+	}
 	i := slices.IndexFunc(jr.Overall.Findings, func(f analyze.Finding) bool { return f.ID == "step-spread" })
 	if i < 0 || !strings.Contains(jr.Overall.Findings[i].Message, "rank 1 first, rank 7 last") {
 		t.Errorf("findings %+v: want step-spread naming rank 1 first and rank 7 last", jr.Overall.Findings)

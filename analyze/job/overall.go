@@ -33,6 +33,11 @@ func (j *analysis) overall() {
 		o.Window.TraceEnd = max(o.Window.TraceEnd, w.TraceEnd+r.off)
 		o.Window.WarmupDropped = o.Window.WarmupDropped || w.WarmupDropped
 		o.Idle.AddAll(&rk.Idle)
+		o.StalledInSync += r.res.StalledInSync
+		for _, d := range r.res.Dependencies {
+			d.Stream = fmt.Sprintf("rank %d %s", r.num, d.Stream)
+			o.Dependencies = append(o.Dependencies, d)
+		}
 		j.res.Rest.Compute += rk.Wait.Compute
 		j.res.Rest.Late += rk.Wait.Late
 		j.res.Rest.Outside -= w.Dur()
@@ -43,6 +48,11 @@ func (j *analysis) overall() {
 	o.Window.Steps = len(j.res.Steps)
 	o.Window.StepSource = act[0].res.Window.StepSource
 	o.Idle = o.Idle.Divide(n)
+	o.StalledInSync /= n
+	for i := range o.Dependencies {
+		o.Dependencies[i].Idle /= n
+	}
+	slices.SortStableFunc(o.Dependencies, func(x, y analyze.Dependency) int { return cmp.Compare(y.Idle, x.Idle) })
 	j.overallSteps(act)
 	slices.SortStableFunc(o.Gaps, func(x, y analyze.Gap) int { return cmp.Compare(x.Start, y.Start) })
 	o.TopGaps = analyze.TopGaps(o.Gaps, j.opt.TopGaps)

@@ -273,6 +273,7 @@ func optionDiffs(sum, asked *analyze.Options) []string {
 		{"sync-threshold", pct(sum.SyncThreshold), pct(asked.SyncThreshold)},
 		{"input-threshold", pct(sum.InputThreshold), pct(asked.InputThreshold)},
 		{"host-threshold", pct(sum.HostThreshold), pct(asked.HostThreshold)},
+		{"stall-threshold", pct(sum.StallThreshold), pct(asked.StallThreshold)},
 		{"step-regex", strconv.Quote(sum.StepRegex), strconv.Quote(asked.StepRegex)},
 		{"sync-pattern", list(sum.SyncPatterns), list(asked.SyncPatterns)},
 		{"input-pattern", list(sum.InputPatterns), list(asked.InputPatterns)},

@@ -104,6 +104,10 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 	return format, f.analysis.options().Validate()
 }
 
+// errNoDevice refuses a trace without device work where runs are compared
+// by their device figures (compare, sweep): there is nothing to compare.
+var errNoDevice = errors.New("no device activity in the trace: expected device work to compare (analyze shows what a host-only trace holds)")
+
 // analyzeBoth analyses the two traces (each a file, "-" or a directory
 // holding one trace) at once and reports each one that is unusable: once
 // when BASE and NEW are the same input.
@@ -116,6 +120,11 @@ func (f *compareFlags) analyzeBoth(basePath, newPath string, stderr io.Writer) (
 		wg.Go(func() { res[i], errs[i] = f.analysis.analyzeOne(p) })
 	}
 	wg.Wait()
+	for i := range res {
+		if errs[i] == nil && res[i].Verdict == analyze.NoDevice {
+			errs[i] = errNoDevice
+		}
+	}
 	switch {
 	case errs[0] != nil && basePath == newPath:
 		fmt.Fprintf(stderr, "tracegap compare: BASE and NEW: %s\n", inputError(basePath, errs[0]))

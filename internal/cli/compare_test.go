@@ -229,11 +229,24 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{w4}, "expected two traces, BASE and NEW, got 1 arguments"},
 		{[]string{"--format", "html", w4, w4}, "cannot be written as html"},
 		{[]string{"--fail-on-regression", "x", w4, w4}, `invalid percentage "x"`},
+		{[]string{filepath.Join(dir, "hta-cpu-only.pt.trace.json.gz"), w4}, "tracegap compare: BASE: " + filepath.Join(dir, "hta-cpu-only.pt.trace.json.gz") + ": no device activity in the trace"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runCmd(append([]string{"compare"}, tt.args...)...)
 		if code != exitUsage || !strings.Contains(errs, tt.want) || out != "" || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%q: exit %d stdout %q stderr %q; want exit 2 and one line with %q", tt.args, code, out, errs, tt.want)
 		}
+	}
+}
+
+// TestSweepNoDevice: a sweep over a run without device work says so in one
+// line and exits 2, rather than calling it the fastest run.
+func TestSweepNoDevice(t *testing.T) {
+	dir := realtraces.Dir(t)
+	cpu := filepath.Join(dir, "hta-cpu-only.pt.trace.json.gz")
+	code, out, errs := runCmd("sweep", cpu, filepath.Join(dir, "kineto-resnet50-workers4.pt.trace.json.gz"))
+	want := "tracegap sweep: " + cpu + ": no device activity in the trace"
+	if code != exitUsage || out != "" || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("exit %d stdout %q stderr %q; want exit 2 and one line starting %q", code, out, errs, want)
 	}
 }

@@ -105,6 +105,7 @@ func (p *percentFlag) Set(s string) error {
 type analysisFlags struct {
 	minGap, syncSlack           durationFlag
 	syncThr, inputThr, hostThr  percentFlag
+	stallThr                    percentFlag
 	stepRegex                   string
 	syncPatterns, inputPatterns []string
 	top                         int
@@ -130,12 +131,14 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 		syncThr:   percentFlag(d.SyncThreshold),
 		inputThr:  percentFlag(d.InputThreshold),
 		hostThr:   percentFlag(d.HostThreshold),
+		stallThr:  percentFlag(d.StallThreshold),
 	}
 	fs.Var(&f.minGap, "min-gap", "shortest device idle attributed on its own")
 	fs.Var(&f.syncSlack, "sync-slack", "device work starting this soon after its launch counts as waiting on the host")
 	fs.Var(&f.syncThr, "sync-threshold", "share of the window in sync-caused idle that makes a run sequential")
 	fs.Var(&f.inputThr, "input-threshold", "share of the window in input-caused idle that makes a run data-bound")
 	fs.Var(&f.hostThr, "host-threshold", "share of the window in other host-caused idle that makes a run host-bound")
+	fs.Var(&f.stallThr, "stall-threshold", "share of the window in stalled idle (the ending work already queued) that makes a run stalled")
 	fs.StringVar(&f.stepRegex, "step-regex", "", "regular expression naming the host events that mark steps")
 	fs.StringArrayVar(&f.syncPatterns, "sync-pattern", nil, "extra regular expression for blocking calls (repeatable)")
 	fs.StringArrayVar(&f.inputPatterns, "input-pattern", nil, "extra regular expression for input-pipeline events (repeatable)")
@@ -163,6 +166,7 @@ func (f *analysisFlags) options() analyze.Options {
 	o.SyncThreshold = float64(f.syncThr)
 	o.InputThreshold = float64(f.inputThr)
 	o.HostThreshold = float64(f.hostThr)
+	o.StallThreshold = float64(f.stallThr)
 	o.StepRegex = f.stepRegex
 	o.SyncPatterns = f.syncPatterns
 	o.InputPatterns = f.inputPatterns

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,10 +32,16 @@ import (
 // and rules that every run passes.
 var ruleSets = [][]string{
 	nil,
-	{"--fail-on", "parallel,sequential,data-bound,host-bound,no-device", "--max-idle", "0%", "--max-sync-idle", "0%",
+	{"--fail-on", "parallel,sequential,data-bound,host-bound,stalled,no-device", "--max-idle", "0%", "--max-sync-idle", "0%",
 		"--max-input-idle", "0%", "--min-utilization", "100%", "--min-steps", "1000"},
 	{"--fail-on", "none", "--max-idle", "100%", "--min-steps", "1"},
+	{"--fail-on", "stalled"},
 }
+
+// serviceVerdicts are verdicts TestServiceAgrees holds the service to
+// beyond expected.tsv's labels: the stalled verdict, which its one real
+// trace must give, and ruleSets fail on.
+var serviceVerdicts = map[string]string{"hta-torchrec-a100-rank0.json.gz": "stalled"}
 
 // TestServiceAgrees runs every real trace that analyses, and the ranks of
 // the DLRM job, through the command line and through the upload service
@@ -60,7 +67,15 @@ func TestServiceAgrees(t *testing.T) {
 			if status != http.StatusCreated {
 				t.Fatalf("upload: %d %s", status, body)
 			}
-			svc.agree(t, p, idOf(t, body))
+			id := idOf(t, body)
+			svc.agree(t, p, id)
+			var rep struct{ Verdict string }
+			if err := json.Unmarshal([]byte(svc.get(t, "/api/v1/traces/"+id)), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if want, ok := serviceVerdicts[c.File]; ok && rep.Verdict != want || !slices.Contains(c.Expect, rep.Verdict) {
+				t.Errorf("the service's verdict %s, want one of %v (%s)", rep.Verdict, c.Expect, serviceVerdicts[c.File])
+			}
 		})
 	}
 	t.Run("param-dlrm-8ranks", func(t *testing.T) {

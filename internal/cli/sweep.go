@@ -152,6 +152,9 @@ func (f *sweepFlags) analyzeRuns(args []string, stderr io.Writer) ([]compare.Swe
 	ok := true
 	for i, a := range args {
 		res, err := analyzeRun(e, a, stderr)
+		if err == nil && res.Verdict == analyze.NoDevice {
+			err = errNoDevice
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "tracegap sweep: %s\n", safe(irun.Named(a, err)))
 			ok = false

@@ -1,0 +1,244 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// A gap is stalled from the instant the launch call of the work that ends
+// it returned, when that was more than the slack before the work started:
+// from then on the work was queued and the device waited on something
+// other than the host (another stream's event, other ranks in a
+// collective, an earlier node of a replayed graph). A launch that returns
+// within the slack of its work's start is the launch's own latency, and
+// the instants before it are the host's. The rule is the trace's only
+// evidence of a queue: a device with other work queued but not the work
+// that ends the gap still waits for the host to launch that work.
+
+// stallState is what the gap being attributed waited on once its work was
+// queued.
+type stallState struct {
+	// from is the instant the gap's ending work was queued (its launch
+	// returned), math.MaxInt64 when it was not queued before the gap
+	// ended or the trace does not say.
+	from int64
+	dep  depKey
+	// inSync sums, over the devices, stalled idle during which the
+	// launching thread (or, showing nothing, another) was inside a
+	// blocking call.
+	inSync int64
+	// deps sums stalled idle and gaps by dependency, per analysis.
+	deps map[depKey]*depSum
+	// names caches, per name, what depPatterns say of it (see matchName).
+	names struct{ graph, collective, wait, launch []int8 }
+}
+
+// depSum is a dependency with its figures summed over the devices.
+type depSum struct {
+	waited *Waited
+	idle   int64
+	gaps   int
+}
+
+// depKey is a dependency as the trace shows it.
+type depKey struct {
+	kind   string
+	call   trace.StrID
+	stream int32
+}
+
+// noStall is the stallState.from of a gap not stalled.
+const noStall = int64(math.MaxInt64)
+
+// queuedWork returns when the work that ends the idle interval full was
+// queued, given its launch call h: the call's return (at the earliest the
+// interval's start), when the work started more than the slack after it;
+// noStall otherwise.
+func (a *analyzer) queuedWork(full Interval, h int32) int64 {
+	ret := a.t.Events[h].End()
+	if full.End-ret > a.opt.SyncSlack {
+		return max(ret, full.Start)
+	}
+	return noStall
+}
+
+// setStall records that the gap being attributed is stalled from from on
+// (noStall: not at all), waiting on what the trace shows of the dependency
+// of work w, launched by host call h.
+func (a *analyzer) setStall(from int64, w int, h int32) {
+	a.stall.from = from
+	if from == noStall {
+		return
+	}
+	a.stall.dep = a.dependencyOf(w, h)
+}
+
+// depPatterns name the calls and work that show a dependency.
+var depPatterns = sync.OnceValue(func() (p struct{ wait, launch, collective *regexp.Regexp }) {
+	p.wait = regexp.MustCompile(`^(cuda|hip|cu)StreamWaitEvent`)
+	// Calls that queue device work, which end the look for a wait.
+	p.launch = regexp.MustCompile(`^(cuda|hip|cu)(LaunchKernel|LaunchCooperativeKernel|ModuleLaunchKernel|ExtModuleLaunchKernel|Memcpy|Memset|GraphLaunch)|^cuLaunch`)
+	// NCCL and RCCL kernels, and XLA's collectives.
+	p.collective = regexp.MustCompile(`(?i)^(nccl|rccl)|^%?(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|collective-broadcast)`)
+	return p
+})
+
+// maxWaitLook bounds how many calls before a launch dependencyOf looks at
+// for a stream wait.
+const maxWaitLook = 8
+
+// dependencyOf names what the queued work w, launched by host call h,
+// waited on, as far as the trace shows: the graph replay it is a node of,
+// the collective it is, the event its stream was made to wait on by a
+// call just before its launch (after the thread's previous launch), or
+// nothing shown.
+func (a *analyzer) dependencyOf(w int, h int32) depKey {
+	p, c := depPatterns(), &a.stall.names
+	stream := int32(a.t.TrackOf(w))
+	work, launch := &a.t.Events[w], &a.t.Events[h]
+	switch {
+	case matchName(&c.graph, a.t, launch.Name, graphLaunchPattern()):
+		return depKey{"graph", launch.Name, stream}
+	case matchName(&c.collective, a.t, work.Name, p.collective):
+		return depKey{"collective", work.Name, stream}
+	}
+	tr := a.trackOf(h)
+	lo := int32(a.t.Tracks[tr].Lo)
+	for i := h - 1; i >= lo && i >= h-maxWaitLook; i-- {
+		name := a.t.Events[i].Name
+		if matchName(&c.wait, a.t, name, p.wait) {
+			return depKey{"event", name, stream}
+		}
+		if matchName(&c.launch, a.t, name, p.launch) {
+			break
+		}
+	}
+	return depKey{"unknown", 0, stream}
+}
+
+// addStalled adds gap g's stalled idle to its dependency's figures and
+// names the dependency in g.
+func (a *analyzer) addStalled(g *Gap) {
+	d := g.Split.Of(Stall)
+	if d == 0 {
+		return
+	}
+	if a.stall.deps == nil {
+		a.stall.deps = map[depKey]*depSum{}
+	}
+	k := a.stall.dep
+	dep := a.stall.deps[k]
+	if dep == nil {
+		w := &Waited{Kind: k.kind, Stream: a.t.Tracks[k.stream].Name}
+		if k.call != 0 {
+			w.Call = a.t.Str(k.call)
+		}
+		dep = &depSum{waited: w}
+		a.stall.deps[k] = dep
+	}
+	dep.idle += d
+	dep.gaps++
+	g.Waits = dep.waited
+}
+
+// dependencies returns the stalled idle by dependency, averaged over n
+// devices, most idle first.
+func (a *analyzer) dependencies(n int64) []Dependency {
+	var out []Dependency
+	for _, d := range a.stall.deps {
+		out = append(out, Dependency{Waited: *d.waited, Idle: d.idle / n, Gaps: d.gaps})
+	}
+	slices.SortFunc(out, func(x, y Dependency) int {
+		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Stream, y.Stream))
+	})
+	return out
+}
+
+// maxDepsNamed bounds the dependencies a finding names.
+const maxDepsNamed = 3
+
+// stalledFinding says what the device waited on while it had work queued.
+func (a *analyzer) stalledFinding(share float64) Finding {
+	r := a.res
+	dev := a.deviceWord()
+	var parts []string
+	var calls []string
+	for _, d := range r.Dependencies[:min(len(r.Dependencies), maxDepsNamed)] {
+		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d.Waited), formatDuration(d.Idle), plural(d.Gaps, "gap")))
+		if d.Call != "" {
+			calls = append(calls, d.Call)
+		}
+	}
+	if len(r.Dependencies) > maxDepsNamed {
+		parts = append(parts, fmt.Sprintf("%d more", len(r.Dependencies)-maxDepsNamed))
+	}
+	return Finding{
+		ID: "stalled-device",
+		Message: fmt.Sprintf("The %s had the work that ended its gaps already queued, and still idled for %s, %s of the window: it waited on a dependency, not on the host. What the trace shows it waited on: %s.",
+			dev, formatDuration(r.Idle.Of(Stall)), pct(share), strings.Join(parts, "; ")),
+		Fix:   "Look at what the queued work waits on, not at the host: the events one stream waits on (cudaStreamWaitEvent) and the work on the other stream that records them, collectives waiting on slower ranks (analyse every rank's trace together: tracegap job), and the nodes inside CUDA graph replays (profile them with nsys --cuda-graph-trace=node). Removing host syncs or adding loader workers will not close these gaps.",
+		Idle:  r.Idle.Of(Stall),
+		Share: share,
+		Calls: calls,
+	}
+}
+
+// dependencyPhrase says what a dependency is in a few words.
+func dependencyPhrase(d Waited) string {
+	switch d.Kind {
+	case "graph":
+		return fmt.Sprintf("a node of a graph replay (%s) on %s", d.Call, d.Stream)
+	case "collective":
+		return fmt.Sprintf("the collective %s on %s, waiting on the other ranks", d.Call, d.Stream)
+	case "event":
+		return fmt.Sprintf("an event %s waited on (%s before the launch)", d.Stream, d.Call)
+	}
+	return fmt.Sprintf("work on %s whose dependency the trace does not show: no stream wait, graph or collective", d.Stream)
+}
+
+// syncOnStalled reports blocking calls made while the device was stalled:
+// they wait on the dependency, so they are not what holds the device
+// idle.
+func (a *analyzer) syncOnStalled(share float64) Finding {
+	r := a.res
+	return Finding{
+		ID: "sync-on-stalled",
+		Message: fmt.Sprintf("The host blocked in %s for %s, %s of the window, while the %s was stalled with work queued: the sync waits on the same dependency, so removing it would not close the gaps.",
+			a.stalledSyncCalls(), formatDuration(r.StalledInSync), pct(share), a.deviceWord()),
+		Fix:   "Fix the dependency first (see the stalled finding); then move the sync off the step, so that the host can queue the next step's work meanwhile.",
+		Idle:  r.StalledInSync,
+		Share: share,
+	}
+}
+
+// stalledSyncCalls names the blocking calls of the stalled segments,
+// most idle first.
+func (a *analyzer) stalledSyncCalls() string {
+	r := a.res
+	by := map[string]int64{}
+	for i := range r.Gaps {
+		g := &r.Gaps[i]
+		if g.Split.Of(Stall) == 0 {
+			continue
+		}
+		for s := range r.Segments(g) {
+			if s.Cause == Stall && s.Sync != 0 {
+				by[r.CallName(s.Sync)] += s.Dur
+			}
+		}
+	}
+	names := slices.Collect(maps.Keys(by))
+	slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(by[y], by[x]), cmp.Compare(x, y)) })
+	if len(names) == 0 {
+		return "blocking calls"
+	}
+	return strings.Join(names[:min(len(names), maxDepsNamed)], ", ")
+}
