@@ -212,3 +212,24 @@ func TestTPULinksReal(t *testing.T) {
 		t.Errorf("%d runs, %d linked to the loop thread, %d in the window's steps; want 414, 414, 396", runs, onLoop, inWindow)
 	}
 }
+
+// TestJAXHostAfterSync: each step prints its loss, waiting 10 ms for the
+// device, then logs for 30 ms in Python (log_metrics) before the next
+// 1 ms call. The 31 ms gap follows a sync, but the host's logging is
+// longer than the device work it could have overlapped: the sync's share
+// is at most the 10 ms a step the device ran while it blocked, the rest
+// is host work, and the run is host-bound, alike on GPU and TPU.
+func TestJAXHostAfterSync(t *testing.T) {
+	var gpu *Result
+	for _, tpu := range []bool{false, true} {
+		r := analyzeAsXPlane(t, tracetest.JAXProgram{Steps: 6, TPU: tpu, Dispatch: msec, Compute: 10 * msec, Print: true, Host: 30 * msec}.Spec())
+		if r.Verdict != HostBound || r.Idle.Sync() > 10*msec*int64(len(r.Steps)) || r.Idle.HostWork() < 2*r.Idle.Sync() {
+			t.Errorf("TPU %v: %s (%s), want host-bound; idle %+v, reasons %q", tpu, r.Verdict, r.Confidence, r.Idle, r.Reasons)
+		}
+		if gpu == nil {
+			gpu = r
+		} else if gpu.Idle != r.Idle || !sameSteps(gpu.Steps, r.Steps) {
+			t.Errorf("GPU and TPU differ: %+v against %+v", gpu.Idle, r.Idle)
+		}
+	}
+}

@@ -85,6 +85,8 @@ const (
 	// JAXPrint is the frame print(loss) spends its time in, around the
 	// runtime's blocking read.
 	JAXPrint = "$array.py:652 _value"
+	// JAXLog is the Python a loop runs between steps (JAXProgram.Host).
+	JAXLog = "$train.py:88 log_metrics"
 	// JAXRead is the runtime's blocking read of a device array.
 	JAXRead = "np.asarray(jax.Array)"
 	// JAXCompile is the compilation inside a call that misses the cache.
@@ -142,6 +144,9 @@ type JAXProgram struct {
 	Defrag   int64
 	Depth    int
 	Print    bool
+	// Host, after the step's print (or its calls), is Python the loop
+	// runs for Host ns (JAXLog, log_metrics) before the next step.
+	Host int64
 	// Fetch, on a GPU, ends each step with a device-to-host copy of the
 	// step's result that the loop thread itself makes and waits for
 	// (cuMemcpyDtoHAsync, as np.asarray of a jax.Array may): the copy
@@ -249,6 +254,10 @@ func (p JAXProgram) Spec() *Spec {
 			python(JAXPrint, h, end-h)
 			add(Event{Role: CPUOp, Name: JAXRead, Thread: MainTID, Start: h, Dur: end - h})
 			h = end
+		}
+		if p.Host > 0 {
+			add(Event{Role: Python, Name: JAXLog, Thread: MainTID, Start: h, Dur: p.Host})
+			h += p.Host
 		}
 		s.Events[first].Dur = h - stepStart
 	}
