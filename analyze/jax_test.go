@@ -216,7 +216,7 @@ var jaxScenarios = []jaxScenario{
 		program: tracetest.JAXProgram{Steps: 6, Grain: tracetest.GrainDataset, Load: 20 * msec, Dispatch: msec, Compute: 10 * msec, Print: true},
 		verdict: DataBound, steps: 5,
 		window:  Interval{31_010 * usec, 186_060 * usec},
-		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 21 * msec}},
+		idle:    Breakdown{ByCause: [NumCauses]int64{InSync: 5 * 10 * usec, AfterSync: 5 * 10 * msec, Input: 5 * 10 * msec, Host: 5 * msec}},
 		finding: "slow-input",
 	},
 	{
