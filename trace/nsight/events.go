@@ -1,0 +1,461 @@
+package nsight
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+// reader holds the state of one read: the builder, the names looked up so
+// far and the tracks made so far. Everything in it grows with the distinct
+// names and tracks of the export, never with its rows.
+type reader struct {
+	c     driverConn
+	b     *trace.Builder
+	s     schema
+	max   int
+	names map[nameKey]trace.StrID
+	// copyNames caches the names made up for copies, by their kinds.
+	copyNames map[[3]int64]trace.StrID
+	threads   map[int64]*thread
+	streams   map[[2]int64]int32
+	lookup    driver.Stmt // SELECT value FROM StringIds WHERE id = ?
+	// err is the first error of a lookup, which stops the read.
+	err     error
+	version string // EXPORT_SCHEMA_VERSION, for messages
+}
+
+// nameKey is a StringIds id as one kind of event uses it: each kind
+// cleans names its own way.
+type nameKey struct {
+	id  int64
+	use use
+}
+
+type use uint8
+
+const (
+	useKernel use = iota
+	useRuntime
+	useNVTX
+	useOSRT
+	useThread
+)
+
+// thread is a host thread met in the events: its track, and the last
+// runtime call added on it (see runtime).
+type thread struct {
+	track            int32
+	tid              int64
+	lastCorr         uint32
+	lastName         trace.StrID
+	lastStart, lastE int64
+}
+
+// readConn reads the export on c.
+func readConn(c driverConn, opt trace.Options) (*trace.Trace, error) {
+	s, err := loadSchema(c)
+	if err != nil {
+		return nil, err
+	}
+	if !s.nsight() {
+		return nil, notNsight(s)
+	}
+	r := &reader{
+		c: c, b: trace.NewBuilder(), s: s, max: opt.MaxEvents,
+		names: map[nameKey]trace.StrID{}, copyNames: map[[3]int64]trace.StrID{},
+		threads: map[int64]*thread{}, streams: map[[2]int64]int32{},
+	}
+	if r.max <= 0 {
+		r.max = trace.DefaultMaxEvents
+	}
+	r.b.SetLimits(opt)
+	if err := r.read(); err != nil {
+		if r.version != "" && !knownVersion(r.version) {
+			err = fmt.Errorf("%w (export schema %s, which this reader does not know)", err, r.version)
+		}
+		return nil, err
+	}
+	if r.b.NumEvents() == 0 {
+		return nil, r.noEvents()
+	}
+	return r.b.Finish(), nil
+}
+
+// notNsight says why a SQLite database is not read as an export.
+func notNsight(s schema) error {
+	if s[stringTable.name] == nil {
+		return fmt.Errorf("a SQLite database without a StringIds table: not an Nsight Systems export (nsys export --type sqlite), expected %s", trace.FormatTitles())
+	}
+	return fmt.Errorf("an Nsight Systems export without events: none of the tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, NVTX_EVENTS or OSRT_API (capture with nsys profile --trace=cuda,nvtx,osrt)")
+}
+
+// noEvents says why an export gave no events.
+func (r *reader) noEvents() error {
+	if n := r.b.Dropped(""); n > 0 {
+		return fmt.Errorf("no usable events")
+	}
+	return fmt.Errorf("no events: the export's event tables are empty (capture with nsys profile --trace=cuda,nvtx,osrt)")
+}
+
+// knownVersion reports whether v is an export schema version the reader
+// was made against: 2.x (Nsight Systems 2021-2022) and 3.x (2023-2026).
+func knownVersion(v string) bool { return strings.HasPrefix(v, "2.") || strings.HasPrefix(v, "3.") }
+
+// read reads the metadata, then each table of events there is, then the
+// names of the threads and devices met.
+func (r *reader) read() error {
+	if err := r.meta(); err != nil {
+		return err
+	}
+	if err := r.s.check(&stringTable); err != nil {
+		return err
+	}
+	stmt, err := r.c.Prepare(`SELECT value FROM StringIds WHERE id = ?`)
+	if err != nil {
+		return dbError(err)
+	}
+	defer stmt.Close()
+	r.lookup = stmt
+	for _, t := range []struct {
+		spec *tableSpec
+		row  func([]driver.Value) error
+	}{
+		{&kernelTable, r.kernel}, {&memcpyTable, r.memcpy}, {&memsetTable, r.memset},
+		{&syncTable, r.sync}, {&runtimeTable, r.runtime}, {&nvtxTable, r.nvtx}, {&osrtTable, r.osrt},
+	} {
+		if r.s[t.spec.name] == nil {
+			continue
+		}
+		if err := r.table(t.spec, t.row); err != nil {
+			return err
+		}
+	}
+	if err := r.threadNames(); err != nil {
+		return err
+	}
+	return r.gpuNames()
+}
+
+// table streams the rows of spec's table through row.
+func (r *reader) table(spec *tableSpec, row func([]driver.Value) error) error {
+	q, err := r.s.selectList(spec)
+	if err != nil {
+		return err
+	}
+	if err := query(r.c, q, row); err != nil {
+		return fmt.Errorf("table %s: %w", spec.name, err)
+	}
+	return nil
+}
+
+// stop returns the error that stops the read after a row was not added:
+// a failed lookup, or a limit reached; nil when the row was dropped only.
+func (r *reader) stop() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.b.Err()
+}
+
+// add adds e to track, within the limits.
+func (r *reader) add(track int32, e trace.Event) error {
+	if err := r.b.Err(); err != nil {
+		return err
+	}
+	if r.b.NumEvents() >= r.max {
+		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", r.max)
+	}
+	r.b.Add(track, e)
+	return nil
+}
+
+// span returns an event starting at v[0] and ending at v[1], false (and the
+// row dropped) when they are not integers in order.
+func (r *reader) span(start, end driver.Value) (trace.Event, bool) {
+	s, ok1 := start.(int64)
+	e, ok2 := end.(int64)
+	switch {
+	case !ok1 || !ok2:
+		r.b.Drop("start or end not an integer")
+		return trace.Event{}, false
+	case e < s:
+		r.b.Drop("end before start")
+		return trace.Event{}, false
+	}
+	ev := trace.Event{Start: s}
+	r.b.SetDur(&ev, e-s)
+	return ev, true
+}
+
+// corr returns the Event.Corr of a correlationId value.
+func (r *reader) corr(v driver.Value) uint32 {
+	if id, ok := v.(int64); ok && id > 0 {
+		return r.b.Corr(uint64(id))
+	}
+	return 0
+}
+
+// stream returns the track of a device's stream, false (and the row
+// dropped) when they are not integers.
+func (r *reader) stream(dev, stream driver.Value) (int32, bool) {
+	d, ok1 := dev.(int64)
+	s, ok2 := stream.(int64)
+	if !ok1 || !ok2 {
+		r.b.Drop("deviceId or streamId not an integer")
+		return 0, false
+	}
+	if tr, ok := r.streams[[2]int64{d, s}]; ok {
+		return tr, true
+	}
+	device := "GPU:" + strconv.FormatInt(d, 10)
+	sid := strconv.FormatInt(s, 10)
+	tr := r.b.Track("d"+strconv.FormatInt(d, 10)+"/"+sid, trace.Track{
+		Kind: trace.TrackDevice, Device: device, Process: device,
+		Thread: "stream " + sid, Name: device + " stream " + sid,
+	})
+	if r.b.Err() == nil {
+		r.streams[[2]int64{d, s}] = tr
+	}
+	return tr, true
+}
+
+// thread returns a host thread by its globalTid (a serialized id: the
+// process in bits 24-47, the thread in bits 0-23), nil (and the row
+// dropped) when it is not an integer.
+func (r *reader) thread(gtid driver.Value) *thread {
+	g, ok := gtid.(int64)
+	if !ok {
+		r.b.Drop("globalTid not an integer")
+		return nil
+	}
+	if th, ok := r.threads[g]; ok {
+		return th
+	}
+	pid, tid := g>>24&0xffffff, g&0xffffff
+	ts := strconv.FormatInt(tid, 10)
+	tr := r.b.Track("t"+strconv.FormatInt(g, 10), trace.Track{
+		Kind: trace.TrackHost, Process: strconv.FormatInt(pid, 10), Thread: ts, Name: "thread " + ts,
+	})
+	th := &thread{track: tr, tid: tid}
+	if r.b.Err() == nil {
+		r.threads[g] = th
+	}
+	return th
+}
+
+// kernel reads a CUPTI_ACTIVITY_KIND_KERNEL row: start, end, deviceId,
+// streamId, correlationId, name.
+func (r *reader) kernel(v []driver.Value) error {
+	e, ok := r.span(v[0], v[1])
+	if !ok {
+		return nil
+	}
+	tr, ok := r.stream(v[2], v[3])
+	if !ok {
+		return nil
+	}
+	e.Kind, e.Corr = trace.KindWork, r.corr(v[4])
+	if e.Name, ok = r.name(v[5], useKernel); !ok {
+		return r.stop()
+	}
+	return r.add(tr, e)
+}
+
+// memcpy reads a CUPTI_ACTIVITY_KIND_MEMCPY row: start, end, deviceId,
+// streamId, correlationId, bytes, copyKind, srcKind, dstKind.
+func (r *reader) memcpy(v []driver.Value) error {
+	e, ok := r.span(v[0], v[1])
+	if !ok {
+		return nil
+	}
+	tr, ok := r.stream(v[2], v[3])
+	if !ok {
+		return nil
+	}
+	kind, src, dst := intOr(v[6], 0), intOr(v[7], -1), intOr(v[8], -1)
+	e.Kind, e.Corr = trace.KindWork, r.corr(v[4])
+	e.Flags = trace.FlagMemcpy | copyFlags(kind, src, dst)
+	e.Name = r.copyName(kind, src, dst)
+	if n, ok := v[5].(int64); ok {
+		r.b.CopyBytes(e.Corr, n)
+	}
+	return r.add(tr, e)
+}
+
+// memset reads a CUPTI_ACTIVITY_KIND_MEMSET row: start, end, deviceId,
+// streamId, correlationId, bytes.
+func (r *reader) memset(v []driver.Value) error {
+	e, ok := r.span(v[0], v[1])
+	if !ok {
+		return nil
+	}
+	tr, ok := r.stream(v[2], v[3])
+	if !ok {
+		return nil
+	}
+	e.Kind, e.Corr, e.Flags = trace.KindWork, r.corr(v[4]), trace.FlagMemset
+	e.Name = r.b.Intern("Memset (Device)")
+	if n, ok := v[5].(int64); ok {
+		r.b.CopyBytes(e.Corr, n)
+	}
+	return r.add(tr, e)
+}
+
+// syncNames name CUPTI's synchronisation types (ENUM_CUPTI_SYNC_TYPE).
+var syncNames = []string{"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync"}
+
+// sync reads a CUPTI_ACTIVITY_KIND_SYNCHRONIZATION row (start, end,
+// deviceId, streamId, correlationId, syncType): the device side of a
+// synchronisation, which Kineto writes as a cuda_sync overlay on the
+// stream. The host call that blocked is the runtime row of the same
+// correlationId.
+func (r *reader) sync(v []driver.Value) error {
+	e, ok := r.span(v[0], v[1])
+	if !ok {
+		return nil
+	}
+	tr, ok := r.stream(v[2], v[3])
+	if !ok {
+		return nil
+	}
+	k := intOr(v[5], 0)
+	if k < 0 || k >= int64(len(syncNames)) {
+		k = 0
+	}
+	e.Kind, e.Corr, e.Name = trace.KindOverlay, r.corr(v[4]), r.b.Intern(syncNames[k])
+	return r.add(tr, e)
+}
+
+// runtime reads a CUPTI_ACTIVITY_KIND_RUNTIME row: start, end, globalTid,
+// correlationId, nameId. Older exports record some calls twice, under
+// the plain and the versioned name ("cudaMemcpy" and, inside it,
+// "cudaMemcpy_v3020"), with one correlationId: the inner record is
+// dropped.
+func (r *reader) runtime(v []driver.Value) error {
+	e, ok := r.span(v[0], v[1])
+	if !ok {
+		return nil
+	}
+	th := r.thread(v[2])
+	if th == nil {
+		return r.stop()
+	}
+	e.Kind, e.Corr = trace.KindHost, r.corr(v[3])
+	if e.Name, ok = r.name(v[4], useRuntime); !ok {
+		return r.stop()
+	}
+	if e.Corr != 0 && e.Corr == th.lastCorr && e.Name == th.lastName && e.Start >= th.lastStart && e.End() <= th.lastE {
+		return nil
+	}
+	th.lastCorr, th.lastName, th.lastStart, th.lastE = e.Corr, e.Name, e.Start, e.End()
+	e.Flags = r.hostFlags(e.Name)
+	return r.add(th.track, e)
+}
+
+// NVTX event types (ENUM_NSYS_EVENT_TYPE) the reader reads.
+const (
+	nvtxMark          = 34
+	nvtxThreadName    = 39
+	nvtxPushPop       = 59
+	nvtxStartEnd      = 60
+	nvtxtMark         = 65
+	nvtxtPushPop      = 70
+	nvtxtStartEnd     = 71
+	nvtxDomainCreated = 75
+)
+
+// mpiRank reads the rank in the thread name the MPI tracing gives the
+// rank's main thread.
+var mpiRank = regexp.MustCompile(`^MPI Rank (\d+)$`)
+
+// nvtx reads an NVTX_EVENTS row: start, end, eventType, text, textId,
+// globalTid. Ranges are host events, marks instants; the name nsys's MPI
+// tracing gives a rank's thread says the rank.
+func (r *reader) nvtx(v []driver.Value) error {
+	typ, _ := v[2].(int64)
+	switch typ {
+	case nvtxThreadName:
+		if s, ok := v[3].(string); ok {
+			if m := mpiRank.FindStringSubmatch(s); m != nil {
+				r.b.Meta["rank"] = m[1]
+			}
+		}
+		return nil
+	case nvtxMark, nvtxtMark:
+		v[1] = v[0]
+	case nvtxPushPop, nvtxStartEnd, nvtxtPushPop, nvtxtStartEnd:
+		if v[1] == nil {
+			r.b.Drop("NVTX range without an end")
+			return nil
+		}
+	default:
+		return nil
+	}
+	e, ok := r.span(v[0], v[1])
+	if !ok {
+		return nil
+	}
+	if v[5] == nil {
+		r.b.Drop("NVTX event without a thread")
+		return nil
+	}
+	th := r.thread(v[5])
+	if th == nil {
+		return r.stop()
+	}
+	if s, isText := v[3].(string); isText && s != "" {
+		e.Name = r.b.Intern(cleanNVTX(s))
+	} else if e.Name, ok = r.name(v[4], useNVTX); !ok {
+		return r.stop()
+	}
+	e.Kind, e.Flags = trace.KindHost, r.hostFlags(e.Name)
+	if typ == nvtxMark || typ == nvtxtMark {
+		e.Flags |= trace.FlagInstant
+	}
+	return r.add(th.track, e)
+}
+
+// osrt reads an OSRT_API row (start, end, globalTid, nameId): a call into
+// the OS runtime libraries (a blocking wait, a read, a sleep).
+func (r *reader) osrt(v []driver.Value) error {
+	e, ok := r.span(v[0], v[1])
+	if !ok {
+		return nil
+	}
+	th := r.thread(v[2])
+	if th == nil {
+		return r.stop()
+	}
+	e.Kind = trace.KindHost
+	if e.Name, ok = r.name(v[3], useOSRT); !ok {
+		return r.stop()
+	}
+	return r.add(th.track, e)
+}
+
+// hostFlags returns the flags a host event's name gives it, as the Chrome
+// reader gives them: a copy call, a step marker.
+func (r *reader) hostFlags(name trace.StrID) trace.Flag {
+	var f trace.Flag
+	s := r.b.Str(name)
+	if strings.Contains(s, "Memcpy") {
+		f |= trace.FlagMemcpy
+	}
+	if strings.HasPrefix(s, "ProfilerStep#") {
+		f |= trace.FlagStep
+	}
+	return f
+}
+
+// intOr returns v as an integer, or def when it is not one.
+func intOr(v driver.Value, def int64) int64 {
+	if n, ok := v.(int64); ok {
+		return n
+	}
+	return def
+}

@@ -1,0 +1,170 @@
+package nsight
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"modernc.org/sqlite"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+func init() {
+	trace.Register(trace.Format{
+		Name:  "nsight",
+		Title: "Nsight Systems SQLite export",
+		// After the text and protobuf formats: its sniffer reads a fixed
+		// 16-byte header no other format starts with.
+		Order:    30,
+		Suffixes: []string{".sqlite"},
+		Sniff:    Sniff,
+		Read:     Read,
+	})
+}
+
+// sqliteMagic starts every SQLite 3 database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// Sniff reports whether head starts like a SQLite database. Whether the
+// database is an Nsight Systems export is told by its tables, which the
+// first 512 bytes do not show; Read refuses any other database with a line
+// that says so.
+func Sniff(head []byte) bool { return bytes.HasPrefix(head, []byte(sqliteMagic)) }
+
+// maxValueLen bounds the length of one value SQLite will make while
+// reading (SQLITE_LIMIT_LENGTH): names are at most kilobytes, and a
+// hostile database must not make SQLite build gigabyte strings.
+const maxValueLen = 16 << 20
+
+// Read reads an Nsight Systems SQLite export from r. SQLite reads files,
+// not streams: when opt.Source is the file being read it is opened by its
+// name, read-only; any other input is first copied to a private temporary
+// file, which is removed before Read returns.
+func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
+	path, cleanup, err := localFile(r, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	db, err := openDB(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		return nil, dbError(err)
+	}
+	defer conn.Close()
+	if _, err := sqlite.Limit(conn, 0 /* SQLITE_LIMIT_LENGTH */, maxValueLen); err != nil {
+		return nil, dbError(err)
+	}
+	var t *trace.Trace
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(driverConn)
+		if !ok {
+			return fmt.Errorf("sqlite driver connection %T cannot query", dc)
+		}
+		var err error
+		t, err = readConn(c, opt)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(path); err == nil {
+		t.Bytes = st.Size()
+	}
+	return t, nil
+}
+
+// driverConn is what the reader needs of the driver's connection: queries
+// with arguments, run without database/sql's conversions.
+type driverConn interface {
+	driver.Conn
+	driver.QueryerContext
+}
+
+// localFile returns the path of a file holding the input: the file that
+// opt.Source is, when it is one that can be named (the same file, not one
+// swapped in under its name), else a temporary copy of r.
+func localFile(r io.Reader, opt trace.Options) (path string, cleanup func(), err error) {
+	if f, ok := opt.Source.(*os.File); ok {
+		if p, ok := sameFile(f); ok {
+			return p, func() {}, nil
+		}
+	}
+	tmp, err := os.CreateTemp("", "tracegap-nsight-*.sqlite")
+	if err != nil {
+		return "", nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+	}
+	cleanup = func() { tmp.Close(); os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, r); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+	}
+	return tmp.Name(), cleanup, nil
+}
+
+// sameFile returns the absolute path of f when that path names f itself.
+func sameFile(f *os.File) (string, bool) {
+	abs, err := filepath.Abs(f.Name())
+	if err != nil {
+		return "", false
+	}
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(abs)
+	if err1 != nil || err2 != nil || !a.Mode().IsRegular() || !os.SameFile(a, b) {
+		return "", false
+	}
+	return abs, true
+}
+
+// openDB opens the database at path read-only and immutable: SQLite takes
+// no locks, reads no journal or WAL beside it, and writes nothing. The
+// connection's pragmas keep SQL in the schema from running functions
+// (trusted_schema) and bound the page cache.
+func openDB(path string) (*sql.DB, error) {
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, dbError(err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, p := range []string{
+		"PRAGMA query_only = 1",
+		"PRAGMA trusted_schema = 0",
+		"PRAGMA cache_size = -4096", // KiB
+		"PRAGMA mmap_size = 0",
+		"PRAGMA cell_size_check = 1",
+	} {
+		if _, err := db.Exec(p); err != nil {
+			db.Close()
+			return nil, dbError(err)
+		}
+	}
+	return db, nil
+}
+
+// dbError words an error from SQLite for the one line that names the file:
+// SQLite's own message says what was wrong ("file is not a database",
+// "database disk image is malformed").
+func dbError(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return fmt.Errorf("reading the SQLite database: %w", err)
+	}
+	return fmt.Errorf("reading the SQLite database: %w", err)
+}
