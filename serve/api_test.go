@@ -297,9 +297,9 @@ func TestBadUploadsNotStored(t *testing.T) {
 		code        int
 		errPrefix   string
 	}{
-		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)"},
+		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export)"},
 		{"garbage", "", []byte("\x7fELF\x02\x01\x01"), 422, "garbage.bin: unrecognised format"},
-		{"bad format param", "&format=pdf", fakeReport("parallel", 1, 1), 400, `unknown format "pdf", expected chrome or xplane`},
+		{"bad format param", "&format=pdf", fakeReport("parallel", 1, 1), 400, `unknown format "pdf", expected chrome, xplane or nsight`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

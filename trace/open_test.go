@@ -114,7 +114,8 @@ func checkInvariants(t *testing.T, tr *trace.Trace) {
 
 // FuzzSniff checks the format sniffers on arbitrary heads: no panic, no
 // head claimed by two formats, and trace.Read refuses as unrecognised
-// exactly the inputs that no format claims.
+// exactly the inputs that no format claims, other than those it refuses
+// by name (trace.Refused).
 func FuzzSniff(f *testing.F) {
 	f.Add([]byte(`{"traceEvents":[]}`))
 	f.Add([]byte("\n{\x12\x0d/device:GPU:0"))
@@ -130,6 +131,12 @@ func FuzzSniff(f *testing.F) {
 		}
 		_, err := trace.Read(bytes.NewReader(data), int64(len(data)), fuzzOptions)
 		unrecognised := err != nil && strings.HasPrefix(err.Error(), "unrecognised format: ")
+		if what := trace.Refused(head); what != "" && !isChrome && !isXPlane {
+			if err == nil || err.Error() != what {
+				t.Fatalf("a refused input (%s), but Read says %v", what, err)
+			}
+			return
+		}
 		if unrecognised == (isChrome || isXPlane) {
 			t.Fatalf("chrome %v, xplane %v, but Read says %v", isChrome, isXPlane, err)
 		}

@@ -27,6 +27,9 @@ type reader struct {
 	// err is the first error of a lookup, which stops the read.
 	err     error
 	version string // EXPORT_SCHEMA_VERSION, for messages
+	// work counts the kernels and copies added; memsets counts the
+	// memsets kept as overlays in an export without either.
+	work, memsets int
 }
 
 // nameKey is a StringIds id as one kind of event uses it: each kind
@@ -82,6 +85,9 @@ func readConn(c driverConn, opt trace.Options) (*trace.Trace, error) {
 	}
 	if r.b.NumEvents() == 0 {
 		return nil, r.noEvents()
+	}
+	if r.memsets > 0 {
+		r.b.Warn("the capture holds no kernels or copies, only %d memsets (kept as overlays, not work): it ended before the workload began", r.memsets)
 	}
 	return r.b.Finish(), nil
 }
@@ -263,6 +269,7 @@ func (r *reader) kernel(v []driver.Value) error {
 	if e.Name, ok = r.name(v[5], useKernel); !ok {
 		return r.stop()
 	}
+	r.work++
 	return r.add(tr, e)
 }
 
@@ -284,11 +291,16 @@ func (r *reader) memcpy(v []driver.Value) error {
 	if n, ok := v[5].(int64); ok {
 		r.b.CopyBytes(e.Corr, n)
 	}
+	r.work++
 	return r.add(tr, e)
 }
 
 // memset reads a CUPTI_ACTIVITY_KIND_MEMSET row: start, end, deviceId,
-// streamId, correlationId, bytes.
+// streamId, correlationId, bytes. In an export without kernels or copies
+// (read before the memsets) a memset is no workload: the capture ended
+// before the work began, while the program was still setting up its
+// buffers. Its memsets are then kept as overlays, not work, and a warning
+// says so.
 func (r *reader) memset(v []driver.Value) error {
 	e, ok := r.span(v[0], v[1])
 	if !ok {
@@ -299,6 +311,10 @@ func (r *reader) memset(v []driver.Value) error {
 		return nil
 	}
 	e.Kind, e.Corr, e.Flags = trace.KindWork, r.corr(v[4]), trace.FlagMemset
+	if r.work == 0 {
+		e.Kind = trace.KindOverlay
+		r.memsets++
+	}
 	e.Name = r.b.Intern("Memset (Device)")
 	if n, ok := v[5].(int64); ok {
 		r.b.CopyBytes(e.Corr, n)
