@@ -50,7 +50,7 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
 // DtoH (Device -> Pageable)"). Device annotations have no Nsight
 // counterpart and are left out. Threads are globalTid PID<<24 | TID.
 func WriteNsight(w io.Writer, s *Spec) error {
-	b, err := NsightBytes(s, "")
+	b, err := NsightBytes(s, NsightOptions{})
 	if err != nil {
 		return err
 	}
@@ -58,9 +58,18 @@ func WriteNsight(w io.Writer, s *Spec) error {
 	return err
 }
 
-// NsightBytes is WriteNsight to memory, with extra SQL run after the
-// export is written (to damage it for a test); "" runs none.
-func NsightBytes(s *Spec, extra string) ([]byte, error) {
+// NsightOptions change what NsightBytes writes.
+type NsightOptions struct {
+	// PageSize is the database's page size (default SQLite's, 4096): 512
+	// makes the smallest files, for fuzzing seeds.
+	PageSize int
+	// Extra is SQL run once the export is written, to damage it for a
+	// test; "" runs none.
+	Extra string
+}
+
+// NsightBytes is WriteNsight to memory.
+func NsightBytes(s *Spec, o NsightOptions) ([]byte, error) {
 	for i, e := range s.Events {
 		if int(e.Role) > int(DeviceAnnotation) {
 			return nil, fmt.Errorf("event %d (%q): unknown role %d", i, e.Name, e.Role)
@@ -77,6 +86,11 @@ func NsightBytes(s *Spec, extra string) ([]byte, error) {
 		return nil, err
 	}
 	defer conn.Close()
+	if o.PageSize > 0 {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", o.PageSize)); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := conn.ExecContext(ctx, NsightSchema); err != nil {
 		return nil, fmt.Errorf("nsight schema: %w", err)
 	}
@@ -87,8 +101,8 @@ func NsightBytes(s *Spec, extra string) ([]byte, error) {
 	if err := nw.write(s); err != nil {
 		return nil, err
 	}
-	if extra != "" {
-		if _, err := conn.ExecContext(ctx, extra); err != nil {
+	if o.Extra != "" {
+		if _, err := conn.ExecContext(ctx, o.Extra); err != nil {
 			return nil, fmt.Errorf("extra SQL: %w", err)
 		}
 	}
