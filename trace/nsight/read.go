@@ -5,12 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"modernc.org/sqlite"
 
@@ -160,11 +161,23 @@ func openDB(path string) (*sql.DB, error) {
 
 // dbError words an error from SQLite for the one line that names the file:
 // SQLite's own message says what was wrong ("file is not a database",
-// "database disk image is malformed").
+// "database disk image is malformed"). The message may quote the
+// database's own text (a damaged schema's SQL), so it is escaped onto one
+// line and cut to maxErrorText bytes.
 func dbError(err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		return fmt.Errorf("reading the SQLite database: %w", err)
+	return fmt.Errorf("reading the SQLite database: %s", oneLine(err.Error()))
+}
+
+// maxErrorText bounds the text of SQLite's that an error quotes.
+const maxErrorText = 200
+
+// oneLine escapes s onto one printable line: control characters,
+// invalid UTF-8 and other runes that are not graphic are written as Go
+// escapes.
+func oneLine(s string) string {
+	if len(s) > maxErrorText {
+		s = s[:maxErrorText] + "..."
 	}
-	return fmt.Errorf("reading the SQLite database: %w", err)
+	q := strconv.QuoteToGraphic(s)
+	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
 }

@@ -154,7 +154,7 @@ func (s schema) selectList(spec *tableSpec) (string, error) {
 		case col.dflt:
 			return "", fmt.Errorf("table %s column %s has a default value, which no export declares", spec.name, name)
 		case !cs.text && !integerType(col.typ):
-			return "", fmt.Errorf("table %s column %s is declared %s, expected INTEGER", spec.name, name, col.typ)
+			return "", fmt.Errorf("table %s column %s is declared %s, expected INTEGER", spec.name, name, oneLine(col.typ))
 		}
 		sel = append(sel, `"`+name+`"`)
 	}
