@@ -18,6 +18,7 @@ type reader struct {
 	b     *trace.Builder
 	s     schema
 	max   int
+	size  int64 // the file's size
 	names map[nameKey]trace.StrID
 	// copyNames caches the names made up for copies, by their kinds.
 	copyNames map[[3]int64]trace.StrID
@@ -60,7 +61,7 @@ type thread struct {
 }
 
 // readConn reads the export on c.
-func readConn(c driverConn, opt trace.Options) (*trace.Trace, error) {
+func readConn(c driverConn, size int64, opt trace.Options) (*trace.Trace, error) {
 	s, err := loadSchema(c)
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func readConn(c driverConn, opt trace.Options) (*trace.Trace, error) {
 		return nil, notNsight(s)
 	}
 	r := &reader{
-		c: c, b: trace.NewBuilder(), s: s, max: opt.MaxEvents,
+		c: c, b: trace.NewBuilder(), s: s, max: opt.MaxEvents, size: size,
 		names: map[nameKey]trace.StrID{}, copyNames: map[[3]int64]trace.StrID{},
 		threads: map[int64]*thread{}, streams: map[[2]int64]int32{},
 	}
@@ -127,6 +128,9 @@ func (r *reader) read() error {
 	}
 	defer stmt.Close()
 	r.lookup = stmt
+	if err := r.grow(); err != nil {
+		return err
+	}
 	for _, t := range []struct {
 		spec *tableSpec
 		row  func([]driver.Value) error
@@ -145,6 +149,34 @@ func (r *reader) read() error {
 		return err
 	}
 	return r.gpuNames()
+}
+
+// minRowBytes is less than the bytes any row of events takes in a file:
+// the bound on the rows a file of a given size can hold.
+const minRowBytes = 16
+
+// grow makes room for the events to come, counted: the rows of the event
+// tables, as SQLite counts the cells of their pages, no more than the file
+// can hold or the limit allows. The builder then keeps the events in one
+// slice and groups them in place (Builder.Grow), which saves a copy of
+// them at the peak; room not used costs address space only.
+func (r *reader) grow() error {
+	var n int64
+	for _, t := range eventTables {
+		if r.s[t.name] == nil {
+			continue
+		}
+		err := query(r.c, `SELECT count(*) FROM "`+t.name+`"`, func(v []driver.Value) error {
+			c, _ := v[0].(int64)
+			n += max(c, 0)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("table %s: %w", t.name, err)
+		}
+	}
+	r.b.Grow(int(min(n, r.size/minRowBytes, int64(r.max))))
+	return nil
 }
 
 // table streams the rows of spec's table through row.
@@ -467,6 +499,7 @@ func (r *reader) hostFlags(name trace.StrID) trace.Flag {
 	}
 	return f
 }
+
 
 // intOr returns v as an integer, or def when it is not one.
 func intOr(v driver.Value, def int64) int64 {

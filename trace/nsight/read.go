@@ -55,6 +55,10 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 		return nil, err
 	}
 	defer cleanup()
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
 	db, err := openDB(path)
 	if err != nil {
 		return nil, err
@@ -75,15 +79,13 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 			return fmt.Errorf("sqlite driver connection %T cannot query", dc)
 		}
 		var err error
-		t, err = readConn(c, opt)
+		t, err = readConn(c, st.Size(), opt)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(path); err == nil {
-		t.Bytes = st.Size()
-	}
+	t.Bytes = st.Size()
 	return t, nil
 }
 
