@@ -500,7 +500,6 @@ func (r *reader) hostFlags(name trace.StrID) trace.Flag {
 	return f
 }
 
-
 // intOr returns v as an integer, or def when it is not one.
 func intOr(v driver.Value, def int64) int64 {
 	if n, ok := v.(int64); ok {
