@@ -323,7 +323,7 @@ func TestPages(t *testing.T) {
 		t.Errorf("GET / = %d, want the upload form with a token field:\n%s", index.code, index.body)
 	}
 	// The formats listed are the registered ones.
-	if want := "Chrome trace-event JSON (<code>.pt.trace.json</code>, <code>.trace.json</code>, <code>.json</code>), XPlane protobuf (<code>.xplane.pb</code>), gzipped or not"; !bytes.Contains(index.body, []byte(want)) {
+	if want := "Chrome trace-event JSON (<code>.pt.trace.json</code>, <code>.trace.json</code>, <code>.json</code>), XPlane protobuf (<code>.xplane.pb</code>), Nsight Systems SQLite export (<code>.sqlite</code>), gzipped or not"; !bytes.Contains(index.body, []byte(want)) {
 		t.Errorf("GET / does not list the formats as %q:\n%s", want, index.body)
 	}
 	if csp := index.header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
