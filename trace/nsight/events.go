@@ -1,7 +1,6 @@
 package nsight
 
 import (
-	"database/sql/driver"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -14,7 +13,7 @@ import (
 // far and the tracks made so far. Everything in it grows with the distinct
 // names and tracks of the export, never with its rows.
 type reader struct {
-	c     driverConn
+	c     *liteDB
 	b     *trace.Builder
 	s     schema
 	max   int
@@ -24,7 +23,7 @@ type reader struct {
 	copyNames map[[3]int64]trace.StrID
 	threads   map[int64]*thread
 	streams   map[[2]int64]int32
-	lookup    driver.Stmt // SELECT value FROM StringIds WHERE id = ?
+	lookup    *liteStmt // SELECT value FROM StringIds WHERE id = ?
 	// err is the first error of a lookup, which stops the read.
 	err     error
 	version string // EXPORT_SCHEMA_VERSION, for messages
@@ -61,7 +60,7 @@ type thread struct {
 }
 
 // readConn reads the export on c.
-func readConn(c driverConn, size int64, opt trace.Options) (*trace.Trace, error) {
+func readConn(c *liteDB, size int64, opt trace.Options) (*trace.Trace, error) {
 	s, err := loadSchema(c)
 	if err != nil {
 		return nil, err
@@ -122,18 +121,18 @@ func (r *reader) read() error {
 	if err := r.s.check(&stringTable); err != nil {
 		return err
 	}
-	stmt, err := r.c.Prepare(`SELECT value FROM StringIds WHERE id = ?`)
+	stmt, err := r.c.prepare(`SELECT value FROM StringIds WHERE id = ?`)
 	if err != nil {
 		return dbError(err)
 	}
-	defer stmt.Close()
+	defer stmt.close()
 	r.lookup = stmt
 	if err := r.grow(); err != nil {
 		return err
 	}
 	for _, t := range []struct {
 		spec *tableSpec
-		row  func([]driver.Value) error
+		row  func(*liteStmt) error
 	}{
 		{&kernelTable, r.kernel}, {&memcpyTable, r.memcpy}, {&memsetTable, r.memset},
 		{&syncTable, r.sync}, {&runtimeTable, r.runtime}, {&nvtxTable, r.nvtx}, {&osrtTable, r.osrt},
@@ -166,8 +165,8 @@ func (r *reader) grow() error {
 		if r.s[t.name] == nil {
 			continue
 		}
-		err := query(r.c, `SELECT count(*) FROM "`+t.name+`"`, func(v []driver.Value) error {
-			c, _ := v[0].(int64)
+		err := query(r.c, `SELECT count(*) FROM "`+t.name+`"`, func(v *liteStmt) error {
+			c, _ := v.int(0)
 			n += max(c, 0)
 			return nil
 		})
@@ -180,7 +179,7 @@ func (r *reader) grow() error {
 }
 
 // table streams the rows of spec's table through row.
-func (r *reader) table(spec *tableSpec, row func([]driver.Value) error) error {
+func (r *reader) table(spec *tableSpec, row func(*liteStmt) error) error {
 	q, err := r.s.selectList(spec)
 	if err != nil {
 		return err
@@ -212,11 +211,12 @@ func (r *reader) add(track int32, e trace.Event) error {
 	return nil
 }
 
-// span returns an event starting at v[0] and ending at v[1], false (and the
-// row dropped) when they are not integers in order.
-func (r *reader) span(start, end driver.Value) (trace.Event, bool) {
-	s, ok1 := start.(int64)
-	e, ok2 := end.(int64)
+// span returns an event starting at column start of the row and ending at
+// column end, false (and the row dropped) when they are not integers in
+// order.
+func (r *reader) span(v *liteStmt, start, end int32) (trace.Event, bool) {
+	s, ok1 := v.int(start)
+	e, ok2 := v.int(end)
 	switch {
 	case !ok1 || !ok2:
 		r.b.Drop("start or end not an integer")
@@ -230,9 +230,9 @@ func (r *reader) span(start, end driver.Value) (trace.Event, bool) {
 	return ev, true
 }
 
-// corr returns the Event.Corr of a correlationId value.
-func (r *reader) corr(v driver.Value) uint32 {
-	if id, ok := v.(int64); ok && id > 0 {
+// corr returns the Event.Corr of the correlationId in column i.
+func (r *reader) corr(v *liteStmt, i int32) uint32 {
+	if id, ok := v.int(i); ok && id > 0 {
 		return r.b.Corr(uint64(id))
 	}
 	return 0
@@ -240,9 +240,9 @@ func (r *reader) corr(v driver.Value) uint32 {
 
 // stream returns the track of a device's stream, false (and the row
 // dropped) when they are not integers.
-func (r *reader) stream(dev, stream driver.Value) (int32, bool) {
-	d, ok1 := dev.(int64)
-	s, ok2 := stream.(int64)
+func (r *reader) stream(v *liteStmt, dev, stream int32) (int32, bool) {
+	d, ok1 := v.int(dev)
+	s, ok2 := v.int(stream)
 	if !ok1 || !ok2 {
 		r.b.Drop("deviceId or streamId not an integer")
 		return 0, false
@@ -265,8 +265,8 @@ func (r *reader) stream(dev, stream driver.Value) (int32, bool) {
 // thread returns a host thread by its globalTid (a serialized id: the
 // process in bits 24-47, the thread in bits 0-23), nil (and the row
 // dropped) when it is not an integer.
-func (r *reader) thread(gtid driver.Value) *thread {
-	g, ok := gtid.(int64)
+func (r *reader) thread(v *liteStmt, col int32) *thread {
+	g, ok := v.int(col)
 	if !ok {
 		r.b.Drop("globalTid not an integer")
 		return nil
@@ -288,17 +288,17 @@ func (r *reader) thread(gtid driver.Value) *thread {
 
 // kernel reads a CUPTI_ACTIVITY_KIND_KERNEL row: start, end, deviceId,
 // streamId, correlationId, name.
-func (r *reader) kernel(v []driver.Value) error {
-	e, ok := r.span(v[0], v[1])
+func (r *reader) kernel(v *liteStmt) error {
+	e, ok := r.span(v, 0, 1)
 	if !ok {
 		return nil
 	}
-	tr, ok := r.stream(v[2], v[3])
+	tr, ok := r.stream(v, 2, 3)
 	if !ok {
 		return nil
 	}
-	e.Kind, e.Corr = trace.KindWork, r.corr(v[4])
-	if e.Name, ok = r.name(v[5], useKernel); !ok {
+	e.Kind, e.Corr = trace.KindWork, r.corr(v, 4)
+	if e.Name, ok = r.name(v, 5, useKernel); !ok {
 		return r.stop()
 	}
 	r.work++
@@ -307,20 +307,20 @@ func (r *reader) kernel(v []driver.Value) error {
 
 // memcpy reads a CUPTI_ACTIVITY_KIND_MEMCPY row: start, end, deviceId,
 // streamId, correlationId, bytes, copyKind, srcKind, dstKind.
-func (r *reader) memcpy(v []driver.Value) error {
-	e, ok := r.span(v[0], v[1])
+func (r *reader) memcpy(v *liteStmt) error {
+	e, ok := r.span(v, 0, 1)
 	if !ok {
 		return nil
 	}
-	tr, ok := r.stream(v[2], v[3])
+	tr, ok := r.stream(v, 2, 3)
 	if !ok {
 		return nil
 	}
-	kind, src, dst := intOr(v[6], 0), intOr(v[7], -1), intOr(v[8], -1)
-	e.Kind, e.Corr = trace.KindWork, r.corr(v[4])
+	kind, src, dst := intOr(v, 6, 0), intOr(v, 7, -1), intOr(v, 8, -1)
+	e.Kind, e.Corr = trace.KindWork, r.corr(v, 4)
 	e.Flags = trace.FlagMemcpy | copyFlags(kind, src, dst)
 	e.Name = r.copyName(kind, src, dst)
-	if n, ok := v[5].(int64); ok {
+	if n, ok := v.int(5); ok {
 		r.b.CopyBytes(e.Corr, n)
 	}
 	r.work++
@@ -333,22 +333,22 @@ func (r *reader) memcpy(v []driver.Value) error {
 // before the work began, while the program was still setting up its
 // buffers. Its memsets are then kept as overlays, not work, and a warning
 // says so.
-func (r *reader) memset(v []driver.Value) error {
-	e, ok := r.span(v[0], v[1])
+func (r *reader) memset(v *liteStmt) error {
+	e, ok := r.span(v, 0, 1)
 	if !ok {
 		return nil
 	}
-	tr, ok := r.stream(v[2], v[3])
+	tr, ok := r.stream(v, 2, 3)
 	if !ok {
 		return nil
 	}
-	e.Kind, e.Corr, e.Flags = trace.KindWork, r.corr(v[4]), trace.FlagMemset
+	e.Kind, e.Corr, e.Flags = trace.KindWork, r.corr(v, 4), trace.FlagMemset
 	if r.work == 0 {
 		e.Kind = trace.KindOverlay
 		r.memsets++
 	}
 	e.Name = r.b.Intern("Memset (Device)")
-	if n, ok := v[5].(int64); ok {
+	if n, ok := v.int(5); ok {
 		r.b.CopyBytes(e.Corr, n)
 	}
 	return r.add(tr, e)
@@ -362,20 +362,20 @@ var syncNames = []string{"Unknown Sync", "Event Sync", "Stream Wait Event", "Str
 // synchronisation, which Kineto writes as a cuda_sync overlay on the
 // stream. The host call that blocked is the runtime row of the same
 // correlationId.
-func (r *reader) sync(v []driver.Value) error {
-	e, ok := r.span(v[0], v[1])
+func (r *reader) sync(v *liteStmt) error {
+	e, ok := r.span(v, 0, 1)
 	if !ok {
 		return nil
 	}
-	tr, ok := r.stream(v[2], v[3])
+	tr, ok := r.stream(v, 2, 3)
 	if !ok {
 		return nil
 	}
-	k := intOr(v[5], 0)
+	k := intOr(v, 5, 0)
 	if k < 0 || k >= int64(len(syncNames)) {
 		k = 0
 	}
-	e.Kind, e.Corr, e.Name = trace.KindOverlay, r.corr(v[4]), r.b.Intern(syncNames[k])
+	e.Kind, e.Corr, e.Name = trace.KindOverlay, r.corr(v, 4), r.b.Intern(syncNames[k])
 	return r.add(tr, e)
 }
 
@@ -384,17 +384,17 @@ func (r *reader) sync(v []driver.Value) error {
 // the plain and the versioned name ("cudaMemcpy" and, inside it,
 // "cudaMemcpy_v3020"), with one correlationId: the inner record is
 // dropped.
-func (r *reader) runtime(v []driver.Value) error {
-	e, ok := r.span(v[0], v[1])
+func (r *reader) runtime(v *liteStmt) error {
+	e, ok := r.span(v, 0, 1)
 	if !ok {
 		return nil
 	}
-	th := r.thread(v[2])
+	th := r.thread(v, 2)
 	if th == nil {
 		return r.stop()
 	}
-	e.Kind, e.Corr = trace.KindHost, r.corr(v[3])
-	if e.Name, ok = r.name(v[4], useRuntime); !ok {
+	e.Kind, e.Corr = trace.KindHost, r.corr(v, 3)
+	if e.Name, ok = r.name(v, 4, useRuntime); !ok {
 		return r.stop()
 	}
 	if e.Corr != 0 && e.Corr == th.lastCorr && e.Name == th.lastName && e.Start >= th.lastStart && e.End() <= th.lastE {
@@ -424,41 +424,42 @@ var mpiRank = regexp.MustCompile(`^MPI Rank (\d+)$`)
 // nvtx reads an NVTX_EVENTS row: start, end, eventType, text, textId,
 // globalTid. Ranges are host events, marks instants; the name nsys's MPI
 // tracing gives a rank's thread says the rank.
-func (r *reader) nvtx(v []driver.Value) error {
-	typ, _ := v[2].(int64)
+func (r *reader) nvtx(v *liteStmt) error {
+	typ, _ := v.int(2)
+	end := int32(1)
 	switch typ {
 	case nvtxThreadName:
-		if s, ok := v[3].(string); ok {
+		if s, ok := v.text(3); ok {
 			if m := mpiRank.FindStringSubmatch(s); m != nil {
 				r.b.Meta["rank"] = m[1]
 			}
 		}
 		return nil
 	case nvtxMark, nvtxtMark:
-		v[1] = v[0]
+		end = 0 // an instant: it ends where it starts
 	case nvtxPushPop, nvtxStartEnd, nvtxtPushPop, nvtxtStartEnd:
-		if v[1] == nil {
+		if v.null(1) {
 			r.b.Drop("NVTX range without an end")
 			return nil
 		}
 	default:
 		return nil
 	}
-	e, ok := r.span(v[0], v[1])
+	e, ok := r.span(v, 0, end)
 	if !ok {
 		return nil
 	}
-	if v[5] == nil {
+	if v.null(5) {
 		r.b.Drop("NVTX event without a thread")
 		return nil
 	}
-	th := r.thread(v[5])
+	th := r.thread(v, 5)
 	if th == nil {
 		return r.stop()
 	}
-	if s, isText := v[3].(string); isText && s != "" {
+	if s, isText := v.text(3); isText && s != "" {
 		e.Name = r.b.Intern(cleanNVTX(s))
-	} else if e.Name, ok = r.name(v[4], useNVTX); !ok {
+	} else if e.Name, ok = r.name(v, 4, useNVTX); !ok {
 		return r.stop()
 	}
 	e.Kind, e.Flags = trace.KindHost, r.hostFlags(e.Name)
@@ -470,17 +471,17 @@ func (r *reader) nvtx(v []driver.Value) error {
 
 // osrt reads an OSRT_API row (start, end, globalTid, nameId): a call into
 // the OS runtime libraries (a blocking wait, a read, a sleep).
-func (r *reader) osrt(v []driver.Value) error {
-	e, ok := r.span(v[0], v[1])
+func (r *reader) osrt(v *liteStmt) error {
+	e, ok := r.span(v, 0, 1)
 	if !ok {
 		return nil
 	}
-	th := r.thread(v[2])
+	th := r.thread(v, 2)
 	if th == nil {
 		return r.stop()
 	}
 	e.Kind = trace.KindHost
-	if e.Name, ok = r.name(v[3], useOSRT); !ok {
+	if e.Name, ok = r.name(v, 3, useOSRT); !ok {
 		return r.stop()
 	}
 	return r.add(th.track, e)
@@ -500,9 +501,10 @@ func (r *reader) hostFlags(name trace.StrID) trace.Flag {
 	return f
 }
 
-// intOr returns v as an integer, or def when it is not one.
-func intOr(v driver.Value, def int64) int64 {
-	if n, ok := v.(int64); ok {
+// intOr returns column i of the row as an integer, or def when it is not
+// one.
+func intOr(v *liteStmt, i int32, def int64) int64 {
+	if n, ok := v.int(i); ok {
 		return n
 	}
 	return def

@@ -1,11 +1,7 @@
 package nsight
 
 import (
-	"context"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,8 +13,8 @@ import (
 // looking each id up once. An id the table lacks gives a name that says
 // so; false (and the row dropped) when v is not an integer, or a limit
 // was reached.
-func (r *reader) name(v driver.Value, u use) (trace.StrID, bool) {
-	id, ok := v.(int64)
+func (r *reader) name(v *liteStmt, col int32, u use) (trace.StrID, bool) {
+	id, ok := v.int(col)
 	if !ok {
 		r.b.Drop("name id not an integer")
 		return 0, false
@@ -48,23 +44,19 @@ func (r *reader) name(v driver.Value, u use) (trace.StrID, bool) {
 
 // str looks the string id up in StringIds.
 func (r *reader) str(id int64) (string, error) {
-	rows, err := r.lookup.(driver.StmtQueryContext).QueryContext(context.Background(), []driver.NamedValue{{Ordinal: 1, Value: id}})
-	if err != nil {
+	st := r.lookup
+	defer st.reset()
+	if err := st.bindInt(1, id); err != nil {
 		return "", dbError(err)
 	}
-	defer rows.Close()
-	v := make([]driver.Value, 1)
-	switch err := rows.Next(v); {
-	case errors.Is(err, io.EOF):
-		return "string id " + strconv.FormatInt(id, 10), nil
+	switch ok, err := st.next(); {
 	case err != nil:
 		return "", dbError(err)
+	case !ok:
+		return "string id " + strconv.FormatInt(id, 10), nil
 	}
-	switch s := v[0].(type) {
-	case string:
+	if s, ok := st.text(0); ok {
 		return s, nil
-	case []byte:
-		return string(s), nil
 	}
 	return "string id " + strconv.FormatInt(id, 10), nil
 }
@@ -160,9 +152,9 @@ func (r *reader) meta() error {
 			continue
 		}
 		spec := tableSpec{name, []colSpec{needText("name"), optText("value")}}
-		return r.table(&spec, func(v []driver.Value) error {
-			k, _ := v[0].(string)
-			val, _ := v[1].(string)
+		return r.table(&spec, func(v *liteStmt) error {
+			k, _ := v.text(0)
+			val, _ := v.text(1)
 			key, ok := metaKeys[k]
 			if !ok || len(val) > 64 {
 				return nil
@@ -185,13 +177,13 @@ func (r *reader) threadNames() error {
 	if r.s[threadTable.name] == nil || len(r.threads) == 0 {
 		return nil
 	}
-	return r.table(&threadTable, func(v []driver.Value) error {
-		g, _ := v[1].(int64)
+	return r.table(&threadTable, func(v *liteStmt) error {
+		g, _ := v.int(1)
 		th, ok := r.threads[g]
 		if !ok {
 			return nil
 		}
-		id, ok := r.name(v[0], useThread)
+		id, ok := r.name(v, 0, useThread)
 		if !ok {
 			return r.stop()
 		}
@@ -212,9 +204,9 @@ func (r *reader) gpuNames() error {
 	for k := range r.streams {
 		devices[k[0]] = true
 	}
-	return r.table(&gpuTable, func(v []driver.Value) error {
-		id, _ := v[0].(int64)
-		name, _ := v[1].(string)
+	return r.table(&gpuTable, func(v *liteStmt) error {
+		id, _ := v.int(0)
+		name, _ := v.text(1)
 		key := "device." + strconv.FormatInt(id, 10) + ".name"
 		if _, dup := r.b.Meta[key]; devices[id] && name != "" && !dup {
 			r.b.Meta[key] = r.b.TrackName(name)

@@ -2,9 +2,6 @@ package nsight
 
 import (
 	"bytes"
-	"context"
-	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"io"
 	"net/url"
@@ -12,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"modernc.org/sqlite"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -63,37 +58,13 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		return nil, dbError(err)
-	}
-	defer conn.Close()
-	if _, err := sqlite.Limit(conn, 0 /* SQLITE_LIMIT_LENGTH */, maxValueLen); err != nil {
-		return nil, dbError(err)
-	}
-	var t *trace.Trace
-	err = conn.Raw(func(dc any) error {
-		c, ok := dc.(driverConn)
-		if !ok {
-			return fmt.Errorf("sqlite driver connection %T cannot query", dc)
-		}
-		var err error
-		t, err = readConn(c, st.Size(), opt)
-		return err
-	})
+	defer db.close()
+	t, err := readConn(db, st.Size(), opt)
 	if err != nil {
 		return nil, err
 	}
 	t.Bytes = st.Size()
 	return t, nil
-}
-
-// driverConn is what the reader needs of the driver's connection: queries
-// with arguments, run without database/sql's conversions.
-type driverConn interface {
-	driver.Conn
-	driver.QueryerContext
 }
 
 // localFile returns the path of a file holding the input: the file that
@@ -138,14 +109,15 @@ func sameFile(f *os.File) (string, bool) {
 // openDB opens the database at path read-only and immutable: SQLite takes
 // no locks, reads no journal or WAL beside it, and writes nothing. The
 // connection's pragmas keep SQL in the schema from running functions
-// (trusted_schema) and bound the page cache.
-func openDB(path string) (*sql.DB, error) {
+// (trusted_schema) and bound the page cache; a value longer than
+// maxValueLen is an error.
+func openDB(path string) (*liteDB, error) {
 	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
-	db, err := sql.Open("sqlite", u.String())
+	db, err := openLite(u.String())
 	if err != nil {
 		return nil, dbError(err)
 	}
-	db.SetMaxOpenConns(1)
+	db.limit(sqliteLimitLength, maxValueLen)
 	for _, p := range []string{
 		"PRAGMA query_only = 1",
 		"PRAGMA trusted_schema = 0",
@@ -153,13 +125,16 @@ func openDB(path string) (*sql.DB, error) {
 		"PRAGMA mmap_size = 0",
 		"PRAGMA cell_size_check = 1",
 	} {
-		if _, err := db.Exec(p); err != nil {
-			db.Close()
+		if err := db.exec(p); err != nil {
+			db.close()
 			return nil, dbError(err)
 		}
 	}
 	return db, nil
 }
+
+// sqliteLimitLength is SQLITE_LIMIT_LENGTH, the longest string or blob.
+const sqliteLimitLength = 0
 
 // dbError words an error from SQLite for the one line that names the file:
 // SQLite's own message says what was wrong ("file is not a database",

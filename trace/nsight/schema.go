@@ -1,11 +1,7 @@
 package nsight
 
 import (
-	"context"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 )
 
@@ -79,13 +75,13 @@ func known(name string) bool {
 // loadSchema finds the known tables, walking sqlite_master a row at a
 // time, and their columns. Only plain tables count: a view or a virtual
 // table under a known name would run SQL or a module's code on read.
-func loadSchema(c driverConn) (schema, error) {
+func loadSchema(c *liteDB) (schema, error) {
 	s := schema{}
 	var names []string
-	err := query(c, `SELECT type, name, sql FROM sqlite_master`, func(v []driver.Value) error {
-		typ, _ := v[0].(string)
-		name, _ := v[1].(string)
-		ddl, _ := v[2].(string)
+	err := query(c, `SELECT type, name, sql FROM sqlite_master`, func(v *liteStmt) error {
+		typ, _ := v.text(0)
+		name, _ := v.text(1)
+		ddl, _ := v.text(2)
 		if typ != "table" || !known(name) || s[name] != nil {
 			return nil
 		}
@@ -100,12 +96,12 @@ func loadSchema(c driverConn) (schema, error) {
 		return nil, err
 	}
 	for _, name := range names {
-		err := query(c, `PRAGMA table_xinfo("`+name+`")`, func(v []driver.Value) error {
-			col, _ := v[1].(string)
-			typ, _ := v[2].(string)
-			pk, _ := v[5].(int64)
-			hidden, _ := v[6].(int64)
-			s[name][col] = column{typ: strings.ToUpper(typ), generated: hidden == 2 || hidden == 3, dflt: v[4] != nil, pk: pk == 1}
+		err := query(c, `PRAGMA table_xinfo("`+name+`")`, func(v *liteStmt) error {
+			col, _ := v.text(1)
+			typ, _ := v.text(2)
+			pk, _ := v.int(5)
+			hidden, _ := v.int(6)
+			s[name][col] = column{typ: strings.ToUpper(typ), generated: hidden == 2 || hidden == 3, dflt: !v.null(4), pk: pk == 1}
 			return nil
 		})
 		if err != nil {
@@ -165,23 +161,23 @@ func (s schema) selectList(spec *tableSpec) (string, error) {
 // affinity, or none (a column declared without a type holds anything).
 func integerType(typ string) bool { return typ == "" || strings.Contains(typ, "INT") }
 
-// query runs q with args and calls row with each row's values, which are
-// valid during the call only; it stops at the first error.
-func query(c driverConn, q string, row func([]driver.Value) error, args ...driver.NamedValue) error {
-	rows, err := c.QueryContext(context.Background(), q, args)
+// query runs q and calls row with each row, which is valid during the
+// call only; it stops at the first error.
+func query(c *liteDB, q string, row func(*liteStmt) error) error {
+	st, err := c.prepare(q)
 	if err != nil {
 		return dbError(err)
 	}
-	defer rows.Close()
-	v := make([]driver.Value, len(rows.Columns()))
+	defer st.close()
 	for {
-		if err := rows.Next(v); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+		ok, err := st.next()
+		if err != nil {
 			return dbError(err)
 		}
-		if err := row(v); err != nil {
+		if !ok {
+			return nil
+		}
+		if err := row(st); err != nil {
 			return err
 		}
 	}
