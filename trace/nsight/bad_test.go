@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -183,5 +185,42 @@ func TestSniff(t *testing.T) {
 		if got := nsight.Sniff([]byte(tt.head)); got != tt.want {
 			t.Errorf("Sniff(%q) = %v, want %v", tt.head, got, tt.want)
 		}
+	}
+}
+
+// TestRankFromNames: without the MPI tracing's thread name, a rank is
+// read from the file's name or from the report's, which the export's
+// metadata keeps; a temporary copy's name says nothing.
+func TestRankFromNames(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		file, extra, want string
+	}{
+		{"report.rank3.sqlite", "", "3"},
+		{"prof-rank-007.sqlite", "", "7"},
+		{"export.sqlite", "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PARAM_INPUT_FILE', 'job.rank12.nsys-rep')", "12"},
+		{"perlmutter0.sqlite", "", ""},
+		{"frankly.sqlite", "", ""},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(dir, tt.file)
+		if err := os.WriteFile(path, export(t, tt.extra), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := trace.Open(path, trace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.Meta["rank"]; got != tt.want {
+			t.Errorf("%s: rank %q, want %q", tt.file, got, tt.want)
+		}
+	}
+	b := export(t, "")
+	tr, err := trace.Read(bytes.NewReader(b), int64(len(b)), trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := tr.Meta["rank"]; ok {
+		t.Errorf("a stream read as a temporary copy has rank %q", r)
 	}
 }

@@ -27,6 +27,7 @@ type reader struct {
 	// err is the first error of a lookup, which stops the read.
 	err     error
 	version string // EXPORT_SCHEMA_VERSION, for messages
+	input   string // the report the export was made from, for a rank
 	// work counts the kernels and copies added; memsets counts the
 	// memsets kept as overlays in an export without either.
 	work, memsets int
@@ -60,7 +61,7 @@ type thread struct {
 }
 
 // readConn reads the export on c.
-func readConn(c *liteDB, size int64, opt trace.Options) (*trace.Trace, error) {
+func readConn(c *liteDB, path string, size int64, opt trace.Options) (*trace.Trace, error) {
 	s, err := loadSchema(c)
 	if err != nil {
 		return nil, err
@@ -86,6 +87,7 @@ func readConn(c *liteDB, size int64, opt trace.Options) (*trace.Trace, error) {
 	if r.b.NumEvents() == 0 {
 		return nil, r.noEvents()
 	}
+	r.rankFromName(path, r.input)
 	if r.memsets > 0 {
 		r.b.Warn("the capture holds no kernels or copies, only %d memsets (kept as overlays, not work): it ended before the workload began", r.memsets)
 	}

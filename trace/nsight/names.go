@@ -2,6 +2,7 @@ package nsight
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -138,10 +139,35 @@ func (s schema) check(spec *tableSpec) error {
 	return nil
 }
 
-// metaKeys are the export's metadata entries kept in Trace.Meta.
+// metaKeys are the export's metadata entries kept in Trace.Meta; the
+// report's file name (an "input" entry) is looked at for a rank.
 var metaKeys = map[string]string{
-	"EXPORT_PRODUCT_VERSION": "nsys_version",
-	"EXPORT_SCHEMA_VERSION":  "nsys_export_schema",
+	"EXPORT_PRODUCT_VERSION":  "nsys_version",
+	"EXPORT_SCHEMA_VERSION":   "nsys_export_schema",
+	"EXPORT_INPUT_FILE":       "input",
+	"EXPORT_PARAM_INPUT_FILE": "input",
+}
+
+// fileRank finds an MPI rank in a file name, as job scripts name each
+// rank's report: "report.rank3.nsys-rep", "rank_12.sqlite",
+// "prof-rank-0.sqlite".
+var fileRank = regexp.MustCompile(`(?i)(?:^|[^a-z0-9])rank[_.-]?(\d{1,6})(?:[^0-9]|$)`)
+
+// rankFromName sets Meta["rank"] from the first of names that names one,
+// unless the export said it (the MPI tracing's thread name).
+func (r *reader) rankFromName(names ...string) {
+	if _, ok := r.b.Meta["rank"]; ok {
+		return
+	}
+	for _, n := range names {
+		if m := fileRank.FindStringSubmatch(filepath.Base(n)); m != nil {
+			r.b.Meta["rank"] = strings.TrimLeft(m[1], "0")
+			if r.b.Meta["rank"] == "" {
+				r.b.Meta["rank"] = "0"
+			}
+			return
+		}
+	}
 }
 
 // meta reads the export's metadata table, META_DATA_EXPORT or, in older
@@ -156,7 +182,11 @@ func (r *reader) meta() error {
 			k, _ := v.text(0)
 			val, _ := v.text(1)
 			key, ok := metaKeys[k]
-			if !ok || len(val) > 64 {
+			if !ok || len(val) > 256 {
+				return nil
+			}
+			if key == "input" {
+				r.input = val
 				return nil
 			}
 			if _, dup := r.b.Meta[key]; !dup {

@@ -45,7 +45,7 @@ const maxValueLen = 16 << 20
 // name, read-only; any other input is first copied to a private temporary
 // file, which is removed before Read returns.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
-	path, cleanup, err := localFile(r, opt)
+	path, fromFile, cleanup, err := localFile(r, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,11 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 		return nil, err
 	}
 	defer db.close()
-	t, err := readConn(db, st.Size(), opt)
+	name := path
+	if !fromFile {
+		name = "" // a temporary copy: its name says nothing
+	}
+	t, err := readConn(db, name, st.Size(), opt)
 	if err != nil {
 		return nil, err
 	}
@@ -70,26 +74,26 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 // localFile returns the path of a file holding the input: the file that
 // opt.Source is, when it is one that can be named (the same file, not one
 // swapped in under its name), else a temporary copy of r.
-func localFile(r io.Reader, opt trace.Options) (path string, cleanup func(), err error) {
+func localFile(r io.Reader, opt trace.Options) (path string, fromFile bool, cleanup func(), err error) {
 	if f, ok := opt.Source.(*os.File); ok {
 		if p, ok := sameFile(f); ok {
-			return p, func() {}, nil
+			return p, true, func() {}, nil
 		}
 	}
 	tmp, err := os.CreateTemp("", "tracegap-nsight-*.sqlite")
 	if err != nil {
-		return "", nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
 	}
 	cleanup = func() { tmp.Close(); os.Remove(tmp.Name()) }
 	if _, err := io.Copy(tmp, r); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
 	}
-	return tmp.Name(), cleanup, nil
+	return tmp.Name(), false, cleanup, nil
 }
 
 // sameFile returns the absolute path of f when that path names f itself.
