@@ -28,6 +28,9 @@ type reader struct {
 	err     error
 	version string // EXPORT_SCHEMA_VERSION, for messages
 	input   string // the report the export was made from, for a rank
+	// dropped counts the rows dropped, firstDrop says why the first was.
+	dropped   int
+	firstDrop string
 	// work counts the kernels and copies added; memsets counts the
 	// memsets kept as overlays in an export without either.
 	work, memsets int
@@ -89,7 +92,7 @@ func readConn(c *liteDB, path string, size int64, opt trace.Options) (*trace.Tra
 	}
 	r.rankFromName(path, r.input)
 	if r.memsets > 0 {
-		r.b.Warn("the capture holds no kernels or copies, only %d memsets (kept as overlays, not work): it ended before the workload began", r.memsets)
+		r.b.Warn("the capture holds no kernels or copies, only %d memset(s) (kept as overlays, not work): it ended before the workload began", r.memsets)
 	}
 	return r.b.Finish(), nil
 }
@@ -102,10 +105,20 @@ func notNsight(s schema) error {
 	return fmt.Errorf("an Nsight Systems export without events: none of the tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, NVTX_EVENTS or OSRT_API (capture with nsys profile --trace=cuda,nvtx,osrt)")
 }
 
+// drop drops a row for reason (see Builder.Drop), counting the rows
+// dropped and keeping the first reason.
+func (r *reader) drop(reason string) {
+	if r.dropped == 0 {
+		r.firstDrop = reason
+	}
+	r.dropped++
+	r.b.Drop(reason)
+}
+
 // noEvents says why an export gave no events.
 func (r *reader) noEvents() error {
-	if n := r.b.Dropped(""); n > 0 {
-		return fmt.Errorf("no usable events")
+	if r.dropped > 0 {
+		return fmt.Errorf("no usable events: dropped %d rows (first: %s)", r.dropped, r.firstDrop)
 	}
 	return fmt.Errorf("no events: the export's event tables are empty (capture with nsys profile --trace=cuda,nvtx,osrt)")
 }
@@ -221,10 +234,10 @@ func (r *reader) span(v *liteStmt, start, end int32) (trace.Event, bool) {
 	e, ok2 := v.int(end)
 	switch {
 	case !ok1 || !ok2:
-		r.b.Drop("start or end not an integer")
+		r.drop("start or end not an integer")
 		return trace.Event{}, false
 	case e < s:
-		r.b.Drop("end before start")
+		r.drop("end before start")
 		return trace.Event{}, false
 	}
 	ev := trace.Event{Start: s}
@@ -246,7 +259,7 @@ func (r *reader) stream(v *liteStmt, dev, stream int32) (int32, bool) {
 	d, ok1 := v.int(dev)
 	s, ok2 := v.int(stream)
 	if !ok1 || !ok2 {
-		r.b.Drop("deviceId or streamId not an integer")
+		r.drop("deviceId or streamId not an integer")
 		return 0, false
 	}
 	if tr, ok := r.streams[[2]int64{d, s}]; ok {
@@ -270,7 +283,7 @@ func (r *reader) stream(v *liteStmt, dev, stream int32) (int32, bool) {
 func (r *reader) thread(v *liteStmt, col int32) *thread {
 	g, ok := v.int(col)
 	if !ok {
-		r.b.Drop("globalTid not an integer")
+		r.drop("globalTid not an integer")
 		return nil
 	}
 	if th, ok := r.threads[g]; ok {
@@ -441,7 +454,7 @@ func (r *reader) nvtx(v *liteStmt) error {
 		end = 0 // an instant: it ends where it starts
 	case nvtxPushPop, nvtxStartEnd, nvtxtPushPop, nvtxtStartEnd:
 		if v.null(1) {
-			r.b.Drop("NVTX range without an end")
+			r.drop("NVTX range without an end")
 			return nil
 		}
 	default:
@@ -452,7 +465,7 @@ func (r *reader) nvtx(v *liteStmt) error {
 		return nil
 	}
 	if v.null(5) {
-		r.b.Drop("NVTX event without a thread")
+		r.drop("NVTX event without a thread")
 		return nil
 	}
 	th := r.thread(v, 5)

@@ -17,7 +17,7 @@ import (
 func (r *reader) name(v *liteStmt, col int32, u use) (trace.StrID, bool) {
 	id, ok := v.int(col)
 	if !ok {
-		r.b.Drop("name id not an integer")
+		r.drop("name id not an integer")
 		return 0, false
 	}
 	k := nameKey{id, u}

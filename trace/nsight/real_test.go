@@ -43,7 +43,7 @@ func TestRealExports(t *testing.T) {
 		{"weatherbench-unet-no-kernels.sqlite", realFigures{
 			overlays: 1, host: 23 + 698, hostThreads: 4, copyBytes: 4608,
 			meta:     map[string]string{"nsys_version": "2025.5.1.121", "nsys_export_schema": "3.23.3"},
-			warnings: []string{"the capture holds no kernels or copies, only 1 memsets (kept as overlays, not work): it ended before the workload began"},
+			warnings: []string{"the capture holds no kernels or copies, only 1 memset(s) (kept as overlays, not work): it ended before the workload began"},
 		}},
 	}
 	for _, tt := range tests {
