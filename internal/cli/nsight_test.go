@@ -86,3 +86,28 @@ func TestNsightReport(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and one line naming nsys export", code, errb)
 	}
 }
+
+// TestNsightJob: the exports of a job's ranks, given with --job, are
+// ordered by the ranks their file names give.
+func TestNsightJob(t *testing.T) {
+	dir := t.TempDir()
+	l := tracetest.Loop{Steps: 4, Input: 1_000_000, Dispatch: 100_000, Compute: 500_000}
+	one := writeExport(t, dir, "b.rank1.sqlite", l)
+	zero := writeExport(t, dir, "a.rank0.sqlite", l)
+	code, out, errb := tg("analyze", "--job", "--format", "json", one, zero)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var job struct {
+		Ranks []struct {
+			Rank int
+			Path string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &job); err != nil {
+		t.Fatal(err)
+	}
+	if len(job.Ranks) != 2 || job.Ranks[0].Path != zero || job.Ranks[1].Rank != 1 || job.Ranks[1].Path != one {
+		t.Errorf("ranks %+v, want 0 %s and 1 %s", job.Ranks, zero, one)
+	}
+}
