@@ -10,10 +10,11 @@ import (
 	"github.com/tracegap/tracegap/trace"
 )
 
-// name returns the StrID of the StringIds entry v, cleaned for its use,
-// looking each id up once. An id the table lacks gives a name that says
-// so; false (and the row dropped) when v is not an integer, or a limit
-// was reached.
+// name returns the StrID of the StringIds entry whose id is in column col
+// of the row, cleaned for its use, looking each id up once. An id the
+// table lacks gives a name that says so ("string id 12"). It returns false
+// when the column holds no integer (the row is dropped), a lookup failed
+// or a limit was reached (see stop).
 func (r *reader) name(v *liteStmt, col int32, u use) (trace.StrID, bool) {
 	id, ok := v.int(col)
 	if !ok {
