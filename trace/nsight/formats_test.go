@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
@@ -33,6 +34,19 @@ var crossLoops = []struct {
 	{"optimizer before sync", tracetest.Loop{Steps: 6, Input: 8 * msec, InputName: tracetest.MultiProcessLoader, Dispatch: 1 * msec, Compute: 10 * msec, Optimizer: 11 * msec, Sync: true}},
 }
 
+// crossJAX are JAX programs on a GPU, as the analysis's JAX scenarios
+// generate them: their rules read the same names from an export (XLA
+// writes its TraceMe annotations as NVTX ranges under nsys).
+var crossJAX = []struct {
+	name string
+	spec func() *tracetest.Spec
+}{
+	{"jax block until ready", tracetest.JAXLoop{Steps: 6, Dispatch: 1 * msec, Kernels: 2, Compute: 5 * msec, Block: true, Host: 2 * msec}.Spec},
+	{"jax input and print", tracetest.JAXProgram{Steps: 6, Load: 3 * msec, Dispatch: msec, Compute: 10 * msec, Print: true}.Spec},
+	{"jax dispatch ahead", tracetest.JAXProgram{Steps: 6, Dispatch: msec, Compute: 10 * msec, Depth: 2}.Spec},
+	{"jax fetch", tracetest.JAXProgram{Steps: 6, Load: 1 * msec, Dispatch: msec, Compute: 10 * msec, Fetch: 2 * msec}.Spec},
+}
+
 // crossWriters write a spec in each format.
 var crossWriters = []struct {
 	format string
@@ -47,17 +61,17 @@ var crossWriters = []struct {
 // and the same idle split within one point of the window, read from Kineto
 // JSON, XPlane or an Nsight Systems export.
 func TestSameVerdictEveryFormat(t *testing.T) {
-	for _, l := range crossLoops {
+	for _, l := range crossSpecs() {
 		t.Run(l.name, func(t *testing.T) {
 			var base *analyze.Result
 			for _, w := range crossWriters {
-				res := analyzeAs(t, l.loop.Spec(), w.format, w.write)
+				res := analyzeAs(t, l.spec(), w.format, w.write)
 				if base == nil {
 					base = res
 					continue
 				}
-				if res.Verdict != base.Verdict {
-					t.Errorf("%s: verdict %s, chrome %s", w.format, res.Verdict, base.Verdict)
+				if res.Verdict != base.Verdict || res.Framework != base.Framework {
+					t.Errorf("%s: verdict %s of %s, chrome %s of %s", w.format, res.Verdict, res.Framework, base.Verdict, base.Framework)
 				}
 				for c := range analyze.NumCauses {
 					got, want := share(res, c), share(base, c)
@@ -68,6 +82,22 @@ func TestSameVerdictEveryFormat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crossSpecs are the loops and the JAX programs, each a name and what
+// makes its spec.
+func crossSpecs() []struct {
+	name string
+	spec func() *tracetest.Spec
+} {
+	specs := slices.Clone(crossJAX)
+	for _, l := range crossLoops {
+		specs = append(specs, struct {
+			name string
+			spec func() *tracetest.Spec
+		}{l.name, l.loop.Spec})
+	}
+	return specs
 }
 
 // share returns the percentage of the window's device time that cause c
@@ -106,10 +136,10 @@ func TestCrossFigures(t *testing.T) {
 	if !testing.Verbose() {
 		t.Skip("figures only: run with -v")
 	}
-	for _, l := range crossLoops {
+	for _, l := range crossSpecs() {
 		line := l.name
 		for _, w := range crossWriters {
-			res := analyzeAs(t, l.loop.Spec(), w.format, w.write)
+			res := analyzeAs(t, l.spec(), w.format, w.write)
 			line += fmt.Sprintf(" | %s %s", w.format, res.Verdict)
 			for c := range analyze.NumCauses {
 				if v := share(res, c); v > 0 {
