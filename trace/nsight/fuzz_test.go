@@ -3,7 +3,11 @@ package nsight_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -91,5 +95,35 @@ func TestMutatedExports(t *testing.T) {
 	}
 	if read == 0 || failed == 0 {
 		t.Errorf("%d exports read, %d refused: want some of each", read, failed)
+	}
+}
+
+// TestConcurrentReads reads one export from four goroutines at once, as
+// `tracegap analyze -j 4` and the service do: each read has a connection
+// of its own, and all give the same trace.
+func TestConcurrentReads(t *testing.T) {
+	b := export(t, "")
+	path := filepath.Join(t.TempDir(), "run.sqlite")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := trace.Open(path, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			got, err := trace.Open(path, trace.Options{})
+			if err == nil && !reflect.DeepEqual(got, want) {
+				err = fmt.Errorf("a concurrent read differs from the first")
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
