@@ -226,3 +226,37 @@ func TestRankFromNames(t *testing.T) {
 		t.Errorf("a stream read as a temporary copy has rank %q", r)
 	}
 }
+
+// TestNVTXNames: PyTorch's emit_nvtx names are read as Kineto writes the
+// operators, from NVTX text or a registered string; a mark is an instant;
+// a range without an end is dropped; "MPI Rank N" gives the rank.
+func TestNVTXNames(t *testing.T) {
+	b := export(t, `INSERT INTO StringIds VALUES (9001, 'aten::linear, op_id = 7, sizes = [[8, 3], [4, 3]]');
+		INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (10, 20, 59, 'aten::item, seq = 5, op_id = 3, sizes = [[]]', 16777217);
+		INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid) VALUES (30, 40, 59, 9001, 16777217);
+		INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (50, NULL, 34, 'checkpoint', 16777217);
+		INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (60, NULL, 59, 'unfinished', 16777217);
+		INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (1, NULL, 39, 'MPI Rank 5', 16777217)`)
+	tr, err := trace.Read(bytes.NewReader(b), int64(len(b)), trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]trace.Event{}
+	for _, e := range tr.Events {
+		found[tr.Str(e.Name)] = e
+	}
+	for _, name := range []string{"aten::item", "aten::linear", "checkpoint"} {
+		if _, ok := found[name]; !ok {
+			t.Errorf("no event named %q", name)
+		}
+	}
+	if e := found["checkpoint"]; !e.Has(trace.FlagInstant) || e.Dur() != 0 {
+		t.Errorf("the mark: flags %b, duration %d; want an instant", e.Flags, e.Dur())
+	}
+	if _, ok := found["unfinished"]; ok || !contains(tr.Warnings, "dropped 1 events: NVTX range without an end") {
+		t.Errorf("the range without an end was kept (warnings %q)", tr.Warnings)
+	}
+	if tr.Meta["rank"] != "5" {
+		t.Errorf("rank %q, want 5", tr.Meta["rank"])
+	}
+}

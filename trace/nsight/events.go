@@ -472,8 +472,8 @@ func (r *reader) nvtx(v *liteStmt) error {
 	if th == nil {
 		return r.stop()
 	}
-	if s, isText := v.text(3); isText && s != "" {
-		e.Name = r.b.Intern(cleanNVTX(s))
+	if s, isText := v.bytes(3); isText && len(s) > 0 {
+		e.Name = r.b.InternBytes(s[:nvtxNameLen(s)])
 	} else if e.Name, ok = r.name(v, 4, useNVTX); !ok {
 		return r.stop()
 	}

@@ -147,14 +147,21 @@ func (s *liteStmt) null(i int32) bool {
 // text returns column i of the row as a string, false when it holds no
 // text (NULL, a number; a blob is taken as its bytes).
 func (s *liteStmt) text(i int32) (string, bool) {
+	b, ok := s.bytes(i)
+	return string(b), ok
+}
+
+// bytes is text as a copy of the bytes, for a caller that keeps them
+// only as long as it needs (Builder.InternBytes).
+func (s *liteStmt) bytes(i int32) ([]byte, bool) {
 	t := sqlite3.Xsqlite3_column_type(s.d.tls, s.p, i)
 	if t != sqlite3.SQLITE_TEXT && t != sqlite3.SQLITE_BLOB {
-		return "", false
+		return nil, false
 	}
 	p := sqlite3.Xsqlite3_column_text(s.d.tls, s.p, i)
 	n := sqlite3.Xsqlite3_column_bytes(s.d.tls, s.p, i)
 	if p == 0 || n <= 0 {
-		return "", true
+		return nil, true
 	}
-	return string(libc.GoBytes(p, int(n))), true
+	return libc.GoBytes(p, int(n)), true
 }

@@ -1,6 +1,7 @@
 package nsight
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -73,12 +74,27 @@ var versionSuffix = regexp.MustCompile(`_v\d{4,}$`)
 // = [[8, 3]], input_op_ids = [...]"): the name alone is the operator's,
 // as Kineto writes it, and the rules know it.
 func cleanNVTX(s string) string {
-	for _, sep := range []string{", seq = ", ", op_id = ", ", sizes = "} {
+	for _, sep := range emitNVTXSeps {
 		if i := strings.Index(s, sep); i > 0 {
 			s = s[:i]
 		}
 	}
 	return s
+}
+
+// emitNVTXSeps start what emit_nvtx appends to an operator's name.
+var emitNVTXSeps = []string{", seq = ", ", op_id = ", ", sizes = "}
+
+// nvtxNameLen is cleanNVTX for a name in bytes: the length of the name
+// it keeps.
+func nvtxNameLen(b []byte) int {
+	n := len(b)
+	for _, sep := range emitNVTXSeps {
+		if i := bytes.Index(b[:n], []byte(sep)); i > 0 {
+			n = i
+		}
+	}
+	return n
 }
 
 // memKinds name CUDA's memory kinds (ENUM_CUDA_MEM_KIND) as Kineto does.
