@@ -16,6 +16,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.48.0
 	google.golang.org/protobuf v1.36.12
+	modernc.org/libc v1.77.1
 	modernc.org/sqlite v1.60.1
 )
 
@@ -40,7 +41,6 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
-	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )

@@ -12,11 +12,11 @@ import (
 )
 
 // TestRealTraces checks the verdict on every trace listed in expected.tsv
-// against the experts' (one of them where several are listed; "error" means
-// reading or analysing must fail).
+// and the sets' (realtraces.All) against the experts' (one of them where
+// several are listed; "error" means reading or analysing must fail).
 func TestRealTraces(t *testing.T) {
 	dir := realtraces.Dir(t)
-	for _, c := range realtraces.Expected(t) {
+	for _, c := range realtraces.All(t) {
 		name, want := c.File, c.Expect
 		t.Run(name, func(t *testing.T) {
 			tr, err := trace.Open(filepath.Join(dir, name), trace.Options{})

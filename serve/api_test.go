@@ -297,9 +297,9 @@ func TestBadUploadsNotStored(t *testing.T) {
 		code        int
 		errPrefix   string
 	}{
-		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)"},
+		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export)"},
 		{"garbage", "", []byte("\x7fELF\x02\x01\x01"), 422, "garbage.bin: unrecognised format"},
-		{"bad format param", "&format=pdf", fakeReport("parallel", 1, 1), 400, `unknown format "pdf", expected chrome or xplane`},
+		{"bad format param", "&format=pdf", fakeReport("parallel", 1, 1), 400, `unknown format "pdf", expected chrome, xplane or nsight`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,7 +323,7 @@ func TestPages(t *testing.T) {
 		t.Errorf("GET / = %d, want the upload form with a token field:\n%s", index.code, index.body)
 	}
 	// The formats listed are the registered ones.
-	if want := "Chrome trace-event JSON (<code>.pt.trace.json</code>, <code>.trace.json</code>, <code>.json</code>), XPlane protobuf (<code>.xplane.pb</code>), gzipped or not"; !bytes.Contains(index.body, []byte(want)) {
+	if want := "Chrome trace-event JSON (<code>.pt.trace.json</code>, <code>.trace.json</code>, <code>.json</code>), XPlane protobuf (<code>.xplane.pb</code>), Nsight Systems SQLite export (<code>.sqlite</code>), gzipped or not"; !bytes.Contains(index.body, []byte(want)) {
 		t.Errorf("GET / does not list the formats as %q:\n%s", want, index.body)
 	}
 	if csp := index.header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {

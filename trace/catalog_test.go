@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -146,21 +147,29 @@ func catalogue() []badInput {
 	cutSpace, cutSpaceErr := cutXSpace()
 	return []badInput{
 		{name: "empty file", in: text(""),
-			err: "empty file, expected a trace (Chrome trace-event JSON or XPlane protobuf)"},
+			err: "empty file, expected a trace (Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export)"},
 		{name: "only white space", in: text(" \n\t\r\n  "),
-			err: "unrecognised format: only white space, expected Chrome trace-event JSON or XPlane protobuf"},
+			err: "unrecognised format: only white space, expected Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export"},
 		{name: "a page of white space", in: text(strings.Repeat(" \n", 600)),
 			err: "no JSON value (empty or only white space), expected a JSON object or array of trace events"},
 		{name: "plain text", in: text("step 1 loss 0.25\nstep 2 loss 0.24\n"),
-			err: `unrecognised format: starts with "step 1 loss 0.25", expected Chrome trace-event JSON or XPlane protobuf`},
+			err: `unrecognised format: starts with "step 1 loss 0.25", expected Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export`},
 		{name: "HTML error page saved as .json", in: text("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>\n"),
-			err: `unrecognised format: starts with "<!DOCTYPE html>\n", an HTML page (an error or login page saved in place of the trace?), expected Chrome trace-event JSON or XPlane protobuf`},
+			err: `unrecognised format: starts with "<!DOCTYPE html>\n", an HTML page (an error or login page saved in place of the trace?), expected Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export`},
 		{name: "binary garbage", in: text("\x7fELF\x02\x01\x01\x00\x00\x00"),
-			err: "unrecognised format: starts with bytes 7f 45 4c 46 02 01 01, expected Chrome trace-event JSON or XPlane protobuf"},
+			err: "unrecognised format: starts with bytes 7f 45 4c 46 02 01 01, expected Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export"},
+		{name: "Nsight Systems report", in: text("NVIDIA Tegra Profiler Report 2026@1@1@204-2611371766666v0.\n\x0bLocal (CLI)"),
+			err: "an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with `nsys export --type sqlite --output X.sqlite report.nsys-rep` and analyse X.sqlite"},
+		{name: "nsys-jax archive", in: text(zipHead("kernels.parquet")),
+			err: "an nsys-jax archive (a zip of parquet tables), which tracegap does not read: export the Nsight Systems report inside or beside it with `nsys export --type sqlite --output X.sqlite report.nsys-rep` and analyse X.sqlite"},
+		{name: "zip archive", in: text(zipHead("trace.json")),
+			err: "a zip archive: unpack it and pass the trace inside"},
+		{name: "PyTorch memory snapshot", in: text("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x08segments"),
+			err: "a Python pickle (such as a PyTorch memory snapshot from torch.cuda.memory._dump_snapshot), not a profiler trace"},
 		{name: "JSON number at top level", in: text("42\n"),
-			err: `unrecognised format: starts with "42\n", expected Chrome trace-event JSON or XPlane protobuf`},
+			err: `unrecognised format: starts with "42\n", expected Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export`},
 		{name: "JSON string at top level", in: text(`"traceEvents"`),
-			err: `unrecognised format: starts with "\"traceEvents\"", expected Chrome trace-event JSON or XPlane protobuf`},
+			err: `unrecognised format: starts with "\"traceEvents\"", expected Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export`},
 		{name: "JSON number at top level, format forced", in: text("42"), opt: trace.Options{Format: "chrome"},
 			err: "top-level JSON number at byte 0, expected an object with traceEvents or an array of events"},
 		{name: "array of numbers", in: text("[1, 2, 3]"),
@@ -247,7 +256,7 @@ func catalogue() []badInput {
 			err:   "input larger than 1048576 bytes after decompression (raise --max-bytes if the trace is genuine)",
 			limit: true},
 		{name: "gzip bomb of zeros", in: bomb("", 0),
-			err: "unrecognised format: starts with 512 zero bytes, expected Chrome trace-event JSON or XPlane protobuf", maxAlloc: 100 << 20},
+			err: "unrecognised format: starts with 512 zero bytes, expected Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export", maxAlloc: 100 << 20},
 		{name: "gzip bomb of zeros read as XPlane", in: bomb("", 0), opt: trace.Options{Format: "xplane"},
 			errRE: `^gzip expands more than 200x \(\d+ bytes from \d+\): not a real trace \(real ones expand 5-30x\), likely a decompression bomb$`,
 			limit: true, maxAlloc: 100 << 20},
@@ -408,4 +417,13 @@ func TestTruncatedEverywhere(t *testing.T) {
 			t.Errorf("cut at %d (%q): truncated %v, %d events, warnings %q; want %d events, %q", n, in, tr.Truncated, len(tr.Events), tr.Warnings, kept, want)
 		}
 	}
+}
+
+// zipHead is the start of a zip archive whose first file is called name:
+// its local file header, all zero but the name's length.
+func zipHead(name string) string {
+	h := make([]byte, 30)
+	copy(h, "PK\x03\x04")
+	binary.LittleEndian.PutUint16(h[26:], uint16(len(name)))
+	return string(h) + name
 }

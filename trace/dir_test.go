@@ -157,7 +157,7 @@ func TestExpandErrors(t *testing.T) {
 	root := t.TempDir()
 	makeTree(t, root, "empty/readme.md", "runs/2024_01_01_00_00_00/")
 	for _, tt := range []struct{ arg, msg string }{
-		{"empty", "empty: no trace files in this directory, expected *.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON) or *.xplane.pb (XPlane protobuf) files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/"},
+		{"empty", "empty: no trace files in this directory, expected *.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON), *.xplane.pb (XPlane protobuf) or *.sqlite (Nsight Systems SQLite export) files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/"},
 		{"runs", "runs: no trace files in this directory"},
 		{"missing", "no such file or directory"},
 	} {

@@ -27,6 +27,7 @@ func TestFormats(t *testing.T) {
 	want := []row{
 		{"chrome", "Chrome trace-event JSON", []string{".pt.trace.json", ".trace.json", ".json"}, false, true},
 		{"xplane", "XPlane protobuf", []string{".xplane.pb"}, true, false},
+		{"nsight", "Nsight Systems SQLite export", []string{".sqlite"}, false, false},
 	}
 	var got []row
 	for _, f := range trace.Formats() {
@@ -37,17 +38,17 @@ func TestFormats(t *testing.T) {
 	}) {
 		t.Errorf("Formats() =\n %+v\nwant\n %+v", got, want)
 	}
-	if got, want := trace.FormatNames(), []string{"chrome", "xplane"}; !slices.Equal(got, want) {
+	if got, want := trace.FormatNames(), []string{"chrome", "xplane", "nsight"}; !slices.Equal(got, want) {
 		t.Errorf("FormatNames() = %q, want %q", got, want)
 	}
-	if got, want := trace.FormatTitles(), "Chrome trace-event JSON or XPlane protobuf"; got != want {
+	if got, want := trace.FormatTitles(), "Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export"; got != want {
 		t.Errorf("FormatTitles() = %q, want %q", got, want)
 	}
 	for _, tt := range []struct{ name, err string }{
 		{"xplane", ""},
 		{"chrome", ""},
-		{"pdf", `unknown format "pdf", expected chrome or xplane`},
-		{"", `unknown format "", expected chrome or xplane`},
+		{"pdf", `unknown format "pdf", expected chrome, xplane or nsight`},
+		{"", `unknown format "", expected chrome, xplane or nsight`},
 	} {
 		f, err := trace.LookupFormat(tt.name)
 		if gotErr := fmt.Sprint(err); tt.err == "" && (err != nil || f.Name != tt.name) || tt.err != "" && gotErr != tt.err {

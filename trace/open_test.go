@@ -16,6 +16,7 @@ import (
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/chrome"
+	"github.com/tracegap/tracegap/trace/nsight"
 	"github.com/tracegap/tracegap/trace/tracetest"
 	"github.com/tracegap/tracegap/trace/xplane"
 )
@@ -114,24 +115,34 @@ func checkInvariants(t *testing.T, tr *trace.Trace) {
 
 // FuzzSniff checks the format sniffers on arbitrary heads: no panic, no
 // head claimed by two formats, and trace.Read refuses as unrecognised
-// exactly the inputs that no format claims.
+// exactly the inputs that no format claims, other than those it refuses
+// by name (trace.Refused).
 func FuzzSniff(f *testing.F) {
 	f.Add([]byte(`{"traceEvents":[]}`))
 	f.Add([]byte("\n{\x12\x0d/device:GPU:0"))
 	f.Add([]byte("[\n"))
+	f.Add([]byte("SQLite format 3\x00\x10\x00"))
+	f.Add([]byte("NVIDIA Tegra Profiler Report 2026"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		head := data[:min(len(data), 512)]
-		isChrome, isXPlane := chrome.Sniff(head), xplane.Sniff(head)
-		if isChrome && isXPlane {
-			t.Fatalf("both formats claim %q", head)
+		isChrome, isXPlane, isNsight := chrome.Sniff(head), xplane.Sniff(head), nsight.Sniff(head)
+		if n := btoi(isChrome) + btoi(isXPlane) + btoi(isNsight); n > 1 {
+			t.Fatalf("%d formats claim %q", n, head)
 		}
 		if len(data) == 0 || len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 			return
 		}
 		_, err := trace.Read(bytes.NewReader(data), int64(len(data)), fuzzOptions)
 		unrecognised := err != nil && strings.HasPrefix(err.Error(), "unrecognised format: ")
-		if unrecognised == (isChrome || isXPlane) {
-			t.Fatalf("chrome %v, xplane %v, but Read says %v", isChrome, isXPlane, err)
+		claimed := isChrome || isXPlane || isNsight
+		if what := trace.Refused(head); what != "" && !claimed {
+			if err == nil || err.Error() != what {
+				t.Fatalf("a refused input (%s), but Read says %v", what, err)
+			}
+			return
+		}
+		if unrecognised == claimed {
+			t.Fatalf("chrome %v, xplane %v, nsight %v, but Read says %v", isChrome, isXPlane, isNsight, err)
 		}
 	})
 }
@@ -276,4 +287,11 @@ func TestLongEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -89,6 +89,13 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// errNotAnnotatable refuses an Nsight Systems export: an annotated trace
+// is written in the input's format or, from the model, as Chrome JSON
+// whose processes and threads the Chrome reader classifies by the names
+// Kineto and XProf give them, which an export's tracks do not have.
+var errNotAnnotatable = errors.New("an Nsight Systems export cannot be annotated: annotate writes Kineto JSON or XPlane traces only; " +
+	"use tracegap analyze --format html for a timeline of the gaps, or open the .nsys-rep in Nsight Systems")
+
 // annotateFile reads and analyses the trace at path ("-" is standard
 // input) as every command reads its input, and writes it, annotated, to
 // out. The warnings of reading go to stderr.
@@ -104,6 +111,9 @@ func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analy
 		return nil, err
 	}
 	defer release()
+	if t.Format == "nsight" {
+		return nil, errNotAnnotatable
+	}
 	var res *analyze.Result
 	err = irun.Protect("annotating", func() error {
 		if res, err = analyze.Analyze(t, e.Analysis); err != nil {

@@ -65,6 +65,38 @@ func Expected(t testing.TB) []Case {
 	return cases
 }
 
+// Sets are the subdirectories of Dir with their own expected.tsv: traces
+// of a format whose reader the others' tests must not depend on.
+var Sets = []string{"nsight"}
+
+// ExpectedIn returns the rows of the expected.tsv in the subdirectory set
+// of Dir, each File named relative to Dir ("nsight/x.sqlite").
+func ExpectedIn(t testing.TB, set string) []Case {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(Dir(t), set, "expected.tsv"))
+	if err != nil {
+		missing(t, err)
+	}
+	cases, err := parse(string(b))
+	if err != nil {
+		t.Fatalf("%s/expected.tsv: %v", set, err)
+	}
+	for i := range cases {
+		cases[i].File = filepath.Join(set, cases[i].File)
+	}
+	return cases
+}
+
+// All returns the rows of expected.tsv and of every set's.
+func All(t testing.TB) []Case {
+	t.Helper()
+	cases := Expected(t)
+	for _, set := range Sets {
+		cases = append(cases, ExpectedIn(t, set)...)
+	}
+	return cases
+}
+
 // parse reads expected.tsv: a header line, then file, verdicts separated
 // by "|", and why, separated by tabs.
 func parse(s string) ([]Case, error) {

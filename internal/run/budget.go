@@ -12,6 +12,7 @@ import (
 
 	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/chrome"
+	"github.com/tracegap/tracegap/trace/nsight"
 )
 
 // Budget admits inputs by the memory they are estimated to need, so that
@@ -125,7 +126,9 @@ func (e *Engine) Need(ins ...Input) int64 {
 // peaks at a quarter to a third of its bytes after decompression (the soft
 // memory limit keeps it there, see heapBudget); XPlane events are smaller
 // on the wire than in memory, and the realistic TPU capture peaked at four
-// times its bytes. Each input also costs its read buffers and the
+// times its bytes; an Nsight export, whose rows are bigger than events and
+// which holds tables the reader never reads, at most its bytes (0.9 times
+// on a dense generated export, docs/performance.md). Each input also costs its read buffers and the
 // process's share of fixed costs.
 const (
 	// headLen is how much of an input is peeked at: enough to inflate
@@ -160,8 +163,11 @@ func need(head, tail []byte, size int64, format string, maxBytes int64) int64 {
 		plain = inflate(head, 512)
 	}
 	n = min(n, maxBytes)
-	if format == "chrome" || (format == "" && chrome.Sniff(plain)) {
+	switch {
+	case format == "chrome" || (format == "" && chrome.Sniff(plain)):
 		return fixedNeed + n/3
+	case format == "nsight" || (format == "" && nsight.Sniff(plain)):
+		return fixedNeed + n
 	}
 	return fixedNeed + 4*n
 }

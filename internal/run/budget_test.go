@@ -115,6 +115,7 @@ func TestNeed(t *testing.T) {
 		{"json: a third", json, nil, 3000, "", 0, fixedNeed + 1000},
 		{"xplane: four times", xspace, nil, 3000, "", 0, fixedNeed + 12000},
 		{"forced chrome", xspace, nil, 3000, "chrome", 0, fixedNeed + 1000},
+		{"nsight: its size", []byte("SQLite format 3\x00\x10\x00"), nil, 3000, "", 0, fixedNeed + 3000},
 		{"gzip json, trailer", gz, gz[zn-4:], zn, "", 0, fixedNeed + n/3},
 		{"gzip json, no trailer", gz, nil, zn, "", 0, fixedNeed + zn*gzipRatio/3},
 		// A trailer smaller than the file cannot be the size.

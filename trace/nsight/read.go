@@ -1,0 +1,164 @@
+package nsight
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tracegap/tracegap/trace"
+)
+
+func init() {
+	trace.Register(trace.Format{
+		Name:  "nsight",
+		Title: "Nsight Systems SQLite export",
+		// After the text and protobuf formats: its sniffer reads a fixed
+		// 16-byte header no other format starts with.
+		Order:    30,
+		Suffixes: []string{".sqlite"},
+		Sniff:    Sniff,
+		Read:     Read,
+	})
+}
+
+// sqliteMagic starts every SQLite 3 database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// Sniff reports whether head starts like a SQLite database. Whether the
+// database is an Nsight Systems export is told by its tables, which the
+// first 512 bytes do not show; Read refuses any other database with a line
+// that says so.
+func Sniff(head []byte) bool { return bytes.HasPrefix(head, []byte(sqliteMagic)) }
+
+// maxValueLen bounds the length of one value SQLite will make while
+// reading (SQLITE_LIMIT_LENGTH): names are at most kilobytes, and a
+// hostile database must not make SQLite build gigabyte strings.
+const maxValueLen = 16 << 20
+
+// Read reads an Nsight Systems SQLite export from r. SQLite reads files,
+// not streams: when opt.Source is the file being read it is opened by its
+// name, read-only; any other input is first copied to a private temporary
+// file, which is removed before Read returns.
+func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
+	path, fromFile, cleanup, err := localFile(r, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openDB(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.close()
+	name := path
+	if !fromFile {
+		name = "" // a temporary copy: its name says nothing
+	}
+	t, err := readConn(db, name, st.Size(), opt)
+	if err != nil {
+		return nil, err
+	}
+	t.Bytes = st.Size()
+	return t, nil
+}
+
+// localFile returns the path of a file holding the input: the file that
+// opt.Source is, when it is one that can be named (the same file, not one
+// swapped in under its name), else a temporary copy of r.
+func localFile(r io.Reader, opt trace.Options) (path string, fromFile bool, cleanup func(), err error) {
+	if f, ok := opt.Source.(*os.File); ok {
+		if p, ok := sameFile(f); ok {
+			return p, true, func() {}, nil
+		}
+	}
+	tmp, err := os.CreateTemp("", "tracegap-nsight-*.sqlite")
+	if err != nil {
+		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+	}
+	cleanup = func() { tmp.Close(); os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, r); err != nil {
+		cleanup()
+		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		cleanup()
+		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+	}
+	return tmp.Name(), false, cleanup, nil
+}
+
+// sameFile returns the absolute path of f when that path names f itself.
+func sameFile(f *os.File) (string, bool) {
+	abs, err := filepath.Abs(f.Name())
+	if err != nil {
+		return "", false
+	}
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(abs)
+	if err1 != nil || err2 != nil || !a.Mode().IsRegular() || !os.SameFile(a, b) {
+		return "", false
+	}
+	return abs, true
+}
+
+// openDB opens the database at path read-only and immutable: SQLite takes
+// no locks, reads no journal or WAL beside it, and writes nothing. The
+// connection's pragmas keep SQL in the schema from running functions
+// (trusted_schema) and bound the page cache; a value longer than
+// maxValueLen is an error.
+func openDB(path string) (*liteDB, error) {
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
+	db, err := openLite(u.String())
+	if err != nil {
+		return nil, dbError(err)
+	}
+	db.limit(sqliteLimitLength, maxValueLen)
+	for _, p := range []string{
+		"PRAGMA query_only = 1",
+		"PRAGMA trusted_schema = 0",
+		"PRAGMA cache_size = -4096", // KiB
+		"PRAGMA mmap_size = 0",
+		"PRAGMA cell_size_check = 1",
+	} {
+		if err := db.exec(p); err != nil {
+			db.close()
+			return nil, dbError(err)
+		}
+	}
+	return db, nil
+}
+
+// sqliteLimitLength is SQLITE_LIMIT_LENGTH, the longest string or blob.
+const sqliteLimitLength = 0
+
+// dbError words an error from SQLite for the one line that names the file:
+// SQLite's own message says what was wrong ("file is not a database",
+// "database disk image is malformed"). The message may quote the
+// database's own text (a damaged schema's SQL), so it is escaped onto one
+// line and cut to maxErrorText bytes.
+func dbError(err error) error {
+	return fmt.Errorf("reading the SQLite database: %s", oneLine(err.Error()))
+}
+
+// maxErrorText bounds the text of SQLite's that an error quotes.
+const maxErrorText = 200
+
+// oneLine escapes s onto one printable line: control characters,
+// invalid UTF-8 and other runes that are not graphic are written as Go
+// escapes.
+func oneLine(s string) string {
+	if len(s) > maxErrorText {
+		s = s[:maxErrorText] + "..."
+	}
+	q := strconv.QuoteToGraphic(s)
+	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+}
