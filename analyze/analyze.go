@@ -107,6 +107,7 @@ type analyzer struct {
 	// thread (see segments).
 	stack    hostStack
 	stackBuf []int32
+	walk     stackWalk // where the walk of stack stands (see stackFrom)
 	res      *Result
 }
 
@@ -164,6 +165,7 @@ func (a *analyzer) run() error {
 		return err
 	}
 	scan := a.scanHost(pattern)
+	a.deepStacks(scan)
 	steps, src := a.findSteps(scan)
 	a.steps, a.markers = steps, markersOf(steps)
 	a.links = newLinks(a.t, scan.launches)

@@ -230,10 +230,9 @@ func (a *analyzer) findFallback() int32 {
 func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 	th := a.thread(g.Track)
 	end := g.Start + g.Dur
-	evs, next := th.stackAt(g.Start, a.stackBuf)
-	a.stackBuf = evs
 	stack := &a.stack
-	stack.reset(a, th, evs)
+	next := a.stackFrom(th, g.Start)
+	defer func() { a.walk = stackWalk{th: th, at: end, next: next} }()
 	for cur := g.Start; cur < end; {
 		nb := min(end, stack.top().end)
 		if cur < a.stall.from {
@@ -263,6 +262,39 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 			}
 		}
 	}
+}
+
+// stackWalk is where the last gap's walk of a thread's stack ended: at
+// time at, with a.stack the stack there and next the thread's first event
+// not yet entered.
+type stackWalk struct {
+	th   *thread
+	at   int64
+	next int
+}
+
+// stackFrom sets a.stack to th's stack at x and returns the index of th's
+// first event starting after x. A device's gaps come in time order and
+// mostly wait on one thread: the stack is walked on from where the last
+// gap left it, each event entered and left once, rather than built anew
+// at every gap (a trace nested 100,000 deep with 1,000 gaps took 100
+// million pushes that way).
+func (a *analyzer) stackFrom(th *thread, x int64) int {
+	stack := &a.stack
+	if w := a.walk; w.th == th && w.at <= x {
+		next := w.next
+		stack.leave(a, th, x)
+		for ; next < len(th.evs) && th.evs[next].Start <= x; next++ {
+			if th.inside(next, x) {
+				stack.push(a, th, int32(next))
+			}
+		}
+		return next
+	}
+	evs, next := th.stackAt(x, a.stackBuf)
+	a.stackBuf = evs
+	stack.reset(a, th, evs)
+	return next
 }
 
 // emit classifies the stretch iv with the thread inside stack and adds it

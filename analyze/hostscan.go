@@ -23,6 +23,9 @@ type hostScan struct {
 	loop loopFinder
 	// end is the end of the last host event.
 	end int64
+	// deepest is the deepest nesting of host events, on thread deepTrack.
+	deepest   int
+	deepTrack int32
 }
 
 // scanHost makes the hostScan of a's trace; step matches the names of
@@ -53,6 +56,9 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 			k := a.cls.of(e.Name)
 			th.add(a, j, k)
 			th.parent.set(j, nest.next(j, e.Start, end, dur > 0))
+			if d := len(nest.open); d > s.deepest {
+				s.deepest, s.deepTrack = d, int32(i)
+			}
 			s.end = max(s.end, end)
 			if dur > 0 && e.Has(trace.FlagStep) {
 				s.flagged = append(s.flagged, a.rawStep(e))

@@ -521,7 +521,7 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack *hostStack) int {
 		}
 		return i
 	case Host:
-		for _, x := range stack.evs {
+		for _, x := range stack.innermost() {
 			if a.knownCostOf(th.evs[x].Name) >= 0 {
 				return int(x)
 			}
@@ -529,7 +529,7 @@ func (a *analyzer) blamed(th *thread, s *Segment, stack *hostStack) int {
 	case Input:
 		// The loader's own event rather than the Python frame of its
 		// __next__, which the input patterns match too.
-		for _, x := range stack.evs {
+		for _, x := range stack.innermost() {
 			if name := th.evs[x].Name; a.cls.of(name) == classInput && a.factsOf(name)&factFrame == 0 {
 				return int(x)
 			}
@@ -564,7 +564,7 @@ func (a *analyzer) userFrame(th *thread, i int) trace.StrID {
 // frame, the outermost frame around i; 0 when there is none.
 func (a *analyzer) frameVia(th *thread, i int) (user, via trace.StrID) {
 	par := th.parents()
-	for x := int32(i); x >= 0; x = par.of(x) {
+	for x, n := int32(i), 0; x >= 0 && n < maxWalk; x, n = par.of(x), n+1 {
 		name := th.evs[x].Name
 		f := a.factsOf(name)
 		if f&factUserFrame != 0 {
@@ -775,7 +775,7 @@ func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops
 			continue
 		}
 		// A launch: it counts for the innermost op in idx around it.
-		for x := par.of(int32(i)); x >= 0; x = par.of(x) {
+		for x, n := par.of(int32(i)), 0; x >= 0 && n < maxWalk; x, n = par.of(x), n+1 {
 			if k, ok := idx[th.evs[x].Name]; ok {
 				ops[k].Launches++
 				break
@@ -790,7 +790,7 @@ func (a *analyzer) countOps(th *thread, w Interval, idx map[trace.StrID]int, ops
 // re-dispatched) is one call.
 func outerCall(th *thread, par *parentIndex, i int) int {
 	out := i
-	for x := par.of(int32(i)); x >= 0; x = par.of(x) {
+	for x, n := par.of(int32(i)), 0; x >= 0 && n < maxWalk; x, n = par.of(x), n+1 {
 		if th.evs[x].Name == th.evs[i].Name {
 			out = int(x)
 		}

@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -37,6 +39,17 @@ type stackFacts struct {
 	// markers is set when every event is a step marker (so for none).
 	markers bool
 }
+
+// maxWalk is how many levels of a host stack the call sites, ops and the
+// user's line look through: the innermost ones, where calls are. Real
+// stacks are a few dozen deep; a hostile trace nests 100,000 events, and
+// looking through all of them at every gap made the analysis quadratic.
+// A report on a deeper stack says so (see deepStacks).
+const maxWalk = 256
+
+// innermost returns the innermost maxWalk events of the stack, outermost
+// first.
+func (s *hostStack) innermost() []int32 { return s.evs[max(len(s.evs)-maxWalk, 0):] }
 
 // emptyFacts are the facts of the empty stack.
 var emptyFacts = stackFacts{end: math.MaxInt64, sync: -1, input: -1, op: -1, runtime: -1, markers: true}
@@ -92,10 +105,15 @@ func (s *hostStack) leave(a *analyzer, th *thread, x int64) {
 	if s.top().end > x {
 		return // none ends by x
 	}
-	k := 0 // the first level that ends by x: facts hold the earliest end
-	for s.facts[k].end > x {
-		k++
-	}
+	// The first level that ends by x: facts hold the earliest end of
+	// each prefix, which only falls going up, so it is found by halving
+	// (a stack can be 100,000 deep).
+	k, _ := slices.BinarySearchFunc(s.facts, x, func(f stackFacts, x int64) int {
+		if f.end > x {
+			return -1
+		}
+		return 1
+	})
 	above := s.evs[k+1:]
 	s.evs, s.facts = s.evs[:k], s.facts[:k]
 	// Pushing writes only at levels below the events of above yet to be
@@ -105,4 +123,15 @@ func (s *hostStack) leave(a *analyzer, th *thread, x int64) {
 			s.push(a, th, i)
 		}
 	}
+}
+
+// deepStacks warns, in the result's source, when host events nest deeper
+// than maxWalk: what lies further out is not looked through.
+func (a *analyzer) deepStacks(scan *hostScan) {
+	if scan.deepest <= maxWalk {
+		return
+	}
+	a.res.Source.Warnings = append(slices.Clip(a.res.Source.Warnings), fmt.Sprintf(
+		"host events nest up to %d deep (on %s): call sites, host ops and the user's line are looked for in the innermost %d levels of a stack only",
+		scan.deepest, a.threadName(scan.deepTrack), maxWalk))
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,5 +25,26 @@ func TestUntracedBetween(t *testing.T) {
 		if f == nil || !strings.Contains(f.Message, want) || !strings.Contains(f.Message, "falls after PjitFunction(train_step) returned and before ") {
 			t.Errorf("TPU %v: untraced-thread finding %+v; want it to say %q and between which calls", tpu, f, want)
 		}
+	}
+}
+
+// TestDeepStacks: a thread nested 300 or 3,000 frames deep around 50
+// gaps gives the same figures (the stack is walked on from gap to gap,
+// not rebuilt), and the deeper one says that only the innermost levels
+// are looked through for call sites.
+func TestDeepStacks(t *testing.T) {
+	shallow := analyzeSpec(t, tracetest.DeepStack(maxWalk-10, 50))
+	deep := analyzeSpec(t, tracetest.DeepStack(3000, 50))
+	if shallow.Idle != deep.Idle || len(shallow.Gaps) != len(deep.Gaps) || shallow.Verdict != deep.Verdict {
+		t.Errorf("deep %s %+v (%d gaps), shallow %s %+v (%d gaps): want the same", deep.Verdict, deep.Idle, len(deep.Gaps), shallow.Verdict, shallow.Idle, len(shallow.Gaps))
+	}
+	if len(shallow.Gaps) != 49 {
+		t.Errorf("%d gaps, want 49", len(shallow.Gaps))
+	}
+	warned := func(r *Result) bool {
+		return slices.ContainsFunc(r.Source.Warnings, func(w string) bool { return strings.Contains(w, "nest up to 3001 deep") })
+	}
+	if !warned(deep) || warned(shallow) {
+		t.Errorf("warnings: deep %q, shallow %q; want the deep one alone to say how deep", deep.Source.Warnings, shallow.Source.Warnings)
 	}
 }
