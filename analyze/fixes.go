@@ -184,9 +184,9 @@ var graphLaunchPattern = sync.OnceValue(func() *regexp.Regexp {
 
 // graphLaunches reports whether the trace launches captured graphs.
 func (a *analyzer) graphLaunches() bool {
-	re := graphLaunchPattern()
+	m := newMatcher(graphLaunchPattern())
 	for _, s := range a.t.Strings {
-		if matchString(re, s) {
+		if m.match(s) {
 			return true
 		}
 	}

@@ -91,7 +91,8 @@ type nameMatcher struct {
 
 // newNameMatcher matches the names of t against re.
 func newNameMatcher(re *regexp.Regexp, t *trace.Trace) *nameMatcher {
-	return newNameTest(func(s string) bool { return matchString(re, s) }, t)
+	m := newMatcher(re)
+	return newNameTest(m.match, t)
 }
 
 // newNameTest matches the names of t for which is holds.

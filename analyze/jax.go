@@ -32,7 +32,7 @@ func detectFramework(t *trace.Trace) Framework {
 	best := len(res)
 	for _, s := range t.Strings {
 		for i, re := range res[:best] {
-			if matchString(re, s) {
+			if re.match(s) {
 				best = i
 				break
 			}

@@ -226,10 +226,10 @@ var contextRules = []struct {
 
 // compiledRules is contextRules compiled, once per process.
 var compiledRules = sync.OnceValue(func() (res []compiledRule) {
-	all := func(ps []string) []*regexp.Regexp {
-		var out []*regexp.Regexp
+	all := func(ps []string) []matcher {
+		var out []matcher
 		for _, p := range ps {
-			out = append(out, regexp.MustCompile(p))
+			out = append(out, mustMatcher(p))
 		}
 		return out
 	}
@@ -243,7 +243,7 @@ var compiledRules = sync.OnceValue(func() (res []compiledRule) {
 type compiledRule struct {
 	when              *regexp.Regexp
 	literals          []string
-	input, background []*regexp.Regexp
+	input, background []matcher
 }
 
 // holds reports whether the name is one of the rule's when.
@@ -254,7 +254,7 @@ func (r *compiledRule) holds(name string) bool {
 // withContext returns the built-in input and background patterns with
 // those of the context rules that the names of t hold, and whether the
 // first holds: the trace runs grain.
-func withContext(t *trace.Trace, input, background []*regexp.Regexp) (_, _ []*regexp.Regexp, grain bool) {
+func withContext(t *trace.Trace, input, background []matcher) (_, _ []matcher, grain bool) {
 	for i, r := range compiledRules() {
 		if slices.ContainsFunc(t.Strings, r.holds) {
 			input = append(slices.Clip(input), r.input...)
@@ -268,7 +268,7 @@ func withContext(t *trace.Trace, input, background []*regexp.Regexp) (_, _ []*re
 // classifier classifies host event names, each distinct name once: names
 // are interned, so the verdict for a StrID is cached.
 type classifier struct {
-	sync, asyncCopy, input, runtime, dispatch []*regexp.Regexp
+	sync, asyncCopy, input, runtime, dispatch []matcher
 	strings                                   []string
 	cache                                     []class // per StrID; unclassified until classified
 	// background answers inBackground, asked of every input event.
@@ -278,30 +278,30 @@ type classifier struct {
 }
 
 // compileAll appends to builtin the compiled extra patterns.
-func compileAll(what string, builtin []*regexp.Regexp, extra []string) ([]*regexp.Regexp, error) {
+func compileAll(what string, builtin []matcher, extra []string) ([]matcher, error) {
 	res := slices.Clip(builtin)
 	for _, p := range extra {
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return nil, fmt.Errorf("bad %s pattern %q: %w", what, p, err)
 		}
-		res = append(res, re)
+		res = append(res, newMatcher(re))
 	}
 	return res, nil
 }
 
 // builtin holds the built-in tables compiled, once per process: compiling
 // them took most of the time of analysing a small trace.
-var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, dispatch, background []*regexp.Regexp }) {
+var builtin = sync.OnceValue(func() (b struct{ sync, asyncCopy, input, runtime, dispatch, background []matcher }) {
 	for _, t := range []struct {
-		dst *[]*regexp.Regexp
+		dst *[]matcher
 		src []string
 	}{
 		{&b.sync, syncPatterns}, {&b.asyncCopy, asyncCopyPatterns}, {&b.input, inputPatterns},
 		{&b.runtime, runtimePatterns}, {&b.dispatch, dispatchPatterns}, {&b.background, backgroundLoaderPatterns},
 	} {
 		for _, p := range t.src {
-			*t.dst = append(*t.dst, regexp.MustCompile(p))
+			*t.dst = append(*t.dst, mustMatcher(p))
 		}
 	}
 	return b
@@ -370,9 +370,9 @@ func (c *classifier) inBackground(id trace.StrID) bool {
 	return c.background.matches(id)
 }
 
-func matchAny(res []*regexp.Regexp, s string) bool {
-	for _, re := range res {
-		if matchString(re, s) {
+func matchAny(ms []matcher, s string) bool {
+	for i := range ms {
+		if ms[i].match(s) {
 			return true
 		}
 	}
@@ -420,10 +420,10 @@ var frameworkPatterns = []struct {
 	{PyTorch, []string{`^ProfilerStep#\d+$`, `^aten::`, `^autograd::engine::`, `^torch/`}},
 }
 
-var frameworkRegexps = sync.OnceValue(func() []*regexp.Regexp {
-	res := make([]*regexp.Regexp, len(frameworkPatterns))
+var frameworkRegexps = sync.OnceValue(func() []matcher {
+	res := make([]matcher, len(frameworkPatterns))
 	for i, fp := range frameworkPatterns {
-		res[i] = regexp.MustCompile(joinPatterns(fp.patterns))
+		res[i] = mustMatcher(joinPatterns(fp.patterns))
 	}
 	return res
 })

@@ -5,7 +5,6 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Every distinct name of a trace is held against the name patterns, and a
@@ -14,9 +13,6 @@ import (
 // literal in any name they match ("cudaStreamSynchronize", "__next__"), so
 // a name holding none of a pattern's literals is rejected by strings.Index
 // alone, and only the rest reach the regular expression.
-
-// prefilters holds each pattern's filter (see literalsOf).
-var prefilters sync.Map // *regexp.Regexp -> *filter
 
 // filter is what a name must hold to match a pattern: one of lits, each
 // at its start where prefix is set; no filter when lits is nil.
@@ -43,15 +39,23 @@ func (f *filter) rejects(s string) bool {
 	return true
 }
 
-// matchString reports whether re matches s, rejecting through re's
-// literals first.
-func matchString(re *regexp.Regexp, s string) bool {
-	v, ok := prefilters.Load(re)
-	if !ok {
-		v, _ = prefilters.LoadOrStore(re, &filter{literalsOf(re.String())})
-	}
-	return !v.(*filter).rejects(s) && re.MatchString(s)
+// matcher is a name pattern and its filter.
+type matcher struct {
+	re *regexp.Regexp
+	filter
 }
+
+// newMatcher returns re with its filter.
+func newMatcher(re *regexp.Regexp) matcher {
+	return matcher{re, filter{literalsOf(re.String())}}
+}
+
+// mustMatcher compiles a built-in pattern.
+func mustMatcher(expr string) matcher { return newMatcher(regexp.MustCompile(expr)) }
+
+// match reports whether the pattern matches s, rejecting through its
+// literals first.
+func (m *matcher) match(s string) bool { return !m.rejects(s) && m.re.MatchString(s) }
 
 // literalsOf returns literals one of which every match of the expression
 // expr contains, nil when that cannot be told (a case-insensitive or a

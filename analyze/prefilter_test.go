@@ -3,7 +3,6 @@ package analyze
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -42,8 +41,8 @@ func TestLiteralsOf(t *testing.T) {
 // does alone.
 func TestPrefilterAgrees(t *testing.T) {
 	b := builtin()
-	var res []*regexp.Regexp
-	for _, set := range [][]*regexp.Regexp{b.sync, b.asyncCopy, b.input, b.runtime, b.dispatch, b.background, frameworkRegexps()} {
+	var res []matcher
+	for _, set := range [][]matcher{b.sync, b.asyncCopy, b.input, b.runtime, b.dispatch, b.background, frameworkRegexps()} {
 		res = append(res, set...)
 	}
 	names := []string{"", "aten::item", "xaten::item", "cudaFree", "hipFree", "PjitFunction(f)", "jit_train_step(1)",
@@ -60,8 +59,8 @@ func TestPrefilterAgrees(t *testing.T) {
 	}
 	for _, re := range res {
 		for _, s := range names {
-			if got, want := matchString(re, s), re.MatchString(s); got != want {
-				t.Errorf("%q on %q: %v through the filter, %v alone", re, s, got, want)
+			if got, want := re.match(s), re.re.MatchString(s); got != want {
+				t.Errorf("%q on %q: %v through the filter, %v alone", re.re, s, got, want)
 			}
 		}
 	}
@@ -74,14 +73,14 @@ func FuzzPrefilter(f *testing.F) {
 		f.Add(s)
 	}
 	b := builtin()
-	var res []*regexp.Regexp
-	for _, set := range [][]*regexp.Regexp{b.sync, b.asyncCopy, b.input, b.runtime, b.dispatch, b.background, frameworkRegexps()} {
+	var res []matcher
+	for _, set := range [][]matcher{b.sync, b.asyncCopy, b.input, b.runtime, b.dispatch, b.background, frameworkRegexps()} {
 		res = append(res, set...)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, re := range res {
-			if got, want := matchString(re, s), re.MatchString(s); got != want {
-				t.Errorf("%q on %q: %v through the filter, %v alone", re, s, got, want)
+			if got, want := re.match(s), re.re.MatchString(s); got != want {
+				t.Errorf("%q on %q: %v through the filter, %v alone", re.re, s, got, want)
 			}
 		}
 	})
