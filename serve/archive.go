@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -124,13 +125,16 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		if n == maxArchiveEntries {
 			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d entries in the tar", f.name, maxArchiveEntries)
 		}
-		if h.Typeflag != tar.TypeReg || !isTrace(h.Name) {
+		name, err := entryName(h.Name)
+		if err != nil {
+			return traces, errorf(http.StatusBadRequest, "%s: %v", f.name, err)
+		}
+		if h.Typeflag != tar.TypeReg || !isTrace(name) {
 			continue
 		}
 		if left.traces == maxArchiveTraces {
 			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d traces in the request's tars", f.name, maxArchiveTraces)
 		}
-		name := cleanName(path.Clean(strings.TrimPrefix(h.Name, "./")), "trace")
 		// Not receiveUpload: the archive's bytes were counted as uploaded.
 		rf, err := s.receive(tr, name)
 		if budget.N <= 0 {
@@ -157,3 +161,24 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 	}
 	return traces, nil
 }
+
+// entryName returns an archive entry's name as a safe relative path: one
+// line, slashes for separators, no "." elements (the folder itself is "."). A name that is absolute
+// (/x, C:x, \\host\x) or climbs out of the folder it is extracted into
+// (a ".." element) is refused, whatever the entry is: such a name in an
+// upload is hostile, and a job's download (rawJob) writes the names kept.
+func entryName(raw string) (string, error) {
+	n := cleanName(strings.ReplaceAll(raw, `\`, "/"), "")
+	if strings.HasPrefix(n, "/") || (len(n) >= 2 && n[1] == ':' && isLetter(n[0])) {
+		return "", fmt.Errorf("entry %q: absolute name, expected a path relative to the tar's folder", raw)
+	}
+	for _, el := range strings.Split(n, "/") {
+		if el == ".." {
+			return "", fmt.Errorf("entry %q: a \"..\" in the name, expected a path inside the tar's folder", raw)
+		}
+	}
+	// "./", the folder itself, is "." and named as no trace.
+	return path.Clean(n), nil
+}
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

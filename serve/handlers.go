@@ -418,6 +418,12 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 		}
 	}()
 	for i, file := range rec.Files {
+		// A record stored before upload names were checked may hold a
+		// name that would leave the folder the tar is extracted into.
+		if _, err := entryName(file.Name); err != nil {
+			s.fail(w, r, fmt.Errorf("job %s: stored file name not safe to download: %w", rec.ID, err))
+			return
+		}
 		f, err := s.blobs.open(file.SHA256)
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("job %s: opening stored file %s: %w", rec.ID, file.Name, err))
@@ -430,7 +436,8 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 	w.Header().Set("ETag", `"`+rec.SHA256+`"`)
 	tw := tar.NewWriter(w)
 	for i, file := range rec.Files {
-		hdr := &tar.Header{Name: file.Name, Size: file.Size, Mode: 0o644, ModTime: rec.Created, Format: tar.FormatPAX}
+		name, _ := entryName(file.Name) // checked above
+		hdr := &tar.Header{Name: name, Size: file.Size, Mode: 0o644, ModTime: rec.Created, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return // the client went away; the status is sent
 		}
