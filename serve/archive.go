@@ -69,7 +69,7 @@ func (s *Server) expandArchives(parts []part) []part {
 			continue
 		}
 		traces, err := s.expand(p.f, left)
-		os.Remove(p.f.tmp)
+		s.blobs.drop(p.f.tmp)
 		if err != nil {
 			out = append(out, part{f: received{name: p.f.name}, err: err})
 			continue
@@ -86,7 +86,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 	defer func() {
 		if err != nil {
 			for _, p := range traces {
-				os.Remove(p.f.tmp)
+				s.blobs.drop(p.f.tmp)
 			}
 			traces = nil
 		}
@@ -138,7 +138,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		// Not receiveUpload: the archive's bytes were counted as uploaded.
 		rf, err := s.receive(tr, name)
 		if budget.N <= 0 {
-			os.Remove(rf.tmp)
+			s.blobs.drop(rf.tmp)
 			return traces, tooBig()
 		}
 		if err != nil {
