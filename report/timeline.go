@@ -287,9 +287,9 @@ const (
 // it waited for and what that thread was mostly in, and for a runtime gap
 // the other thread's work it waited on, as the text report says.
 func gapTitle(res *analyze.Result, g *analyze.Gap) string {
-	t := fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(res, g)))
+	t := fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, untrusted.Terminal(g.Thread), tipStack(HostStack(res, g)))
 	if call := waitedCall(res, g); call != "" && g.Cause == analyze.Runtime {
-		t += "\n  waiting on " + untrusted.Clip(call, tipFrameWidth, nil)
+		t += "\n  waiting on " + untrusted.Clip(call, tipFrameWidth, untrusted.Terminal)
 	}
 	return t
 }
@@ -306,8 +306,10 @@ func tipStack(stack []string) string {
 		stack = stack[n:]
 	}
 	for _, f := range stack {
-		// No escape here: the title is escaped for HTML as a whole.
-		b.WriteString("\n  " + untrusted.Clip(f, tipFrameWidth, nil))
+		// Escaped visibly, so that a newline in a name starts no line of
+		// the tooltip or of the file; the title is escaped for HTML as
+		// a whole.
+		b.WriteString("\n  " + untrusted.Clip(f, tipFrameWidth, untrusted.Terminal))
 	}
 	return b.String()
 }
