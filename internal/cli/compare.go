@@ -109,7 +109,7 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 	if err != nil {
 		return "", err
 	}
-	return format, f.analysis.options().Validate()
+	return format, f.analysis.validate()
 }
 
 // analyzeBoth analyses the two traces (each a file, "-" or a directory

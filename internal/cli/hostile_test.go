@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
@@ -320,5 +322,48 @@ func assertNoCICommand(t *testing.T, name, out string) {
 		if l := strings.ToLower(line); strings.Contains(l, "##vso[") || strings.Contains(l, "##[") {
 			t.Errorf("%s: line holds an Azure command: %q", name, line)
 		}
+	}
+}
+
+// TestEmptyEventsWithinBudget: an XPlane of empty events (two bytes each
+// on the wire, tens in memory), plain or gzipped, is refused under
+// --max-memory before it is read, by the bound on its events that its
+// size gives; within a budget that bound covers, it is read, and what it
+// allocates stays within the bound.
+func TestEmptyEventsWithinBudget(t *testing.T) {
+	const n = 1 << 20
+	plain := tracetest.EmptyEvents(n, 0)
+	bound := int64(32<<20) + int64(len(plain)) + int64(len(plain))/2*trace.EventCost
+	for _, tt := range []struct {
+		name, file string
+		data       []byte
+		budget     string
+		code       int
+	}{
+		{"plain, refused", "empty.xplane.pb", plain, "64MiB", 2},
+		{"gzipped, refused", "empty.xplane.pb.gz", tracetest.Gzip(tracetest.EmptyEvents(n, 16<<10)), "64MiB", 2},
+		{"plain, within the bound", "empty.xplane.pb", plain, fmt.Sprint(bound), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := hostileFile(t, tt.file, tt.data)
+			var code int
+			var stderr string
+			alloc := allocated(func() { code, _, stderr = tg("analyze", "--max-memory", tt.budget, path) })
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			if tt.code == 2 {
+				if !strings.Contains(stderr, "raise --max-memory") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Errorf("stderr %q: want one line naming --max-memory", stderr)
+				}
+				if alloc > 8<<20 {
+					t.Errorf("refusing allocated %d MiB, want it refused before reading", alloc>>20)
+				}
+				return
+			}
+			if alloc > uint64(bound) {
+				t.Errorf("reading allocated %d MiB, over its bound of %d MiB", alloc>>20, bound>>20)
+			}
+		})
 	}
 }

@@ -138,7 +138,7 @@ func (f *serveFlags) serveConfig(fs *pflag.FlagSet, logw io.Writer) (serve.Confi
 		return serve.Config{}, err
 	}
 	opt := f.analysis.options()
-	if err := opt.Validate(); err != nil {
+	if err := f.analysis.validate(); err != nil {
 		return serve.Config{}, err
 	}
 	if f.maxParts < 1 {

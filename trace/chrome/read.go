@@ -22,8 +22,19 @@ func init() {
 		Holds:     Holds,
 		Read:      Read,
 		ProbeRank: ProbeRank,
+		Need:      Need,
 	})
 }
+
+// minEvent is the fewest bytes an event the reader keeps takes, with the
+// comma that separates it from the next: {"ph":"X","ts":1}, one ts being
+// needed.
+const minEvent = 18
+
+// Need returns an upper bound on the memory that reading and analysing
+// plain bytes of Chrome JSON takes: its events, at most one per minEvent
+// bytes, and half its bytes besides (names, the reading buffers).
+func Need(plain int64) int64 { return plain/2 + trace.EventsNeed(plain, minEvent) }
 
 // Sniff reports whether head looks like Chrome trace-event JSON: after an
 // optional UTF-8 byte order mark and white space, an object or an array,
