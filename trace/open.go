@@ -242,6 +242,9 @@ func describeHead(head []byte) string {
 	if len(h) > 16 {
 		h = h[:16]
 	}
+	if enc := utf16Order(head); enc != "" {
+		return fmt.Sprintf("is UTF-16 (%s) text, starting with bytes % x; save it as UTF-8", enc, h)
+	}
 	h = bytes.TrimRight(h, "\x00")
 	printable := true
 	for _, c := range h {
@@ -258,6 +261,23 @@ func describeHead(head []byte) string {
 		what = ", an HTML page (an error or login page saved in place of the trace?)"
 	}
 	return fmt.Sprintf("starts with %q%s", h, what)
+}
+
+// utf16Order returns the byte order of head when it is UTF-16 text
+// ("little-endian", "big-endian"), by its byte order mark or, without one,
+// by the zero high bytes of ASCII text, else "".
+func utf16Order(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0xff, 0xfe}):
+		return "little-endian"
+	case bytes.HasPrefix(head, []byte{0xfe, 0xff}):
+		return "big-endian"
+	case len(head) >= 4 && head[0] != 0 && head[1] == 0 && head[2] != 0 && head[3] == 0:
+		return "little-endian"
+	case len(head) >= 4 && head[0] == 0 && head[1] != 0 && head[2] == 0 && head[3] != 0:
+		return "big-endian"
+	}
+	return ""
 }
 
 // gzipSize returns the decompressed size that the trailer of the gzip

@@ -367,3 +367,14 @@ func TestEmptyEventsWithinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestNegativeLimitsRefused: a negative reading limit is a usage error,
+// not "no limit".
+func TestNegativeLimitsRefused(t *testing.T) {
+	for _, flag := range []string{"--max-events", "--max-bytes", "--max-tracks", "--max-strings", "--max-value"} {
+		code, _, stderr := tg("analyze", flag, "-1", "../../testdata/example.pt.trace.json.gz")
+		if want := "invalid " + flag + " -1: expected a positive limit"; code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("%s -1: exit %d, %q; want 2 and %q", flag, code, stderr, want)
+		}
+	}
+}
