@@ -237,7 +237,7 @@ func catalogue() []badInput {
 			err:   fmt.Sprintf("more than 100000 events at byte %d (raise --max-events if the trace is genuine)", 1+100_001*len(begin)-1),
 			limit: true, maxAlloc: 50 << 20},
 		{name: "XPlane of more empty events than --max-events", in: text(string(tracetest.EmptyEvents(1000, 0))), opt: trace.Options{MaxEvents: 100},
-			err: "more than 100 events, in the XLine whose events start at byte 21 (raise --max-events if the trace is genuine)",
+			err:   "more than 100 events, in the XLine whose events start at byte 21 (raise --max-events if the trace is genuine)",
 			limit: true},
 		{name: "a 100 MB string", in: stream(`[{"ph":"X","name":"`, "a", 100e6, `","pid":1,"tid":1,"ts":1,"dur":1}]`),
 			err:   "JSON value or white space from byte 1 runs past 16777216 bytes, longer than any trace event (raise --max-value if the trace is genuine)",
