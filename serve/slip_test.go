@@ -138,3 +138,28 @@ func extractInside(t *testing.T, b []byte, dir string) []string {
 		got = append(got, p)
 	}
 }
+
+// FuzzEntryName: whatever an archive entry is named, a name entryName
+// keeps, joined to a folder, stays inside it, and is one line.
+func FuzzEntryName(f *testing.F) {
+	for _, s := range []string{"logs/a.trace.json", "../x", "/abs", `..\x`, "C:x", "a/../../b", "./", "a\x00/..", ".. /x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		name, err := entryName(raw)
+		if err != nil {
+			if !strings.Contains(err.Error(), "entry ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q: want one line naming the entry", err)
+			}
+			return
+		}
+		dir := "/base/folder"
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if rel, err := filepath.Rel(dir, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			t.Fatalf("entryName(%q) = %q, which leaves the folder", raw, name)
+		}
+		if strings.ContainsAny(name, "\n\r\\") || strings.HasPrefix(name, "/") {
+			t.Fatalf("entryName(%q) = %q: not a clean relative path", raw, name)
+		}
+	})
+}

@@ -182,3 +182,23 @@ func TestClipKeepsCICommandsInert(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCICommands: whatever a name holds, what Terminal, Markdown, TSV and
+// an annotation's message make of it, and Clip of it, starts no GitHub
+// workflow command and holds no Azure Pipelines one, placed alone on a
+// line or after another.
+func FuzzCICommands(f *testing.F) {
+	for _, s := range []string{"::error::x", " \t::warning::y", "a##vso[task.complete]", "###[group]", "##VsO[x", "at::native::add"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, out := range []string{Terminal(s), Markdown(s), TSV(s), AnnotationMessage(s), Clip(s, 12, Terminal), ClipStart(s, 12, Terminal)} {
+			for _, line := range []string{out, "x" + out} {
+				lead := strings.TrimLeft(line, " \t\v\f")
+				if strings.HasPrefix(lead, "::") || strings.Contains(strings.ToLower(line), "##vso[") || strings.Contains(line, "##[") {
+					t.Fatalf("%q escaped to %q: a live CI command", s, out)
+				}
+			}
+		}
+	})
+}
