@@ -142,7 +142,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 			return traces, tooBig()
 		}
 		if err != nil {
-			return traces, err
+			return traces, errorf(statusOf(err), "%s: %v", f.name, err)
 		}
 		traces = append(traces, part{f: rf})
 		left.traces++

@@ -22,7 +22,7 @@ func TestExpandingTarStopsAtTempQuota(t *testing.T) {
 	r := do(t, "POST", ts.URL+"/api/v1/traces", body, map[string]string{"Content-Type": ctype})
 	var got []uploadAnswer
 	r.json(t, &got)
-	if r.code != http.StatusInsufficientStorage || len(got) != 1 || !strings.Contains(got[0].Error, "temporary space is full") || !strings.Contains(got[0].Error, "--max-temp") {
+	if r.code != http.StatusInsufficientStorage || len(got) != 1 || !strings.HasPrefix(got[0].Error, "logs.tar.gz: logs/rankba.trace.json: the server's temporary space is full") || !strings.Contains(got[0].Error, "temporary space is full") || !strings.Contains(got[0].Error, "--max-temp") {
 		t.Errorf("expanding tar = %d %s, want 507 naming --max-temp", r.code, r.body)
 	}
 	if n := ts.blobs.inUse(); n != 0 {

@@ -313,6 +313,8 @@ func (s *Server) receiveError(err error, name string, size int64) error {
 	var mb *http.MaxBytesError
 	var ne net.Error
 	switch {
+	case errors.As(err, &he) && he.status == http.StatusInsufficientStorage:
+		return errorf(he.status, "%s: %s", name, he.msg) // the quota's, which knows no name
 	case errors.As(err, &he):
 		return he
 	case errors.As(err, &mb):
