@@ -180,27 +180,36 @@ const (
 )
 
 // need returns the memory that reading and analysing plain bytes
-// (decompressed) takes at most, whose first bytes are head, with the
-// format forced on it (empty: sniffed from head). An input of no known
-// format is counted as NeedDefault: reading it fails early.
-func need(head []byte, plain int64, format string) int64 {
-	f, err := trace.LookupFormat(format)
-	if format == "" {
-		var ok bool
-		if f, ok = trace.SniffFormat(head); !ok {
-			return fixedNeed + trace.NeedDefault(plain)
-		}
-	} else if err != nil {
+// (decompressed) holding events events (-1: not counted) takes at most,
+// whose first bytes are head, with the format forced on it (empty:
+// sniffed from head). An input of no known format is counted as
+// NeedDefault: reading it fails early.
+func need(head []byte, plain, events int64, format string) int64 {
+	f, ok := formatFor(head, format)
+	if !ok {
 		return fixedNeed + trace.NeedDefault(plain)
 	}
-	return fixedNeed + trace.NeedOf(f, plain)
+	return fixedNeed + trace.NeedOf(f, plain, events)
 }
 
-// plainSize returns the bytes that the gzip file src of size bytes
-// decompresses to, counted, but no more than reading it would accept
-// (plus one, which reading refuses): opt's MaxBytes, and the ratio past
-// its grace. A corrupt stream counts what came before the damage.
-func plainSize(src io.ReaderAt, size int64, opt trace.Options) int64 {
+// formatFor returns the format forced (format), else the one sniffed from
+// head.
+func formatFor(head []byte, format string) (trace.Format, bool) {
+	if format != "" {
+		f, err := trace.LookupFormat(format)
+		return f, err == nil
+	}
+	return trace.SniffFormat(head)
+}
+
+// measure returns the bytes that the file src of size bytes holds after
+// decompression (gz: it is gzip), counted, and the events its format f
+// counts in them (-1 when it counts none), reading no further than reading
+// it would accept (plus one byte, which reading refuses): opt's MaxBytes,
+// and the ratio past its grace. A plain file is read only when its
+// format counts events. A corrupt stream counts what came before the
+// damage.
+func measure(src io.ReaderAt, size int64, gz bool, f trace.Format, opt trace.Options) (plain, events int64) {
 	maxBytes, ratio := opt.MaxBytes, opt.MaxRatio
 	if maxBytes <= 0 {
 		maxBytes = trace.DefaultMaxBytes
@@ -208,16 +217,42 @@ func plainSize(src io.ReaderAt, size int64, opt trace.Options) int64 {
 	if ratio <= 0 {
 		ratio = trace.DefaultMaxRatio
 	}
+	if !gz && f.Count == nil {
+		return size, -1
+	}
+	var r io.Reader = io.NewSectionReader(src, 0, size)
 	limit := maxBytes
-	if size < (limit-ratioGrace)/ratio {
-		limit = ratioGrace + size*ratio
+	if gz {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return size, -1
+		}
+		r = zr
+		if size < (limit-ratioGrace)/ratio {
+			limit = ratioGrace + size*ratio
+		}
 	}
-	zr, err := gzip.NewReader(io.NewSectionReader(src, 0, size))
-	if err != nil {
-		return size
+	cr := &countReader{r: io.LimitReader(r, limit+1)}
+	events = -1
+	if f.Count != nil {
+		if n, ok := f.Count(cr); ok {
+			events = n
+		}
 	}
-	n, _ := io.Copy(io.Discard, io.LimitReader(zr, limit+1))
-	return n
+	io.Copy(io.Discard, cr) // a count that failed stopped early
+	return cr.n, events
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // inflate returns up to n bytes of the start of the gzip stream gz, as

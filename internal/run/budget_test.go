@@ -105,50 +105,61 @@ func TestNeed(t *testing.T) {
 	xspace := []byte{0x0a, 0x05, 0x08, 0x01, 0x12, 0x01, 'x'}
 	chromeNeed := func(n int64) int64 { return fixedNeed + n/2 + n/18*trace.EventCost }
 	for _, tc := range []struct {
-		name   string
-		head   []byte
-		plain  int64
-		format string
-		want   int64
+		name          string
+		head          []byte
+		plain, events int64
+		format        string
+		want          int64
 	}{
-		{"json", json, 3600, "", chromeNeed(3600)},
-		{"xplane", xspace, 3000, "", fixedNeed + 3000 + 1500*trace.EventCost},
-		{"forced chrome", xspace, 3600, "chrome", chromeNeed(3600)},
-		{"unknown format", []byte("hello"), 3000, "", fixedNeed + 12000},
+		{"json", json, 3600, -1, "", chromeNeed(3600)},
+		{"xplane", xspace, 3000, -1, "", fixedNeed + 3000 + 1500*trace.EventCost},
+		{"xplane, events counted", xspace, 3000, 7, "", fixedNeed + 3000 + 7*trace.EventCost},
+		{"forced chrome", xspace, 3600, -1, "chrome", chromeNeed(3600)},
+		{"unknown format", []byte("hello"), 3000, -1, "", fixedNeed + 12000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := need(tc.head, tc.plain, tc.format); got != tc.want {
+			if got := need(tc.head, tc.plain, tc.events, tc.format); got != tc.want {
 				t.Errorf("need = %d, want %d", got, tc.want)
 			}
 		})
 	}
 }
 
-// TestPlainSizeCounted: a gzip file's size after decompression is counted,
-// not read from its trailer, which a forged file sets low; the count stops
-// where reading would refuse the input.
-func TestPlainSizeCounted(t *testing.T) {
+// TestMeasure: a gzip file's size after decompression is counted, not
+// read from its trailer, which a forged file sets low; the count stops
+// where reading would refuse the input; XPlane's events are counted.
+func TestMeasure(t *testing.T) {
 	json := []byte(`{"traceEvents":[` + strings.Repeat(`{"ph":"X","name":"k"},`, 50000) + `{}]}`)
 	gz := tracetest.Gzip(json)
 	forged := bytes.Clone(gz)
 	copy(forged[len(forged)-4:], []byte{100, 0, 0, 0}) // "100 bytes"
+	chrome, _ := trace.LookupFormat("chrome")
+	xplane, _ := trace.LookupFormat("xplane")
+	empty := tracetest.EmptyEvents(5000, 0)
 	for _, tc := range []struct {
-		name string
-		gz   []byte
-		opt  trace.Options
-		want int64
+		name          string
+		data          []byte
+		gz            bool
+		f             trace.Format
+		opt           trace.Options
+		plain, events int64
 	}{
-		{"true trailer", gz, trace.Options{}, int64(len(json))},
-		{"forged trailer", forged, trace.Options{}, int64(len(json))},
-		{"capped by max bytes", gz, trace.Options{MaxBytes: 1000}, 1001},
-		{"capped by the ratio", gz, trace.Options{MaxRatio: 1}, ratioGrace + int64(len(gz)) + 1},
+		{"true trailer", gz, true, chrome, trace.Options{}, int64(len(json)), -1},
+		{"forged trailer", forged, true, chrome, trace.Options{}, int64(len(json)), -1},
+		{"capped by max bytes", gz, true, chrome, trace.Options{MaxBytes: 1000}, 1001, -1},
+		{"capped by the ratio", gz, true, chrome, trace.Options{MaxRatio: 1}, ratioGrace + int64(len(gz)) + 1, -1},
+		{"plain chrome, not read", json, false, chrome, trace.Options{}, int64(len(json)), -1},
+		{"xplane events counted", empty, false, xplane, trace.Options{}, int64(len(empty)), 5000},
+		{"gzipped xplane events counted", tracetest.Gzip(empty), true, xplane, trace.Options{}, int64(len(empty)), 5000},
+		{"xplane cut short", empty[:len(empty)-1], false, xplane, trace.Options{}, int64(len(empty)) - 1, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "capped by the ratio" && int64(len(json)) <= tc.want {
+			if tc.name == "capped by the ratio" && int64(len(json)) <= tc.plain {
 				t.Fatalf("the trace (%d bytes) is too small to pass the ratio", len(json))
 			}
-			if got := plainSize(bytes.NewReader(tc.gz), int64(len(tc.gz)), tc.opt); got != tc.want {
-				t.Errorf("plainSize = %d, want %d", got, tc.want)
+			plain, events := measure(bytes.NewReader(tc.data), int64(len(tc.data)), tc.gz, tc.f, tc.opt)
+			if plain != tc.plain || events != tc.events {
+				t.Errorf("measure = %d bytes, %d events; want %d, %d", plain, events, tc.plain, tc.events)
 			}
 		})
 	}

@@ -96,17 +96,23 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plai
 	if f, ok := r.(io.ReaderAt); ok && size > 0 && atStart(r) {
 		k, _ := f.ReadAt(head, 0)
 		head = head[:k]
-		if !isGzip(head) {
-			return need(head, size, format), nil, r
+		gz := isGzip(head)
+		if gz {
+			head = inflate(head, 512)
 		}
-		return need(inflate(head, 512), plainSize(f, size, e.Read), format), nil, r
+		tf, known := formatFor(head, format)
+		if !known {
+			return need(head, size, -1, format), nil, r
+		}
+		plain, events := measure(f, size, gz, tf, e.Read)
+		return need(head, plain, events, format), nil, r
 	}
 	br := bufio.NewReaderSize(r, headLen)
 	head, _ = br.Peek(headLen)
 	if isGzip(head) {
 		head = inflate(head, 512)
 	}
-	plain = func(n int64) int64 { return need(head, n, format) }
+	plain = func(n int64) int64 { return need(head, n, -1, format) }
 	return plain(headLen), plain, br
 }
 

@@ -32,7 +32,7 @@ func FuzzRead(f *testing.F) {
 		if tr != nil && len(tr.Events) > (len(data)+1)/minEvent {
 			t.Fatalf("%d events from %d bytes, more than one per %d bytes", len(tr.Events), len(data), minEvent)
 		}
-		if alloc, bound := after.TotalAlloc-before.TotalAlloc, uint64(8<<20+2*Need(int64(len(data)))); alloc > bound {
+		if alloc, bound := after.TotalAlloc-before.TotalAlloc, uint64(8<<20+2*Need(int64(len(data)), -1)); alloc > bound {
 			t.Fatalf("reading %d bytes allocated %d, over %d", len(data), alloc, bound)
 		}
 		if err != nil {

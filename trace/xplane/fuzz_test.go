@@ -49,14 +49,18 @@ func FuzzRead(f *testing.F) {
 }
 
 // checkResources checks the bound that admission relies on (Need): an
-// input of n bytes holds at most n/minEvent events, and reading it
+// input of n bytes holds at most n/minEvent events, no more than Count
+// counts when it can, and reading it
 // allocates no more than its bound beyond the reader's fixed buffers.
 func checkResources(t *testing.T, b []byte, tr *trace.Trace, alloc uint64) {
 	t.Helper()
 	if tr != nil && len(tr.Events) > len(b)/minEvent {
 		t.Fatalf("%d events from %d bytes, more than one per %d bytes", len(tr.Events), len(b), minEvent)
 	}
-	if bound := uint64(8<<20 + 2*Need(int64(len(b)))); alloc > bound {
+	if n, ok := Count(bytes.NewReader(b)); ok && tr != nil && int64(len(tr.Events)) > n {
+		t.Fatalf("%d events read, %d counted", len(tr.Events), n)
+	}
+	if bound := uint64(8<<20 + 2*Need(int64(len(b)), -1)); alloc > bound {
 		t.Fatalf("reading %d bytes allocated %d, over %d", len(b), alloc, bound)
 	}
 }
