@@ -24,6 +24,9 @@ const (
 	maxArchiveEntries = 10000
 	// maxArchiveTraces caps the traces taken from one archive.
 	maxArchiveTraces = 256
+	// archiveGrace is what a gzipped archive may expand to beyond
+	// trace.DefaultMaxRatio times its size, as a gzipped trace may.
+	archiveGrace = 1 << 20
 )
 
 // The bytes the archives of one request expand to, skipped entries
@@ -97,6 +100,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 	}
 	defer file.Close()
 	var r io.Reader = file
+	limit, byRatio := left.bytes, false
 	if !strings.HasSuffix(strings.ToLower(f.name), ".tar") {
 		gz, err := gzip.NewReader(file)
 		if err != nil {
@@ -104,10 +108,17 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		}
 		defer gz.Close()
 		r = gz
+		// As trace.Read bounds a gzipped trace's expansion.
+		if most := archiveGrace + f.size*trace.DefaultMaxRatio; most < limit {
+			limit, byRatio = most, true
+		}
 	}
-	budget := &io.LimitedReader{R: r, N: left.bytes + 1}
-	defer func() { left.bytes = max(budget.N-1, 0) }()
+	budget := &io.LimitedReader{R: r, N: limit + 1}
+	defer func() { left.bytes = max(left.bytes-(limit+1-budget.N), 0) }()
 	tooBig := func() error {
+		if byRatio {
+			return errorf(http.StatusRequestEntityTooLarge, "%s: expands more than %dx its %d bytes: not a real archive of traces (real ones expand 5-30x), likely a decompression bomb", f.name, trace.DefaultMaxRatio, f.size)
+		}
 		return errorf(http.StatusRequestEntityTooLarge, "%s: expands past %d bytes with the request's other archives (the server's --max-upload)", f.name, s.cfg.MaxUpload)
 	}
 	tr := tar.NewReader(budget)

@@ -105,3 +105,20 @@ func TestFullDiskIs507(t *testing.T) {
 		t.Errorf("statusOf(%v) = %d, want 507", err, got)
 	}
 }
+
+// TestArchiveBombRatio: a .tar.gz that expands more than a gzipped trace
+// may (200x past a 1 MiB allowance) is refused with 413 once past it,
+// whatever room --max-upload and --max-temp leave.
+func TestArchiveBombRatio(t *testing.T) {
+	bomb := tracetest.ExpandingTar(2, 2<<20) // 4 MiB from a few KiB
+	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze})
+	body, ctype := multipartBody(t, nil, map[string][]byte{"logs.tar.gz": bomb}, []string{"logs.tar.gz"})
+	r := do(t, "POST", ts.URL+"/api/v1/traces", body, map[string]string{"Content-Type": ctype})
+	var got []uploadAnswer
+	r.json(t, &got)
+	want := fmt.Sprintf("logs.tar.gz: expands more than 200x its %d bytes: not a real archive of traces (real ones expand 5-30x), likely a decompression bomb", len(bomb))
+	if r.code != http.StatusRequestEntityTooLarge || len(got) != 1 || got[0].Error != want {
+		t.Errorf("archive bomb = %d %s, want 413 %q", r.code, r.body, want)
+	}
+	assertNothingStored(t, ts)
+}
