@@ -87,7 +87,7 @@ func (s *Server) busy(need int64) *httpError {
 	running, used, waiting := s.admit.state()
 	mem := "no memory budget"
 	if s.cfg.MaxMemory > 0 {
-		mem = fmt.Sprintf("%s of the %s memory budget (--max-memory) reserved by estimate, %s more needed", humanSize(used), humanSize(s.cfg.MaxMemory), humanSize(need))
+		mem = fmt.Sprintf("%s of the %s memory budget (--max-memory) reserved by upper bounds, %s more needed", humanSize(used), humanSize(s.cfg.MaxMemory), humanSize(need))
 	}
 	return errorf(http.StatusServiceUnavailable, "server busy: %d of %d analyses running (--max-analyses), %s, %d of %d waiting (--max-queue), retry later",
 		running, s.cfg.MaxAnalyses, mem, waiting, s.cfg.MaxQueue)

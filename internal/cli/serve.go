@@ -85,7 +85,7 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
 	fs.Var(&f.maxTemp, "max-temp", "temporary space under the data directory's tmp/ that the uploads being received may hold together, archives' expanded traces included (507 past it)")
 	fs.IntVar(&f.maxParts, "max-parts", serve.DefaultMaxParts, "parts of one multipart upload, form fields included (413 above)")
-	fs.Var(&f.maxMemory, "max-memory", "memory the analyses running at once may need, by estimate from each upload's size and format; an upload waits for room, and one needing more than all of it gets 413")
+	fs.Var(&f.maxMemory, "max-memory", "memory the analyses running at once may need, by an upper bound from each upload's size after decompression and its format; an upload waits for room, and one needing more than all of it gets 413")
 	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads analysed at once (an upload is received before it takes one)")
 	fs.IntVar(&f.maxQueue, "max-queue", 4*runtime.NumCPU(), "received uploads that may wait for a slot or for memory; more get 503 with Retry-After (0: none wait)")
 	fs.DurationVar(&f.upload, "upload-timeout", serve.DefaultUploadTimeout, "time allowed to receive one upload's body")
