@@ -101,6 +101,9 @@ ok = b'{"traceEvents":[]}'
 open(d + "/slip.tar", "wb").write(tar([("ok/a.trace.json", ok), ("../../../../x.trace.json", ok), ("/abs/x.trace.json", ok)], False))
 big = b'{"traceEvents":[' + b" " * 400_000_000
 open(d + "/expand.tar.gz", "wb").write(tar([("logs/r%d.trace.json" % i, big) for i in range(4)], True))
+# 4 M kernels of the fewest bytes a kernel takes, 100 us apart: a gap each.
+with open(d + "/gaps.json", "w") as f:
+    f.write("[" + ",".join('{"ph":"X","cat":"kernel","ts":%d,"dur":1}' % (100 * i) for i in range(4_000_000)) + "]")
 with open(d + "/parts.body", "wb") as f:
     for i in range(3000):
         f.write(b'--B\r\nContent-Disposition: form-data; name="file"; filename="p%d.json"\r\n\r\n{}\r\n' % i)
@@ -109,7 +112,7 @@ PY
 mkdir -p "$dir/fifo" && rm -f "$dir/fifo/a.trace.json" && mkfifo "$dir/fifo/a.trace.json"
 echo
 for run in "empty.xplane.pb.gz" "empty.xplane.pb.gz --max-memory 512MiB" "::error::x.trace.json" \
-	utf16.json fifo "empty.xplane.pb.gz --max-events -1"; do
+	utf16.json fifo "empty.xplane.pb.gz --max-events -1" gaps.json "gaps.json --max-memory 1GiB"; do
 	set -- $run
 	f=$1
 	shift
