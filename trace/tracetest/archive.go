@@ -6,11 +6,6 @@ import (
 	"compress/gzip"
 )
 
-// SlipNames are archive entry names that an extractor joining them to its
-// folder would write outside it: climbing out with "..", absolute, and
-// both spelt with Windows separators.
-var SlipNames = []string{"../../../../x.trace.json", "/abs/x.trace.json", `..\..\x.trace.json`, `C:\x.trace.json`}
-
 // Tar returns a tar of regular files named names, in order, each holding
 // the content content returns for it; gzipped when gz is set.
 func Tar(gz bool, names []string, content func(name string) []byte) []byte {
