@@ -275,8 +275,8 @@ func TestHTML(t *testing.T) {
 		`<svg class="tl steps"`, `<svg class="tl" data-h="50"`,
 		// Every gap is drawn with its cause colour and its host stack.
 		`fill="` + causeColor[analyze.Input] + `"><title>gap 2.00 ms at 2.000 ms: input`,
-		"mostly in:\n  ProfilerStep#2\n  aten::item\n  cudaStreamSynchronize</title>",
-		"<title>untraced for 100 us:\n  (no event on this thread)</title>",
+		"mostly in:&#10;  ProfilerStep#2&#10;  aten::item&#10;  cudaStreamSynchronize</title>",
+		"<title>untraced for 100 us:&#10;  (no event on this thread)</title>",
 		// Steps are picked by their number (#step=1).
 		`<option class="step" value="833.3,5000" data-num="1">ProfilerStep#1</option>`,
 		`Single-process DataLoader takes 750 us per step | against &lt;3.70 ms&gt;`,

@@ -141,7 +141,7 @@ func svgRow(b *strings.Builder, a axis, marks []mark, y, h int, class string) {
 			fmt.Fprintf(b, ` fill-opacity="%.2f"`, max(0.35, float64(m.busy)/float64(ext)))
 		}
 		if m.title != "" {
-			fmt.Fprintf(b, "><title>%s</title></rect>\n", html.EscapeString(m.title))
+			fmt.Fprintf(b, "><title>%s</title></rect>\n", tipText(m.title))
 		} else {
 			b.WriteString("/>\n")
 		}
@@ -283,13 +283,18 @@ const (
 	tipFrameWidth = 100
 )
 
+// tipText escapes a tooltip for HTML, its line breaks as character
+// references: a line of the document never starts inside a tooltip, so
+// that nothing in one reads as a line of its own to a log showing the file.
+func tipText(s string) string { return strings.ReplaceAll(html.EscapeString(s), "\n", "&#10;") }
+
 // gapTitle is a gap's tooltip: its length, start and cause, the thread
 // it waited for and what that thread was mostly in, and for a runtime gap
 // the other thread's work it waited on, as the text report says.
 func gapTitle(res *analyze.Result, g *analyze.Gap) string {
-	t := fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, g.Thread, tipStack(HostStack(res, g)))
+	t := fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, untrusted.Terminal(g.Thread), tipStack(HostStack(res, g)))
 	if call := waitedCall(res, g); call != "" && g.Cause == analyze.Runtime {
-		t += "\n  waiting on " + untrusted.Clip(call, tipFrameWidth, nil)
+		t += "\n  waiting on " + untrusted.Clip(call, tipFrameWidth, untrusted.Terminal)
 	}
 	return t
 }
@@ -306,8 +311,10 @@ func tipStack(stack []string) string {
 		stack = stack[n:]
 	}
 	for _, f := range stack {
-		// No escape here: the title is escaped for HTML as a whole.
-		b.WriteString("\n  " + untrusted.Clip(f, tipFrameWidth, nil))
+		// Escaped visibly, so that a newline in a name starts no line of
+		// the tooltip or of the file; the title is escaped for HTML as
+		// a whole.
+		b.WriteString("\n  " + untrusted.Clip(f, tipFrameWidth, untrusted.Terminal))
 	}
 	return b.String()
 }
@@ -337,7 +344,7 @@ func stepsSVG(res *analyze.Result, n int, a axis) string {
 		}
 		fmt.Fprintf(&b, `<rect class="s" data-i="%d" x="%s" y="1" width="%s" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
 			i, a.x(s.Start), a.w(s.Dur), stepsSVGH-2, fill,
-			html.EscapeString(fmt.Sprintf("%s: %s, device busy %s, %s (click to zoom)", stepName(res, i), Duration(s.Dur), Duration(s.DeviceBusy), s.Verdict)))
+			tipText(fmt.Sprintf("%s: %s, device busy %s, %s (click to zoom)", untrusted.Terminal(stepName(res, i)), Duration(s.Dur), Duration(s.DeviceBusy), s.Verdict)))
 	}
 	outside(&b, res, a, stepsSVGH)
 	b.WriteString("</svg>")

@@ -5,7 +5,14 @@
 # deep, ten million events of one name, read whole and under --max-events)
 # and prints the exit status, wall time and peak resident memory of
 # `tracegap analyze` on each, as measured by /usr/bin/time -v (Debian
-# package "time"):
+# package "time"). Then the inputs of issue 32: a 1 MB .xplane.pb.gz of
+# 94.8 million empty events (read whole, and refused under --max-memory),
+# names carrying CI log commands, UTF-16 JSON, a directory of a lone FIFO,
+# a negative --max-events; and, against `tracegap serve` (its peak from
+# /proc VmHWM, each answer's time from curl), two of those XPlanes at once
+# under --max-memory 1GiB, a tar with ../ and absolute entries, four
+# .tar.gz of 1.6 MB that expand to 1.6 GB each under --max-temp 512MiB,
+# and a multipart upload of 3,000 parts:
 #
 #	scripts/limits.sh [DIR]
 #
@@ -13,8 +20,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 dir=${1:-}
+keep=yes
 if [ -z "$dir" ]; then
 	dir=$(mktemp -d)
+	keep=
 	trap 'rm -rf "$dir"' EXIT
 fi
 mkdir -p "$dir"
@@ -52,3 +61,99 @@ for run in zeros.json.gz spaces.json.gz "zeros.xplane.pb.gz --input-format xplan
 	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/time.txt")
 	printf '%-22s %10s %6s %9s %10s  %s\n' "$f $*" "$(stat -c %s "$dir/$f")" "$rc" "$wall" "$((rss / 1024))" "$(sed "s|$dir/||" "$dir/err.txt" | head -c 160)"
 done
+
+# Issue 32's inputs.
+python3 - "$dir" <<'PY'
+import io, os, random, sys, tarfile, zlib
+d = sys.argv[1]
+def varint(n):
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | 0x80 if n else b)
+        if not n:
+            return bytes(out)
+def field(num, payload):
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+def gz(data):
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return c.compress(data) + c.flush()
+# 94.8 M empty XEvents (two bytes each) on one line, after 850 kB of random
+# bytes in a field readers skip: 1 MB gzipped, just under the 200x guard.
+pad = field(99, random.Random(1).randbytes(850_000))
+plane = field(1, field(2, b"/device:GPU:0") + pad + field(3, b"\x22\x00" * 94_800_000))
+open(d + "/empty.xplane.pb.gz", "wb").write(gz(plane))
+cmds = ["::error::from a name", "x ##vso[task.setvariable variable=owned]1", "##[group]folded"]
+evs = ['{"ph":"M","name":"thread_name","pid":1,"tid":%d,"args":{"name":"%s"}}' % (i, c) for i, c in enumerate(cmds)]
+evs += ['{"ph":"X","name":"%s","cat":"cpu_op","pid":1,"tid":%d,"ts":%d,"dur":5}' % (c, i, 10 * i) for i, c in enumerate(cmds)]
+evs += ['{"ph":"X","name":"k","cat":"kernel","pid":0,"tid":7,"ts":%d,"dur":3,"args":{"device":0,"stream":7}}' % (40 * i) for i in range(5)]
+open(d + "/::error::x.trace.json", "w").write('{"traceEvents":[' + ",".join(evs) + "]}")
+open(d + "/utf16.json", "wb").write('{"traceEvents":[]}'.encode("utf-16"))
+def tar(members, gzipped):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return gz(buf.getvalue()) if gzipped else buf.getvalue()
+ok = b'{"traceEvents":[]}'
+open(d + "/slip.tar", "wb").write(tar([("ok/a.trace.json", ok), ("../../../../x.trace.json", ok), ("/abs/x.trace.json", ok)], False))
+big = b'{"traceEvents":[' + b" " * 400_000_000
+open(d + "/expand.tar.gz", "wb").write(tar([("logs/r%d.trace.json" % i, big) for i in range(4)], True))
+# 4 M kernels of the fewest bytes a kernel takes, 100 us apart: a gap each.
+with open(d + "/gaps.json", "w") as f:
+    f.write("[" + ",".join('{"ph":"X","cat":"kernel","ts":%d,"dur":1}' % (100 * i) for i in range(4_000_000)) + "]")
+with open(d + "/parts.body", "wb") as f:
+    for i in range(3000):
+        f.write(b'--B\r\nContent-Disposition: form-data; name="file"; filename="p%d.json"\r\n\r\n{}\r\n' % i)
+    f.write(b"--B--\r\n")
+PY
+mkdir -p "$dir/fifo" && rm -f "$dir/fifo/a.trace.json" && mkfifo "$dir/fifo/a.trace.json"
+echo
+for run in "empty.xplane.pb.gz" "empty.xplane.pb.gz --max-memory 512MiB" "::error::x.trace.json" \
+	utf16.json fifo "empty.xplane.pb.gz --max-events -1" gaps.json "gaps.json --max-memory 1GiB"; do
+	set -- $run
+	f=$1
+	shift
+	(cd "$dir" && /usr/bin/time -v -o time.txt ./tracegap analyze "$@" "$f" >out.txt 2>err.txt) && rc=0 || rc=$?
+	wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$dir/time.txt")
+	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/time.txt")
+	live=$(cat "$dir/out.txt" "$dir/err.txt" | grep -ciE '^[[:space:]]*::|##(vso)?\[' || true)
+	printf '%-22s %10s %6s %9s %10s  %s\n' "$f $*" "$(du -sb "$dir/$f" | cut -f1)" "$rc" "$wall" "$((rss / 1024))" \
+		"live CI commands: $live; $(sed "s|$dir/||" "$dir/err.txt" | head -c 140)"
+done
+
+# The service: one server, its peak resident memory read from /proc.
+port=$((20000 + $$ % 10000))
+rm -rf "$dir/data"
+"$dir/tracegap" serve --addr "127.0.0.1:$port" --data-dir "$dir/data" --max-memory 1GiB --max-temp 512MiB 2>"$dir/serve.log" &
+server=$!
+trap 'kill $server 2>/dev/null; [ -n "$keep" ] || rm -rf "$dir"' EXIT
+until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do sleep 0.2; done
+url="http://127.0.0.1:$port/api/v1/traces"
+post() { # name curl-args...: prints the status, seconds and the answer's start
+	n=$1
+	shift
+	curl -s -o "$dir/answer-$n" -w '%{http_code} %{time_total}' "$@"
+	printf '  %s\n' "$(head -c 150 "$dir/answer-$n")"
+}
+echo
+echo "serve --max-memory 1GiB --max-temp 512MiB: status seconds answer"
+post x1 --data-binary @"$dir/empty.xplane.pb.gz" "$url?name=empty1.xplane.pb.gz" >"$dir/post-x1" &
+p1=$!
+post x2 --data-binary @"$dir/empty.xplane.pb.gz" "$url?name=empty2.xplane.pb.gz" >"$dir/post-x2" &
+p2=$!
+wait $p1 $p2
+echo "two empty-event XPlanes at once: $(cat "$dir/post-x1"); $(cat "$dir/post-x2")"
+echo "slip tar: $(post slip -F file=@"$dir/slip.tar" "$url")"
+pids=
+for i in 1 2 3 4; do
+	post "e$i" -F file=@"$dir/expand.tar.gz" "$url?name=e$i" >"$dir/post-e$i" &
+	pids="$pids $!"
+done
+wait $pids
+for i in 1 2 3 4; do echo "expanding tar.gz $i: $(cat "$dir/post-e$i")"; done
+echo "3,000 parts: $(post parts -H 'Content-Type: multipart/form-data; boundary=B' --data-binary @"$dir/parts.body" "$url")"
+echo "server peak resident memory: $(($(awk '/^VmHWM/ {print $2}' /proc/$server/status) / 1024)) MB"
+kill $server

@@ -44,7 +44,7 @@ var errBusy = errorf(http.StatusServiceUnavailable, "server busy")
 // ends while waiting.
 func (a *admission) acquire(ctx context.Context, need int64) (release func(), err error) {
 	if a.memory > 0 && need > a.memory {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "needs an estimated %s of memory to analyse, more than the server's whole --max-memory of %s", humanSize(need), humanSize(a.memory))
+		return nil, errorf(http.StatusRequestEntityTooLarge, "needs up to %s of memory to analyse, by its size after decompression and its format, more than the server's whole --max-memory of %s", humanSize(need), humanSize(a.memory))
 	}
 	release = func() { a.release(need) }
 	a.mu.Lock()

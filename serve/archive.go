@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -23,6 +24,9 @@ const (
 	maxArchiveEntries = 10000
 	// maxArchiveTraces caps the traces taken from one archive.
 	maxArchiveTraces = 256
+	// archiveGrace is what a gzipped archive may expand to beyond
+	// trace.DefaultMaxRatio times its size, as a gzipped trace may.
+	archiveGrace = 1 << 20
 )
 
 // The bytes the archives of one request expand to, skipped entries
@@ -68,7 +72,7 @@ func (s *Server) expandArchives(parts []part) []part {
 			continue
 		}
 		traces, err := s.expand(p.f, left)
-		os.Remove(p.f.tmp)
+		s.blobs.drop(p.f.tmp)
 		if err != nil {
 			out = append(out, part{f: received{name: p.f.name}, err: err})
 			continue
@@ -85,7 +89,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 	defer func() {
 		if err != nil {
 			for _, p := range traces {
-				os.Remove(p.f.tmp)
+				s.blobs.drop(p.f.tmp)
 			}
 			traces = nil
 		}
@@ -96,6 +100,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 	}
 	defer file.Close()
 	var r io.Reader = file
+	limit, byRatio := left.bytes, false
 	if !strings.HasSuffix(strings.ToLower(f.name), ".tar") {
 		gz, err := gzip.NewReader(file)
 		if err != nil {
@@ -103,10 +108,17 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		}
 		defer gz.Close()
 		r = gz
+		// As trace.Read bounds a gzipped trace's expansion.
+		if most := archiveGrace + f.size*trace.DefaultMaxRatio; most < limit {
+			limit, byRatio = most, true
+		}
 	}
-	budget := &io.LimitedReader{R: r, N: left.bytes + 1}
-	defer func() { left.bytes = max(budget.N-1, 0) }()
+	budget := &io.LimitedReader{R: r, N: limit + 1}
+	defer func() { left.bytes = max(left.bytes-(limit+1-budget.N), 0) }()
 	tooBig := func() error {
+		if byRatio {
+			return errorf(http.StatusRequestEntityTooLarge, "%s: expands more than %dx its %d bytes: not a real archive of traces (real ones expand 5-30x), likely a decompression bomb", f.name, trace.DefaultMaxRatio, f.size)
+		}
 		return errorf(http.StatusRequestEntityTooLarge, "%s: expands past %d bytes with the request's other archives (the server's --max-upload)", f.name, s.cfg.MaxUpload)
 	}
 	tr := tar.NewReader(budget)
@@ -124,21 +136,24 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		if n == maxArchiveEntries {
 			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d entries in the tar", f.name, maxArchiveEntries)
 		}
-		if h.Typeflag != tar.TypeReg || !isTrace(h.Name) {
+		name, err := entryName(h.Name)
+		if err != nil {
+			return traces, errorf(http.StatusBadRequest, "%s: %v", f.name, err)
+		}
+		if h.Typeflag != tar.TypeReg || !isTrace(name) {
 			continue
 		}
 		if left.traces == maxArchiveTraces {
 			return traces, errorf(http.StatusRequestEntityTooLarge, "%s: more than %d traces in the request's tars", f.name, maxArchiveTraces)
 		}
-		name := cleanName(path.Clean(strings.TrimPrefix(h.Name, "./")), "trace")
 		// Not receiveUpload: the archive's bytes were counted as uploaded.
 		rf, err := s.receive(tr, name)
 		if budget.N <= 0 {
-			os.Remove(rf.tmp)
+			s.blobs.drop(rf.tmp)
 			return traces, tooBig()
 		}
 		if err != nil {
-			return traces, err
+			return traces, errorf(statusOf(err), "%s: %v", f.name, err)
 		}
 		traces = append(traces, part{f: rf})
 		left.traces++
@@ -157,3 +172,24 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 	}
 	return traces, nil
 }
+
+// entryName returns an archive entry's name as a safe relative path: one
+// line, slashes for separators, no "." elements (the folder itself is "."). A name that is absolute
+// (/x, C:x, \\host\x) or climbs out of the folder it is extracted into
+// (a ".." element) is refused, whatever the entry is: such a name in an
+// upload is hostile, and a job's download (rawJob) writes the names kept.
+func entryName(raw string) (string, error) {
+	n := cleanName(strings.ReplaceAll(raw, `\`, "/"), "")
+	if strings.HasPrefix(n, "/") || (len(n) >= 2 && n[1] == ':' && isLetter(n[0])) {
+		return "", fmt.Errorf("entry %q: absolute name, expected a path relative to the tar's folder", raw)
+	}
+	for _, el := range strings.Split(n, "/") {
+		if el == ".." {
+			return "", fmt.Errorf("entry %q: a \"..\" in the name, expected a path inside the tar's folder", raw)
+		}
+	}
+	// "./", the folder itself, is "." and named as no trace.
+	return path.Clean(n), nil
+}
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

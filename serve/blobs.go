@@ -3,9 +3,12 @@ package serve
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // blobs keeps uploaded files on disk, named by the SHA-256 of their bytes:
@@ -15,14 +18,22 @@ import (
 type blobs struct {
 	dir string // <data-dir>/blobs
 	tmp string // <data-dir>/tmp, on the same file system so rename is atomic
+
+	// The temporary files of all requests together hold at most max
+	// bytes (Config.MaxTemp): a write past it fails, with 507, before
+	// it reaches the disk. held is each open temporary file's bytes.
+	max  int64
+	mu   sync.Mutex
+	used int64
+	held map[string]int64
 }
 
 const tmpPattern = "upload-*"
 
 // openBlobs prepares the blob directories under dataDir and removes the
 // temporary files a crashed server left behind.
-func openBlobs(dataDir string) (*blobs, error) {
-	b := &blobs{dir: filepath.Join(dataDir, "blobs"), tmp: filepath.Join(dataDir, "tmp")}
+func openBlobs(dataDir string, maxTemp int64) (*blobs, error) {
+	b := &blobs{dir: filepath.Join(dataDir, "blobs"), tmp: filepath.Join(dataDir, "tmp"), max: maxTemp, held: map[string]int64{}}
 	for _, d := range []string{b.dir, b.tmp} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("creating data directory: %w", err)
@@ -61,7 +72,62 @@ func (b *blobs) commit(tmp, sha string) error {
 	if err := os.Rename(tmp, dst); err != nil {
 		return fmt.Errorf("storing blob %s: %w", sha, err)
 	}
+	b.release(tmp)
 	return nil
+}
+
+// drop removes the temporary file tmp, if it is still there, and gives
+// its bytes back to the quota.
+func (b *blobs) drop(tmp string) {
+	if tmp == "" {
+		return
+	}
+	os.Remove(tmp)
+	b.release(tmp)
+}
+
+func (b *blobs) release(tmp string) {
+	b.mu.Lock()
+	b.used -= b.held[tmp]
+	delete(b.held, tmp)
+	b.mu.Unlock()
+}
+
+// reserve counts n more bytes for the temporary file tmp, or fails with
+// 507 when the quota has no room for them.
+func (b *blobs) reserve(tmp string, n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.max > 0 && b.used+n > b.max {
+		return errorf(http.StatusInsufficientStorage, "the server's temporary space is full: uploads being received hold %s of %s (the server's --max-temp), retry later",
+			humanSize(b.used), humanSize(b.max))
+	}
+	b.used += n
+	b.held[tmp] += n
+	return nil
+}
+
+// inUse returns the bytes the temporary files hold.
+func (b *blobs) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// quota returns f, a temporary file, as a writer whose writes are counted
+// against the quota first.
+func (b *blobs) quota(f *os.File) io.Writer { return &quotaWriter{b: b, f: f} }
+
+type quotaWriter struct {
+	b *blobs
+	f *os.File
+}
+
+func (w *quotaWriter) Write(p []byte) (int, error) {
+	if err := w.b.reserve(w.f.Name(), int64(len(p))); err != nil {
+		return 0, err
+	}
+	return w.f.Write(p)
 }
 
 // open opens the blob sha for reading.

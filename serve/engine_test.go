@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/run/runtest"
 	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // realAnalyzer is NewAnalyzer with the default options.
@@ -69,7 +71,7 @@ func TestMemoryAdmission(t *testing.T) {
 	if r.code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("upload over the budget = %d %s, want 413", r.code, r.body)
 	}
-	if msg := r.errorText(t); !strings.HasPrefix(msg, "gen.json: needs an estimated ") || !strings.Contains(msg, "--max-memory of 1.0 MiB") {
+	if msg := r.errorText(t); !strings.HasPrefix(msg, "gen.json: needs up to ") || !strings.Contains(msg, "--max-memory of 1.0 MiB") {
 		t.Errorf("error %q, want the upload and the budget named", msg)
 	}
 	assertNothingStored(t, refused)
@@ -103,4 +105,27 @@ func TestRawNameHasSuffix(t *testing.T) {
 			t.Errorf("upload %q: raw Content-Disposition = %q, want filename %q", tt.name, cd, tt.want)
 		}
 	}
+}
+
+// TestEmptyEventsRefused: two XPlane uploads of empty events, sent at
+// once, a few kilobytes gzipped and hundreds of megabytes of events when
+// read, are refused by the bound on their events before either is read,
+// however small the gzip trailer says they are.
+func TestEmptyEventsRefused(t *testing.T) {
+	cfg := Config{MaxMemory: 128 << 20}
+	cfg.UseEngine(&run.Engine{Analysis: analyze.DefaultOptions()}, report.Options{})
+	ts := start(t, cfg)
+	bomb := tracetest.Gzip(tracetest.EmptyEvents(4<<20, 64<<10))
+	copy(bomb[len(bomb)-4:], []byte{0, 4, 0, 0}) // a forged trailer: 256 KiB
+	answers := make(chan response, 2)
+	for i := range 2 {
+		go func() { answers <- ts.upload(t, fmt.Sprintf("bomb%d.xplane.pb.gz", i), bomb, nil) }()
+	}
+	for range 2 {
+		r := <-answers
+		if r.code != http.StatusRequestEntityTooLarge || !strings.Contains(r.errorText(t), "more than the server's whole --max-memory of 128.0 MiB") {
+			t.Errorf("bomb = %d %s, want 413 naming --max-memory", r.code, r.body)
+		}
+	}
+	assertNothingStored(t, ts)
 }

@@ -95,7 +95,7 @@ func (s *Server) uploadRaw(w http.ResponseWriter, r *http.Request) (stored, erro
 	if err != nil {
 		return stored{}, err
 	}
-	defer os.Remove(f.tmp) // a no-op once committed
+	defer s.blobs.drop(f.tmp) // a no-op once committed
 	body.done()
 	return s.ingest(r.Context(), f, format)
 }
@@ -133,7 +133,7 @@ func (s *Server) uploadMultipart(w http.ResponseWriter, r *http.Request) ([]uplo
 	defer func() {
 		for _, p := range parts {
 			if p.err == nil {
-				os.Remove(p.f.tmp) // a no-op once committed
+				s.blobs.drop(p.f.tmp) // a no-op once committed
 			}
 		}
 	}()
@@ -172,13 +172,17 @@ type part struct {
 func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
 	var parts []part
 	token := ""
-	for {
+	for n := 1; ; n++ {
 		p, err := mr.NextPart()
 		if err == io.EOF {
 			return parts
 		}
 		if err != nil {
 			return append(parts, part{err: s.partError(err)})
+		}
+		if n > s.cfg.MaxParts {
+			p.Close()
+			return s.tooManyParts(parts)
 		}
 		if p.FileName() == "" {
 			if p.FormName() == "token" {
@@ -199,10 +203,22 @@ func (s *Server) receiveParts(r *http.Request, mr *multipart.Reader) []part {
 		}
 		p.Close()
 		parts = append(parts, pt)
-		if c := statusOf(pt.err); pt.err != nil && (c == http.StatusUnauthorized || c == http.StatusRequestEntityTooLarge) {
+		if c := statusOf(pt.err); pt.err != nil && (c == http.StatusUnauthorized || c == http.StatusRequestEntityTooLarge || c == http.StatusInsufficientStorage) {
 			return parts
 		}
 	}
+}
+
+// tooManyParts refuses a multipart form of more than MaxParts parts whole:
+// the files received so far are dropped, none is analysed.
+func (s *Server) tooManyParts(parts []part) []part {
+	for _, p := range parts {
+		if p.err == nil {
+			s.blobs.drop(p.f.tmp)
+		}
+	}
+	err := errorf(http.StatusRequestEntityTooLarge, "multipart form: more than %d parts, expected at most %d (the server's --max-parts)", s.cfg.MaxParts, s.cfg.MaxParts)
+	return []part{{f: received{name: "multipart form"}, err: err}}
 }
 
 // partError is the error of a multipart form that cannot be read on: a
@@ -418,6 +434,12 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 		}
 	}()
 	for i, file := range rec.Files {
+		// A record stored before upload names were checked may hold a
+		// name that would leave the folder the tar is extracted into.
+		if _, err := entryName(file.Name); err != nil {
+			s.fail(w, r, fmt.Errorf("job %s: stored file name not safe to download: %w", rec.ID, err))
+			return
+		}
 		f, err := s.blobs.open(file.SHA256)
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("job %s: opening stored file %s: %w", rec.ID, file.Name, err))
@@ -430,7 +452,8 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 	w.Header().Set("ETag", `"`+rec.SHA256+`"`)
 	tw := tar.NewWriter(w)
 	for i, file := range rec.Files {
-		hdr := &tar.Header{Name: file.Name, Size: file.Size, Mode: 0o644, ModTime: rec.Created, Format: tar.FormatPAX}
+		name, _ := entryName(file.Name) // checked above
+		hdr := &tar.Header{Name: name, Size: file.Size, Mode: 0o644, ModTime: rec.Created, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return // the client went away; the status is sent
 		}

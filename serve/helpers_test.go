@@ -240,6 +240,9 @@ func assertNothingStored(t *testing.T, ts *testServer) {
 	if tmp := ts.blobs.temps(); len(tmp) != 0 {
 		t.Errorf("temporary files left: %v", tmp)
 	}
+	if n := ts.blobs.inUse(); n != 0 {
+		t.Errorf("%d bytes of temporary space still counted, want 0", n)
+	}
 }
 
 // realTrace returns the bytes of a file in ../shared/traces.

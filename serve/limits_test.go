@@ -59,7 +59,10 @@ func TestBusyServerAnswers503(t *testing.T) {
 	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
 		t.Errorf("Retry-After = %q, want a positive number of seconds", r.header.Get("Retry-After"))
 	}
-	r.errorText(t)
+	// The configured budget is not quoted as memory in use.
+	if got, want := r.errorText(t), "server busy: 1 of 1 analyses running (--max-analyses), no memory budget, 0 of 0 waiting (--max-queue), retry later"; got != want {
+		t.Errorf("503 says %q, want %q", got, want)
+	}
 	if m := string(get(t, ts.URL+"/metrics").body); !strings.Contains(m, "tracegap_analyses_in_flight 1\n") {
 		t.Errorf("metrics while busy lack tracegap_analyses_in_flight 1:\n%s", m)
 	}

@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tracegap/tracegap/check"
@@ -67,6 +68,14 @@ type Config struct {
 	Store Store
 	// MaxUpload caps an upload request's body (default DefaultMaxUpload).
 	MaxUpload int64
+	// MaxTemp caps the bytes the temporary files of all requests being
+	// received hold together under DataDir/tmp, uploads and the traces
+	// expanded from their archives (default DefaultMaxTemp); a write past
+	// it is refused with 507. Negative: no cap.
+	MaxTemp int64
+	// MaxParts caps the parts of one multipart upload, form fields
+	// included (default DefaultMaxParts); more are refused with 413.
+	MaxParts int
 	// MaxAnalyses caps the analyses running at once (default
 	// runtime.NumCPU()). Uploads are received before they ask for one.
 	MaxAnalyses int
@@ -110,7 +119,12 @@ type Config struct {
 
 // Defaults for the Config fields left at zero.
 const (
-	DefaultMaxUpload         = 2 << 30
+	DefaultMaxUpload = 2 << 30
+	// One upload of the largest size and the traces its archive expands
+	// to (at most as many bytes again) fit in DefaultMaxTemp.
+	DefaultMaxTemp = 2 * DefaultMaxUpload
+	// DefaultMaxParts matches the traces an archive may hold.
+	DefaultMaxParts          = maxArchiveTraces
 	DefaultReadHeaderTimeout = 10 * time.Second
 	// The read and write timeouts bound a whole request, upload and
 	// analysis included: 2 GiB at 10 MB/s is under 4 minutes.
@@ -168,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := openBlobs(cfg.DataDir)
+	b, err := openBlobs(cfg.DataDir, cfg.MaxTemp)
 	if err != nil {
 		lock.release()
 		return nil, err
@@ -205,6 +219,12 @@ func (c *Config) setDefaults() {
 	def(&c.IdleTimeout, DefaultIdleTimeout)
 	if c.MaxUpload <= 0 {
 		c.MaxUpload = DefaultMaxUpload
+	}
+	if c.MaxTemp == 0 {
+		c.MaxTemp = DefaultMaxTemp
+	}
+	if c.MaxParts <= 0 {
+		c.MaxParts = DefaultMaxParts
 	}
 	if c.MaxAnalyses <= 0 {
 		c.MaxAnalyses = runtime.NumCPU()
@@ -367,6 +387,9 @@ func statusOf(err error) int {
 	}
 	if errors.Is(err, ErrNotFound) {
 		return http.StatusNotFound
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		return http.StatusInsufficientStorage // the disk is full
 	}
 	return http.StatusInternalServerError
 }

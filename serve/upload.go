@@ -71,14 +71,26 @@ func (s *Server) acquire(ctx context.Context, name string, files []Upload) (rele
 		return release, nil
 	case err == errBusy:
 		secs := int(math.Ceil(s.metrics.meanAnalysis().Seconds()))
-		e := errorf(http.StatusServiceUnavailable, "server busy: %d analyses running or %s of memory in use, and %d waiting, retry later",
-			s.cfg.MaxAnalyses, humanSize(s.cfg.MaxMemory), s.cfg.MaxQueue)
+		e := s.busy(need)
 		e.retryAfter = min(max(secs, 1), 60)
 		return nil, e
 	case ctx.Err() != nil:
 		return nil, errorf(http.StatusServiceUnavailable, "%s: gave up waiting for an analysis slot: %v", name, ctx.Err())
 	}
 	return nil, errorf(statusOf(err), "%s: %v", name, err)
+}
+
+// busy is the 503 of an upload needing need bytes of the memory budget
+// that finds the slots, the budget and the queue full: it says what is
+// taken of each, by estimate (the memory reserved is not memory in use).
+func (s *Server) busy(need int64) *httpError {
+	running, used, waiting := s.admit.state()
+	mem := "no memory budget"
+	if s.cfg.MaxMemory > 0 {
+		mem = fmt.Sprintf("%s of the %s memory budget (--max-memory) reserved by upper bounds, %s more needed", humanSize(used), humanSize(s.cfg.MaxMemory), humanSize(need))
+	}
+	return errorf(http.StatusServiceUnavailable, "server busy: %d of %d analyses running (--max-analyses), %s, %d of %d waiting (--max-queue), retry later",
+		running, s.cfg.MaxAnalyses, mem, waiting, s.cfg.MaxQueue)
 }
 
 // lockContent serialises uploads of the same content, so that the second of
@@ -266,7 +278,7 @@ func (s *Server) receive(r io.Reader, name string) (received, error) {
 	}
 	h := sha256.New()
 	src := &counting{r: r}
-	_, err = io.Copy(io.MultiWriter(f, h), src)
+	_, err = io.Copy(io.MultiWriter(s.blobs.quota(f), h), src)
 	size := src.n
 	if err == nil {
 		err = f.Sync()
@@ -278,7 +290,7 @@ func (s *Server) receive(r io.Reader, name string) (received, error) {
 		err = errorf(http.StatusBadRequest, "%s: empty file, expected a trace (%s)", name, trace.FormatTitles())
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		s.blobs.drop(f.Name())
 		return received{size: size}, s.receiveError(err, name, size)
 	}
 	return received{tmp: f.Name(), sha: hex.EncodeToString(h.Sum(nil)), name: name, size: size}, nil
@@ -301,6 +313,8 @@ func (s *Server) receiveError(err error, name string, size int64) error {
 	var mb *http.MaxBytesError
 	var ne net.Error
 	switch {
+	case errors.As(err, &he) && he.status == http.StatusInsufficientStorage:
+		return errorf(he.status, "%s: %s", name, he.msg) // the quota's, which knows no name
 	case errors.As(err, &he):
 		return he
 	case errors.As(err, &mb):

@@ -80,22 +80,55 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 			out = append(out, p)
 			continue
 		}
+		skipped := len(x.skipped)
 		files, err := x.expandDir(p)
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(files) == 0 {
-			return nil, nil, fmt.Errorf("%s: no trace files in this directory, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, filePatterns(), asidePatterns(aside))
+			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), filePatterns(), asidePatterns(aside))
 		}
 		out = append(out, files...)
 	}
 	return out, x.skipped, nil
 }
 
+// skippedNote says which files named as traces a directory with none to
+// read held, and why each was skipped (a FIFO, a symbolic link loop): the
+// error replaces the warnings that would have said so.
+func skippedNote(skipped []Skipped) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	const most = 3
+	var parts []string
+	for _, s := range skipped[:min(len(skipped), most)] {
+		parts = append(parts, s.Path+": "+s.Reason)
+	}
+	if len(skipped) > most {
+		parts = append(parts, fmt.Sprintf("and %d more", len(skipped)-most))
+	}
+	return " (skipped " + strings.Join(parts, "; ") + ")"
+}
+
 // expander expands directories, noting the files it skips.
 type expander struct {
 	aside   []Aside
 	skipped []Skipped
+	seen    map[string]bool // the paths in skipped
+}
+
+// skip notes path as skipped for why, once however often its directory
+// is listed.
+func (x *expander) skip(path, why string) {
+	if x.seen[path] {
+		return
+	}
+	if x.seen == nil {
+		x.seen = map[string]bool{}
+	}
+	x.seen[path] = true
+	x.skipped = append(x.skipped, Skipped{Path: path, Reason: why})
 }
 
 // expandDir finds a directory's input files: its files of a kind aside,
@@ -191,7 +224,7 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 			continue
 		}
 		if !mode.IsRegular() {
-			x.skipped = append(x.skipped, Skipped{Path: path, Reason: notRegular(mode)})
+			x.skip(path, notRegular(mode))
 			continue
 		}
 		if aside {
@@ -199,7 +232,7 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 			continue
 		}
 		if why := notTrace(path, name[len(stem):], f); why != "" {
-			x.skipped = append(x.skipped, Skipped{Path: path, Reason: why})
+			x.skip(path, why)
 			continue
 		}
 		if f.Primary {
@@ -233,13 +266,17 @@ func isPerfettoExport(name string) bool {
 }
 
 // entryType returns the type of the directory entry e at path, that of
-// what it links to for a symbolic link (fs.ModeSymlink for a broken one).
+// what it links to for a symbolic link (fs.ModeSymlink for a broken one,
+// with fs.ModeIrregular for one that links to itself in a loop).
 func entryType(e fs.DirEntry, path string) fs.FileMode {
 	if e.Type()&fs.ModeSymlink == 0 {
 		return e.Type()
 	}
 	st, err := os.Stat(path)
 	if err != nil {
+		if isLoop(err) {
+			return fs.ModeSymlink | fs.ModeIrregular
+		}
 		return fs.ModeSymlink
 	}
 	return st.Mode().Type()
@@ -251,6 +288,8 @@ func entryType(e fs.DirEntry, path string) fs.FileMode {
 func notRegular(mode fs.FileMode) string {
 	what := "a device"
 	switch {
+	case mode&fs.ModeSymlink != 0 && mode&fs.ModeIrregular != 0:
+		what = "a symbolic link loop"
 	case mode&fs.ModeSymlink != 0:
 		what = "a broken symbolic link"
 	case mode&fs.ModeNamedPipe != 0:

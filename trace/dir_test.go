@@ -218,6 +218,31 @@ func TestFileName(t *testing.T) {
 	}
 }
 
+// TestLoneSkippedFileNamed: a directory whose only file named as a trace
+// is a FIFO or a symbolic link loop is refused with an error that names
+// the file and why it was skipped, in place of the warning.
+func TestLoneSkippedFileNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name, why string
+		make      func(path string) error
+	}{
+		{"fifo", "a FIFO", mkfifo},
+		{"loop", "a symbolic link loop", func(path string) error { return os.Symlink(filepath.Base(path), path) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			path := filepath.Join(d, "a.pt.trace.json")
+			if err := tc.make(path); err != nil {
+				t.Skipf("%s: %v", tc.name, err)
+			}
+			_, _, err := trace.ExpandSkipping([]string{d})
+			if want := d + ": no trace files in this directory (skipped " + path + ": not a regular file (" + tc.why + ")), expected"; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("ExpandSkipping = %v, want an error starting %q", err, want)
+			}
+		})
+	}
+}
+
 // TestExpandSkipsNonRegular checks that a directory expands to its regular
 // files and links to them only: a FIFO named as a trace (reading it would
 // wait for a writer forever) and a broken link are skipped and named.

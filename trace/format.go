@@ -51,10 +51,55 @@ type Format struct {
 	// job that the trace names near its start, from r (decompressed, at the
 	// start of the input), reading no more of r than that takes.
 	ProbeRank func(r io.Reader) (rank, world int, ok bool)
+	// Need, when set, returns an upper bound on the memory that reading
+	// and analysing plain bytes (decompressed) of this format takes,
+	// whatever they hold, events of them counted by Count, or, when
+	// events is -1, as many as plain divided by the smallest event the
+	// format can encode (see EventsNeed). A memory budget admits an input
+	// by it (internal/run). Nil: NeedDefault.
+	Need func(plain, events int64) int64
+	// Count, when set, counts the events the decompressed input r holds,
+	// at least as many as Read keeps, cheaply and keeping nothing; it
+	// reads r to its end. ok is false when it cannot tell.
+	Count func(r io.Reader) (events int64, ok bool)
 	// Hidden formats are read like the others but left out of the names
 	// and titles that messages list: formats that tests register.
 	Hidden bool
 }
+
+// EventCost is the most memory one event takes at the peak of reading
+// and analysing a trace of the smallest events a format encodes: 28 bytes
+// measured on XPlane (empty events), 27 on Chrome JSON ({"ph":"X","ts":1}),
+// with room to spare for what the analysis keeps (docs/inputs.md).
+const EventCost = 40
+
+// EventsNeed returns the memory that events events take at most, or
+// when events is -1 (not counted), the events of plain bytes whose
+// smallest event is minEvent bytes on the wire.
+func EventsNeed(plain, events, minEvent int64) int64 {
+	if events < 0 {
+		events = plain / minEvent
+	}
+	return events * EventCost
+}
+
+// NeedDefault is the Need of a format that registers none: its plain
+// bytes four times over.
+func NeedDefault(plain int64) int64 { return 4 * plain }
+
+// NeedOf returns the memory that reading and analysing plain bytes of f,
+// holding events events (-1: not counted), takes at most (f.Need, or
+// NeedDefault).
+func NeedOf(f Format, plain, events int64) int64 {
+	if f.Need == nil {
+		return NeedDefault(plain)
+	}
+	return f.Need(plain, events)
+}
+
+// SniffFormat returns the registered format whose sniffer recognises
+// head, the first bytes of a (decompressed) input, as Read would.
+func SniffFormat(head []byte) (Format, bool) { return sniffHead(Formats(), head) }
 
 // registry holds the registered formats.
 type registry struct {

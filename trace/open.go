@@ -36,6 +36,11 @@ type Options struct {
 	// in Chrome JSON input (an event, a string, a run of white space): the
 	// reader holds each whole in memory. 0 means DefaultMaxValueBytes.
 	MaxValueBytes int64
+	// Reserve, when set, is called as the input is read, before each
+	// further ReserveStep bytes after decompression, with the bytes read
+	// so far; an error from it stops the reading with that error (a
+	// memory budget that a stream of unknown size has outgrown).
+	Reserve func(read int64) error
 	// Progress, when set, is called now and then with the compressed
 	// bytes read so far and the file's size (0 if unknown).
 	Progress func(read, total int64)
@@ -158,7 +163,7 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	if compressed && src != nil {
 		opt.ExpectBytes = min(gzipSize(src, size), opt.MaxBytes)
 	}
-	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, rawBuf: br, ratio: opt.MaxRatio, compressed: compressed}
+	lim := &limitReader{r: in, max: opt.MaxBytes, raw: raw, rawBuf: br, ratio: opt.MaxRatio, compressed: compressed, reserve: opt.Reserve}
 	expanded := size
 	if compressed {
 		expanded = size * 64 // enough for most; a buffer only bounds read sizes
@@ -240,6 +245,9 @@ func describeHead(head []byte) string {
 	if len(h) > 16 {
 		h = h[:16]
 	}
+	if enc := utf16Order(head); enc != "" {
+		return fmt.Sprintf("is UTF-16 (%s) text, starting with bytes % x; save it as UTF-8", enc, h)
+	}
 	h = bytes.TrimRight(h, "\x00")
 	printable := true
 	for _, c := range h {
@@ -256,6 +264,23 @@ func describeHead(head []byte) string {
 		what = ", an HTML page (an error or login page saved in place of the trace?)"
 	}
 	return fmt.Sprintf("starts with %q%s", h, what)
+}
+
+// utf16Order returns the byte order of head when it is UTF-16 text
+// ("little-endian", "big-endian"), by its byte order mark or, without one,
+// by the zero high bytes of ASCII text, else "".
+func utf16Order(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0xff, 0xfe}):
+		return "little-endian"
+	case bytes.HasPrefix(head, []byte{0xfe, 0xff}):
+		return "big-endian"
+	case len(head) >= 4 && head[0] != 0 && head[1] == 0 && head[2] != 0 && head[3] == 0:
+		return "little-endian"
+	case len(head) >= 4 && head[0] == 0 && head[1] != 0 && head[2] == 0 && head[3] != 0:
+		return "big-endian"
+	}
+	return ""
 }
 
 // gzipSize returns the decompressed size that the trailer of the gzip
@@ -348,7 +373,12 @@ type limitReader struct {
 	ratio      int64
 	compressed bool
 	err        error
+	reserve    func(read int64) error
+	reserved   int64 // the bytes reserve was last asked for
 }
+
+// ReserveStep is how many bytes Options.Reserve is asked for at a time.
+const ReserveStep = 1 << 20
 
 // ratioGrace is how much more than the ratio allows gzip input may expand
 // to: the first kilobytes of a stream (a header, a dictionary) say little
@@ -363,6 +393,12 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.n += int64(n)
+	if l.reserve != nil && l.n >= l.reserved {
+		if l.err = l.reserve(l.n); l.err != nil {
+			return n, l.err
+		}
+		l.reserved = l.n + ReserveStep
+	}
 	if l.n > l.max {
 		l.err = &limitError{fmt.Sprintf("input larger than %d bytes after decompression (raise --max-bytes if the trace is genuine)", l.max)}
 		return n, l.err

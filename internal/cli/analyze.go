@@ -160,7 +160,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 	if f.maxSteps < 0 {
 		return "", fmt.Errorf("invalid --steps %d: expected 0 (the default) or more", f.maxSteps)
 	}
-	return format, f.analysis.options().Validate()
+	return format, f.analysis.validate()
 }
 
 // write renders the results to stdout or, with -o, to a file.

@@ -74,7 +74,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap annotate: expected one FILE, got %d arguments (see tracegap annotate --help)\n", fs.NArg())
 		return exitUsage
 	}
-	if err := af.options().Validate(); err != nil {
+	if err := af.validate(); err != nil {
 		fmt.Fprintf(stderr, "tracegap annotate: %s\n", safe(err))
 		return exitUsage
 	}

@@ -137,7 +137,7 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	if err := f.rules.Validate(); err != nil {
 		return err
 	}
-	return f.analysis.options().Validate()
+	return f.analysis.validate()
 }
 
 // checkAll checks every input, at most f.jobs at a time, and returns the

@@ -101,7 +101,7 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 	if err != nil {
 		return "", err
 	}
-	return format, f.analysis.options().Validate()
+	return format, f.analysis.validate()
 }
 
 // errNoDevice refuses a trace without device work where runs are compared

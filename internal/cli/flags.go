@@ -110,6 +110,7 @@ type analysisFlags struct {
 	syncPatterns, inputPatterns []string
 	top                         int
 	maxBytes                    int64
+	maxMemory                   sizeFlag
 	maxEvents                   int
 	maxTracks, maxStrings       int
 	maxValue                    int64
@@ -147,6 +148,9 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	// do not offer it in their help.
 	fs.IntVar(&f.top, "top", d.TopGaps, "how many of the longest gaps to show")
 	_ = fs.MarkHidden("top")
+	if fs.Lookup("max-memory") == nil { // serve has its own
+		fs.Var(&f.maxMemory, "max-memory", "memory budget of the inputs analysed at once: refuse an input needing more, by an upper bound from its size after decompression and its format (default: none)")
+	}
 	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
 	fs.IntVar(&f.maxEvents, "max-events", trace.DefaultMaxEvents, "refuse traces with more events than this")
 	fs.IntVar(&f.maxTracks, "max-tracks", trace.DefaultMaxTracks, "refuse traces with more tracks than this (threads, device streams, XPlane planes and lines)")
@@ -156,6 +160,19 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	fs.StringVar(&f.config, "config", "", "read settings from this file (flags win); default: the first "+check.ConfigName+", or "+check.PyprojectName+" with a [tool.tracegap] table, from the working directory up")
 	fs.BoolVar(&f.isolated, "isolated", false, "read no config file")
 	return f
+}
+
+// validate checks the analysis options and the reading limits.
+func (f *analysisFlags) validate() error {
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"max-bytes", f.maxBytes}, {"max-events", int64(f.maxEvents)}, {"max-tracks", int64(f.maxTracks)}, {"max-strings", int64(f.maxStrings)}, {"max-value", f.maxValue}} {
+		if l.v < 0 {
+			return fmt.Errorf("invalid --%s %d: expected a positive limit", l.name, l.v)
+		}
+	}
+	return f.options().Validate()
 }
 
 // options returns the analysis options the flags describe.
@@ -183,7 +200,11 @@ func (f *analysisFlags) readOptions() trace.Options {
 // engine returns the engine that analyses inputs as the flags say, jobs
 // inputs at a time; "-" is standard input.
 func (f *analysisFlags) engine(jobs int) *irun.Engine {
-	return &irun.Engine{Analysis: f.options(), Read: f.readOptions(), Jobs: jobs, Stdin: stdin, Watch: f.progress.watch}
+	e := &irun.Engine{Analysis: f.options(), Read: f.readOptions(), Jobs: jobs, Stdin: stdin, Watch: f.progress.watch}
+	if f.maxMemory > 0 {
+		e.Budget = irun.NewBudget(int64(f.maxMemory))
+	}
+	return e
 }
 
 // analyzeFile reads and analyses one trace file, or standard input for

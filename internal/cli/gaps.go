@@ -148,7 +148,7 @@ func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.W
 		fmt.Fprintf(stderr, "tracegap %s: expected one FILE, got %d arguments (see tracegap %s --help)\n", cmd, fs.NArg(), cmd)
 		return nil, false
 	}
-	if err := af.options().Validate(); err != nil {
+	if err := af.validate(); err != nil {
 		fmt.Fprintf(stderr, "tracegap %s: %s\n", cmd, safe(err))
 		return nil, false
 	}

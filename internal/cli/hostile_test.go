@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
@@ -238,5 +240,141 @@ func TestHostileNamesJSONAndHTML(t *testing.T) {
 				t.Errorf("output does not show the file name escaped:\n%.2000s", stdout)
 			}
 		})
+	}
+}
+
+// ciCommands are names that would drive a CI log: GitHub workflow commands
+// at the start of a name (and so of a line the name starts), Azure
+// Pipelines logging and formatting commands, which act anywhere in a line.
+var ciCommands = []string{
+	"::error::from a name",
+	"  ::add-mask::secret",
+	"x ##vso[task.setvariable variable=owned]1",
+	"##[group]folded",
+	"##VSO[task.complete result=Failed]",
+}
+
+// TestCICommandsInert: a trace whose loader event and threads are named
+// with CI log commands, in a file itself named as a GitHub command, gives
+// text, Markdown, check output (text and GitHub annotations), JUnit and
+// JSON in which no line starts with a live GitHub command (our own
+// annotations aside) and none holds an Azure one.
+func TestCICommandsInert(t *testing.T) {
+	for _, format := range []string{"chrome", "xplane"} {
+		t.Run(format, func(t *testing.T) {
+			spec := tracetest.Loop{Steps: 4, Input: 2_000_000, Dispatch: 20_000, Compute: 500_000,
+				InputName: tracetest.SingleProcessLoader + " " + strings.Join(ciCommands, " ")}.Spec()
+			for i := range spec.Threads {
+				spec.Threads[i].Name = ciCommands[i%len(ciCommands)]
+			}
+			var tr bytes.Buffer
+			write, name := tracetest.WriteChrome, "::error::x.trace.json"
+			if format == "xplane" {
+				write, name = tracetest.WriteXPlane, "::error::x.xplane.pb"
+			}
+			if err := write(&tr, spec); err != nil {
+				t.Fatal(err)
+			}
+			// Named relative to the working directory, so that the name
+			// starts the header line.
+			t.Chdir(filepath.Dir(hostileFile(t, name, tr.Bytes())))
+			path := name
+			junit := filepath.Join(t.TempDir(), "junit.xml")
+			outputs := map[string][]string{
+				"text":     {"analyze", path},
+				"markdown": {"analyze", "--format", "markdown", path},
+				"json":     {"analyze", "--format", "json", path},
+				"html":     {"analyze", "--format", "html", path},
+				"check":    {"check", "--max-input-idle", "0.1%", path},
+				"github":   {"check", "--format", "github", "--max-input-idle", "0.1%", "--junit", junit, path},
+				"gaps":     {"gaps", path},
+				"error":    {"analyze", "--max-events", "3", path},
+			}
+			for out, args := range outputs {
+				_, stdout, stderr := tg(args...)
+				text := stdout + stderr
+				if out == "github" {
+					b, err := os.ReadFile(junit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					assertNoCICommand(t, "junit", string(b))
+				}
+				assertNoCICommand(t, out, text)
+			}
+		})
+	}
+}
+
+// assertNoCICommand fails for a line of out that GitHub Actions or Azure
+// Pipelines would act on, other than tracegap's own "::error file="
+// annotations.
+func assertNoCICommand(t *testing.T, name, out string) {
+	t.Helper()
+	if !strings.Contains(out, "x") {
+		t.Errorf("%s: no output", name)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		lead := strings.TrimLeft(line, " \t\r")
+		if strings.HasPrefix(lead, "::") && !strings.HasPrefix(lead, "::error file=") {
+			t.Errorf("%s: line starts a workflow command: %q", name, line)
+		}
+		if l := strings.ToLower(line); strings.Contains(l, "##vso[") || strings.Contains(l, "##[") {
+			t.Errorf("%s: line holds an Azure command: %q", name, line)
+		}
+	}
+}
+
+// TestEmptyEventsWithinBudget: an XPlane of empty events (two bytes each
+// on the wire, tens in memory), plain or gzipped, is refused under
+// --max-memory before it is read, by the bound on its events that its
+// size gives; within a budget that bound covers, it is read, and what it
+// allocates stays within the bound.
+func TestEmptyEventsWithinBudget(t *testing.T) {
+	const n = 1 << 20
+	plain := tracetest.EmptyEvents(n, 0)
+	bound := int64(32<<20) + int64(len(plain)) + int64(len(plain))/2*trace.EventCost
+	for _, tt := range []struct {
+		name, file string
+		data       []byte
+		budget     string
+		code       int
+	}{
+		{"plain, refused", "empty.xplane.pb", plain, "64MiB", 2},
+		{"gzipped, refused", "empty.xplane.pb.gz", tracetest.Gzip(tracetest.EmptyEvents(n, 16<<10)), "64MiB", 2},
+		{"plain, within the bound", "empty.xplane.pb", plain, fmt.Sprint(bound), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := hostileFile(t, tt.file, tt.data)
+			var code int
+			var stderr string
+			alloc := allocated(func() { code, _, stderr = tg("analyze", "--max-memory", tt.budget, path) })
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			if tt.code == 2 {
+				if !strings.Contains(stderr, "raise --max-memory") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Errorf("stderr %q: want one line naming --max-memory", stderr)
+				}
+				if alloc > 8<<20 {
+					t.Errorf("refusing allocated %d MiB, want it refused before reading", alloc>>20)
+				}
+				return
+			}
+			if alloc > uint64(bound) {
+				t.Errorf("reading allocated %d MiB, over its bound of %d MiB", alloc>>20, bound>>20)
+			}
+		})
+	}
+}
+
+// TestNegativeLimitsRefused: a negative reading limit is a usage error,
+// not "no limit".
+func TestNegativeLimitsRefused(t *testing.T) {
+	for _, flag := range []string{"--max-events", "--max-bytes", "--max-tracks", "--max-strings", "--max-value"} {
+		code, _, stderr := tg("analyze", flag, "-1", "../../testdata/example.pt.trace.json.gz")
+		if want := "invalid " + flag + " -1: expected a positive limit"; code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("%s -1: exit %d, %q; want 2 and %q", flag, code, stderr, want)
+		}
 	}
 }

@@ -65,6 +65,8 @@ const serveDefaultMaxBytes = 16 << 30
 type serveFlags struct {
 	addr, dataDir, token string
 	maxUpload, maxMemory sizeFlag
+	maxTemp              sizeFlag
+	maxParts             int
 	minRate              sizeFlag
 	maxAnalyses          int
 	maxQueue             int
@@ -76,11 +78,13 @@ type serveFlags struct {
 }
 
 func addServeFlags(fs *pflag.FlagSet) *serveFlags {
-	f := &serveFlags{maxUpload: serve.DefaultMaxUpload, maxMemory: serveDefaultMaxMemory, minRate: serve.DefaultMinUploadRate}
+	f := &serveFlags{maxUpload: serve.DefaultMaxUpload, maxMemory: serveDefaultMaxMemory, minRate: serve.DefaultMinUploadRate, maxTemp: serve.DefaultMaxTemp}
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
 	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database")
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
-	fs.Var(&f.maxMemory, "max-memory", "memory the analyses running at once may need, by estimate from each upload's size and format; an upload waits for room, and one needing more than all of it gets 413")
+	fs.Var(&f.maxTemp, "max-temp", "temporary space under the data directory's tmp/ that the uploads being received may hold together, archives' expanded traces included (507 past it)")
+	fs.IntVar(&f.maxParts, "max-parts", serve.DefaultMaxParts, "parts of one multipart upload, form fields included (413 above)")
+	fs.Var(&f.maxMemory, "max-memory", "memory the analyses running at once may need, by an upper bound from each upload's size after decompression and its format; an upload waits for room, and one needing more than all of it gets 413")
 	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads analysed at once (an upload is received before it takes one)")
 	fs.IntVar(&f.maxQueue, "max-queue", 4*runtime.NumCPU(), "received uploads that may wait for a slot or for memory; more get 503 with Retry-After (0: none wait)")
 	fs.DurationVar(&f.upload, "upload-timeout", serve.DefaultUploadTimeout, "time allowed to receive one upload's body")
@@ -132,8 +136,11 @@ func (f *serveFlags) serveConfig(fs *pflag.FlagSet, logw io.Writer) (serve.Confi
 		return serve.Config{}, err
 	}
 	opt := f.analysis.options()
-	if err := opt.Validate(); err != nil {
+	if err := f.analysis.validate(); err != nil {
 		return serve.Config{}, err
+	}
+	if f.maxParts < 1 {
+		return serve.Config{}, fmt.Errorf("invalid --max-parts %d: expected at least 1", f.maxParts)
 	}
 	if f.token == "" {
 		f.token = os.Getenv("TRACEGAP_TOKEN")
@@ -145,6 +152,8 @@ func (f *serveFlags) serveConfig(fs *pflag.FlagSet, logw io.Writer) (serve.Confi
 		DataDir:           f.dataDir,
 		Rules:             &rules,
 		MaxUpload:         int64(f.maxUpload),
+		MaxTemp:           int64(f.maxTemp),
+		MaxParts:          f.maxParts,
 		MaxMemory:         int64(f.maxMemory),
 		MaxAnalyses:       f.maxAnalyses,
 		MaxQueue:          f.maxQueue,

@@ -96,5 +96,5 @@ func summarizeArgs(fs *pflag.FlagSet, af *analysisFlags, out string) error {
 	case out == "":
 		return errors.New("no -o given: expected the file to write the summary to, or - for stdout")
 	}
-	return af.options().Validate()
+	return af.validate()
 }

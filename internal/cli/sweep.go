@@ -114,7 +114,7 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (report.Format, string, []string,
 	if err != nil {
 		return "", "", nil, err
 	}
-	return format, setting, labels, f.analysis.options().Validate()
+	return format, setting, labels, f.analysis.validate()
 }
 
 // labelRuns labels the runs from labels, else from the worker count each

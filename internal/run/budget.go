@@ -5,14 +5,11 @@ import (
 	"compress/gzip"
 	"container/list"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
 
 	"github.com/tracegap/tracegap/trace"
-	"github.com/tracegap/tracegap/trace/chrome"
-	"github.com/tracegap/tracegap/trace/nsight"
 )
 
 // Budget admits inputs by the memory they are estimated to need, so that
@@ -48,7 +45,7 @@ func (b *Budget) InUse() int64 {
 // an input over a limit.
 func (b *Budget) Acquire(ctx context.Context, n int64) (release func(), err error) {
 	if n > b.total {
-		return nil, fmt.Errorf("needs an estimated %d bytes of memory to analyse, more than the whole memory budget of %d bytes: %w", n, b.total, trace.ErrLimit)
+		return nil, fmt.Errorf("needs up to %d bytes of memory to analyse, by its size and format, more than the whole memory budget of %d bytes (raise --max-memory if the trace is genuine): %w", n, b.total, trace.ErrLimit)
 	}
 	release = sync.OnceFunc(func() { b.release(n) })
 	b.mu.Lock()
@@ -76,6 +73,44 @@ func (b *Budget) Acquire(ctx context.Context, n int64) (release func(), err erro
 		b.mu.Unlock()
 	}
 	return nil, fmt.Errorf("gave up waiting for %d bytes of the memory budget: %w", n, ctx.Err())
+}
+
+// reservation is memory taken from a budget for one input, which may
+// grow as the input is read.
+type reservation struct {
+	b       *Budget
+	n       int64
+	release func()
+}
+
+// reserve acquires n bytes (as Acquire) as a reservation.
+func (b *Budget) reserve(ctx context.Context, n int64) (*reservation, error) {
+	r := &reservation{b: b, n: n}
+	free, err := b.Acquire(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	r.release = sync.OnceFunc(func() { free(); b.release(r.n - n) })
+	return r, nil
+}
+
+// grow takes what the reservation lacks of to bytes, if the budget has
+// room for it now, else fails with an error wrapping trace.ErrLimit: an
+// input being read does not wait for memory while holding some.
+func (r *reservation) grow(to, read int64) error {
+	b := r.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	more := to - r.n
+	if more <= 0 {
+		return nil
+	}
+	if b.used+more > b.total {
+		return fmt.Errorf("needs up to %d bytes of memory after %d bytes read, more than the memory budget of %d bytes has room for (raise --max-memory if the trace is genuine): %w", to, read, b.total, trace.ErrLimit)
+	}
+	b.used += more
+	r.n = to
+	return nil
 }
 
 func (b *Budget) release(n int64) {
@@ -115,21 +150,21 @@ func (e *Engine) Need(ins ...Input) int64 {
 		if err != nil {
 			continue
 		}
-		n, _ := e.estimate(r, size, in.Format)
+		n, _, _ := e.estimate(r, size, in.Format)
 		closeIn()
 		total += n
 	}
 	return total
 }
 
-// The estimate of what an input needs. Reading and analysing Chrome JSON
-// peaks at a quarter to a third of its bytes after decompression (the soft
-// memory limit keeps it there, see heapBudget); XPlane events are smaller
-// on the wire than in memory, and the realistic TPU capture peaked at four
-// times its bytes; an Nsight export, whose rows are bigger than events and
-// which holds tables the reader never reads, at most its bytes (0.9 times
-// on a dense generated export, docs/performance.md). Each input also costs its read buffers and the
-// process's share of fixed costs.
+// The estimate of what an input needs is an upper bound whatever the
+// input holds: its format's Need (trace.Format) of its bytes after
+// decompression, which bounds its events by the smallest event the format
+// encodes, and the fixed cost of any input. A gzip file's size after
+// decompression is counted, by inflating it once, up to the limits its
+// reading would stop at (MaxBytes, MaxRatio): the size its trailer
+// records can be forged, and the compressed size times the largest ratio
+// allowed (200) would count a real trace (5-30x) ten times over.
 const (
 	// headLen is how much of an input is peeked at: enough to inflate
 	// the 512 bytes that tell the format from a gzip stream's start.
@@ -139,52 +174,85 @@ const (
 	// small traces of many steps (serve's TestBombsAdmittedWithinBudget),
 	// whose analysis outgrows their events: about 24 MiB each.
 	fixedNeed = 32 << 20
-	// gzipRatio is taken for a gzip input whose trailer cannot be trusted
-	// (see trailerSize): real traces expand 5 to 30 times.
-	gzipRatio = 10
+	// ratioGrace is the expansion a gzip stream is allowed before its
+	// ratio is held to MaxRatio (as trace.Read allows it).
+	ratioGrace = 1 << 20
 )
 
-// need estimates the peak memory of reading and analysing an input whose
-// first bytes as stored are head, whose last four are tail (nil if
-// unknown), of size bytes as stored (0 if unknown), with the format forced
-// on it (empty: sniffed from head), read with at most maxBytes after
-// decompression (0: the default). A stream of unknown size is estimated
-// at the fixed cost: MaxBytes bounds its reading.
-func need(head, tail []byte, size int64, format string, maxBytes int64) int64 {
+// need returns the memory that reading and analysing plain bytes
+// (decompressed) holding events events (-1: not counted) takes at most,
+// whose first bytes are head, with the format forced on it (empty:
+// sniffed from head). An input of no known format is counted as
+// NeedDefault: reading it fails early.
+func need(head []byte, plain, events int64, format string) int64 {
+	f, ok := formatFor(head, format)
+	if !ok {
+		return fixedNeed + trace.NeedDefault(plain)
+	}
+	return fixedNeed + trace.NeedOf(f, plain, events)
+}
+
+// formatFor returns the format forced (format), else the one sniffed from
+// head.
+func formatFor(head []byte, format string) (trace.Format, bool) {
+	if format != "" {
+		f, err := trace.LookupFormat(format)
+		return f, err == nil
+	}
+	return trace.SniffFormat(head)
+}
+
+// measure returns the bytes that the file src of size bytes holds after
+// decompression (gz: it is gzip), counted, and the events its format f
+// counts in them (-1 when it counts none), reading no further than reading
+// it would accept (plus one byte, which reading refuses): opt's MaxBytes,
+// and the ratio past its grace. A plain file is read only when its
+// format counts events. A corrupt stream counts what came before the
+// damage.
+func measure(src io.ReaderAt, size int64, gz bool, f trace.Format, opt trace.Options) (plain, events int64) {
+	maxBytes, ratio := opt.MaxBytes, opt.MaxRatio
 	if maxBytes <= 0 {
 		maxBytes = trace.DefaultMaxBytes
 	}
-	n, plain := size, head
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		n = trailerSize(tail, size)
-		if n == 0 {
-			n = size * gzipRatio
+	if ratio <= 0 {
+		ratio = trace.DefaultMaxRatio
+	}
+	if !gz && f.Count == nil {
+		return size, -1
+	}
+	var r io.Reader = io.NewSectionReader(src, 0, size)
+	limit := maxBytes
+	if gz {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return size, -1
 		}
-		plain = inflate(head, 512)
+		r = zr
+		if size < (limit-ratioGrace)/ratio {
+			limit = ratioGrace + size*ratio
+		}
 	}
-	n = min(n, maxBytes)
-	switch {
-	case format == "chrome" || (format == "" && chrome.Sniff(plain)):
-		return fixedNeed + n/3
-	case format == "nsight" || (format == "" && nsight.Sniff(plain)):
-		return fixedNeed + n
+	cr := &countReader{r: io.LimitReader(r, limit+1)}
+	events = -1
+	if f.Count != nil {
+		if n, ok := f.Count(cr); ok {
+			events = n
+		}
 	}
-	return fixedNeed + 4*n
+	io.Copy(io.Discard, cr) // a count that failed stopped early
+	return cr.n, events
 }
 
-// trailerSize returns the decompressed size a gzip file of size bytes
-// records in its last four bytes, when it can be trusted as trace.Read
-// trusts it (the file is small enough that the size, kept modulo 4 GiB,
-// has not wrapped), else 0.
-func trailerSize(tail []byte, size int64) int64 {
-	if len(tail) != 4 || size < 18 || size*30 >= 1<<32 {
-		return 0
-	}
-	n := int64(binary.LittleEndian.Uint32(tail))
-	if n < size {
-		return 0
-	}
-	return n
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // inflate returns up to n bytes of the start of the gzip stream gz, as

@@ -98,68 +98,113 @@ func (b *Budget) waiters() int {
 	return b.waiting.Len()
 }
 
-// TestNeed checks the estimate of an input's memory from its head.
+// TestNeed checks the bound on an input's memory: its format's Need of
+// its bytes after decompression, whatever its gzip trailer says.
 func TestNeed(t *testing.T) {
 	json := []byte(`{"traceEvents":[` + strings.Repeat(`{"ph":"X","name":"k"},`, 1000) + `{}]}`)
-	gz := tracetest.Gzip(json)
-	n, zn := int64(len(json)), int64(len(gz))
 	xspace := []byte{0x0a, 0x05, 0x08, 0x01, 0x12, 0x01, 'x'}
+	chromeNeed := func(n int64) int64 { return fixedNeed + n/2 + n/18*trace.EventCost }
 	for _, tc := range []struct {
-		name       string
-		head, tail []byte
-		size       int64
-		format     string
-		max        int64
-		want       int64
+		name          string
+		head          []byte
+		plain, events int64
+		format        string
+		want          int64
 	}{
-		{"json: a third", json, nil, 3000, "", 0, fixedNeed + 1000},
-		{"xplane: four times", xspace, nil, 3000, "", 0, fixedNeed + 12000},
-		{"forced chrome", xspace, nil, 3000, "chrome", 0, fixedNeed + 1000},
-		{"nsight: its size", []byte("SQLite format 3\x00\x10\x00"), nil, 3000, "", 0, fixedNeed + 3000},
-		{"gzip json, trailer", gz, gz[zn-4:], zn, "", 0, fixedNeed + n/3},
-		{"gzip json, no trailer", gz, nil, zn, "", 0, fixedNeed + zn*gzipRatio/3},
-		// A trailer smaller than the file cannot be the size.
-		{"gzip json, short trailer", gz, []byte{1, 0, 0, 0}, zn, "", 0, fixedNeed + zn*gzipRatio/3},
-		{"capped by max bytes", json, nil, 3000, "", 600, fixedNeed + 200},
-		{"stream of unknown size", json, nil, 0, "", 0, fixedNeed},
+		{"json", json, 3600, -1, "", chromeNeed(3600)},
+		{"xplane", xspace, 3000, -1, "", fixedNeed + 3000 + 1500*trace.EventCost},
+		{"xplane, events counted", xspace, 3000, 7, "", fixedNeed + 3000 + 7*trace.EventCost},
+		{"forced chrome", xspace, 3600, -1, "chrome", chromeNeed(3600)},
+		{"unknown format", []byte("hello"), 3000, -1, "", fixedNeed + 12000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := need(tc.head, tc.tail, tc.size, tc.format, tc.max); got != tc.want {
+			if got := need(tc.head, tc.plain, tc.events, tc.format); got != tc.want {
 				t.Errorf("need = %d, want %d", got, tc.want)
 			}
 		})
 	}
 }
 
-// TestEngineBudget checks that the engine admits an input by its estimate
-// and gives it back once analysed, and refuses one over the budget, for a
-// file and for a stream (whose gzip trailer cannot be read).
+// TestMeasure: a gzip file's size after decompression is counted, not
+// read from its trailer, which a forged file sets low; the count stops
+// where reading would refuse the input; XPlane's events are counted.
+func TestMeasure(t *testing.T) {
+	json := []byte(`{"traceEvents":[` + strings.Repeat(`{"ph":"X","name":"k"},`, 50000) + `{}]}`)
+	gz := tracetest.Gzip(json)
+	forged := bytes.Clone(gz)
+	copy(forged[len(forged)-4:], []byte{100, 0, 0, 0}) // "100 bytes"
+	chrome, _ := trace.LookupFormat("chrome")
+	xplane, _ := trace.LookupFormat("xplane")
+	empty := tracetest.EmptyEvents(5000, 0)
+	for _, tc := range []struct {
+		name          string
+		data          []byte
+		gz            bool
+		f             trace.Format
+		opt           trace.Options
+		plain, events int64
+	}{
+		{"true trailer", gz, true, chrome, trace.Options{}, int64(len(json)), -1},
+		{"forged trailer", forged, true, chrome, trace.Options{}, int64(len(json)), -1},
+		{"capped by max bytes", gz, true, chrome, trace.Options{MaxBytes: 1000}, 1001, -1},
+		{"capped by the ratio", gz, true, chrome, trace.Options{MaxRatio: 1}, ratioGrace + int64(len(gz)) + 1, -1},
+		{"plain chrome, not read", json, false, chrome, trace.Options{}, int64(len(json)), -1},
+		{"xplane events counted", empty, false, xplane, trace.Options{}, int64(len(empty)), 5000},
+		{"gzipped xplane events counted", tracetest.Gzip(empty), true, xplane, trace.Options{}, int64(len(empty)), 5000},
+		{"xplane cut short", empty[:len(empty)-1], false, xplane, trace.Options{}, int64(len(empty)) - 1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "capped by the ratio" && int64(len(json)) <= tc.plain {
+				t.Fatalf("the trace (%d bytes) is too small to pass the ratio", len(json))
+			}
+			plain, events := measure(bytes.NewReader(tc.data), int64(len(tc.data)), tc.gz, tc.f, tc.opt)
+			if plain != tc.plain || events != tc.events {
+				t.Errorf("measure = %d bytes, %d events; want %d, %d", plain, events, tc.plain, tc.events)
+			}
+		})
+	}
+}
+
+// TestEngineBudget checks that the engine admits a file by its bound and
+// gives it back once analysed, and refuses one over the budget; and that
+// a stream, admitted by its first bytes, is checked again as it is read.
 func TestEngineBudget(t *testing.T) {
 	data := readFile(t, example)
+	// The example expands to 102895 bytes of Chrome JSON.
+	fileNeed := int64(fixedNeed) + 102895/2 + 102895/18*trace.EventCost
+	for _, budget := range []int64{fileNeed, fileNeed - 1} {
+		e := &Engine{Analysis: analyze.DefaultOptions(), Budget: NewBudget(budget)}
+		res, err := e.Analyze(context.Background(), Input{Path: example, Name: "example"})
+		if budget == fileNeed && (err != nil || res.Verdict != analyze.DataBound) {
+			t.Errorf("file, budget %d: %v, want the example analysed", budget, err)
+		}
+		if budget < fileNeed && (!errors.Is(err, trace.ErrLimit) || !strings.HasPrefix(err.Error(), "example: needs up to") || !strings.Contains(err.Error(), "--max-memory")) {
+			t.Errorf("file, budget %d: %v, want a refusal naming the example and --max-memory", budget, err)
+		}
+		if e.Budget.InUse() != 0 {
+			t.Errorf("file, budget %d: %d bytes still in use after the analysis", budget, e.Budget.InUse())
+		}
+	}
+	stream := func() Input { return Input{R: io.MultiReader(bytes.NewReader(data)), Name: "example"} }
+	admitted := int64(fixedNeed) + headLen/2 + headLen/18*trace.EventCost
 	for _, tc := range []struct {
-		name string
-		in   func() Input
-		need int64
+		budget int64
+		want   string
 	}{
-		// The example expands to 102895 bytes, as its trailer records.
-		{"file", func() Input { return Input{Path: example, Name: "example"} }, fixedNeed + 102895/3},
-		{"stream", func() Input {
-			return Input{R: io.MultiReader(bytes.NewReader(data)), Size: int64(len(data)), Name: "example"}
-		},
-			fixedNeed + int64(len(data))*gzipRatio/3},
+		{1 << 30, ""},
+		{admitted - 1, "example: needs up to"},
+		{admitted, "bytes read, more than the memory budget of"},
 	} {
-		for _, budget := range []int64{tc.need, tc.need - 1} {
-			e := &Engine{Analysis: analyze.DefaultOptions(), Budget: NewBudget(budget)}
-			res, err := e.Analyze(context.Background(), tc.in())
-			if budget == tc.need && (err != nil || res.Verdict != analyze.DataBound) {
-				t.Errorf("%s, budget %d: %v, want the example analysed", tc.name, budget, err)
-			}
-			if budget < tc.need && (!errors.Is(err, trace.ErrLimit) || !strings.HasPrefix(err.Error(), "example: needs an estimated")) {
-				t.Errorf("%s, budget %d: %v, want a refusal naming the example", tc.name, budget, err)
-			}
-			if e.Budget.InUse() != 0 {
-				t.Errorf("%s, budget %d: %d bytes still in use after the analysis", tc.name, budget, e.Budget.InUse())
-			}
+		e := &Engine{Analysis: analyze.DefaultOptions(), Budget: NewBudget(tc.budget)}
+		res, err := e.Analyze(context.Background(), stream())
+		if tc.want == "" && (err != nil || res.Verdict != analyze.DataBound) {
+			t.Errorf("stream, budget %d: %v, want the example analysed", tc.budget, err)
+		}
+		if tc.want != "" && (!errors.Is(err, trace.ErrLimit) || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("stream, budget %d: %v, want an error with %q", tc.budget, err, tc.want)
+		}
+		if e.Budget.InUse() != 0 {
+			t.Errorf("stream, budget %d: %d bytes still in use after the analysis", tc.budget, e.Budget.InUse())
 		}
 	}
 }

@@ -22,14 +22,21 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 	}
 	defer closeIn()
 	free := func() {}
+	opt := e.Read
 	if e.Budget != nil {
 		var need int64
-		need, r = e.estimate(r, size, in.Format)
-		if free, err = e.Budget.Acquire(ctx, need); err != nil {
+		var plain func(int64) int64
+		need, plain, r = e.estimate(r, size, in.Format)
+		res, err := e.Budget.reserve(ctx, need)
+		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
+		free = res.release
+		if plain != nil {
+			// A stream: the budget is checked again as it is read.
+			opt.Reserve = func(read int64) error { return res.grow(plain(read+trace.ReserveStep), read) }
+		}
 	}
-	opt := e.Read
 	opt.Progress = nil
 	if e.Watch != nil {
 		opt.Progress = e.Watch()
@@ -78,27 +85,38 @@ func open(in Input) (r io.Reader, size int64, closeIn func(), err error) {
 // (trace.FileError), by its name: an upload's, not its temporary path.
 func openError(in Input, err error) error { return trace.FileError(in.name(), err) }
 
-// estimate returns the memory the input r is expected to need, from its
-// first bytes and, for a file, its gzip trailer, and the reader to read it
-// from: r itself for a file (read at offsets, left where it was), else r
-// behind the buffer that was peeked into.
-func (e *Engine) estimate(r io.Reader, size int64, format string) (int64, io.Reader) {
+// estimate returns the memory the input r needs at most (see need),
+// whether that holds for the whole input, and the reader to read it from:
+// r itself for a file (read at offsets, left where it was), else r behind
+// the buffer that was peeked into. For a stream, whose size is not known
+// before it is read, the estimate holds for its first headLen bytes only:
+// plain says how much the bytes read so far need, as the read proceeds.
+func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plain func(int64) int64, _ io.Reader) {
 	head := make([]byte, headLen)
 	if f, ok := r.(io.ReaderAt); ok && size > 0 && atStart(r) {
-		n, _ := f.ReadAt(head, 0)
-		var tail []byte
-		if size >= 4 {
-			tail = make([]byte, 4)
-			if _, err := f.ReadAt(tail, size-4); err != nil {
-				tail = nil
-			}
+		k, _ := f.ReadAt(head, 0)
+		head = head[:k]
+		gz := isGzip(head)
+		if gz {
+			head = inflate(head, 512)
 		}
-		return need(head[:n], tail, size, format, e.Read.MaxBytes), r
+		tf, known := formatFor(head, format)
+		if !known {
+			return need(head, size, -1, format), nil, r
+		}
+		plain, events := measure(f, size, gz, tf, e.Read)
+		return need(head, plain, events, format), nil, r
 	}
 	br := bufio.NewReaderSize(r, headLen)
 	head, _ = br.Peek(headLen)
-	return need(head, nil, size, format, e.Read.MaxBytes), br
+	if isGzip(head) {
+		head = inflate(head, 512)
+	}
+	plain = func(n int64) int64 { return need(head, n, -1, format) }
+	return plain(headLen), plain, br
 }
+
+func isGzip(head []byte) bool { return len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b }
 
 // atStart reports whether r can seek and is at its start, so that offsets
 // in it are offsets in the input (as trace.Read requires of an

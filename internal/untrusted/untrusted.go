@@ -19,13 +19,14 @@ import (
 
 // Terminal returns s with every character that could drive a terminal or
 // disguise what is shown written visibly escaped, as a Go string literal
-// would write it: control characters (NUL, ESC and so the OSC and CSI
+// would write it, after InertCI has made CI log commands inert: control characters (NUL, ESC and so the OSC and CSI
 // sequences it starts, CR, LF, tab, DEL, the C1 controls), format
 // characters (the bidirectional overrides and isolates, zero-width
 // characters), line and paragraph separators, and bytes that are not
 // UTF-8. "\x1b]0;title\a" becomes `\x1b]0;title\a`; "a\u202eb" becomes
 // `a\u202eb`. Everything else, backslashes included, is kept as is.
 func Terminal(s string) string {
+	s = InertCI(s)
 	if !needsEscape(s) {
 		return s
 	}
@@ -46,6 +47,53 @@ func Terminal(s string) string {
 		}
 		i += n
 	}
+	return b.String()
+}
+
+// CI runners act on commands written in their logs: GitHub Actions on a
+// line starting with "::" after white space (::error::, ::add-mask::,
+// ::stop-commands::) and, in its older syntax, on "##[" anywhere; Azure
+// Pipelines on "##vso[" anywhere in a line (##vso[task.setvariable ...])
+// and on "##[" formatting commands. GitLab's only markers (section_start,
+// section_end) need a CR and an ESC, which Terminal escapes.
+
+// InertCI returns s with every CI log command it could start made inert,
+// wherever s is written in a line: the '[' after "##" or "##vso" (in any
+// case), and the first ':' of a leading "::", written as a Go literal
+// would escape it (\x5b, \x3a). A name placed mid-line cannot start a
+// GitHub command, but where it lands is not known here, and C++ names
+// (at::native::add) are kept, as only a leading "::" is touched. Other
+// text is returned as it is.
+func InertCI(s string) string {
+	if !strings.Contains(s, "##") && !strings.Contains(s, "::") {
+		return s
+	}
+	var b strings.Builder
+	rest := s
+	if t := strings.TrimLeft(s, " \t\v\f\r\n"); strings.HasPrefix(t, "::") {
+		b.WriteString(s[:len(s)-len(t)])
+		b.WriteString(`\x3a`)
+		rest = t[1:]
+	}
+	for {
+		i := strings.Index(rest, "##")
+		if i < 0 {
+			break
+		}
+		j := i + 2
+		if k := j + 3; k < len(rest) && strings.EqualFold(rest[j:k], "vso") {
+			j = k
+		}
+		if j < len(rest) && rest[j] == '[' {
+			b.WriteString(rest[:j])
+			b.WriteString(`\x5b`)
+			rest = rest[j+1:]
+			continue
+		}
+		b.WriteString(rest[:i+1])
+		rest = rest[i+1:]
+	}
+	b.WriteString(rest)
 	return b.String()
 }
 
@@ -151,6 +199,7 @@ const Ellipsis = "..."
 // nil esc escapes nothing, for a channel that escapes later (an HTML
 // template). n of 3 or less leaves s uncut.
 func Clip(s string, n int, esc func(string) string) string {
+	s = inertFor(s, esc)
 	out, esc, fits := escapeFor(s, n, esc)
 	if fits {
 		return out
@@ -173,6 +222,7 @@ func Clip(s string, n int, esc func(string) string) string {
 // last columns of s, after Ellipsis. It is for text whose end matters
 // most, a host stack whose innermost event is last.
 func ClipStart(s string, n int, esc func(string) string) string {
+	s = inertFor(s, esc)
 	out, esc, fits := escapeFor(s, n, esc)
 	if fits {
 		return out
@@ -196,6 +246,16 @@ func escapeFor(s string, n int, esc func(string) string) (string, func(string) s
 	}
 	out := esc(s)
 	return out, esc, n <= len(Ellipsis) || Width(out) <= n
+}
+
+// inertFor returns s made inert for CI logs (InertCI) before a channel's
+// escape esc applies to it rune by rune, as Clip does: a command spans
+// runes. A nil esc (text escaped later) keeps s as it is.
+func inertFor(s string, esc func(string) string) string {
+	if esc == nil {
+		return s
+	}
+	return InertCI(s)
 }
 
 // Width returns how many columns of a terminal s takes: two for an East

@@ -1,6 +1,9 @@
 package untrusted
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // hostile are names a trace or a file system can hold, each against what
 // every channel must make of it.
@@ -30,6 +33,11 @@ var hostile = []struct {
 	{"plus minus", "-1+1", "-1+1", "-1+1", "-1+1", "-1+1", "'-1+1"},
 	{"tab", "a\tb", `a\tb`, `a\tb`, `a\tb`, `a\\tb`, `a\tb`},
 	{"backslash", `C:\x1b`, `C:\x1b`, `C:\x1b`, `C%3A\x1b`, `C:\\x1b`, `C:\\x1b`},
+	{"leading workflow command", "::error::x", `\x3a:error::x`, `\x3a:error::x`, `\x3a%3Aerror%3A%3Ax`, `\\x3a:error::x`, `\x3a:error::x`},
+	{"indented workflow command", "  ::warning::y", `  \x3a:warning::y`, `  \x3a:warning::y`, `  \x3a%3Awarning%3A%3Ay`, `  \\x3a:warning::y`, `  \x3a:warning::y`},
+	{"azure anywhere", "a ##vso[task.setvariable variable=x]1", `a ##vso\x5btask.setvariable variable=x]1`, `a ##vso\x5btask.setvariable variable=x]1`, `a ##vso\x5btask.setvariable variable=x]1`, `a ##vso\\x5btask.setvariable variable=x\]1`, `a ##vso\x5btask.setvariable variable=x]1`},
+	{"azure any case", "###VSO[x", `###VSO\x5bx`, `###VSO\x5bx`, `###VSO\x5bx`, `###VSO\\x5bx`, `###VSO\x5bx`},
+	{"formatting command", "x##[group]y", `x##\x5bgroup]y`, `x##\x5bgroup]y`, `x##\x5bgroup]y`, `x##\\x5bgroup\]y`, `x##\x5bgroup]y`},
 	{"unicode kept", "résumé 計算", "résumé 計算", "résumé 計算", "résumé 計算", "résumé 計算", "résumé 計算"},
 }
 
@@ -159,4 +167,38 @@ func TestPad(t *testing.T) {
 			t.Errorf("Pad(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
 	}
+}
+
+// TestClipKeepsCICommandsInert: a name cut by Clip or ClipStart to any
+// width holds no CI log command, whichever runes the cut keeps.
+func TestClipKeepsCICommandsInert(t *testing.T) {
+	for _, in := range []string{"::error::" + strings.Repeat("x", 40), strings.Repeat("y", 30) + "##vso[task.complete result=Failed]" + strings.Repeat("z", 30)} {
+		for n := 4; n < len(in)+4; n++ {
+			for _, got := range []string{Clip(in, n, Terminal), ClipStart(in, n, Terminal), Clip(in, n, Markdown)} {
+				if strings.HasPrefix(got, "::") || strings.Contains(strings.ToLower(got), "##vso[") {
+					t.Fatalf("cut of %q to %d columns = %q: a live command", in, n, got)
+				}
+			}
+		}
+	}
+}
+
+// FuzzCICommands: whatever a name holds, what Terminal, Markdown, TSV and
+// an annotation's message make of it, and Clip of it, starts no GitHub
+// workflow command and holds no Azure Pipelines one, placed alone on a
+// line or after another.
+func FuzzCICommands(f *testing.F) {
+	for _, s := range []string{"::error::x", " \t::warning::y", "a##vso[task.complete]", "###[group]", "##VsO[x", "at::native::add"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, out := range []string{Terminal(s), Markdown(s), TSV(s), AnnotationMessage(s), Clip(s, 12, Terminal), ClipStart(s, 12, Terminal)} {
+			for _, line := range []string{out, "x" + out} {
+				lead := strings.TrimLeft(line, " \t\v\f")
+				if strings.HasPrefix(lead, "::") || strings.Contains(strings.ToLower(line), "##vso[") || strings.Contains(line, "##[") {
+					t.Fatalf("%q escaped to %q: a live CI command", s, out)
+				}
+			}
+		}
+	})
 }

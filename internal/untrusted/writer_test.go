@@ -18,6 +18,9 @@ func TestJSON(t *testing.T) {
 		{"not utf-8", "[\"a\xffb\"]", `["a\ufffdb"]`},
 		{"white space kept", "[\r\n\t\"x\"]", "[\r\n\t\"x\"]"},
 		{"unicode kept", `["résumé 計算 �"]`, `["résumé 計算 �"]`},
+		{"azure command", `["a ##vso[task.setvariable variable=x]1"]`, `["a ##vso\u005btask.setvariable variable=x]1"]`},
+		{"formatting command", `["###[group]", "##VsO[x"]`, `["###\u005bgroup]", "##VsO\u005bx"]`},
+		{"github command kept", `["::error::x"]`, `["::error::x"]`},
 	} {
 		var buf bytes.Buffer
 		if _, err := JSONWriter(&buf).Write([]byte(c.in)); err != nil {
@@ -57,6 +60,8 @@ func TestMarkup(t *testing.T) {
 		{"bidi override", "<p>abc\u202etxt</p>", `<p>abc\u202etxt</p>`},
 		{"not utf-8", "<p>a\xffb</p>", `<p>a\xffb</p>`},
 		{"unicode kept", "<p>résumé 計算</p>", "<p>résumé 計算</p>"},
+		{"azure command", "<p>a ##vso[task.complete]</p>", "<p>a ##vso&#91;task.complete]</p>"},
+		{"command on a line", "::warning::x\n<p>y\n  ::error::z a::b</p>", "&#58;:warning::x\n<p>y\n  &#58;:error::z a::b</p>"},
 	} {
 		var buf bytes.Buffer
 		if _, err := MarkupWriter(&buf).Write([]byte(c.in)); err != nil {
@@ -65,5 +70,17 @@ func TestMarkup(t *testing.T) {
 		if got := buf.String(); got != c.want || string(Markup([]byte(c.in))) != c.want {
 			t.Errorf("%s: MarkupWriter(%q) wrote %q, want %q", c.name, c.in, got, c.want)
 		}
+	}
+}
+
+// TestMarkupWriterLines: a line that starts "::" is found across writes.
+func TestMarkupWriterLines(t *testing.T) {
+	var buf bytes.Buffer
+	w := MarkupWriter(&buf)
+	for _, p := range []string{"<p>a\n", "  ", "::error::x", " ::b</p>"} {
+		w.Write([]byte(p))
+	}
+	if want := "<p>a\n  &#58;:error::x ::b</p>"; buf.String() != want {
+		t.Errorf("wrote %q, want %q", buf.String(), want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,7 +20,21 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(small))
 	f.Add([]byte(`[{"ph":"B","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":"2.5"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := trace.Read(bytes.NewReader(data), int64(len(data)), trace.Options{Format: "chrome", MaxEvents: 1 << 16})
+		var tr *trace.Trace
+		var err error
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		tr, err = trace.Read(bytes.NewReader(data), int64(len(data)), trace.Options{Format: "chrome", MaxEvents: 1 << 16})
+		runtime.ReadMemStats(&after)
+		// The bound admission relies on (Need): an event takes minEvent
+		// bytes at least, the last without its comma; reading allocates
+		// no more than the bound beyond its fixed buffers.
+		if tr != nil && len(tr.Events) > (len(data)+1)/minEvent {
+			t.Fatalf("%d events from %d bytes, more than one per %d bytes", len(tr.Events), len(data), minEvent)
+		}
+		if alloc, bound := after.TotalAlloc-before.TotalAlloc, uint64(8<<20+2*Need(int64(len(data)), -1)); alloc > bound {
+			t.Fatalf("reading %d bytes allocated %d, over %d", len(data), alloc, bound)
+		}
 		if err != nil {
 			if tr != nil {
 				t.Errorf("error %v with a trace", err)

@@ -22,8 +22,20 @@ func init() {
 		Holds:     Holds,
 		Read:      Read,
 		ProbeRank: ProbeRank,
+		Need:      Need,
 	})
 }
+
+// minEvent is the fewest bytes an event the reader keeps takes, with the
+// comma that separates it from the next: {"ph":"X","ts":1}, one ts being
+// needed.
+const minEvent = 18
+
+// Need returns an upper bound on the memory that reading and analysing
+// plain bytes of Chrome JSON takes: its events, at most one per minEvent
+// bytes, and half its bytes besides (names, the reading buffers).
+// Its events are not counted (events is -1): that would take a JSON scan.
+func Need(plain, events int64) int64 { return plain/2 + trace.EventsNeed(plain, events, minEvent) }
 
 // Sniff reports whether head looks like Chrome trace-event JSON: after an
 // optional UTF-8 byte order mark and white space, an object or an array,

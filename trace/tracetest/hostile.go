@@ -3,6 +3,7 @@ package tracetest
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -81,4 +82,26 @@ func ManySteps(n int) []byte {
 	}
 	b.WriteString("]}\n")
 	return []byte(b.String())
+}
+
+// EmptyEvents writes an XSpace of one GPU plane whose one line holds n
+// empty events: two bytes each on the wire, the smallest an XEvent can
+// be, and a few dozen in memory. pad random bytes, in a field readers
+// skip, make its gzip as large as a real trace's would be for its size.
+func EmptyEvents(n, pad int) []byte {
+	var plane []byte
+	plane = protowire.AppendTag(plane, 2, protowire.BytesType)
+	plane = protowire.AppendString(plane, "/device:GPU:0")
+	if pad > 0 {
+		junk := make([]byte, pad)
+		rand.NewChaCha8([32]byte{1}).Read(junk)
+		plane = protowire.AppendTag(plane, 99, protowire.BytesType)
+		plane = protowire.AppendBytes(plane, junk)
+	}
+	event := protowire.AppendBytes(protowire.AppendTag(nil, 4, protowire.BytesType), nil)
+	line := protowire.AppendTag(nil, 3, protowire.BytesType)
+	line = protowire.AppendBytes(line, bytes.Repeat(event, n))
+	plane = append(plane, line...)
+	space := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return protowire.AppendBytes(space, plane)
 }

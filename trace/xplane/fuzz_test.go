@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/tracegap/tracegap/trace"
@@ -22,7 +23,10 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Sniff(b[:min(len(b), 512)])
 		setParallel(t, 0)
-		tr, err := Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16})
+		var tr *trace.Trace
+		var err error
+		alloc := allocated(func() { tr, err = Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16}) })
+		checkResources(t, b, tr, alloc)
 		checkMapped(t, b, tr, err)
 		setOneWalk(t, 16) // sampling 16 bytes of each line's events
 		checkDecode(t, "one-walk", b, tr, err)
@@ -42,6 +46,32 @@ func FuzzRead(f *testing.F) {
 		}
 		checkInvariants(t, tr)
 	})
+}
+
+// checkResources checks the bound that admission relies on (Need): an
+// input of n bytes holds at most n/minEvent events, no more than Count
+// counts when it can, and reading it
+// allocates no more than its bound beyond the reader's fixed buffers.
+func checkResources(t *testing.T, b []byte, tr *trace.Trace, alloc uint64) {
+	t.Helper()
+	if tr != nil && len(tr.Events) > len(b)/minEvent {
+		t.Fatalf("%d events from %d bytes, more than one per %d bytes", len(tr.Events), len(b), minEvent)
+	}
+	if n, ok := Count(bytes.NewReader(b)); ok && tr != nil && int64(len(tr.Events)) > n {
+		t.Fatalf("%d events read, %d counted", len(tr.Events), n)
+	}
+	if bound := uint64(8<<20 + 2*Need(int64(len(b)), -1)); alloc > bound {
+		t.Fatalf("reading %d bytes allocated %d, over %d", len(b), alloc, bound)
+	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 // checkDecode decodes b as the test has set reads to (setParallel,

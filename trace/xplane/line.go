@@ -511,6 +511,14 @@ var eventFieldNames = [...]string{
 	5: "XEvent.num_occurrences (5)",
 }
 
+// eventsLimit is the error of a trace of more than max events, the first
+// one past it in the line ls. It names the byte where the line's events
+// start: a parallel read, which decodes a line in chunks, stops at the
+// same line as a serial one.
+func eventsLimit(max int, ls *lineState) error {
+	return trace.Limitf("more than %d events, in the XLine whose events start at byte %d (raise --max-events if the trace is genuine)", max, ls.head.events.lo)
+}
+
 // add turns a decoded XEvent into an Event on its line's track.
 func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 	if d.out != nil {
@@ -526,7 +534,7 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 		return nil
 	}
 	if d.b.NumEvents()+len(d.batch) >= d.maxEvents {
-		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
+		return eventsLimit(d.maxEvents, ls)
 	}
 	m := d.meta(ev.meta)
 	if ls.track < 0 {

@@ -245,7 +245,7 @@ func (d *decoder) addChunk(c *chunk, ls *lineState) error {
 	room := d.maxEvents - d.b.NumEvents()
 	d.b.AddTrack(ls.track, evs[:max(min(room, len(evs)), 0)])
 	if room < len(evs) {
-		return trace.Limitf("more than %d events (raise --max-events if the trace is genuine)", d.maxEvents)
+		return eventsLimit(d.maxEvents, ls)
 	}
 	if d.progress != nil {
 		d.progress(c.hi)

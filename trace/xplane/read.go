@@ -24,8 +24,20 @@ func init() {
 		Primary: true,
 		Sniff:   Sniff,
 		Read:    Read,
+		Need:    Need,
+		Count:   Count,
 	})
 }
+
+// minEvent is the fewest bytes an XEvent takes on the wire: its field's
+// tag and a zero length, an event of no fields.
+const minEvent = 2
+
+// Need returns an upper bound on the memory that reading and analysing
+// plain bytes of XPlane takes: its events (counted by Count, else at most
+// one per minEvent bytes), and its bytes once besides (metadata, names,
+// the scan of its parts).
+func Need(plain, events int64) int64 { return plain + trace.EventsNeed(plain, events, minEvent) }
 
 // Read reads a whole XSpace from r. An XSpace is one message whose planes
 // hold their metadata after the lines that refer to it, so the input is

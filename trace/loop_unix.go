@@ -1,0 +1,11 @@
+//go:build unix
+
+package trace
+
+import (
+	"errors"
+	"syscall"
+)
+
+// isLoop reports whether err says a path's symbolic links loop.
+func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
