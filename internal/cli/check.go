@@ -73,7 +73,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	addRuleFlags(fs, &f.rules)
 	f.analysis = addAnalysisFlags(fs)
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
-	fs.StringVar(&f.format, "format", "text", "output: text, or github for workflow annotations")
+	fs.StringVar(&f.format, "format", "text", "output: text, github for workflow annotations, or sarif (SARIF 2.1.0 for code scanning: each failure at the Python lines that held the device idle)")
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
 	fs.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "how many files to check at once")
 	f.job = addJobFlags(fs)
@@ -128,8 +128,8 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 	if err := validColor(f.color); err != nil {
 		return err
 	}
-	if f.format != "text" && f.format != "github" {
-		return fmt.Errorf("unknown --format %q: expected text or github", f.format)
+	if f.format != "text" && f.format != "github" && f.format != "sarif" {
+		return fmt.Errorf("unknown --format %q: expected text, github or sarif", f.format)
 	}
 	if f.jobs < 1 {
 		return fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
@@ -198,6 +198,9 @@ func jobName(paths []string) string {
 // print reports every result in order and returns the exit status: 2 when
 // an input was unusable, else 1 when a rule failed, else 0.
 func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int {
+	if f.format == "sarif" {
+		return f.printSARIF(results, stdout, stderr)
+	}
 	status := exitOK
 	paint := func(w io.Writer, color, word string) string {
 		if f.format != "text" || !useColor(f.color, w) {
@@ -272,4 +275,34 @@ func junitCases(results []checkResult) []report.JUnitCase {
 		}
 	}
 	return cases
+}
+
+// printSARIF writes the results as one SARIF log and returns the exit
+// status text would: 2 for an unusable input, 1 for a failed rule.
+func (f *checkFlags) printSARIF(results []checkResult, stdout, stderr io.Writer) int {
+	status := exitOK
+	files := make([]report.SARIFFile, len(results))
+	for i := range results {
+		r := &results[i]
+		files[i] = report.SARIFFile{Path: r.path, Result: r.res}
+		switch {
+		case r.err != nil:
+			files[i].Err = errorText(r)
+			status = exitUsage
+		case r.failed():
+			if status == exitOK {
+				status = exitCheck
+			}
+			for _, o := range r.outcomes {
+				if o.Failed {
+					files[i].Failures = append(files[i].Failures, report.SARIFFailure{Rule: o.Rule, Message: o.Message()})
+				}
+			}
+		}
+	}
+	if err := report.WriteSARIF(stdout, version, files); err != nil {
+		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
+		return exitUsage
+	}
+	return status
 }
