@@ -8,7 +8,8 @@
 # package "time"). Then the inputs of issue 32: a 1 MB .xplane.pb.gz of
 # 94.8 million empty events (read whole, and refused under --max-memory),
 # names carrying CI log commands, UTF-16 JSON, a directory of a lone FIFO,
-# a negative --max-events; and, against `tracegap serve` (its peak from
+# a negative --max-events, 100,000 nested frames around 1,000 gaps, 900,000
+# distinct long names; and, against `tracegap serve` (its peak from
 # /proc VmHWM, each answer's time from curl), two of those XPlanes at once
 # under --max-memory 1GiB, a tar with ../ and absolute entries, four
 # .tar.gz of 1.6 MB that expand to 1.6 GB each under --max-temp 512MiB,
@@ -104,6 +105,22 @@ open(d + "/expand.tar.gz", "wb").write(tar([("logs/r%d.trace.json" % i, big) for
 # 4 M kernels of the fewest bytes a kernel takes, 100 us apart: a gap each.
 with open(d + "/gaps.json", "w") as f:
     f.write("[" + ",".join('{"ph":"X","cat":"kernel","ts":%d,"dur":1}' % (100 * i) for i in range(4_000_000)) + "]")
+# 100,000 nested Python frames around 1,000 gaps, and 900,000 distinct
+# 200-byte names: the analysis's time, linear in the trace.
+with open(d + "/deep.json", "w") as f:
+    n, k = 100_000, 1_000
+    span = k * 90 + 200
+    ev = ['{"ph":"X","cat":"python_function","name":"f%d","ts":%.3f,"dur":%.3f,"pid":1,"tid":1}' % (i % 50, i / 1000, span - i / 500) for i in range(n)]
+    for j in range(k):
+        t = 200 + 90 * j
+        ev.append('{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","ts":%d,"dur":2,"pid":1,"tid":1,"args":{"correlation":%d}}' % (t, j + 1))
+        ev.append('{"ph":"X","cat":"kernel","name":"k","ts":%d,"dur":40,"pid":0,"tid":7,"args":{"correlation":%d}}' % (t + 5, j + 1))
+    f.write('{"traceEvents":[' + ",".join(ev) + "]}")
+with open(d + "/names.json", "w") as f:
+    f.write('{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1,"pid":0,"tid":7}')
+    for i in range(900_000):
+        f.write(',{"ph":"X","name":"%s%d","ts":%d,"dur":1,"pid":1,"tid":1}' % ("a" * 200, i, 2 * i))
+    f.write("]}")
 with open(d + "/parts.body", "wb") as f:
     for i in range(3000):
         f.write(b'--B\r\nContent-Disposition: form-data; name="file"; filename="p%d.json"\r\n\r\n{}\r\n' % i)
@@ -112,7 +129,8 @@ PY
 mkdir -p "$dir/fifo" && rm -f "$dir/fifo/a.trace.json" && mkfifo "$dir/fifo/a.trace.json"
 echo
 for run in "empty.xplane.pb.gz" "empty.xplane.pb.gz --max-memory 512MiB" "::error::x.trace.json" \
-	utf16.json fifo "empty.xplane.pb.gz --max-events -1" gaps.json "gaps.json --max-memory 1GiB"; do
+	utf16.json fifo "empty.xplane.pb.gz --max-events -1" gaps.json "gaps.json --max-memory 1GiB" \
+	deep.json names.json; do
 	set -- $run
 	f=$1
 	shift
