@@ -233,3 +233,24 @@ func TestJAXHostAfterSync(t *testing.T) {
 		}
 	}
 }
+
+// TestJAXScenariosOnTPU: every JAX scenario of a GPU (but those that copy
+// a result back through CUDA, which a TPU program does not) gives the
+// same verdict, idle and steps laid out as a TPU writes it: the step of
+// each piece of work follows the trace's links on both.
+func TestJAXScenariosOnTPU(t *testing.T) {
+	for _, sc := range jaxScenarios {
+		if sc.program.TPU || sc.program.Fetch > 0 {
+			continue
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			gpu := analyzeAsXPlane(t, sc.program.Spec())
+			p := sc.program
+			p.TPU = true
+			tpu := analyzeAsXPlane(t, p.Spec())
+			if gpu.Verdict != tpu.Verdict || gpu.Idle != tpu.Idle || !sameSteps(gpu.Steps, tpu.Steps) {
+				t.Errorf("GPU %s %+v, TPU %s %+v", gpu.Verdict, gpu.Idle, tpu.Verdict, tpu.Idle)
+			}
+		})
+	}
+}
