@@ -148,3 +148,27 @@ func TestStabilityTooFewSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerLoaderIdle: a DataLoader of k worker processes as PyTorch
+// records it (its num_workers in the trace's metadata, each worker's
+// batches on a "DataLoader worker N" thread), 150 ms a batch, against
+// 43 ms of compute a step. Two workers (a batch every 75 ms) cannot keep
+// up: the GPU waits on their queue, which is input, never host work, and
+// the run is data-bound; four (37.5 ms) keep up and the run is parallel.
+func TestWorkerLoaderIdle(t *testing.T) {
+	for _, tt := range []struct {
+		workers int
+		verdict Verdict
+	}{{2, DataBound}, {4, Parallel}} {
+		l := tracetest.Loop{Steps: 12, Compute: 43_000_000, Loader: &tracetest.WorkerLoader{Workers: tt.workers, PerBatch: 150_000_000, Metadata: true, ShowWorkers: true}}
+		r := analyzeSpec(t, l.Spec())
+		win := float64(r.Window.Dur())
+		host := float64(r.Idle.HostWork()+r.Idle.Sync()) / win
+		if r.Verdict != tt.verdict || host > 0.03 {
+			t.Errorf("%d workers: %s, host and sync idle %.1f%% of the window; want %s and under 3%%: %+v", tt.workers, r.Verdict, 100*host, tt.verdict, r.Idle)
+		}
+		if !r.Loader.Known || r.Loader.Workers != tt.workers {
+			t.Errorf("%d workers: loader %+v, want the count read from the trace", tt.workers, r.Loader)
+		}
+	}
+}
