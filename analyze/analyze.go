@@ -82,7 +82,7 @@ type analyzer struct {
 	// flows are the host events that produce a flow, for following a
 	// TPU program's run to its dispatch (see linkPrograms); guessed
 	// counts the JAX device work given to a step by no link at all.
-	flows      []flowEnd
+	flows      flowIndex
 	guessed    int
 	linkedRuns bool // some device's program runs consume flows
 	// dispatchHint is dispatchAfter's last answer.
@@ -171,8 +171,10 @@ func (a *analyzer) run() error {
 	a.links = newLinks(a.t, scan.launches)
 	a.loop = a.findLoop(scan)
 	a.res.LoopUntraced = a.loopUntraced()
-	if a.loop >= 0 {
-		a.flows = producers(a.t)
+	if a.loop >= 0 && len(a.steps) > 0 {
+		// The flows say which step a program run belongs to: with no
+		// steps there is nothing to follow them for.
+		a.flows = producers(a.t, scan.flowOut)
 	}
 	for _, d := range a.devs {
 		a.scanDevice(d)

@@ -194,7 +194,8 @@ func (a *analyzer) scanDevice(d *device) {
 	t, l := a.t, a.links
 	m := newWorkMerger(t, d.tracks)
 	var runs []programRun
-	if a.loop >= 0 {
+	hint := 0 // runDispatch's last answer
+	if a.loop >= 0 && len(a.steps) > 0 {
 		runs = a.linkPrograms(d)
 	}
 	// Room for an interval per event: a host-bound run has nearly that
@@ -229,7 +230,7 @@ func (a *analyzer) scanDevice(d *device) {
 		l.work++
 		h := l.host(e.Corr)
 		if a.loop >= 0 {
-			a.jaxWork(runs, h, e)
+			a.jaxWork(runs, &hint, h, e)
 		}
 		if h < 0 {
 			queue(e.Start)

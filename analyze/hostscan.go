@@ -23,6 +23,9 @@ type hostScan struct {
 	loop loopFinder
 	// end is the end of the last host event.
 	end int64
+	// flowOut are the host events that produce a flow, in index order
+	// (see producers).
+	flowOut []int32
 	// deepest is the deepest nesting of host events, on thread deepTrack.
 	deepest   int
 	deepTrack int32
@@ -60,6 +63,9 @@ func (a *analyzer) scanHost(step *regexp.Regexp) *hostScan {
 				s.deepest, s.deepTrack = d, int32(i)
 			}
 			s.end = max(s.end, end)
+			if e.Flags&trace.FlagFlowOut != 0 {
+				s.flowOut = append(s.flowOut, int32(th.lo+j))
+			}
 			if dur > 0 && e.Has(trace.FlagStep) {
 				s.flagged = append(s.flagged, a.rawStep(e))
 			}

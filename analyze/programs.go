@@ -29,44 +29,71 @@ type programRun struct {
 // could make cyclic or long; real ones take three hops.
 const maxFlowHops = 32
 
-// flowEnd is a flow's producing host event, by the flow's Corr.
-type flowEnd struct {
-	corr uint32
-	ev   int32
+// flowIndex finds the host event that produces a flow by the flow's key:
+// an open-addressing table, keys (never 0) and events side by side. A TPU
+// capture has a producer every few events and their keys are random:
+// sorting them to search cost a tenth of the analysis of a tiled capture,
+// where building this table costs a pass and a lookup one probe or two.
+type flowIndex struct {
+	slots []flowSlot
+	mask  uint32
+	shift uint32 // 32 less the table's bits: home slots by multiplication
 }
 
-// producers returns the host events that produce a flow, sorted by Corr
-// (the first in index order for each).
-func producers(t *trace.Trace) []flowEnd {
-	var out []flowEnd
-	for i := range t.Tracks {
-		tr := &t.Tracks[i]
-		if tr.Kind != trace.TrackHost {
-			continue
-		}
-		for j := tr.Lo; j < tr.Hi; j++ {
-			if e := &t.Events[j]; e.Has(trace.FlagFlowOut) {
-				out = append(out, flowEnd{e.Corr, int32(j)})
-			}
+type flowSlot struct {
+	key uint32
+	ev  int32
+}
+
+// producers indexes the producers evs of t's flows (host events, in
+// index order), the first for each key.
+func producers(t *trace.Trace, evs []int32) flowIndex {
+	if len(evs) == 0 {
+		return flowIndex{}
+	}
+	size, bits := uint32(1), uint32(0)
+	for size < uint32(2*len(evs)) {
+		size, bits = size<<1, bits+1
+	}
+	x := flowIndex{slots: make([]flowSlot, size), mask: size - 1, shift: 32 - bits}
+	for _, i := range evs {
+		x.put(t.Events[i].Corr, i)
+	}
+	return x
+}
+
+// put adds the producer ev of key unless the key has one.
+func (x *flowIndex) put(key uint32, ev int32) {
+	for i := x.home(key); ; i = (i + 1) & x.mask {
+		switch x.slots[i].key {
+		case 0:
+			x.slots[i] = flowSlot{key, ev}
+			return
+		case key:
+			return
 		}
 	}
-	slices.SortFunc(out, func(a, b flowEnd) int {
-		if c := cmp.Compare(a.corr, b.corr); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ev, b.ev)
-	})
-	return out
 }
+
+// home returns key's first slot: the top bits of key times a large odd
+// number (Fibonacci hashing), so that keys that differ in high bits alone
+// spread over the table.
+func (x *flowIndex) home(key uint32) uint32 { return key * 0x9e3779b1 >> x.shift & x.mask }
 
 // producer returns the host event producing the flow corr, or -1.
 func (a *analyzer) producer(corr uint32) int32 {
-	ps := a.flows
-	i, ok := slices.BinarySearchFunc(ps, corr, func(p flowEnd, c uint32) int { return cmp.Compare(p.corr, c) })
-	if !ok {
+	x := &a.flows
+	if x.slots == nil {
 		return -1
 	}
-	return ps[i].ev
+	for i := x.home(corr); ; i = (i + 1) & x.mask {
+		switch x.slots[i].key {
+		case 0:
+			return -1
+		case corr:
+			return x.slots[i].ev
+		}
+	}
 }
 
 // linkPrograms finds the runs of programs on d's plane and follows each to
@@ -140,14 +167,17 @@ func (a *analyzer) consumerAround(tr, ev int32) int32 {
 // runDispatch returns the host time of the dispatch that queued work
 // starting at start on a device whose program runs are runs: that of the
 // run holding the start. ok is false when no run holds it, and known is
-// false when the run's flows reach no host event.
-func (a *analyzer) runDispatch(runs []programRun, start int64) (launch int64, known, ok bool) {
-	i, _ := slices.BinarySearchFunc(runs, start, func(r programRun, t int64) int {
-		if r.start <= t {
-			return -1
-		}
-		return 1
-	})
+// false when the run's flows reach no host event. A device's work is
+// asked in start order: the search goes on from the last answer (hint).
+func (a *analyzer) runDispatch(runs []programRun, hint *int, start int64) (launch int64, known, ok bool) {
+	i := *hint // the first run starting after start, as far as known
+	if i > len(runs) || i > 0 && runs[i-1].start > start {
+		i = 0
+	}
+	for i < len(runs) && runs[i].start <= start {
+		i++
+	}
+	*hint = i
 	if i == 0 || runs[i-1].end <= start {
 		return 0, false, false
 	}
@@ -167,9 +197,9 @@ func (a *analyzer) runDispatch(runs []programRun, start int64) (launch int64, kn
 // thread: through its program run's flows where the device has them (TPU),
 // else through its launch (GPU), else to the last dispatch that returned
 // before the work started (a guess, counted in a.guessed).
-func (a *analyzer) jaxWork(runs []programRun, h int32, e *trace.Event) {
+func (a *analyzer) jaxWork(runs []programRun, hint *int, h int32, e *trace.Event) {
 	if h < 0 && runs != nil {
-		if launch, known, ok := a.runDispatch(runs, e.Start); ok {
+		if launch, known, ok := a.runDispatch(runs, hint, e.Start); ok {
 			if known {
 				a.stepLaunched(launch, e.Start, e.End())
 			}

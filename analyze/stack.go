@@ -106,14 +106,21 @@ func (s *hostStack) leave(a *analyzer, th *thread, x int64) {
 		return // none ends by x
 	}
 	// The first level that ends by x: facts hold the earliest end of
-	// each prefix, which only falls going up, so it is found by halving
-	// (a stack can be 100,000 deep).
-	k, _ := slices.BinarySearchFunc(s.facts, x, func(f stackFacts, x int64) int {
-		if f.end > x {
-			return -1
-		}
-		return 1
-	})
+	// each prefix, which only falls going up. Mostly it is the top few
+	// levels: look there first, and halve the rest of a deep stack (a
+	// hostile one is 100,000 deep).
+	k := len(s.facts) - 1
+	for n := 0; k > 0 && s.facts[k-1].end <= x && n < 8; n++ {
+		k--
+	}
+	if k > 0 && s.facts[k-1].end <= x {
+		k, _ = slices.BinarySearchFunc(s.facts[:k], x, func(f stackFacts, x int64) int {
+			if f.end > x {
+				return -1
+			}
+			return 1
+		})
+	}
 	above := s.evs[k+1:]
 	s.evs, s.facts = s.evs[:k], s.facts[:k]
 	// Pushing writes only at levels below the events of above yet to be

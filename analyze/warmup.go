@@ -84,6 +84,9 @@ func (a *analyzer) isLaunch(name trace.StrID) bool {
 func (a *analyzer) findLaunchBar() {
 	l := &a.launchFacts
 	l.known, l.bar = true, math.MaxInt64
+	if a.links.dense == nil && a.links.byCorr == nil {
+		return // no host event launches device work (a TPU trace)
+	}
 	var durs []int64
 	for i := range a.t.Tracks {
 		tr := &a.t.Tracks[i]
@@ -91,7 +94,7 @@ func (a *analyzer) findLaunchBar() {
 			continue
 		}
 		for _, e := range a.t.TrackEvents(i) {
-			if e.Corr != 0 && a.isLaunch(e.Name) {
+			if e.Corr != 0 && e.Flags&trace.FlagFlow == 0 && a.isLaunch(e.Name) {
 				durs = append(durs, e.Dur())
 			}
 		}

@@ -76,7 +76,8 @@ const (
 	// that hands work over (a host DoEnqueueProgram, a dispatch's Execute),
 	// FlagFlowIn on the one that takes it up (a program's run on a TPU's
 	// "XLA Modules" line, the execute thread's scheduled call). The two
-	// ends share Corr.
+	// ends share Corr, which is then a 32-bit key of the flow's kind and
+	// id (not a correlation id: CorrID does not apply).
 	FlagFlowOut
 	FlagFlowIn
 )

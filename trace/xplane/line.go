@@ -588,6 +588,9 @@ func setEvent(e *trace.Event, ev *rawEvent, ls *lineState, m *eventMeta, start, 
 		flags |= trace.FlagInstant
 	}
 	e.Start, e.Corr = start, uint32(ev.stats.corr)
+	if ev.stats.flowKey != 0 {
+		e.Corr = ev.stats.flowKey
+	}
 	e.SetDur(dur)
 	e.Name, e.Kind = m.name, kind
 	named := true

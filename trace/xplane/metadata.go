@@ -138,8 +138,9 @@ type eventStats struct {
 	flags    trace.Flag
 	bytes    int64 // a copy's size, from memcpy_details; 0 if unknown
 	// prod and cons are the flows (XProf's producer/consumer stats) the
-	// event produces and consumes.
+	// event produces and consumes; flowKey is the one it keeps (see flow).
 	prod, cons flowRef
+	flowKey    uint32
 }
 
 // flowRef is one end of a flow: XProf links an event that hands work over
@@ -150,33 +151,43 @@ type flowRef struct {
 	hasID    bool
 }
 
-// key returns the number that stands for the flow in Event.Corr: its id
-// with the kind folded into the top byte, so that flows of two kinds with
-// one id stay apart; 0 when the flow has no id.
-func (f *flowRef) key() uint64 {
+// key returns the number that stands for the flow in Event.Corr: a 32-bit
+// mix of its kind and id, never 0. Flows are not correlation ids, which
+// Builder.Corr keeps small through a map: a TPU capture has a flow for
+// every few events, most of them 64-bit ids, and the map cost its read a
+// third more time (docs/performance.md). Two flows of a trace share a key
+// with odds of about one in 2^32 each, and then one program run may be
+// given to the wrong step; a link's two ends always share theirs.
+func (f *flowRef) key() uint32 {
 	if !f.hasID {
 		return 0
 	}
-	k := f.id ^ f.kind<<56
-	if k == 0 {
-		k = 1 << 63 // id and kind cancelled out; 0 means no link
+	x := f.id ^ f.kind<<56
+	// The finalizer of splitmix64: every bit of the id moves the key.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	if k := uint32(x >> 32); k != 0 {
+		return k
 	}
-	return k
+	return 1
 }
 
-// flow folds the event's flow into its correlation id and flags, for an
-// event without a correlation id of its own (a launch's outranks a flow):
-// the consumer end where it has both, as a program's run on the device
-// and an event that takes up queued work are found by what they consume.
+// flow sets the event's flow key and flag, for an event without a
+// correlation id of its own (a launch's outranks a flow): the consumer end
+// where it has both, as a program's run on the device and an event that
+// takes up queued work are found by what they consume.
 func (s *eventStats) flow() {
 	if s.corr != 0 {
 		return
 	}
 	switch {
 	case s.cons.hasID:
-		s.corr, s.flags = s.cons.key(), s.flags|trace.FlagFlowIn
+		s.flowKey, s.flags = s.cons.key(), s.flags|trace.FlagFlowIn
 	case s.prod.hasID:
-		s.corr, s.flags = s.prod.key(), s.flags|trace.FlagFlowOut
+		s.flowKey, s.flags = s.prod.key(), s.flags|trace.FlagFlowOut
 	}
 }
 
