@@ -275,6 +275,8 @@ const (
 	Percent
 	// Duration is a duration ("50us") or a number of microseconds.
 	Duration
+	// Size is a size ("64GiB") or a number of bytes.
+	Size
 )
 
 var kindExpected = [...]string{
@@ -284,6 +286,7 @@ var kindExpected = [...]string{
 	Bool:     "true or false",
 	Percent:  `a percentage like "10%" or a fraction like 0.1`,
 	Duration: `a duration like "50us" or a number of microseconds`,
+	Size:     `a size like "64GiB" or a number of bytes`,
 }
 
 // text returns v as the strings a flag of kind k takes, one per array
@@ -293,7 +296,7 @@ func (k Kind) text(v any) (vals []string, ok bool) {
 	case string:
 		return []string{v}, k != Int && k != Bool
 	case int64:
-		return []string{strconv.FormatInt(v, 10)}, k == Int || k == Percent || k == Duration
+		return []string{strconv.FormatInt(v, 10)}, k == Int || k == Percent || k == Duration || k == Size
 	case float64:
 		return []string{strconv.FormatFloat(v, 'g', -1, 64)}, k == Percent || k == Duration
 	case bool:

@@ -79,8 +79,8 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; .txt, .json, .md or .html picks the format")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
-	fs.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "how many inputs to analyse at once")
-	fs.IntVar(&f.maxSteps, "steps", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
+	parallelVar(fs, &f.jobs, runtime.NumCPU(), "how many inputs to analyse at once")
+	intVar(fs, &f.maxSteps, "steps", "", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
 	fs.BoolVar(&f.allSteps, "all-steps", false, "list every step and device in every report (by default JSON and HTML list 1000, HTML draws 64 device timelines)")
 	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
@@ -155,7 +155,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 		return "", err
 	}
 	if f.jobs < 1 {
-		return "", fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
+		return "", fmt.Errorf("invalid --parallel %d: expected 1 or more", f.jobs)
 	}
 	if f.maxSteps < 0 {
 		return "", fmt.Errorf("invalid --steps %d: expected 0 (the default) or more", f.maxSteps)

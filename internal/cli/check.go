@@ -75,7 +75,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
 	fs.StringVar(&f.format, "format", "text", "output: text, github for workflow annotations, or sarif (SARIF 2.1.0 for code scanning: each failure at the Python lines that held the device idle)")
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
-	fs.IntVarP(&f.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "how many files to check at once")
+	parallelVar(fs, &f.jobs, runtime.GOMAXPROCS(0), "how many files to check at once")
 	f.job = addJobFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap check [flags] FILE|DIR...\n\nExit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
@@ -132,7 +132,7 @@ func (f *checkFlags) finish(fs *pflag.FlagSet) error {
 		return fmt.Errorf("unknown --format %q: expected text, github or sarif", f.format)
 	}
 	if f.jobs < 1 {
-		return fmt.Errorf("invalid --jobs %d: expected 1 or more", f.jobs)
+		return fmt.Errorf("invalid --parallel %d: expected 1 or more", f.jobs)
 	}
 	if err := f.rules.Validate(); err != nil {
 		return err

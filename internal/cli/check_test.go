@@ -77,7 +77,7 @@ func TestCheckBadFlags(t *testing.T) {
 		{[]string{"check", "--fail-on", "slow", "x.json"}, `unknown verdict "slow"`},
 		{[]string{"check", "--max-idle", "200%", "x.json"}, `invalid percentage "200%"`},
 		{[]string{"check", "--format", "xml", "x.json"}, `unknown --format "xml": expected text, github or sarif`},
-		{[]string{"check", "-j", "0", "x.json"}, "invalid --jobs 0"},
+		{[]string{"check", "-j", "0", "x.json"}, "invalid --parallel 0"},
 		{[]string{"check", "--min-steps", "-1", "x.json"}, "invalid min-steps -1: expected 0 (off) or more"},
 		{[]string{"check", "--config", "/nonexistent/tracegap.toml", "x.json"}, "/nonexistent/tracegap.toml"},
 	}

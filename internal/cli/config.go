@@ -100,6 +100,8 @@ func flagKind(v pflag.Value) check.Kind {
 		return check.Percent
 	case "duration":
 		return check.Duration
+	case "size":
+		return check.Size
 	case "stringArray", "verdicts":
 		return check.Strings
 	}

@@ -90,7 +90,7 @@ func TestConfigApplyErrors(t *testing.T) {
 		{"[check]\nmax_idle = \"lots\"", `:2: max_idle: invalid percentage "lots"`},
 		{"[check]\nmin_steps = []", ":2: min_steps in [check]: expected an integer, got an array"},
 		{"[analysis]\nmin_gap = \"fast\"", `:2: min_gap: invalid duration "fast"`},
-		{"[analysis]\nmax_bytes = 1.5", ":2: max_bytes in [analysis]: expected an integer, got a float"},
+		{"[analysis]\nmax_bytes = 1.5", ":2: max_bytes in [analysis]: expected a size like \"64GiB\" or a number of bytes, got a float"},
 	}
 	for _, tt := range tests {
 		_, _, err := configFlags(t, tt.text)

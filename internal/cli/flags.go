@@ -15,6 +15,7 @@ import (
 	"github.com/tracegap/tracegap/check"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/serve"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -100,6 +101,59 @@ func (p *percentFlag) Set(s string) error {
 	return nil
 }
 
+// sizeFlag is a pflag.Value holding a byte count, written as "2GiB",
+// "500MB" or a bare number of bytes.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return serve.FormatSize(int64(*s)) }
+
+// Type names the flag's value in --help.
+func (s *sizeFlag) Type() string { return "size" }
+
+// Set parses v.
+func (s *sizeFlag) Set(v string) error {
+	n, err := serve.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// intFlag is a pflag.Value holding a whole number, whose error says what
+// was expected in words (pflag's own quotes strconv).
+type intFlag int
+
+func (n *intFlag) String() string { return strconv.Itoa(int(*n)) }
+
+// Type names the flag's value in --help.
+func (n *intFlag) Type() string { return "int" }
+
+// Set parses s.
+func (n *intFlag) Set(s string) error {
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("expected a whole number, like 4")
+	}
+	*n = intFlag(v)
+	return nil
+}
+
+// intVar defines a whole-number flag (short may be "").
+func intVar(fs *pflag.FlagSet, p *int, name, short string, value int, usage string) {
+	*p = value
+	fs.VarP((*intFlag)(p), name, short, usage)
+}
+
+// parallelVar defines -j/--parallel, how many inputs run at once, and
+// --jobs as its deprecated name: it differed from --job, a distributed
+// job's ranks, by a letter.
+func parallelVar(fs *pflag.FlagSet, p *int, value int, usage string) {
+	intVar(fs, p, "parallel", "j", value, usage)
+	fs.VarP((*intFlag)(p), "jobs", "", usage)
+	_ = fs.MarkDeprecated("jobs", "use --parallel (-j)")
+}
+
 // analysisFlags are the flags every command that analyses traces shares:
 // the thresholds and patterns of analyze.Options and the reading limits.
 type analysisFlags struct {
@@ -146,16 +200,17 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	// Only analyze's reports list gaps: the flag stays settable everywhere
 	// (an [analysis] section of a config may carry it), but other commands
 	// do not offer it in their help.
-	fs.IntVar(&f.top, "top", d.TopGaps, "how many of the longest gaps to show")
+	intVar(fs, &f.top, "top", "", d.TopGaps, "how many of the longest gaps to show")
 	_ = fs.MarkHidden("top")
 	if fs.Lookup("max-memory") == nil { // serve has its own
 		fs.Var(&f.maxMemory, "max-memory", "memory budget of the inputs analysed at once: refuse an input needing more, by an upper bound from its size after decompression and its format (default: none)")
 	}
-	fs.Int64Var(&f.maxBytes, "max-bytes", trace.DefaultMaxBytes, "refuse inputs larger than this after decompression")
-	fs.IntVar(&f.maxEvents, "max-events", trace.DefaultMaxEvents, "refuse traces with more events than this")
-	fs.IntVar(&f.maxTracks, "max-tracks", trace.DefaultMaxTracks, "refuse traces with more tracks than this (threads, device streams, XPlane planes and lines)")
-	fs.IntVar(&f.maxStrings, "max-strings", trace.DefaultMaxStrings, "refuse traces with more distinct names (or name and category pairs, XPlane metadata entries, or correlation ids of 2^31 and above) than this")
-	fs.Int64Var(&f.maxValue, "max-value", trace.DefaultMaxValueBytes, "refuse JSON with a value (an event, a string) or run of white space longer than this many bytes")
+	f.maxBytes, f.maxValue = trace.DefaultMaxBytes, trace.DefaultMaxValueBytes
+	fs.Var((*sizeFlag)(&f.maxBytes), "max-bytes", "refuse inputs larger than this after decompression")
+	intVar(fs, &f.maxEvents, "max-events", "", trace.DefaultMaxEvents, "refuse traces with more events than this")
+	intVar(fs, &f.maxTracks, "max-tracks", "", trace.DefaultMaxTracks, "refuse traces with more tracks than this (threads, device streams, XPlane planes and lines)")
+	intVar(fs, &f.maxStrings, "max-strings", "", trace.DefaultMaxStrings, "refuse traces with more distinct names (or name and category pairs, XPlane metadata entries, or correlation ids of 2^31 and above) than this")
+	fs.Var((*sizeFlag)(&f.maxValue), "max-value", "refuse JSON with a value (an event, a string) or run of white space longer than this")
 	fs.StringVar(&f.inFormat, "input-format", "", "force the input format ("+strings.Join(trace.FormatNames(), ", ")+") instead of sniffing it")
 	fs.StringVar(&f.config, "config", "", "read settings from this file (flags win); default: the first "+check.ConfigName+", or "+check.PyprojectName+" with a [tool.tracegap] table, from the working directory up")
 	fs.BoolVar(&f.isolated, "isolated", false, "read no config file")

@@ -31,25 +31,6 @@ func init() {
 	}
 }
 
-// sizeFlag is a pflag.Value holding a byte count, written as "2GiB",
-// "500MB" or a bare number of bytes.
-type sizeFlag int64
-
-func (s *sizeFlag) String() string { return serve.FormatSize(int64(*s)) }
-
-// Type names the flag's value in --help.
-func (s *sizeFlag) Type() string { return "size" }
-
-// Set parses v.
-func (s *sizeFlag) Set(v string) error {
-	n, err := serve.ParseSize(v)
-	if err != nil {
-		return err
-	}
-	*s = sizeFlag(n)
-	return nil
-}
-
 // serveDefaultMaxMemory is the memory budget analyses are admitted within
 // unless --max-memory says otherwise.
 const serveDefaultMaxMemory = 8 << 30
@@ -83,10 +64,10 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database")
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
 	fs.Var(&f.maxTemp, "max-temp", "temporary space under the data directory's tmp/ that the uploads being received may hold together, archives' expanded traces included (507 past it)")
-	fs.IntVar(&f.maxParts, "max-parts", serve.DefaultMaxParts, "parts of one multipart upload, form fields included (413 above)")
+	intVar(fs, &f.maxParts, "max-parts", "", serve.DefaultMaxParts, "parts of one multipart upload, form fields included (413 above)")
 	fs.Var(&f.maxMemory, "max-memory", "memory the analyses running at once may need, by an upper bound from each upload's size after decompression and its format; an upload waits for room, and one needing more than all of it gets 413")
-	fs.IntVar(&f.maxAnalyses, "max-analyses", runtime.NumCPU(), "uploads analysed at once (an upload is received before it takes one)")
-	fs.IntVar(&f.maxQueue, "max-queue", 4*runtime.NumCPU(), "received uploads that may wait for a slot or for memory; more get 503 with Retry-After (0: none wait)")
+	intVar(fs, &f.maxAnalyses, "max-analyses", "", runtime.NumCPU(), "uploads analysed at once (an upload is received before it takes one)")
+	intVar(fs, &f.maxQueue, "max-queue", "", 4*runtime.NumCPU(), "received uploads that may wait for a slot or for memory; more get 503 with Retry-After (0: none wait)")
 	fs.DurationVar(&f.upload, "upload-timeout", serve.DefaultUploadTimeout, "time allowed to receive one upload's body")
 	fs.Var(&f.minRate, "min-upload-rate", fmt.Sprintf("slowest mean rate, per second, an upload may arrive at after its first %v; slower ones get 408", serve.DefaultUploadGrace))
 	fs.StringSliceVar(&f.allowHosts, "allow-host", nil, "host name a request's Host may carry, besides localhost, 127.0.0.1 and ::1 when listening on loopback (repeatable; when listening elsewhere and none is given, any)")
