@@ -556,22 +556,7 @@ func findingID(f *InputFinding) string {
 // base's compute; without it, the loop thread shows nothing while it
 // loads, and the test says so instead of concluding.
 func TestSyntheticJAX(t *testing.T) {
-	summarize := func(p tracetest.JAXProgram) Summary {
-		t.Helper()
-		var buf bytes.Buffer
-		if err := tracetest.WriteXPlane(&buf, p.Spec()); err != nil {
-			t.Fatal(err)
-		}
-		tr, err := xplane.Decode(buf.Bytes(), trace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := analyze.Analyze(tr, analyze.DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Summarize(r)
-	}
+	summarize := func(p tracetest.JAXProgram) Summary { return summarizeXPlane(t, p) }
 	base := summarize(tracetest.JAXProgram{Steps: 6, Dispatch: ms, Compute: 10 * ms, Depth: 2})
 	slow := tracetest.JAXProgram{Steps: 6, Load: 20 * ms, Dispatch: ms, Compute: 10 * ms}
 	blind := slow
@@ -613,4 +598,23 @@ func TestSyntheticJAX(t *testing.T) {
 			}
 		})
 	}
+}
+
+// summarizeXPlane writes the program as an XPlane, reads it back and
+// summarizes its analysis.
+func summarizeXPlane(t *testing.T, p tracetest.JAXProgram) Summary {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tracetest.WriteXPlane(&buf, p.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := xplane.Decode(buf.Bytes(), trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Summarize(r)
 }

@@ -1,14 +1,10 @@
 package compare
 
 import (
-	"bytes"
 	"math"
 	"testing"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/trace"
 	"github.com/tracegap/tracegap/trace/tracetest"
-	"github.com/tracegap/tracegap/trace/xplane"
 )
 
 // TestCompareJAXHostAhead compares a loop of two calls a step whose 4
@@ -19,22 +15,7 @@ import (
 // to leak into the window: 41.8 ms), and so the whole comparison is the
 // same.
 func TestCompareJAXHostAhead(t *testing.T) {
-	summarize := func(p tracetest.JAXProgram) Summary {
-		t.Helper()
-		var buf bytes.Buffer
-		if err := tracetest.WriteXPlane(&buf, p.Spec()); err != nil {
-			t.Fatal(err)
-		}
-		tr, err := xplane.Decode(buf.Bytes(), trace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := analyze.Analyze(tr, analyze.DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Summarize(r)
-	}
+	summarize := func(p tracetest.JAXProgram) Summary { return summarizeXPlane(t, p) }
 	var rows [2][]Row
 	for k, tpu := range []bool{false, true} {
 		base := summarize(tracetest.JAXProgram{Steps: 12, TPU: tpu, Workers: 4, Load: 160 * ms, Calls: 2, Dispatch: ms, Compute: 20 * ms})

@@ -301,18 +301,27 @@ func (r *reader) thread(v *liteStmt, col int32) *thread {
 	return th
 }
 
+// deviceRow reads what every device row starts with: start, end, deviceId,
+// streamId and correlationId, as device work on its stream's track; ok is
+// false for a row to skip.
+func (r *reader) deviceRow(v *liteStmt) (e trace.Event, tr int32, ok bool) {
+	if e, ok = r.span(v, 0, 1); !ok {
+		return e, 0, false
+	}
+	if tr, ok = r.stream(v, 2, 3); !ok {
+		return e, 0, false
+	}
+	e.Kind, e.Corr = trace.KindWork, r.corr(v, 4)
+	return e, tr, true
+}
+
 // kernel reads a CUPTI_ACTIVITY_KIND_KERNEL row: start, end, deviceId,
 // streamId, correlationId, name.
 func (r *reader) kernel(v *liteStmt) error {
-	e, ok := r.span(v, 0, 1)
+	e, tr, ok := r.deviceRow(v)
 	if !ok {
 		return nil
 	}
-	tr, ok := r.stream(v, 2, 3)
-	if !ok {
-		return nil
-	}
-	e.Kind, e.Corr = trace.KindWork, r.corr(v, 4)
 	if e.Name, ok = r.name(v, 5, useKernel); !ok {
 		return r.stop()
 	}
@@ -323,16 +332,11 @@ func (r *reader) kernel(v *liteStmt) error {
 // memcpy reads a CUPTI_ACTIVITY_KIND_MEMCPY row: start, end, deviceId,
 // streamId, correlationId, bytes, copyKind, srcKind, dstKind.
 func (r *reader) memcpy(v *liteStmt) error {
-	e, ok := r.span(v, 0, 1)
-	if !ok {
-		return nil
-	}
-	tr, ok := r.stream(v, 2, 3)
+	e, tr, ok := r.deviceRow(v)
 	if !ok {
 		return nil
 	}
 	kind, src, dst := intOr(v, 6, 0), intOr(v, 7, -1), intOr(v, 8, -1)
-	e.Kind, e.Corr = trace.KindWork, r.corr(v, 4)
 	e.Flags = trace.FlagMemcpy | copyFlags(kind, src, dst)
 	e.Name = r.copyName(kind, src, dst)
 	if n, ok := v.int(5); ok {
@@ -349,15 +353,11 @@ func (r *reader) memcpy(v *liteStmt) error {
 // buffers. Its memsets are then kept as overlays, not work, and a warning
 // says so.
 func (r *reader) memset(v *liteStmt) error {
-	e, ok := r.span(v, 0, 1)
+	e, tr, ok := r.deviceRow(v)
 	if !ok {
 		return nil
 	}
-	tr, ok := r.stream(v, 2, 3)
-	if !ok {
-		return nil
-	}
-	e.Kind, e.Corr, e.Flags = trace.KindWork, r.corr(v, 4), trace.FlagMemset
+	e.Flags = trace.FlagMemset
 	if r.work == 0 {
 		e.Kind = trace.KindOverlay
 		r.memsets++
