@@ -35,12 +35,17 @@ the trace's own clock, so the slices line up with the events in Perfetto
 (ui.perfetto.dev), chrome://tracing or TensorBoard's trace viewer.
 
 A Chrome JSON input is copied through byte for byte with the annotation
-appended to its events. An XPlane input becomes Chrome JSON of its device
-and host tracks (its lines) with the annotation. OUT is gzipped when its name ends in .gz.
+appended to its events. An XPlane input written to OUT.xplane.pb stays an
+XPlane, byte for byte, with a "/device:CUSTOM:tracegap" plane appended (a
+line of gaps per device and one of steps, their figures as stats), which
+XProf and TensorBoard's profile plugin open from a run's folder; written to
+OUT.json it becomes Chrome JSON of its device and host tracks (its lines)
+with the annotation. OUT is gzipped when its name ends in .gz.
 
 Examples:
   tracegap annotate run.pt.trace.json.gz -o run.annotated.json.gz
   tracegap annotate --min-gap 100us run.xplane.pb -o run.annotated.json.gz
+  tracegap annotate run.xplane.pb -o logs/plugins/profile/annotated/host.xplane.pb
 
 Exit status: 0 success, 2 unusable input or usage.
 
@@ -52,7 +57,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
-	fs.StringVarP(&out, "output", "o", "", "write the annotated trace to this file (required; gzipped if it ends in .gz)")
+	fs.StringVarP(&out, "output", "o", "", "write the annotated trace to this file (required): .json for Perfetto, or from an XPlane .xplane.pb for XProf and TensorBoard; gzipped if it ends in .gz")
 	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -84,8 +89,12 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "tracegap: wrote %s: %d gaps and %d steps over the trace; open it in https://ui.perfetto.dev or chrome://tracing\n",
-		safe(out), len(res.Gaps), len(res.Steps))
+	viewer := "https://ui.perfetto.dev or chrome://tracing"
+	if xp, _ := annotatedFormat(out, "xplane"); xp {
+		viewer = "XProf or TensorBoard's profile plugin (as a run's .xplane.pb)"
+	}
+	fmt.Fprintf(stderr, "tracegap: wrote %s: %d gaps and %d steps over the trace; open it in %s\n",
+		safe(out), len(res.Gaps), len(res.Steps), viewer)
 	return exitOK
 }
 
@@ -113,6 +122,9 @@ func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analy
 	defer release()
 	if t.Format == "nsight" {
 		return nil, errNotAnnotatable
+	}
+	if _, err := annotatedFormat(out, t.Format); err != nil {
+		return nil, err
 	}
 	var res *analyze.Result
 	err = irun.Protect("annotating", func() error {
@@ -209,15 +221,41 @@ func (e *errNoter) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// annotatedFormat returns what out's name asks annotate to write: an
+// XPlane (.pb, for XProf and TensorBoard's profile plugin), which only an
+// XPlane input can give, or Chrome JSON (.json, for Perfetto and
+// chrome://tracing); either gzipped with .gz.
+func annotatedFormat(out, input string) (xplane bool, err error) {
+	name := strings.TrimSuffix(strings.ToLower(out), ".gz")
+	switch {
+	case strings.HasSuffix(name, ".pb") && input != "xplane":
+		return false, fmt.Errorf("-o %s asks for an XPlane, which annotate writes from an XPlane input only: expected -o X.json or X.json.gz for this %s trace", out, input)
+	case strings.HasSuffix(name, ".pb"):
+		return true, nil
+	case strings.HasSuffix(name, ".json"):
+		return false, nil
+	}
+	return false, fmt.Errorf("-o %s: expected a name ending in .json or .json.gz (Chrome JSON, for Perfetto), or for an XPlane input .xplane.pb or .xplane.pb.gz (for XProf and TensorBoard)", out)
+}
+
 // writeAnnotated writes the annotated trace to w, gzipped when the output
-// name says so. A complete Chrome JSON input is copied through from src.
+// name says so. A complete Chrome JSON input is copied through from src,
+// and so is an XPlane annotated as an XPlane.
 func writeAnnotated(w io.Writer, out string, src *copySource, t *trace.Trace, res *analyze.Result) error {
 	if strings.HasSuffix(out, ".gz") {
 		zw := gzip.NewWriter(w)
-		if err := writeAnnotated(zw, "", src, t, res); err != nil {
+		if err := writeAnnotated(zw, strings.TrimSuffix(out, ".gz"), src, t, res); err != nil {
 			return err
 		}
 		return zw.Close()
+	}
+	if xp, _ := annotatedFormat(out, t.Format); xp {
+		r, closeSrc, err := src.open()
+		if err != nil {
+			return err
+		}
+		defer closeSrc()
+		return report.AnnotateXPlane(w, r, t, res)
 	}
 	if t.Format != "chrome" || t.Truncated {
 		return report.Annotate(w, t, nil, res)

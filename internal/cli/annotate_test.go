@@ -213,3 +213,40 @@ func TestArtefactsFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnotateOutputFormat: -o's name says what annotate writes: an XPlane
+// from an XPlane input (gzipped with .gz), JSON from any; an XPlane asked
+// of a Chrome trace, or a name that says neither, is one line and exit 2.
+func TestAnnotateOutputFormat(t *testing.T) {
+	xp := filepath.Join(realtraces.Dir(t), "tracelens-jax-te-fused-attn.xplane.pb")
+	example := filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz")
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		in, out string
+		code    int
+		stderr  string
+	}{
+		{xp, "a.xplane.pb.gz", exitOK, "open it in XProf or TensorBoard's profile plugin"},
+		{xp, "a.json", exitOK, "open it in https://ui.perfetto.dev"},
+		{example, "b.xplane.pb", exitUsage, "asks for an XPlane, which annotate writes from an XPlane input only"},
+		{example, "b.html", exitUsage, "expected a name ending in .json or .json.gz"},
+	} {
+		out := filepath.Join(dir, tt.out)
+		code, _, stderr := tg("annotate", tt.in, "-o", out)
+		if code != tt.code || !strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s -o %s: exit %d, %q; want %d and one line with %q", filepath.Base(tt.in), tt.out, code, stderr, tt.code, tt.stderr)
+		}
+		if _, err := os.Stat(out); (err == nil) != (tt.code == exitOK) {
+			t.Errorf("%s: written %v, want %v", tt.out, err == nil, tt.code == exitOK)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "a.xplane.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := trace.Read(f, -1, trace.Options{})
+	if err != nil || tr.Format != "xplane" {
+		t.Errorf("the annotated XPlane reads as %v (%v), want an XPlane", tr, err)
+	}
+}
