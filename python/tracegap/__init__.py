@@ -23,12 +23,15 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, List, Mapping, Sequence, Union
 
+from .report import Report
+
 try:
     from ._version import __version__
 except ImportError:  # a source checkout: the wheel build writes _version.py
     __version__ = "0+unknown"
 
 __all__ = [
+    "Report",
     "TracegapError",
     "VerdictError",
     "analyze",
@@ -115,8 +118,10 @@ def option_flags(options: Mapping[str, Any]) -> List[str]:
     return flags
 
 
-def analyze(path: PathLike, **options: Any) -> dict:
-    """Analyse one trace and return its JSON v1 report as a dict.
+def analyze(path: PathLike, **options: Any) -> Report:
+    """Analyse one trace and return its JSON v1 report: a :class:`Report`,
+    which is a dict with typed attributes (``report.verdict``) that shows
+    as the HTML report in a notebook.
 
     ``path`` is a trace file (Kineto/Chrome JSON, XPlane; gzipped or not) or
     a directory holding one run (a TensorBoard log directory, the ranks of
@@ -132,16 +137,27 @@ def analyze(path: PathLike, **options: Any) -> dict:
     out = _analyze_json([os.fspath(path)], options)
     if isinstance(out, list):
         if len(out) == 1:
-            return out[0]
+            return _report(out[0], options)
         raise TracegapError(f"{os.fspath(path)} holds {len(out)} traces: use tracegap.analyze_many")
-    return out
+    return _report(out, options)
 
 
-def analyze_many(paths: Iterable[PathLike], **options: Any) -> List[dict]:
+def analyze_many(paths: Iterable[PathLike], **options: Any) -> List[Report]:
     """Analyse several traces (files or directories) and return one JSON v1
-    report per trace, in order. ``options`` are as for :func:`analyze`."""
+    report (:class:`Report`) per trace, in order. ``options`` are as for
+    :func:`analyze`."""
     out = _analyze_json([os.fspath(p) for p in paths], options)
-    return out if isinstance(out, list) else [out]
+    return [_report(r, options) for r in (out if isinstance(out, list) else [out])]
+
+
+def _report(data: Mapping[str, Any], options: Mapping[str, Any]) -> Report:
+    """Wrap a report, its HTML rendered on demand from the trace it is of."""
+    path = str(data.get("source", {}).get("path", ""))
+
+    def html() -> str:
+        return run(["analyze", "--format", "html", *option_flags(options), "--", path]).stdout
+
+    return Report(data, html if path and path != "-" else None)
 
 
 def _analyze_json(paths: List[str], options: Mapping[str, Any]) -> Any:

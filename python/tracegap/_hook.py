@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Any, Collection, Dict, List, Mapping, Optional
+from typing import IO, Any, Callable, Collection, Dict, List, Mapping, Optional
 
-from . import VerdictError, analyze_many
+from . import Report, VerdictError, analyze_many
 
 #: Verdicts that mean the accelerator waited on the host; a convenient
 #: ``fail_on`` for tests that guard a training loop.
@@ -70,7 +70,8 @@ def conclude(
     options: Mapping[str, Any],
     fail_on: Collection[str],
     out: Optional[IO[str]],
-) -> List[Dict[str, Any]]:
+    log: Optional[Callable[[Report], None]] = None,
+) -> List[Report]:
     """Analyse ``trace`` as ``tracegap analyze`` does, record it in
     ``capture``, write each report, print one verdict line per report to
     ``out`` (unless None) and raise :class:`tracegap.VerdictError` for the
@@ -78,7 +79,10 @@ def conclude(
 
     One report (a file, a directory of one trace, a job) is written as
     :func:`report_path` of ``trace``; several (a directory of unrelated
-    traces) each beside its own file, named in the line."""
+    traces) each beside its own file, named in the line. ``log``, when
+    given, is called with each report (a :class:`tracegap.Report`: its
+    ``verdict``, ``idle_shares()`` and ``html()``) before a failing verdict
+    raises: the place to send them to an experiment tracker."""
     reports = analyze_many([trace], **options)
     if len(reports) == 1:
         paths = [report_path(trace)]
@@ -97,6 +101,9 @@ def conclude(
     if out is not None:
         for line in lines:
             print(line, file=out)
+    if log is not None:
+        for report in reports:
+            log(report)
     for report, path, line in zip(reports, paths, lines):
         if report.get("verdict") in fail_on:
             raise VerdictError(f"{line} (report: {path})", report)

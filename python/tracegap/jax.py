@@ -32,7 +32,7 @@ __all__ = ["SLOW_VERDICTS", "trace"]
 
 #: The keys of ``tracegap=`` that are the hook's own; the others are flags
 #: of ``tracegap analyze``.
-HOOK_OPTIONS = ("fail_on", "quiet", "out")
+HOOK_OPTIONS = ("fail_on", "quiet", "out", "log")
 
 
 def _runs(log_dir: str) -> Set[str]:
@@ -68,8 +68,9 @@ def trace(log_dir: str, *args: Any, tracegap: Optional[Mapping[str, Any]] = None
     ``profiler_options`` (a ``jax.profiler.ProfileOptions``). tracegap's
     options go in the one mapping ``tracegap``: ``fail_on`` (verdicts that
     raise :class:`tracegap.VerdictError`), ``quiet`` (print nothing),
-    ``out`` (where the verdict goes; standard error by default), and flags
-    of :func:`tracegap.analyze` (``min_gap="50us"``).
+    ``out`` (where the verdict goes; standard error by default), ``log`` (a
+    callable given each :class:`tracegap.Report`, for an experiment
+    tracker), and flags of :func:`tracegap.analyze` (``min_gap="50us"``).
 
     Yields a :class:`Capture` that is filled in when the block ends. A run
     with one ``.xplane.pb`` gives one report, written to
@@ -92,7 +93,7 @@ def trace(log_dir: str, *args: Any, tracegap: Optional[Mapping[str, Any]] = None
     if not new:
         raise FileNotFoundError(f"jax.profiler.trace wrote no run under {os.path.join(log_dir, 'plugins', 'profile')}")
     out = None if hook.get("quiet") else hook.get("out") or default_out()
-    conclude(capture, new[-1], options, hook.get("fail_on", ()), out)
+    conclude(capture, new[-1], options, hook.get("fail_on", ()), out, hook.get("log"))
 
 
 def _old_profiler_options(kwargs: dict) -> dict:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from typing import IO, Any, Collection, Optional
+from typing import Any, Callable, Collection, IO, Optional
 
 from ._hook import SLOW_VERDICTS, Capture, conclude, default_out
 
@@ -52,8 +52,10 @@ class TraceHandler(Capture):
         fail_on: Collection[str] = (),
         out: Optional[IO[str]] = None,
         options: Optional[dict] = None,
+        log: Optional[Callable[[Any], None]] = None,
     ) -> None:
         super().__init__()
+        self.log = log
         self.dir_name = os.fspath(dir_name)
         self.worker_name = worker_name
         self.use_gzip = use_gzip
@@ -76,7 +78,7 @@ class TraceHandler(Capture):
         os.makedirs(self.dir_name, exist_ok=True)
         path = self.trace_path()
         prof.export_chrome_trace(path)
-        conclude(self, path, self.options, self.fail_on, self.out)
+        conclude(self, path, self.options, self.fail_on, self.out, self.log)
 
 
 def on_trace_ready(
@@ -87,6 +89,7 @@ def on_trace_ready(
     fail_on: Collection[str] = (),
     quiet: bool = False,
     out: Optional[IO[str]] = None,
+    log: Optional[Callable[[Any], None]] = None,
     **options: Any,
 ) -> TraceHandler:
     """Return a handler for ``torch.profiler.profile(on_trace_ready=...)``.
@@ -98,8 +101,11 @@ def on_trace_ready(
     report beside it and prints the one-line verdict to ``out`` (standard
     error by default; nothing when ``quiet``). When the verdict is in
     ``fail_on`` (for instance :data:`SLOW_VERDICTS`) it raises
-    :class:`tracegap.VerdictError` carrying the report.
+    :class:`tracegap.VerdictError` carrying the report. ``log``, when given,
+    is called with the report (a :class:`tracegap.Report`) first: to log the
+    verdict, ``report.idle_shares()`` and ``report.html()`` to an
+    experiment tracker (docs/python.md has Weights & Biases and MLflow).
     """
     if out is None and not quiet:
         out = default_out()
-    return TraceHandler(dir_name, worker_name, use_gzip, fail_on=fail_on, out=None if quiet else out, options=options)
+    return TraceHandler(dir_name, worker_name, use_gzip, fail_on=fail_on, out=None if quiet else out, options=options, log=log)

@@ -1,0 +1,75 @@
+"""The typed report: a dict with attributes, its HTML in a notebook, its
+fields held to docs/report-v1.md, and the hooks' logging callback."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tempfile
+import unittest
+
+import tracegap
+import tracegap.report
+import tracegap.torch
+from helpers import EXAMPLE, ROOT
+from test_package import FakeProfile
+
+
+class ReportTest(unittest.TestCase):
+    def test_typed(self) -> None:
+        # The example: data-bound, 28.4% of the window idle on input.
+        r = tracegap.analyze(EXAMPLE)
+        self.assertIsInstance(r, tracegap.Report)
+        self.assertIsInstance(r, dict)
+        self.assertEqual((r.verdict, r.confidence), ("data-bound", "high"))
+        self.assertEqual(r.verdict, r["verdict"])
+        self.assertEqual(len(r.steps), 5)
+        self.assertAlmostEqual(r.idle_shares()["input"], 0.284, places=3)
+        self.assertEqual(json.loads(json.dumps(r))["verdict"], "data-bound")
+
+    def test_repr_html(self) -> None:
+        html = tracegap.analyze(EXAMPLE)._repr_html_()
+        self.assertTrue(html.lstrip().lower().startswith("<!doctype html"), html[:80])
+        self.assertIn("data-bound", html)
+
+    def test_tables(self) -> None:
+        r = tracegap.analyze(EXAMPLE)
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with self.assertRaisesRegex(ImportError, "needs pandas"):
+                r.tables()
+            return
+        tables = r.tables()
+        self.assertEqual(len(tables["steps"]), 5)
+
+    def test_fields_documented(self) -> None:
+        # Every field the TypedDicts name is documented in docs/report-v1.md
+        # and present in a real report.
+        doc = (ROOT / "docs" / "report-v1.md").read_text(encoding="utf-8")
+        documented = set(re.findall(r"^\| `([a-z_]+)` \|", doc, re.M))
+        r = tracegap.analyze(EXAMPLE)
+        present = {
+            tracegap.report.SourceDict: r["source"],
+            tracegap.report.DeviceDict: r["devices"][0],
+            tracegap.report.IdleDict: r["idle_breakdown"],
+            tracegap.report.StepDict: r["steps"][0],
+            tracegap.report.FindingDict: r["findings"][0],
+        }
+        for td, obj in present.items():
+            for key in td.__annotations__:
+                self.assertIn(key, documented, f"{td.__name__}.{key} is not in docs/report-v1.md")
+                self.assertIn(key, obj, f"{td.__name__}.{key} is not in a report")
+
+    def test_hook_log(self) -> None:
+        got = []
+        with tempfile.TemporaryDirectory() as d:
+            handler = tracegap.torch.on_trace_ready(d, "w0", out=io.StringIO(), log=got.append)
+            handler(FakeProfile(str(EXAMPLE)))
+        self.assertEqual([r.verdict for r in got], ["data-bound"])
+        self.assertGreater(got[0].idle_shares()["input"], 0.2)
+
+
+if __name__ == "__main__":
+    unittest.main()
