@@ -56,11 +56,16 @@ type htmlRun struct {
 	WinA, WinB string
 	Steps      []htmlStep
 	StepsSVG   template.HTML
-	Devices    []htmlDevice
-	Breakdown  *table
-	DeviceRows *table
-	Gaps       *table
-	StepRows   *table
+	// StepChart is the step chart (see stepChartSVG); Sites, Ops and
+	// Copies the tables the text report has, with the sites' notes.
+	StepChart          template.HTML
+	Sites, Ops, Copies *table
+	SiteNotes          []string
+	Devices            []htmlDevice
+	Breakdown          *table
+	DeviceRows         *table
+	Gaps               *table
+	StepRows           *table
 	// Omitted says what the page leaves out (see listMax), or is empty.
 	Omitted  string
 	Findings []analyze.Finding
@@ -185,6 +190,20 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 	}
 	if len(res.Steps) > 0 {
 		r.StepRows, _ = stepsTable(res, ns, opt.job)
+		r.StepChart = template.HTML(stepChartSVG(res, ns))
+	}
+	if len(res.CallSites) > 0 {
+		r.Sites = sitesTable(res)
+		r.SiteNotes = sitesNotes(res)
+		if res.StackHint != "" {
+			r.SiteNotes = append(r.SiteNotes, res.StackHint)
+		}
+	}
+	if len(res.Ops) > 0 {
+		r.Ops = opsTable(res)
+	}
+	if len(res.Copies) > 0 {
+		r.Copies = copiesTable(res)
 	}
 	return r
 }

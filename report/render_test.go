@@ -292,8 +292,8 @@ func TestHTML(t *testing.T) {
 			t.Errorf("HTML holds %q", bad)
 		}
 	}
-	if n := strings.Count(out, "<svg"); n != 2 {
-		t.Errorf("%d SVGs, want 2 (steps and GPU:0)", n)
+	if n := strings.Count(out, "<svg"); n != 3 {
+		t.Errorf("%d SVGs, want 3 (steps, the step chart and GPU:0)", n)
 	}
 }
 
@@ -604,3 +604,4 @@ func TestMoreSitesNote(t *testing.T) {
 		t.Errorf("note %q with every site shown, want none", got)
 	}
 }
+

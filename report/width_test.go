@@ -1,10 +1,14 @@
 package report
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/analyze"
 	"github.com/tracegap/tracegap/internal/untrusted"
+	"github.com/tracegap/tracegap/trace"
+	_ "github.com/tracegap/tracegap/trace/all"
 )
 
 func TestWrapLine(t *testing.T) {
@@ -56,5 +60,32 @@ func TestFitTable(t *testing.T) {
 		"  thread 1 (...  18.0 ms  ProfilerSte...\n"
 	if narrow != want {
 		t.Errorf("fitted to 40:\n%s\nwant\n%s", narrow, want)
+	}
+}
+
+// TestStepChart: a bar per step as tall as the step, stacked busy then
+// each cause's idle: the example's five 63 ms steps are 45 ms busy, the
+// rest idle on input (and a little host work), each part a rect with its
+// tooltip; all steps are the longest, so the median line is at the top.
+func TestStepChart(t *testing.T) {
+	tr, err := trace.Open(filepath.Join("..", "testdata", "example.pt.trace.json.gz"), trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := stepChartSVG(res, len(res.Steps))
+	if n := strings.Count(svg, `data-step="0"`); n < 2 {
+		t.Errorf("step 0 has %d parts, want busy and its idle:\n%s", n, svg)
+	}
+	for _, want := range []string{`fill="` + busyColor + `"`, `fill="` + causeColor[analyze.Input] + `"`, "busy 45.0 ms of 63.0 ms", "median step 63.0 ms", `y1="0.00"`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("step chart lacks %q", want)
+		}
+	}
+	if stepChartSVG(res, 0) != "" {
+		t.Error("a chart of no steps")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -252,5 +253,34 @@ func TestJobReport(t *testing.T) {
 	}
 	if len(wrapped) > 0 {
 		t.Errorf("labels wrap: %q", wrapped)
+	}
+}
+
+// TestReportStepChart: the step chart shows a bar per step of the window,
+// laid out across the page's width, and the sections the text report has
+// (call sites, host ops) are on the page.
+func TestReportStepChart(t *testing.T) {
+	url, js := writeReport(t, "kineto-resnet50-workers0.pt.trace.json.gz")
+	ctx := tab(t)
+	var chart struct {
+		Steps   int
+		Width   float64
+		Height  float64
+		Headers []string
+	}
+	run(t, ctx, "loading the report", chromedp.Navigate(url), chromedp.WaitVisible("svg.stepchart", chromedp.ByQuery),
+		chromedp.Evaluate(`(function(){
+			var svg = document.querySelector("svg.stepchart"), r = svg.getBoundingClientRect();
+			var steps = new Set(Array.from(svg.querySelectorAll("rect.sc")).map(e => e.dataset.step));
+			return {Steps: steps.size, Width: r.width, Height: r.height,
+				Headers: Array.from(document.querySelectorAll("h2")).map(h => h.textContent)};
+		})()`, &chart))
+	if chart.Steps != len(js.Steps) || chart.Width < 400 || chart.Height < 100 {
+		t.Errorf("step chart: %d steps in %.0fx%.0f px, want %d steps, drawn large", chart.Steps, chart.Width, chart.Height, len(js.Steps))
+	}
+	for _, h := range []string{"Step time and its shares", "Call sites (where the idle was caused)", "Host ops holding the device idle"} {
+		if !slices.Contains(chart.Headers, h) {
+			t.Errorf("the page lacks %q: %q", h, chart.Headers)
+		}
 	}
 }
