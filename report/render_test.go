@@ -604,4 +604,3 @@ func TestMoreSitesNote(t *testing.T) {
 		t.Errorf("note %q with every site shown, want none", got)
 	}
 }
-
