@@ -144,10 +144,10 @@ func sweepChart(s *compare.Sweep) template.HTML {
 			share float64
 			color string
 		}{
-			{sm.Utilization, "#4a7"},
-			{sm.IdleOf(analyze.Input.String()).Share, "#d73"},
-			{sm.IdleOf(analyze.InSync.String()).Share + sm.IdleOf(analyze.AfterSync.String()).Share, "#c4c"},
-			{1 - sm.Utilization - sm.IdleOf(analyze.Input.String()).Share - sm.IdleOf(analyze.InSync.String()).Share - sm.IdleOf(analyze.AfterSync.String()).Share, "#bbb"},
+			{sm.Utilization, busyColor},
+			{sm.IdleOf(analyze.Input.String()).Share, causeColor[analyze.Input]},
+			{sm.IdleOf(analyze.InSync.String()).Share + sm.IdleOf(analyze.AfterSync.String()).Share, causeColor[analyze.InSync]},
+			{1 - sm.Utilization - sm.IdleOf(analyze.Input.String()).Share - sm.IdleOf(analyze.InSync.String()).Share - sm.IdleOf(analyze.AfterSync.String()).Share, neutralGrey},
 		}
 		full := float64(h-10) * float64(sm.StepTime) / float64(top)
 		for _, p := range parts {
@@ -158,6 +158,7 @@ func sweepChart(s *compare.Sweep) template.HTML {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="middle">%s</text>`, x+bw/2, h+15, template.HTMLEscapeString(r.Label))
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="middle">%s</text>`, x+bw/2, h+30, template.HTMLEscapeString(Duration(sm.StepTime)))
 	}
-	b.WriteString(`<text x="4" y="12" font-size="11">step time: device busy (green), idle on input (orange), syncs (purple), other (grey)</text></svg>`)
+	fmt.Fprintf(&b, `<text x="4" y="12" font-size="11">step time: <tspan fill="%s">device busy</tspan>, <tspan fill="%s">idle on input</tspan>, <tspan fill="%s">syncs</tspan>, <tspan fill="%s">other</tspan> (the report's colours)</text></svg>`,
+		busyColor, causeColor[analyze.Input], causeColor[analyze.InSync], neutralGrey)
 	return template.HTML(b.String())
 }

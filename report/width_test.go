@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/compare"
 	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
@@ -87,5 +88,18 @@ func TestStepChart(t *testing.T) {
 	}
 	if stepChartSVG(res, 0) != "" {
 		t.Error("a chart of no steps")
+	}
+}
+
+// TestSweepChartPalette: the sweep's bars are in the report's colours,
+// each part's the timeline's for the same thing.
+func TestSweepChartPalette(t *testing.T) {
+	s := &compare.Sweep{Runs: []compare.SweepRun{{Label: "2", Summary: compare.Summary{StepTime: 100, Utilization: 0.5,
+		Idle: []compare.CauseIdle{{Cause: "input", Share: 0.3}, {Cause: "in-sync", Share: 0.1}}}}}}
+	svg := string(sweepChart(s))
+	for _, c := range []string{busyColor, causeColor[analyze.Input], causeColor[analyze.InSync], neutralGrey} {
+		if !strings.Contains(svg, `fill="`+c+`"`) {
+			t.Errorf("sweep chart lacks %s:\n%s", c, svg)
+		}
 	}
 }
