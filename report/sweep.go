@@ -162,3 +162,10 @@ func sweepChart(s *compare.Sweep) template.HTML {
 		busyColor, causeColor[analyze.Input], causeColor[analyze.InSync], neutralGrey)
 	return template.HTML(b.String())
 }
+
+// CompareChart draws the two runs of a comparison as the sweep draws its
+// runs: a bar each, as tall as its step time, stacked busy, idle on input,
+// syncs and other idle, in the report's colours.
+func CompareChart(c *compare.Comparison) template.HTML {
+	return sweepChart(&compare.Sweep{Runs: []compare.SweepRun{{Label: "base", Summary: c.Base}, {Label: "new", Summary: c.New}}})
+}

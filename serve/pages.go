@@ -55,6 +55,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"rows":       compareRows,
 	"conclusion": report.SyntheticConclusion,
 	"verdicts":   verdictChange,
+	"chart":      report.CompareChart,
 }).Parse(`
 {{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -106,6 +107,7 @@ tarred TensorBoard log directory (<code>.tar</code>, <code>.tar.gz</code>).</p>
 <tr><td>verdict</td><td><span class="v v-{{.C.Base.Verdict}}">{{.C.Base.Verdict}}</span> <small>{{.C.Base.Confidence}}</small></td>
 <td><span class="v v-{{.C.New.Verdict}}">{{.C.New.Verdict}}</span> <small>{{.C.New.Confidence}}</small></td></tr>
 <tr><td>steps</td><td class="n">{{.C.Base.Steps}}</td><td class="n">{{.C.New.Steps}}</td></tr></table>
+<figure class="chart">{{chart .C}}</figure>
 <table><tr><th>figure</th><th class="n">base</th><th class="n">new</th><th class="n">change</th><th class="n">ratio</th></tr>
 {{range rows .C}}<tr><td>{{index .Cells 0}}</td><td class="n">{{index .Cells 1}}</td><td class="n">{{index .Cells 2}}</td><td class="n {{.Class}}">{{index .Cells 3}}</td><td class="n {{.Class}}">{{index .Cells 4}}</td></tr>{{end}}</table>
 <h2>Synthetic-data test</h2>

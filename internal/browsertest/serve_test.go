@@ -91,7 +91,7 @@ func TestService(t *testing.T) {
 	uploadForm(t, ctx, base, realtraces.Path(t, "kineto-resnet50-workers4.pt.trace.json.gz"))
 	firstID := first[strings.LastIndex(first, "/")+1:]
 	var callout, verdictClass string
-	var better, worse int
+	var better, worse, bars int
 	run(t, ctx, "comparing with the first run",
 		chromedp.SetValue(`header.tg-nav select[name=new]`, firstID, chromedp.ByQuery),
 		chromedp.Click(`header.tg-nav form[action="/compare"] button`, chromedp.ByQuery),
@@ -99,13 +99,18 @@ func TestService(t *testing.T) {
 		chromedp.Text(`p.callout`, &callout, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("p.callout").className`, &verdictClass),
 		chromedp.Evaluate(`document.querySelectorAll("td.better").length`, &better),
-		chromedp.Evaluate(`document.querySelectorAll("td.worse").length`, &worse))
+		chromedp.Evaluate(`document.querySelectorAll("td.worse").length`, &worse),
+		chromedp.Evaluate(`document.querySelectorAll("figure.chart svg rect").length`, &bars))
 	// The new run is workers0 (sequential), the base workers4 (parallel).
 	if !strings.Contains(callout, "parallel in the base, sequential in the new run") || verdictClass != "callout worse" {
 		t.Errorf("compare calls out %q (%s), want parallel -> sequential, worse", callout, verdictClass)
 	}
 	if better+worse == 0 {
 		t.Error("no change on the compare page is marked better or worse")
+	}
+	// Two runs, each a bar stacked busy, input, syncs and other.
+	if bars < 6 {
+		t.Errorf("the compare page's chart has %d bars' parts, want the two runs' stacks", bars)
 	}
 	screenshot(t, ctx, "serve-compare")
 	run(t, ctx, "back to the list", chromedp.Navigate(base+"/traces"), chromedp.WaitVisible(`table`, chromedp.ByQuery))
