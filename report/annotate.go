@@ -68,6 +68,8 @@ type annotator struct {
 	// sep is written before each event: nothing before the first one of
 	// an empty array, a comma otherwise.
 	sep string
+	// lanes counts the extra lanes written (see writeTrack).
+	lanes int
 }
 
 // event writes one trace event.
@@ -357,15 +359,38 @@ func (a *annotator) modelTracks() []int {
 }
 
 // writeTrack writes track i of t as thread tid of process pid: its name
-// and its events.
+// and its events. A derived line whose slices overlap without nesting
+// (XProf's "Async XLA Ops") is written as lanes, each a thread of its own
+// whose slices nest: a viewer drops slices that overlap on one thread.
 func (a *annotator) writeTrack(w *bufio.Writer, pid, tid, i int) error {
 	t := a.t
 	tr := &t.Tracks[i]
-	if err := a.event(w, map[string]any{"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
-		"args": map[string]any{"name": tr.Thread}}); err != nil {
-		return err
+	var lane []int
+	laneTids := []int{tid}
+	if tr.Derived && tr.Thread != "Steps" {
+		var n int
+		if lane, n = lanes(t.TrackEvents(i)); n > 1 {
+			for k := 1; k < n; k++ {
+				a.lanes++
+				laneTids = append(laneTids, laneTidBase+a.lanes)
+			}
+		}
+	}
+	for k, lt := range laneTids {
+		name := tr.Thread
+		if k > 0 {
+			name = fmt.Sprintf("%s (lane %d)", tr.Thread, k+1)
+		}
+		if err := a.event(w, map[string]any{"ph": "M", "pid": pid, "tid": lt, "name": "thread_name",
+			"args": map[string]any{"name": name}}); err != nil {
+			return err
+		}
 	}
 	for j, e := range t.TrackEvents(i) {
+		tid := tid
+		if lane != nil {
+			tid = laneTids[lane[j]]
+		}
 		ev := map[string]any{"ph": "X", "pid": pid, "tid": tid, "name": t.Str(e.Name), "ts": a.micros(e.Start), "dur": chromeMicros(e.Dur())}
 		if e.Has(trace.FlagInstant) {
 			ev["ph"], ev["s"] = "i", "t"
@@ -382,4 +407,35 @@ func (a *annotator) writeTrack(w *bufio.Writer, pid, tid, i int) error {
 		}
 	}
 	return nil
+}
+
+// laneTidBase is where the tids of extra lanes start, clear of the tracks'.
+const laneTidBase = 1 << 20
+
+// lanes assigns the events of a track (sorted by start, longer first) to
+// lanes in which slices nest or follow each other, the first lane that
+// takes each; it returns each event's lane and how many there are.
+func lanes(evs []trace.Event) ([]int, int) {
+	lane := make([]int, len(evs))
+	var open [][]int64 // per lane, the ends of the slices open, innermost last
+	for j := range evs {
+		e := &evs[j]
+		k := 0
+		for ; k < len(open); k++ {
+			st := open[k]
+			for len(st) > 0 && st[len(st)-1] <= e.Start {
+				st = st[:len(st)-1]
+			}
+			open[k] = st
+			if len(st) == 0 || e.End() <= st[len(st)-1] {
+				break
+			}
+		}
+		if k == len(open) {
+			open = append(open, nil)
+		}
+		open[k] = append(open[k], e.End())
+		lane[j] = k
+	}
+	return lane, len(open)
 }
