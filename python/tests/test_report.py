@@ -71,5 +71,18 @@ class ReportTest(unittest.TestCase):
         self.assertGreater(got[0].idle_shares()["input"], 0.2)
 
 
+class MetadataTest(unittest.TestCase):
+    def test_project_metadata(self) -> None:
+        # What pip and package indexes show: where the project lives and
+        # what it is for.
+        from importlib import metadata
+
+        md = metadata.metadata("tracegap")
+        urls = dict(u.split(", ", 1) for u in md.get_all("Project-URL") or [])
+        self.assertEqual(set(urls), {"Source", "Documentation", "Issues"})
+        self.assertIn("Topic :: System :: Benchmark", md.get_all("Classifier") or [])
+        self.assertEqual(md["Version"], tracegap.__version__)
+
+
 if __name__ == "__main__":
     unittest.main()

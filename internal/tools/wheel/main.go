@@ -173,16 +173,30 @@ func metadata(version string) string {
 	return `Metadata-Version: 2.1
 Name: tracegap
 Version: ` + version + `
-Summary: Why did the accelerator sit idle? Device idle gaps in PyTorch and JAX profiler traces, attributed to host work, with a verdict.
+Summary: Why did the accelerator sit idle? Device idle gaps in PyTorch, JAX and Nsight Systems profiles, attributed to host work, with a verdict.
+Home-page: https://github.com/tracegap/tracegap
+Project-URL: Source, https://github.com/tracegap/tracegap
+Project-URL: Documentation, https://github.com/tracegap/tracegap/tree/main/docs
+Project-URL: Issues, https://github.com/tracegap/tracegap/issues
+Keywords: profiling,pytorch,jax,tpu,gpu,xprof,nsight,performance
 Requires-Python: >=3.8
+Classifier: Development Status :: 3 - Alpha
+Classifier: Environment :: Console
+Classifier: Intended Audience :: Developers
+Classifier: Intended Audience :: Science/Research
+Classifier: Operating System :: MacOS
+Classifier: Operating System :: POSIX :: Linux
+Classifier: Programming Language :: Go
 Classifier: Programming Language :: Python :: 3
+Classifier: Topic :: Scientific/Engineering :: Artificial Intelligence
 Classifier: Topic :: System :: Benchmark
+Classifier: Typing :: Typed
 Description-Content-Type: text/markdown
 
 tracegap reads a profiler trace of an ML run (PyTorch profiler / Kineto JSON,
-JAX / TensorFlow XPlane), finds the idle gaps on each GPU or TPU, works out what
-the host was doing in each, and says how the run behaved: parallel, sequential,
-data-bound or host-bound.
+JAX / TensorFlow XPlane, Nsight Systems SQLite exports), finds the idle gaps on
+each GPU or TPU, works out what the host was doing in each, and says how the
+run behaved: parallel, sequential, data-bound, host-bound or stalled.
 
 This wheel carries the static tracegap binary (` + "`tracegap`" + ` on PATH,
 ` + "`python -m tracegap`" + `) and a standard-library API:
