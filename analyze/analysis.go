@@ -176,6 +176,10 @@ func Covered(busy []Interval, w Interval) int64 {
 // "48.2 ms", "3.20 s"). Analyses built on this one word theirs alike.
 func FormatDuration(ns int64) string { return formatDuration(ns) }
 
+// FormatShare writes a fraction as the analysis's messages do: a
+// percentage with one decimal ("28.4%").
+func FormatShare(v float64) string { return pct(v) }
+
 // TopGaps returns the indexes of the k longest gaps, longest first, as
 // Result.TopGaps holds them.
 func TopGaps(gaps []Gap, k int) []int { return topGaps(gaps, k) }

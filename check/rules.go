@@ -11,7 +11,6 @@ package check
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
@@ -224,4 +223,4 @@ func fraction(part, whole int64) float64 {
 	return float64(part) / float64(whole)
 }
 
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+func pct(f float64) string { return analyze.FormatShare(f) }

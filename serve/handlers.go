@@ -418,7 +418,7 @@ func rawName(rec Record, blob io.ReaderAt) string {
 	}
 	magic := make([]byte, 2)
 	_, err = blob.ReadAt(magic, 0)
-	return trace.FileName(rec.Name, f, err == nil && magic[0] == 0x1f && magic[1] == 0x8b)
+	return trace.FileName(rec.Name, f, err == nil && trace.IsGzip(magic))
 }
 
 // rawJob writes a job's rank files, as uploaded, as a tar. Every blob is

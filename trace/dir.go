@@ -387,7 +387,7 @@ func notTrace(path, suffix string, f *Format) string {
 	}
 	defer file.Close()
 	var r io.Reader = bufio.NewReader(file)
-	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && IsGzip(magic) {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return ""

@@ -211,7 +211,7 @@ func ProbeRank(path string) (rank, world int, ok bool) {
 	}
 	defer file.Close()
 	br := bufio.NewReader(file)
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+	if magic, err := br.Peek(2); err == nil && IsGzip(magic) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return 0, 0, false
@@ -233,3 +233,7 @@ func Regular(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
 }
+
+// IsGzip reports whether head, a file's first bytes, starts a gzip
+// stream (its magic bytes 1f 8b).
+func IsGzip(head []byte) bool { return len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b }

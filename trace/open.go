@@ -145,7 +145,7 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	br := bufio.NewReaderSize(raw, bufSize(size))
 	head, _ := br.Peek(2)
 	var in io.Reader = br
-	compressed := len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b
+	compressed := IsGzip(head)
 	if compressed {
 		zr, err := gzip.NewReader(br)
 		if err != nil {

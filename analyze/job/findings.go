@@ -346,7 +346,7 @@ func shortKernel(name string) string {
 }
 
 // pct writes a share as the analysis's messages do.
-func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+func pct(v float64) string { return analyze.FormatShare(v) }
 
 func capitalize(s string) string {
 	if s == "" {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/trace"
 )
 
 // SummarySuffix ends the name of a rank summary's file: a directory of
@@ -47,7 +48,7 @@ func WriteSummary(w io.Writer, s *Summary) error {
 func ReadSummary(r io.Reader) (*Summary, error) {
 	br := bufio.NewReader(r)
 	var in io.Reader = br
-	if head, _ := br.Peek(2); bytes.Equal(head, []byte{0x1f, 0x8b}) {
+	if head, _ := br.Peek(2); trace.IsGzip(head) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("read summary: %w", err)
@@ -175,7 +176,7 @@ func (ws *summaryJSON) restore() error {
 // LooksLikeSummary reports whether head, the first bytes of a file, start
 // a summary, compressed or not.
 func LooksLikeSummary(head []byte) bool {
-	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+	if trace.IsGzip(head) {
 		zr, err := gzip.NewReader(bytes.NewReader(head))
 		if err != nil {
 			return false

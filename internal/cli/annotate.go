@@ -271,7 +271,7 @@ func writeAnnotated(w io.Writer, out string, src *copySource, t *trace.Trace, re
 // decompressed returns r, gunzipped when it starts with gzip's magic bytes.
 func decompressed(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+	if head, _ := br.Peek(2); trace.IsGzip(head) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("reading gzip header: %w", err)

@@ -116,7 +116,7 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plai
 	return plain(headLen), plain, br
 }
 
-func isGzip(head []byte) bool { return len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b }
+func isGzip(head []byte) bool { return trace.IsGzip(head) }
 
 // atStart reports whether r can seek and is at its start, so that offsets
 // in it are offsets in the input (as trace.Read requires of an
