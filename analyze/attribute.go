@@ -232,7 +232,6 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 	end := g.Start + g.Dur
 	stack := &a.stack
 	next := a.stackFrom(th, g.Start)
-	defer func() { a.walk = stackWalk{th: th, at: end, next: next} }()
 	for cur := g.Start; cur < end; {
 		nb := min(end, stack.top().end)
 		if cur < a.stall.from {
@@ -255,13 +254,9 @@ func (a *analyzer) segments(d *device, g *Gap, full Interval, linked bool) {
 			a.emit(d, th, g, full, Interval{cur, nb}, stack, linked)
 		}
 		cur = nb
-		stack.leave(a, th, cur)
-		for ; next < len(th.evs) && th.evs[next].Start <= cur; next++ {
-			if th.inside(next, cur) {
-				stack.push(a, th, int32(next))
-			}
-		}
+		next = a.advance(th, next, cur)
 	}
+	a.walk = stackWalk{th: th, at: end, next: next}
 }
 
 // stackWalk is where the last gap's walk of a thread's stack ended: at
@@ -280,20 +275,25 @@ type stackWalk struct {
 // at every gap (a trace nested 100,000 deep with 1,000 gaps took 100
 // million pushes that way).
 func (a *analyzer) stackFrom(th *thread, x int64) int {
-	stack := &a.stack
 	if w := a.walk; w.th == th && w.at <= x {
-		next := w.next
-		stack.leave(a, th, x)
-		for ; next < len(th.evs) && th.evs[next].Start <= x; next++ {
-			if th.inside(next, x) {
-				stack.push(a, th, int32(next))
-			}
-		}
-		return next
+		return a.advance(th, w.next, x)
 	}
 	evs, next := th.stackAt(x, a.stackBuf)
 	a.stackBuf = evs
-	stack.reset(a, th, evs)
+	a.stack.reset(a, th, evs)
+	return next
+}
+
+// advance moves a.stack, th's stack up to the event before next, on to
+// time x: the events that end by x leave it, those that start by x and
+// are still running enter it. It returns the first event starting after x.
+func (a *analyzer) advance(th *thread, next int, x int64) int {
+	a.stack.leave(a, th, x)
+	for ; next < len(th.evs) && th.evs[next].Start <= x; next++ {
+		if th.inside(next, x) {
+			a.stack.push(a, th, int32(next))
+		}
+	}
 	return next
 }
 

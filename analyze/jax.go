@@ -51,8 +51,9 @@ func detectFramework(t *trace.Trace) Framework {
 // GPU, `main/N` on TPU) and dispatches compiled functions (PjitFunction,
 // PjRt Execute) that return once their work is queued; execute threads
 // (`py_xla_execute/N`, PjRt and TFRT pools) prepare the work and launch it
-// from threads of their own (`Host Threads/N` on GPU; on TPU a queue thread
-// enqueues the program, linked to its run by flows: see linkPrograms). The launching thread is idle by construction, and a
+// from threads of their own (`Host Threads/N` on GPU; on TPU a queue
+// thread enqueues the program, linked to its run by flows: see
+// linkPrograms). The launching thread is idle by construction, and a
 // device that starves waits for the loop thread: what that thread does
 // during a gap is the gap's cause. When the loop thread is inside a
 // dispatch while an execute thread does runtime work (allocating the first

@@ -173,11 +173,11 @@ func (a *analyzer) stepAt(t int64) int {
 // XProf's flows tie program runs to steps (TPU), the first step starts no
 // later than its own first work: of several chips, one may finish the
 // warm-up's programs and start the first step's before the others finish
-// theirs. A step ends
-// where the next one starts; the last one at the end of the last device
-// work the steps launched, or at its host end when no launch is known. The
-// profiler-stop tail after that work is outside the last step: counting
-// it as idle would blame the host for the profiler stopping.
+// theirs. A step ends where the next one starts; the last one at the end
+// of the last device work the steps launched, or at its host end when no
+// launch is known. The profiler-stop tail after that work is outside the
+// last step: counting it as idle would blame the host for the profiler
+// stopping.
 //
 // The host span of a step runs from its host start to the next step's host
 // start, the last step's to its marker's end: the host figures of a step

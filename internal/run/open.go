@@ -96,7 +96,7 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plai
 	if f, ok := r.(io.ReaderAt); ok && size > 0 && atStart(r) {
 		k, _ := f.ReadAt(head, 0)
 		head = head[:k]
-		gz := isGzip(head)
+		gz := trace.IsGzip(head)
 		if gz {
 			head = inflate(head, 512)
 		}
@@ -109,14 +109,12 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plai
 	}
 	br := bufio.NewReaderSize(r, headLen)
 	head, _ = br.Peek(headLen)
-	if isGzip(head) {
+	if trace.IsGzip(head) {
 		head = inflate(head, 512)
 	}
 	plain = func(n int64) int64 { return need(head, n, -1, format) }
 	return plain(headLen), plain, br
 }
-
-func isGzip(head []byte) bool { return trace.IsGzip(head) }
 
 // atStart reports whether r can seek and is at its start, so that offsets
 // in it are offsets in the input (as trace.Read requires of an
