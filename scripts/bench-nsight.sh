@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Nsight Systems reader beside the Kineto JSON reader on the same events:
-# one generated training loop (internal/tools/gennsight) written as an
+# one generated training loop (internal/tools/genloop) written as an
 # Nsight SQLite export and as Kineto JSON, each run through
 # `tracegap analyze` on one core under /usr/bin/time. The budget (issue 31):
 # an export reads at least as fast per event as Kineto JSON on one core, at
@@ -30,7 +30,7 @@ n="$BENCH_DIR/nsight-$STEPS.sqlite"
 j="$BENCH_DIR/nsight-$STEPS.json"
 if [ ! -s "$n" ] || [ ! -s "$j" ]; then
   echo "bench-nsight.sh: making $n and $j" >&2
-  go run ./internal/tools/gennsight -steps "$STEPS" -kernels 400 -o "$n" -chrome "$j" >&2
+  go run ./internal/tools/genloop -steps "$STEPS" -kernels 400 -devices 1 "$n" "$j"
 fi
 
 echo "| input | size MB | events | CPU s | us/event | peak RSS MB | B/event |"

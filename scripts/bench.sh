@@ -13,7 +13,7 @@
 # git ignores): 10 and 55 tiled copies of the ResNet50 workers4 Kineto trace
 # (../shared/bench/tile-trace), plain and gzipped, the real TPU XPlane
 # xprof-tpu-inference.xplane.pb tiled 495 times (403 MB, internal/tools/tilexplane)
-# and a dense generated XPlane (internal/tools/genxplane, 24 bytes an event with no
+# and a dense generated XPlane (internal/tools/genloop, 24 bytes an event with no
 # stats: a stress case). Arguments pick inputs by file name. Each run reads,
 # analyses and writes the text report under /usr/bin/time -v; MB/s is of the
 # uncompressed input. XPlane's memory budget is per event (at most 56 bytes
@@ -62,7 +62,7 @@ fi
 x="$BENCH_DIR/xplane-8000.xplane.pb"
 if [ ! -s "$x" ]; then
   echo "bench.sh: making $x" >&2
-  go run ./internal/tools/genxplane -steps 8000 -kernels 400 -o "$x"
+  go run ./internal/tools/genloop -steps 8000 -kernels 400 "$x"
 fi
 
 [ "${MAKE_ONLY:-}" = 1 ] && exit 0 # scripts/pgo.sh: the inputs only
