@@ -1,9 +1,7 @@
 package analyze
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -98,17 +96,11 @@ const (
 	runtimeWarmup
 )
 
-// warmupNamePattern names the CUDA and HIP runtime work of warm-up (see
-// runtimeWarmup); slow launches are matched by launchNamePattern.
-var warmupNamePattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(cu|hip)(ModuleLoad|LibraryLoad)|^(cuda|hip)(Free(Async|Host)?|HostAlloc|MallocHost)$|^hipHostMalloc$|^cuMem(Free|HostAlloc)|^aten::(empty|empty_strided|empty_like|new_empty|new_empty_strided)$`)
-})
-
 // kindOfRuntime returns the kind of the runtime work named name (one of
 // runtimePatterns): compilation unless the name shows otherwise.
 func kindOfRuntime(name string) runtimeKind {
 	switch {
-	case warmupNamePattern().MatchString(name), launchNamePattern().MatchString(name):
+	case warmupNamePattern().MatchString(name), allocNamePattern().MatchString(name), launchNamePattern().MatchString(name):
 		return runtimeWarmup
 	case strings.Contains(name, "Defragment"):
 		return runtimeDefrag
@@ -176,11 +168,6 @@ func (a *analyzer) loaderKind(name string) string {
 	}
 	return "input pipeline"
 }
-
-// graphLaunchPattern names the launch of a captured CUDA or HIP graph.
-var graphLaunchPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(cuda|hip|cu)GraphLaunch`)
-})
 
 // graphLaunches reports whether the trace launches captured graphs.
 func (a *analyzer) graphLaunches() bool {

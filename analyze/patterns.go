@@ -130,7 +130,7 @@ var (
 		// (a wait on the queue its thread fills).
 		`^ThreadPrefetchDatasetIterator\.__next__$`,
 	}
-	inputPatterns = []string{
+	inputPatterns = slices.Concat([]string{
 		// PyTorch: the profiler's DataLoader and DataPipe records, and the
 		// loader's Python frames (python_function events).
 		`^enumerate\((DataLoader|DataPipe)\)#`,
@@ -140,31 +140,55 @@ var (
 		`IteratorGetNext`,
 		`^Iterator::`,
 		`grain.*__next__`,
-		// grain's DataLoader iterator and its worker processes' queue
-		// (Python tracer frames), MaxText's multihost iterator.
-		`^data_loader\.py:\d+ __next__$`,
-		`process_prefetch`,
+		// MaxText's multihost iterator.
 		`^multihost_dataloading\.py:\d+ `,
-		// grain's Dataset API (MapDataset, IterDataset), where a name is
-		// grain's alone: the prefetch iterators' __next__ (PrefetchDatasetIterator
-		// and ThreadPrefetchDatasetIterator, transformations/prefetch.py),
-		// and the annotations grain writes for XProf's input-pipeline
-		// analysis (stats.py: "<iterator class>.__next__" from
-		// trace_input_pipeline_next, "Prefetch._getitem" from
-		// trace_input_pipeline_prefetch, "<source class>.__getitem__" from
-		// trace_input_pipeline). The frames of grain's other
-		// transformations have generic names: see grainContext.
-		`^prefetch\.py:\d+ __next__$`,
-		`^_?[A-Z]\w*DatasetIterator\.__next__$`,
-		`^Prefetch\._getitem$`,
+		// grain's sources, by the annotation grain writes around a
+		// source's __getitem__ for XProf's input-pipeline analysis
+		// (stats.py, trace_input_pipeline).
 		`^(SourceMapDataset|RangeMapDataset|\w+DataSource)\.__getitem__$`,
 		// Annotations a training loop puts around input: "## data_load ##",
 		// TorchRec's "## load_batch ##", "## wait_for_batch ##" and
 		// "## sparse_data_dist ##" (the pipeline's distribution of a
 		// batch's sparse features, input work on the critical path).
 		`^##\s*(data_?load\w*|load_batch|wait_for_batch|sparse_data_dist|input\w*|get_batch|next_batch)\s*##$`,
-	}
+	}, grainNames)
 )
+
+// The names the analysis asks about one at a time, outside the tables
+// above: what a launch, an allocation op, warm-up or a dependency looks
+// like.
+
+// launchNamePattern names the calls that launch a kernel.
+var launchNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(cuda|hip)(LaunchKernel|LaunchCooperativeKernel|ExtLaunchKernel|ModuleLaunchKernel|ExtModuleLaunchKernel)|^cuLaunch(Kernel|CooperativeKernel)`)
+})
+
+// allocNamePattern names the framework ops that only allocate.
+var allocNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^aten::(empty|empty_strided|empty_like|new_empty|new_empty_strided)$`)
+})
+
+// warmupNamePattern names the CUDA and HIP runtime work of warm-up (see
+// runtimeWarmup); allocation ops and slow launches are matched by
+// allocNamePattern and launchNamePattern.
+var warmupNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(cu|hip)(ModuleLoad|LibraryLoad)|^(cuda|hip)(Free(Async|Host)?|HostAlloc|MallocHost)$|^hipHostMalloc$|^cuMem(Free|HostAlloc)`)
+})
+
+// graphLaunchPattern names the launch of a captured CUDA or HIP graph.
+var graphLaunchPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(cuda|hip|cu)GraphLaunch`)
+})
+
+// depPatterns name the calls and work that show a dependency.
+var depPatterns = sync.OnceValue(func() (p struct{ wait, launch, collective *regexp.Regexp }) {
+	p.wait = regexp.MustCompile(`^(cuda|hip|cu)StreamWaitEvent`)
+	// Calls that queue device work, which end the look for a wait.
+	p.launch = regexp.MustCompile(`^(cuda|hip|cu)(LaunchKernel|LaunchCooperativeKernel|ModuleLaunchKernel|ExtModuleLaunchKernel|Memcpy|Memset|GraphLaunch)|^cuLaunch`)
+	// NCCL and RCCL kernels, and XLA's collectives.
+	p.collective = regexp.MustCompile(`(?i)^(nccl|rccl)|^%?(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|collective-broadcast)`)
+	return p
+})
 
 // grainDataset is the loader kind of grain's Dataset API (describeLoader).
 const grainDataset = "grain Dataset pipeline"
@@ -173,8 +197,16 @@ const grainDataset = "grain Dataset pipeline"
 // contextRules make input: an input event of that name is grain's.
 var grainModuleFrame = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(joinPatterns(contextRules[0].input)) })
 
-// grainNames are names only grain writes: a trace that holds one runs
-// grain (see contextRules).
+// grainNames are names only grain writes, all of them input: a trace that
+// holds one runs grain (see contextRules). Of grain's Dataset API
+// (MapDataset, IterDataset): the prefetch iterators' __next__
+// (PrefetchDatasetIterator and ThreadPrefetchDatasetIterator,
+// transformations/prefetch.py), and the annotations grain writes for
+// XProf's input-pipeline analysis (stats.py: "<iterator class>.__next__"
+// from trace_input_pipeline_next, "Prefetch._getitem" from
+// trace_input_pipeline_prefetch). Of its DataLoader: the iterator and its
+// worker processes' queue (Python tracer frames). The frames of grain's
+// other transformations have generic names: see contextRules.
 var grainNames = []string{
 	`^prefetch\.py:\d+ __next__$`,
 	`^_?[A-Z]\w*DatasetIterator\.__next__$`,

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -80,16 +78,6 @@ func (a *analyzer) setStall(from int64, w int, h int32) {
 	}
 	a.stall.dep = a.dependencyOf(w, h)
 }
-
-// depPatterns name the calls and work that show a dependency.
-var depPatterns = sync.OnceValue(func() (p struct{ wait, launch, collective *regexp.Regexp }) {
-	p.wait = regexp.MustCompile(`^(cuda|hip|cu)StreamWaitEvent`)
-	// Calls that queue device work, which end the look for a wait.
-	p.launch = regexp.MustCompile(`^(cuda|hip|cu)(LaunchKernel|LaunchCooperativeKernel|ModuleLaunchKernel|ExtModuleLaunchKernel|Memcpy|Memset|GraphLaunch)|^cuLaunch`)
-	// NCCL and RCCL kernels, and XLA's collectives.
-	p.collective = regexp.MustCompile(`(?i)^(nccl|rccl)|^%?(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute|collective-broadcast)`)
-	return p
-})
 
 // maxWaitLook bounds how many calls before a launch dependencyOf looks at
 // for a stream wait.

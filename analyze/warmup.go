@@ -4,7 +4,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"sync"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -26,16 +25,6 @@ const (
 	slowLaunchFactor = 100
 	slowLaunchFloor  = 1_000_000 // ns
 )
-
-// launchNamePattern names the calls that launch a kernel.
-var launchNamePattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(cuda|hip)(LaunchKernel|LaunchCooperativeKernel|ExtLaunchKernel|ModuleLaunchKernel|ExtModuleLaunchKernel)|^cuLaunch(Kernel|CooperativeKernel)`)
-})
-
-// allocNamePattern names the framework ops that only allocate.
-var allocNamePattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^aten::(empty|empty_strided|empty_like|new_empty|new_empty_strided)$`)
-})
 
 // launchFacts answer slowLaunch: the bar, and which names are launches.
 type launchFacts struct {
