@@ -152,11 +152,10 @@ func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
 		if s.Frame.IsZero() || s.Frame.Line <= 0 || s.Idle <= 0 {
 			continue
 		}
-		share := float64(s.Idle) / float64(max(r.Window.Dur(), 1))
 		text := fmt.Sprintf("%s. This line held the device idle for %s (%s of the window, %s, %d calls): %s",
-			msg, Duration(s.Idle), percent(share), s.Cause, s.Count, s.Call)
-		if s.Via.File != "" {
-			text += " via " + s.Via.File + ":" + fmt.Sprint(s.Via.Line) + " " + s.Via.Function
+			msg, Duration(s.Idle), percent(share(s.Idle, r.Window.Dur())), s.Cause, s.Count, s.Call)
+		if !s.Via.IsZero() {
+			text += " via " + s.Via.String()
 		}
 		out = append(out, sarifResult{RuleID: fail.Rule, Level: "error", Message: sarifMessage{sarifText(text)},
 			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{

@@ -138,9 +138,10 @@ func (t *table) fill(tb *tablewriter.Table) error {
 func (t *table) escaped(esc func(string) string) *table {
 	header := make([]string, len(t.header))
 	for i, c := range t.header {
-		header[i] = esc(c)
 		if t.cutHeader {
 			header[i] = t.cell(c, i, esc)
+		} else {
+			header[i] = esc(c)
 		}
 	}
 	return &table{header: header, align: t.align, rows: t.cut(esc)}

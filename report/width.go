@@ -158,7 +158,7 @@ func wrapLine(line string, width int) string {
 	for _, word := range strings.Fields(body) {
 		w := lineWidth(word)
 		switch {
-		case curWidth == len(indent) || cur == next && curWidth == len(next):
+		case curWidth == len(indent):
 			cur, curWidth = cur+word, curWidth+w
 		case curWidth+1+w <= width:
 			cur, curWidth = cur+" "+word, curWidth+1+w

@@ -50,7 +50,8 @@ func (j *analysis) verdictFinding() (analyze.Finding, bool) {
 	v := j.res.Overall.Verdict
 	var best *analyze.Finding
 	bestRank, ranks := 0, 0
-	for _, r := range j.active() {
+	active := j.active()
+	for _, r := range active {
 		for i := range r.res.Findings {
 			f := &r.res.Findings[i]
 			if f.Verdict() != v || f.Severity != "high" {
@@ -67,9 +68,8 @@ func (j *analysis) verdictFinding() (analyze.Finding, bool) {
 		return analyze.Finding{}, false
 	}
 	f := *best
-	f.Severity = "high"
 	f.Message = fmt.Sprintf("The job is %s, as the findings of %d of its %d ranks say. Rank %d, where it holds the most idle: %s",
-		v, ranks, len(j.active()), bestRank, best.Message)
+		v, ranks, len(active), bestRank, best.Message)
 	return f, true
 }
 

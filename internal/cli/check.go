@@ -202,8 +202,11 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 		return f.printSARIF(results, stdout, stderr)
 	}
 	status := exitOK
-	paint := func(w io.Writer, color, word string) string {
-		if f.format != "text" || !useColor(f.color, w) {
+	// Whether each stream takes colour is asked once, not per line.
+	outColor := f.format == "text" && useColor(f.color, stdout)
+	errColor := f.format == "text" && useColor(f.color, stderr)
+	paint := func(on bool, color, word string) string {
+		if !on {
 			return word
 		}
 		return color + word + ansiReset
@@ -225,7 +228,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 			// A job names each unreadable rank on a line of its own; each
 			// line is escaped already.
 			for _, line := range strings.Split(msg, "\n") {
-				fmt.Fprintf(stderr, "%s %s\n", paint(stderr, ansiRed, "ERROR"), line)
+				fmt.Fprintf(stderr, "%s %s\n", paint(errColor, ansiRed, "ERROR"), line)
 			}
 		case r.failed():
 			if status == exitOK {
@@ -238,7 +241,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 				if f.format == "github" {
 					fmt.Fprintf(stdout, "::error file=%s,title=tracegap %s::%s\n", untrusted.AnnotationProperty(r.path), untrusted.AnnotationProperty(o.Rule), untrusted.AnnotationMessage(r.path+": "+o.Message()))
 				} else {
-					fmt.Fprintf(stdout, "%s %s: %s\n", paint(stdout, ansiRed, "FAIL"), safe(r.path), safe(o.Message()))
+					fmt.Fprintf(stdout, "%s %s: %s\n", paint(outColor, ansiRed, "FAIL"), safe(r.path), safe(o.Message()))
 				}
 			}
 		default:
@@ -246,7 +249,7 @@ func (f *checkFlags) print(results []checkResult, stdout, stderr io.Writer) int 
 			if len(r.outcomes) == 1 {
 				rules = "rule"
 			}
-			fmt.Fprintf(stdout, "%s   %s: %s (%s confidence), %d %s passed\n", paint(stdout, ansiGreen, "ok"), safe(r.path), r.res.Verdict, r.res.Confidence, len(r.outcomes), rules)
+			fmt.Fprintf(stdout, "%s   %s: %s (%s confidence), %d %s passed\n", paint(outColor, ansiGreen, "ok"), safe(r.path), r.res.Verdict, r.res.Confidence, len(r.outcomes), rules)
 		}
 	}
 	return status

@@ -232,27 +232,15 @@ func measure(src io.ReaderAt, size int64, gz bool, f trace.Format, opt trace.Opt
 			limit = ratioGrace + size*ratio
 		}
 	}
-	cr := &countReader{r: io.LimitReader(r, limit+1)}
+	lr := &io.LimitedReader{R: r, N: limit + 1}
 	events = -1
 	if f.Count != nil {
-		if n, ok := f.Count(cr); ok {
+		if n, ok := f.Count(lr); ok {
 			events = n
 		}
 	}
-	io.Copy(io.Discard, cr) // a count that failed stopped early
-	return cr.n, events
-}
-
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+	io.Copy(io.Discard, lr) // a count that failed stopped early
+	return limit + 1 - lr.N, events
 }
 
 // inflate returns up to n bytes of the start of the gzip stream gz, as

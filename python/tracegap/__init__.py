@@ -16,6 +16,7 @@ Hooks run the analysis right after a capture: :mod:`tracegap.torch` for
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -151,9 +152,11 @@ def analyze_many(paths: Iterable[PathLike], **options: Any) -> List[Report]:
 
 
 def _report(data: Mapping[str, Any], options: Mapping[str, Any]) -> Report:
-    """Wrap a report, its HTML rendered on demand from the trace it is of."""
+    """Wrap a report, its HTML rendered on demand from the trace it is of,
+    once: Jupyter asks for it at every redraw."""
     path = str(data.get("source", {}).get("path", ""))
 
+    @functools.lru_cache(maxsize=1)
     def html() -> str:
         return run(["analyze", "--format", "html", *option_flags(options), "--", path]).stdout
 

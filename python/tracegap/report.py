@@ -113,8 +113,7 @@ class Report(dict):
     def idle_shares(self) -> Dict[str, float]:
         """Each cause's idle as a share of the window (0-1), as the text
         report's table gives it: ``{"input": 0.284, ...}``."""
-        window = self.get("window", {})
-        dur = max(int(window.get("end_ns", 0)) - int(window.get("start_ns", 0)), 1)
+        dur = max(int(self.get("window", {}).get("dur_ns", 0)), 1)
         return {k[: -len("_ns")]: v / dur for k, v in self.idle.items() if k.endswith("_ns")}
 
     def html(self) -> str:

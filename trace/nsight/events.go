@@ -422,14 +422,13 @@ func (r *reader) runtime(v *liteStmt) error {
 
 // NVTX event types (ENUM_NSYS_EVENT_TYPE) the reader reads.
 const (
-	nvtxMark          = 34
-	nvtxThreadName    = 39
-	nvtxPushPop       = 59
-	nvtxStartEnd      = 60
-	nvtxtMark         = 65
-	nvtxtPushPop      = 70
-	nvtxtStartEnd     = 71
-	nvtxDomainCreated = 75
+	nvtxMark       = 34
+	nvtxThreadName = 39
+	nvtxPushPop    = 59
+	nvtxStartEnd   = 60
+	nvtxtMark      = 65
+	nvtxtPushPop   = 70
+	nvtxtStartEnd  = 71
 )
 
 // mpiRank reads the rank in the thread name the MPI tracing gives the

@@ -73,14 +73,7 @@ var versionSuffix = regexp.MustCompile(`_v\d{4,}$`)
 // emit_nvtx appends to an operator's name (", seq = 12, op_id = 40, sizes
 // = [[8, 3]], input_op_ids = [...]"): the name alone is the operator's,
 // as Kineto writes it, and the rules know it.
-func cleanNVTX(s string) string {
-	for _, sep := range emitNVTXSeps {
-		if i := strings.Index(s, sep); i > 0 {
-			s = s[:i]
-		}
-	}
-	return s
-}
+func cleanNVTX(s string) string { return s[:nvtxNameLen([]byte(s))] }
 
 // emitNVTXSeps start what emit_nvtx appends to an operator's name.
 var emitNVTXSeps = []string{", seq = ", ", op_id = ", ", sizes = "}

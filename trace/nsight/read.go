@@ -45,15 +45,11 @@ const maxValueLen = 16 << 20
 // name, read-only; any other input is first copied to a private temporary
 // file, which is removed before Read returns.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
-	path, fromFile, cleanup, err := localFile(r, opt)
+	path, size, fromFile, cleanup, err := localFile(r, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
 	db, err := openDB(path)
 	if err != nil {
 		return nil, err
@@ -63,51 +59,52 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if !fromFile {
 		name = "" // a temporary copy: its name says nothing
 	}
-	t, err := readConn(db, name, st.Size(), opt)
+	t, err := readConn(db, name, size, opt)
 	if err != nil {
 		return nil, err
 	}
-	t.Bytes = st.Size()
+	t.Bytes = size
 	return t, nil
 }
 
-// localFile returns the path of a file holding the input: the file that
-// opt.Source is, when it is one that can be named (the same file, not one
-// swapped in under its name), else a temporary copy of r.
-func localFile(r io.Reader, opt trace.Options) (path string, fromFile bool, cleanup func(), err error) {
+// localFile returns the path and size of a file holding the input: the
+// file that opt.Source is, when it is one that can be named (the same
+// file, not one swapped in under its name), else a temporary copy of r.
+func localFile(r io.Reader, opt trace.Options) (path string, size int64, fromFile bool, cleanup func(), err error) {
 	if f, ok := opt.Source.(*os.File); ok {
-		if p, ok := sameFile(f); ok {
-			return p, true, func() {}, nil
+		if p, size, ok := sameFile(f); ok {
+			return p, size, true, func() {}, nil
 		}
 	}
 	tmp, err := os.CreateTemp("", "tracegap-nsight-*.sqlite")
 	if err != nil {
-		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+		return "", 0, false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
 	}
 	cleanup = func() { tmp.Close(); os.Remove(tmp.Name()) }
-	if _, err := io.Copy(tmp, r); err != nil {
-		cleanup()
-		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+	size, err = io.Copy(tmp, r)
+	if err == nil {
+		err = tmp.Close()
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		cleanup()
-		return "", false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
+		return "", 0, false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
 	}
-	return tmp.Name(), false, cleanup, nil
+	return tmp.Name(), size, false, cleanup, nil
 }
 
-// sameFile returns the absolute path of f when that path names f itself.
-func sameFile(f *os.File) (string, bool) {
+// sameFile returns the absolute path of f and its size when that path
+// names f itself.
+func sameFile(f *os.File) (string, int64, bool) {
 	abs, err := filepath.Abs(f.Name())
 	if err != nil {
-		return "", false
+		return "", 0, false
 	}
 	a, err1 := f.Stat()
 	b, err2 := os.Stat(abs)
 	if err1 != nil || err2 != nil || !a.Mode().IsRegular() || !os.SameFile(a, b) {
-		return "", false
+		return "", 0, false
 	}
-	return abs, true
+	return abs, a.Size(), true
 }
 
 // openDB opens the database at path read-only and immutable: SQLite takes
