@@ -24,9 +24,6 @@ const (
 	maxArchiveEntries = 10000
 	// maxArchiveTraces caps the traces taken from one archive.
 	maxArchiveTraces = 256
-	// archiveGrace is what a gzipped archive may expand to beyond
-	// trace.DefaultMaxRatio times its size, as a gzipped trace may.
-	archiveGrace = 1 << 20
 )
 
 // The bytes the archives of one request expand to, skipped entries
@@ -109,7 +106,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		defer gz.Close()
 		r = gz
 		// As trace.Read bounds a gzipped trace's expansion.
-		if most := archiveGrace + f.size*trace.DefaultMaxRatio; most < limit {
+		if most := trace.RatioGrace + f.size*trace.DefaultMaxRatio; most < limit {
 			limit, byRatio = most, true
 		}
 	}

@@ -380,12 +380,12 @@ type limitReader struct {
 // ReserveStep is how many bytes Options.Reserve is asked for at a time.
 const ReserveStep = 1 << 20
 
-// ratioGrace is how much more than the ratio allows gzip input may expand
+// RatioGrace is how much more than the ratio allows gzip input may expand
 // to: the first kilobytes of a stream (a header, a dictionary) say little
 // about its ratio, and 1 MiB is little memory. The ratio holds from the
 // first byte beyond it: a 16 KB file can be a bomb too, of something that
 // costs more in memory than on the wire.
-const ratioGrace = 1 << 20
+const RatioGrace = 1 << 20
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	if l.err != nil {
@@ -403,11 +403,11 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		l.err = &limitError{fmt.Sprintf("input larger than %d bytes after decompression (raise --max-bytes if the trace is genuine)", l.max)}
 		return n, l.err
 	}
-	if l.compressed && l.n > ratioGrace {
+	if l.compressed && l.n > RatioGrace {
 		// The compressed bytes the decompressor has consumed: those read
 		// ahead into its buffer do not count.
 		in := l.raw.n - int64(l.rawBuf.Buffered())
-		if in <= 0 || (l.n-ratioGrace)/in > l.ratio {
+		if in <= 0 || (l.n-RatioGrace)/in > l.ratio {
 			l.err = &limitError{fmt.Sprintf("gzip expands more than %dx (%d bytes from %d): not a real trace (real ones expand 5-30x), likely a decompression bomb", l.ratio, l.n, in)}
 			return n, l.err
 		}

@@ -136,6 +136,20 @@ func (e *Event) End() int64 { return e.Start + e.Dur() }
 // Has reports whether all of f are set.
 func (e *Event) Has(f Flag) bool { return e.Flags&f == f }
 
+// HostFlags returns the flags a host event's name gives it, whatever the
+// format: a copy call (cudaMemcpyAsync, hipMemcpy), a PyTorch step marker
+// (ProfilerStep#N).
+func HostFlags(name string) Flag {
+	var f Flag
+	if strings.Contains(name, "Memcpy") {
+		f |= FlagMemcpy
+	}
+	if strings.HasPrefix(name, "ProfilerStep#") {
+		f |= FlagStep
+	}
+	return f
+}
+
 // TrackKind says whether a track is on the host or on a device.
 type TrackKind uint8
 

@@ -174,9 +174,6 @@ const (
 	// small traces of many steps (serve's TestBombsAdmittedWithinBudget),
 	// whose analysis outgrows their events: about 24 MiB each.
 	fixedNeed = 32 << 20
-	// ratioGrace is the expansion a gzip stream is allowed before its
-	// ratio is held to MaxRatio (as trace.Read allows it).
-	ratioGrace = 1 << 20
 )
 
 // need returns the memory that reading and analysing plain bytes
@@ -228,8 +225,8 @@ func measure(src io.ReaderAt, size int64, gz bool, f trace.Format, opt trace.Opt
 			return size, -1
 		}
 		r = zr
-		if size < (limit-ratioGrace)/ratio {
-			limit = ratioGrace + size*ratio
+		if size < (limit-trace.RatioGrace)/ratio {
+			limit = trace.RatioGrace + size*ratio
 		}
 	}
 	lr := &io.LimitedReader{R: r, N: limit + 1}

@@ -147,7 +147,7 @@ func TestMeasure(t *testing.T) {
 		{"true trailer", gz, true, chrome, trace.Options{}, int64(len(json)), -1},
 		{"forged trailer", forged, true, chrome, trace.Options{}, int64(len(json)), -1},
 		{"capped by max bytes", gz, true, chrome, trace.Options{MaxBytes: 1000}, 1001, -1},
-		{"capped by the ratio", gz, true, chrome, trace.Options{MaxRatio: 1}, ratioGrace + int64(len(gz)) + 1, -1},
+		{"capped by the ratio", gz, true, chrome, trace.Options{MaxRatio: 1}, trace.RatioGrace + int64(len(gz)) + 1, -1},
 		{"plain chrome, not read", json, false, chrome, trace.Options{}, int64(len(json)), -1},
 		{"xplane events counted", empty, false, xplane, trace.Options{}, int64(len(empty)), 5000},
 		{"gzipped xplane events counted", tracetest.Gzip(empty), true, xplane, trace.Options{}, int64(len(empty)), 5000},

@@ -156,13 +156,7 @@ func classifyHost(c *classifier, tr *trace.Track, evs []trace.Event, s *slot) {
 	for j := range evs {
 		e := &evs[j]
 		e.Kind = trace.KindHost
-		name := c.t.Strings[e.Name]
-		if strings.Contains(name, "Memcpy") {
-			e.Flags |= trace.FlagMemcpy
-		}
-		if strings.HasPrefix(name, "ProfilerStep#") {
-			e.Flags |= trace.FlagStep
-		}
+		e.Flags |= trace.HostFlags(c.t.Strings[e.Name])
 	}
 }
 

@@ -416,7 +416,7 @@ func (r *reader) runtime(v *liteStmt) error {
 		return nil
 	}
 	th.lastCorr, th.lastName, th.lastStart, th.lastE = e.Corr, e.Name, e.Start, e.End()
-	e.Flags = r.hostFlags(e.Name)
+	e.Flags = trace.HostFlags(r.b.Str(e.Name))
 	return r.add(th.track, e)
 }
 
@@ -476,7 +476,7 @@ func (r *reader) nvtx(v *liteStmt) error {
 	} else if e.Name, ok = r.name(v, 4, useNVTX); !ok {
 		return r.stop()
 	}
-	e.Kind, e.Flags = trace.KindHost, r.hostFlags(e.Name)
+	e.Kind, e.Flags = trace.KindHost, trace.HostFlags(r.b.Str(e.Name))
 	if typ == nvtxMark || typ == nvtxtMark {
 		e.Flags |= trace.FlagInstant
 	}
@@ -499,20 +499,6 @@ func (r *reader) osrt(v *liteStmt) error {
 		return r.stop()
 	}
 	return r.add(th.track, e)
-}
-
-// hostFlags returns the flags a host event's name gives it, as the Chrome
-// reader gives them: a copy call, a step marker.
-func (r *reader) hostFlags(name trace.StrID) trace.Flag {
-	var f trace.Flag
-	s := r.b.Str(name)
-	if strings.Contains(s, "Memcpy") {
-		f |= trace.FlagMemcpy
-	}
-	if strings.HasPrefix(s, "ProfilerStep#") {
-		f |= trace.FlagStep
-	}
-	return f
 }
 
 // intOr returns column i of the row as an integer, or def when it is not

@@ -118,12 +118,5 @@ func roleKind(r Role, name string) (trace.Kind, trace.Flag) {
 	// On the host, the name decides whatever the category: Kineto of 2021
 	// writes ProfilerStep#N as an "Operator", current Kineto as a
 	// "user_annotation".
-	var f trace.Flag
-	if strings.HasPrefix(name, "ProfilerStep#") {
-		f |= trace.FlagStep
-	}
-	if strings.Contains(name, "Memcpy") {
-		f |= trace.FlagMemcpy
-	}
-	return trace.KindHost, f
+	return trace.KindHost, trace.HostFlags(name)
 }
