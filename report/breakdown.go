@@ -5,23 +5,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-
-	"github.com/tracegap/tracegap/analyze"
 )
 
-// breakdownMembers lists the JSON members of a BreakdownV1 in the order they
-// are written, each with where its value lives. The per-cause members come
-// from the cause table, so a new cause needs no change here.
+// CauseKeys are the idle causes as the JSON reports name them, in the order
+// the reports list them; a breakdown holds "<key>_ns" and "<key>_share" for
+// each. tracegap's cause table (internal/analyze) takes its keys from here.
+var CauseKeys = [...]string{"in_sync", "after_sync", "input", "runtime", "host", "untraced", "stalled"}
+
+// NumCauses is the number of idle causes.
+const NumCauses = len(CauseKeys)
+
+// members lists the JSON members of a BreakdownV1 in the order they are
+// written, each with where its value lives. The per-cause members come from
+// CauseKeys, so a new cause needs no change here.
 func (b *BreakdownV1) members() []breakdownMember {
 	var m []breakdownMember
-	for _, c := range analyze.Causes() {
-		m = append(m, breakdownMember{key: c.Key() + "_ns", ns: &b.Ns[c]})
+	for c, k := range CauseKeys {
+		m = append(m, breakdownMember{key: k + "_ns", ns: &b.Ns[c]})
 	}
 	m = append(m,
 		breakdownMember{key: "below_min_gap_ns", ns: &b.BelowMinGapNs},
 		breakdownMember{key: "idle_ns", ns: &b.IdleNs})
-	for _, c := range analyze.Causes() {
-		m = append(m, breakdownMember{key: c.Key() + "_share", share: &b.Share[c]})
+	for c, k := range CauseKeys {
+		m = append(m, breakdownMember{key: k + "_share", share: &b.Share[c]})
 	}
 	return append(m,
 		breakdownMember{key: "sync_share", share: &b.SyncShare},
@@ -52,8 +58,8 @@ func (b *BreakdownV1) UnmarshalJSON(data []byte) error {
 // the cause table), then compute, late, total and doing.
 func (w *WaitSplitV1) members() []breakdownMember {
 	var m []breakdownMember
-	for _, c := range analyze.Causes() {
-		m = append(m, breakdownMember{key: c.Key() + "_ns", ns: &w.Ns[c]})
+	for c, k := range CauseKeys {
+		m = append(m, breakdownMember{key: k + "_ns", ns: &w.Ns[c]})
 	}
 	return append(m,
 		breakdownMember{key: "compute_ns", ns: &w.ComputeNs},

@@ -85,7 +85,7 @@ usize() {
 # must not lower the bar.
 xplane_target() {
   local walk
-  walk=$(TRACEGAP_BENCH_XPLANE="$(realpath "$1")" go test -run '^$' -bench 'Walk/file/fields' -benchtime 2x -count "$RUNS" -cpu 1 ./trace/xplane/ |
+  walk=$(TRACEGAP_BENCH_XPLANE="$(realpath "$1")" go test -run '^$' -bench 'Walk/file/fields' -benchtime 2x -count "$RUNS" -cpu 1 ./internal/trace/xplane/ |
     awk '/Walk\/file\/fields/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB/s" && $i > best) best = $i } END { if (best) printf "%.0f", best }')
   if [ -z "$walk" ]; then
     echo "bench.sh: $1: the protowire walk (BenchmarkWalk) failed" >&2

@@ -17,10 +17,10 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
+	pb "github.com/tracegap/tracegap/internal/trace/xplane/xplanepb"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
-	"github.com/tracegap/tracegap/trace/tracetest"
-	pb "github.com/tracegap/tracegap/trace/xplane/xplanepb"
 )
 
 // badInput is one entry of the catalogue: an input and exactly what

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
-	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // TestFormats checks what the shipped formats register: names, titles and

@@ -14,11 +14,11 @@ import (
 	"unsafe"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/trace/chrome"
+	"github.com/tracegap/tracegap/internal/trace/nsight"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/xplane"
 	"github.com/tracegap/tracegap/trace"
-	"github.com/tracegap/tracegap/trace/chrome"
-	"github.com/tracegap/tracegap/trace/nsight"
-	"github.com/tracegap/tracegap/trace/tracetest"
-	"github.com/tracegap/tracegap/trace/xplane"
 )
 
 // fuzzOptions keep fuzzed reads small: the caps are part of what is

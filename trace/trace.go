@@ -1,9 +1,10 @@
 // Package trace holds the in-memory model of a profiler trace: tracks (a
 // device stream or line, a host thread) and compact, pointer-free events.
 //
-// Readers for concrete formats live in sub-packages (trace/chrome,
-// trace/xplane) and register themselves with Register, as image/png does with
-// image; Open sniffs a file's format and dispatches to the registered reader.
+// Readers for concrete formats register themselves with Register, as
+// image/png does with image; importing trace/all registers tracegap's own
+// (Chrome trace-event JSON, XPlane, Nsight Systems exports). Open sniffs a
+// file's format and dispatches to the registered reader.
 //
 // Events are many (tens of millions for a gigabyte trace), so an Event holds
 // no pointers and no strings: names are indexes into the trace's string

@@ -10,11 +10,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/render"
 	engine "github.com/tracegap/tracegap/internal/run"
-	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/serve"
+	"github.com/tracegap/tracegap/internal/serve"
 	_ "github.com/tracegap/tracegap/trace/all"
 )
 
@@ -23,7 +23,7 @@ func service(t *testing.T) string {
 	t.Helper()
 	e := &engine.Engine{Analysis: analyze.DefaultOptions(), Jobs: 2}
 	cfg := serve.Config{DataDir: t.TempDir()}
-	cfg.UseEngine(e, report.Options{})
+	cfg.UseEngine(e, render.Options{})
 	s, err := serve.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -15,10 +15,10 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/untrusted"
-	"github.com/tracegap/tracegap/report"
 )
 
 func init() {
@@ -111,7 +111,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if status, ok := runJob(args, f, jf, format, stdout, stderr); ok {
 		return status
 	}
-	if wantProgress(format == report.JSON, f.quiet, stderr) {
+	if wantProgress(format == render.JSON, f.quiet, stderr) {
 		f.analysis.progress = newProgress(stderr, time.Now)
 	}
 	outcomes := f.analysis.engine(f.jobs).AnalyzeArgs(context.Background(), args)
@@ -137,7 +137,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 }
 
 // check validates the flags and returns the report format.
-func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
+func (f *analyzeFlags) check(fs *pflag.FlagSet) (render.Format, error) {
 	if err := f.analysis.configure(fs, nil); err != nil {
 		return "", err
 	}
@@ -164,13 +164,13 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (report.Format, error) {
 }
 
 // write renders the results to stdout or, with -o, to a file.
-func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, stdout, stderr io.Writer) error {
-	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
+func (f *analyzeFlags) write(results []*analyze.Result, format render.Format, stdout, stderr io.Writer) error {
+	opt := render.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
 	if f.quiet {
 		// One line per input, for a shell loop or a log.
 		w := stdout
 		for _, r := range results {
-			if _, err := fmt.Fprintf(w, "%s: %s\n", safe(r.Source.Path), safe(report.Summary(r))); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", safe(r.Source.Path), safe(render.Summary(r))); err != nil {
 				return err
 			}
 		}
@@ -179,12 +179,12 @@ func (f *analyzeFlags) write(results []*analyze.Result, format report.Format, st
 		}
 	}
 	if f.out == "" {
-		opt.Color = format == report.Text && useColor(f.color, stdout)
+		opt.Color = format == render.Text && useColor(f.color, stdout)
 		opt.Width = textWidth(stdout)
-		return report.WriteAll(stdout, results, format, opt)
+		return render.WriteAll(stdout, results, format, opt)
 	}
-	err := report.WriteFile(f.out, func(w io.Writer) error {
-		return report.WriteAll(w, results, format, opt)
+	err := render.WriteFile(f.out, func(w io.Writer) error {
+		return render.WriteAll(w, results, format, opt)
 	})
 	if err == nil && !f.quiet {
 		fmt.Fprintf(stderr, "tracegap: wrote %s report to %s\n", format, safe(f.out))

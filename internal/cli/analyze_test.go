@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // tg runs tracegap with args and returns the exit status and output.

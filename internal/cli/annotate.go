@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
-	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -135,7 +135,7 @@ func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analy
 			fmt.Fprintf(stderr, "tracegap: warning: %s: %s\n", safe(t.Path), safe(w))
 		}
 		src := &copySource{path: in.Path}
-		err := report.WriteFile(out, func(w io.Writer) error {
+		err := render.WriteFile(out, func(w io.Writer) error {
 			return writeAnnotated(w, out, src, t, res)
 		})
 		if err != nil && src.err != nil { // the input's fault, not the output's
@@ -255,17 +255,17 @@ func writeAnnotated(w io.Writer, out string, src *copySource, t *trace.Trace, re
 			return err
 		}
 		defer closeSrc()
-		return report.AnnotateXPlane(w, r, t, res)
+		return render.AnnotateXPlane(w, r, t, res)
 	}
 	if t.Format != "chrome" || t.Truncated {
-		return report.Annotate(w, t, nil, res)
+		return render.Annotate(w, t, nil, res)
 	}
 	r, closeSrc, err := src.open()
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
-	return report.Annotate(w, t, r, res)
+	return render.Annotate(w, t, r, res)
 }
 
 // decompressed returns r, gunzipped when it starts with gzip's magic bytes.

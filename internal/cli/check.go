@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/check"
+	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/untrusted"
-	"github.com/tracegap/tracegap/report"
 )
 
 func init() {
@@ -100,8 +100,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	status := f.print(results, stdout, stderr)
 	if f.junit != "" {
-		err := report.WriteFile(f.junit, func(w io.Writer) error {
-			return report.WriteJUnit(w, "tracegap check", junitCases(results))
+		err := render.WriteFile(f.junit, func(w io.Writer) error {
+			return render.WriteJUnit(w, "tracegap check", junitCases(results))
 		})
 		if err != nil {
 			fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
@@ -260,16 +260,16 @@ func errorText(r *checkResult) string { return inputError(r.path, r.err) }
 
 // junitCases turns the results into one test case per file and rule, and
 // one error case per unusable input.
-func junitCases(results []checkResult) []report.JUnitCase {
-	var cases []report.JUnitCase
+func junitCases(results []checkResult) []render.JUnitCase {
+	var cases []render.JUnitCase
 	for i := range results {
 		r := &results[i]
 		if r.err != nil {
-			cases = append(cases, report.JUnitCase{Class: r.path, Name: "input", Error: errorText(r), Seconds: r.seconds})
+			cases = append(cases, render.JUnitCase{Class: r.path, Name: "input", Error: errorText(r), Seconds: r.seconds})
 			continue
 		}
 		for _, o := range r.outcomes {
-			c := report.JUnitCase{Class: r.path, Name: o.Rule, Seconds: r.seconds}
+			c := render.JUnitCase{Class: r.path, Name: o.Rule, Seconds: r.seconds}
 			if o.Failed {
 				c.Failure = o.Message()
 				c.Detail = fmt.Sprintf("%s: verdict %s (%s confidence)\n%s", r.path, r.res.Verdict, r.res.Confidence, strings.Join(r.res.Reasons, "\n"))
@@ -284,10 +284,10 @@ func junitCases(results []checkResult) []report.JUnitCase {
 // status text would: 2 for an unusable input, 1 for a failed rule.
 func (f *checkFlags) printSARIF(results []checkResult, stdout, stderr io.Writer) int {
 	status := exitOK
-	files := make([]report.SARIFFile, len(results))
+	files := make([]render.SARIFFile, len(results))
 	for i := range results {
 		r := &results[i]
-		files[i] = report.SARIFFile{Path: r.path, Result: r.res}
+		files[i] = render.SARIFFile{Path: r.path, Result: r.res}
 		switch {
 		case r.err != nil:
 			files[i].Err = errorText(r)
@@ -298,12 +298,12 @@ func (f *checkFlags) printSARIF(results []checkResult, stdout, stderr io.Writer)
 			}
 			for _, o := range r.outcomes {
 				if o.Failed {
-					files[i].Failures = append(files[i].Failures, report.SARIFFailure{Rule: o.Rule, Message: o.Message()})
+					files[i].Failures = append(files[i].Failures, render.SARIFFailure{Rule: o.Rule, Message: o.Message()})
 				}
 			}
 		}
 	}
-	if err := report.WriteSARIF(stdout, version, files); err != nil {
+	if err := render.WriteSARIF(stdout, version, files); err != nil {
 		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
 		return exitUsage
 	}

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 const ms = 1_000_000

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/check"
-	"github.com/tracegap/tracegap/compare"
-	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/check"
+	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/render"
 )
 
 func init() {
@@ -64,9 +64,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if f.regression.On {
 		regressions = c.Check(f.regression.Share)
 	}
-	write := func(w io.Writer) error { return report.WriteComparison(w, c, format) }
+	write := func(w io.Writer) error { return render.WriteComparison(w, c, format) }
 	if f.out != "" {
-		err = report.WriteFile(f.out, write)
+		err = render.WriteFile(f.out, write)
 	} else {
 		err = write(stdout)
 	}
@@ -75,7 +75,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	for _, r := range regressions {
-		fmt.Fprintf(stderr, "REGRESSION %s\n", safe(report.RegressionMessage(r)))
+		fmt.Fprintf(stderr, "REGRESSION %s\n", safe(render.RegressionMessage(r)))
 	}
 	if len(regressions) > 0 {
 		return exitCheck
@@ -84,7 +84,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 }
 
 // finish applies the config file and checks the flags and arguments.
-func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
+func (f *compareFlags) finish(fs *pflag.FlagSet) (render.Format, error) {
 	if err := f.analysis.configure(fs, map[string][]string{"compare": compareKeys}); err != nil {
 		return "", err
 	}
@@ -95,7 +95,7 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (report.Format, error) {
 		return "", err
 	}
 	format, err := outputFormat(fs, f.format, f.out)
-	if err == nil && format == report.HTML {
+	if err == nil && format == render.HTML {
 		err = fmt.Errorf("a comparison cannot be written as html: expected text, json or markdown")
 	}
 	if err != nil {

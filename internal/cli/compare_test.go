@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/compare"
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 // writeLoop writes the loop's trace into dir as name, in the format its

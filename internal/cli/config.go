@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/check"
 )
 
 // A config file (check.Config) sets flags: its keys are flag names with "_"

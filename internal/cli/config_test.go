@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
 )
 

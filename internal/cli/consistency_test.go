@@ -15,10 +15,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/check"
-	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/check"
+	"github.com/tracegap/tracegap/internal/compare"
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/report"
 )
 
@@ -50,12 +51,12 @@ func TestFiguresAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkTiling(t, res)
-			text := render(t, res, report.Text)
+			text := rendered(t, res, render.Text)
 			want := textFigures(t, text)
 			for name, got := range map[string]figures{
-				"markdown": markdownFigures(t, render(t, res, report.Markdown)),
-				"html":     htmlFigures(t, render(t, res, report.HTML)),
-				"json":     jsonFigures(t, res, render(t, res, report.JSON)),
+				"markdown": markdownFigures(t, rendered(t, res, render.Markdown)),
+				"html":     htmlFigures(t, rendered(t, res, render.HTML)),
+				"json":     jsonFigures(t, res, rendered(t, res, render.JSON)),
 				"compare":  summaryFigures(res),
 			} {
 				sameFigures(t, name, got, want)
@@ -92,10 +93,10 @@ func checkTiling(t *testing.T, res *analyze.Result) {
 	}
 }
 
-func render(t *testing.T, res *analyze.Result, f report.Format) string {
+func rendered(t *testing.T, res *analyze.Result, f render.Format) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := report.Write(&b, res, f, report.Options{}); err != nil {
+	if err := render.Write(&b, res, f, render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -201,7 +202,7 @@ func jsonFigures(t *testing.T, res *analyze.Result, doc string) figures {
 		shares:     map[string]string{},
 	}
 	if len(res.Steps) > 0 {
-		f.step, f.busy = report.Duration(fg.StepNs), report.Duration(fg.BusyPerStepNs)
+		f.step, f.busy = render.Duration(fg.StepNs), render.Duration(fg.BusyPerStepNs)
 	}
 	for _, c := range analyze.Causes() {
 		f.shares[c.String()] = ratio(c.Key()+"_share", r.IdleBreakdown.Ns[c], r.IdleBreakdown.Share[c])
@@ -214,7 +215,7 @@ func summaryFigures(res *analyze.Result) figures {
 	s := compare.Summarize(res)
 	f := figures{util: pct(s.Utilization), attributed: pct(s.IdleShare), shares: map[string]string{}}
 	if !s.PerWindow {
-		f.step, f.busy = report.Duration(s.StepTime), report.Duration(s.DeviceBusy)
+		f.step, f.busy = render.Duration(s.StepTime), render.Duration(s.DeviceBusy)
 	}
 	for _, c := range analyze.Causes() {
 		f.shares[c.String()] = pct(s.IdleOf(c.String()).Share)
@@ -298,18 +299,18 @@ func TestJobFiguresAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renderJob := func(f report.Format) string {
+	renderJob := func(f render.Format) string {
 		var b bytes.Buffer
-		if err := report.WriteJob(&b, jr, f, report.Options{}); err != nil {
+		if err := render.WriteJob(&b, jr, f, render.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
 	}
-	want := textFigures(t, renderJob(report.Text))
+	want := textFigures(t, renderJob(render.Text))
 	for name, got := range map[string]figures{
-		"markdown": markdownFigures(t, renderJob(report.Markdown)),
-		"html":     htmlFigures(t, renderJob(report.HTML)),
-		"json":     jsonFigures(t, &jr.Overall, renderJob(report.JSON)),
+		"markdown": markdownFigures(t, renderJob(render.Markdown)),
+		"html":     htmlFigures(t, renderJob(render.HTML)),
+		"json":     jsonFigures(t, &jr.Overall, renderJob(render.JSON)),
 	} {
 		sameFigures(t, name, got, want)
 	}

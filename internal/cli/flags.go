@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/check"
+	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
-	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/serve"
+	"github.com/tracegap/tracegap/internal/serve"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -277,12 +277,12 @@ var stdin io.Reader = os.Stdin
 // value given, changed when set on the command line or by a config) and
 // -o out: out's ending picks it when --format is left alone ("-o
 // report.html" writes HTML), and the two must agree when both are given.
-func outputFormat(fs *pflag.FlagSet, value, out string) (report.Format, error) {
-	format, err := report.ParseFormat(value)
+func outputFormat(fs *pflag.FlagSet, value, out string) (render.Format, error) {
+	format, err := render.ParseFormat(value)
 	if err != nil {
 		return "", err
 	}
-	byName, ok := report.FormatOfPath(out)
+	byName, ok := render.FormatOfPath(out)
 	switch {
 	case out == "" || out == "-" || !ok:
 		return format, nil

@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/untrusted"
-	"github.com/tracegap/tracegap/report"
 )
 
 func init() {
@@ -83,7 +83,7 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	if out != "" {
-		err = report.WriteFile(out, func(w io.Writer) error { return write(w, res) })
+		err = render.WriteFile(out, func(w io.Writer) error { return write(w, res) })
 	} else {
 		err = write(stdout, res)
 	}
@@ -100,7 +100,7 @@ func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 	for i := range res.Gaps {
 		g := &res.Gaps[i]
 		stack := make([]string, 0, 8)
-		for _, s := range report.HostStack(res, g) {
+		for _, s := range render.HostStack(res, g) {
 			stack = append(stack, strings.ReplaceAll(untrusted.TSV(s), ";", ","))
 		}
 		bw.WriteString(untrusted.TSV(g.Device) + "\t" +
@@ -116,7 +116,7 @@ func writeGapsJSON(w io.Writer, res *analyze.Result) error {
 	enc := json.NewEncoder(untrusted.JSONWriter(bw))
 	enc.SetEscapeHTML(false)
 	for i := range res.Gaps {
-		if err := enc.Encode(report.JSONGap(res, &res.Gaps[i])); err != nil {
+		if err := enc.Encode(render.JSONGap(res, &res.Gaps[i])); err != nil {
 			return err
 		}
 	}

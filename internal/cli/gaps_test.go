@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // workers0Clock is the earliest "ts" of the workers0 trace (µs since the

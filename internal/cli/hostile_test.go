@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/trace"
-	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // hostileFile writes data to a file named name in a fresh directory.

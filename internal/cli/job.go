@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze/job"
+	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
-	"github.com/tracegap/tracegap/report"
 )
 
 // jobFlags are the analyze command's flags for distributed jobs.
@@ -45,7 +45,7 @@ func (jf *jobFlags) paths(args []string) (paths []string, isJob bool, err error)
 // runJob analyses the inputs as one job when --job asks for it, or when
 // they look like the ranks of one job and --no-job does not forbid it. ok
 // reports whether it did; status is then the exit status.
-func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, stdout, stderr io.Writer) (status int, ok bool) {
+func runJob(args []string, f *analyzeFlags, jf *jobFlags, format render.Format, stdout, stderr io.Writer) (status int, ok bool) {
 	if jf.job && jf.noJob {
 		fmt.Fprintln(stderr, "tracegap analyze: --job and --no-job contradict each other: give one")
 		return exitUsage, true
@@ -74,18 +74,18 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format report.Format, 
 
 // writeJobReport renders the job to stdout or, with -o, to a file; with
 // --quiet, one line.
-func writeJobReport(jr *job.Result, f *analyzeFlags, format report.Format, stdout, stderr io.Writer) error {
-	opt := report.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
+func writeJobReport(jr *job.Result, f *analyzeFlags, format render.Format, stdout, stderr io.Writer) error {
+	opt := render.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
 	if f.quiet {
-		if _, err := fmt.Fprintf(stdout, "%s: %s\n", safe(jr.Overall.Source.Path), safe(report.JobSummary(jr))); err != nil || f.out == "" {
+		if _, err := fmt.Fprintf(stdout, "%s: %s\n", safe(jr.Overall.Source.Path), safe(render.JobSummary(jr))); err != nil || f.out == "" {
 			return err
 		}
 	}
 	if f.out == "" {
-		opt.Color = format == report.Text && useColor(f.color, stdout)
-		return report.WriteJob(stdout, jr, format, opt)
+		opt.Color = format == render.Text && useColor(f.color, stdout)
+		return render.WriteJob(stdout, jr, format, opt)
 	}
-	err := report.WriteFile(f.out, func(w io.Writer) error { return report.WriteJob(w, jr, format, opt) })
+	err := render.WriteFile(f.out, func(w io.Writer) error { return render.WriteJob(w, jr, format, opt) })
 	if err == nil && !f.quiet {
 		fmt.Fprintf(stderr, "tracegap: wrote %s job report to %s\n", format, safe(f.out))
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 // writeJob writes every rank of a job whose rank 3 loads its input slower

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 // writeExport writes a generated Nsight Systems export of a data-bound

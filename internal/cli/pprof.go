@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/internal/render"
 )
 
 func init() {
@@ -70,7 +70,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	p, err := report.Profile(res)
+	p, err := render.Profile(res)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s: %s\n", safe(path), safe(err))
 		return exitUsage
@@ -78,7 +78,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = p.Write(stdout)
 	} else {
-		err = report.WriteFile(out, p.Write)
+		err = render.WriteFile(out, p.Write)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))
@@ -90,7 +90,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 			idle += g.Dur
 		}
 		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %d gaps; view it with: go tool pprof -http=: %s\n",
-			safe(out), report.Duration(idle), len(res.Gaps), safe(out))
+			safe(out), render.Duration(idle), len(res.Gaps), safe(out))
 	}
 	return exitOK
 }

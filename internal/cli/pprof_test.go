@@ -10,7 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/pflag"
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 func TestPprofCommand(t *testing.T) {

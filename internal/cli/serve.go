@@ -18,10 +18,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/check"
+	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
-	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/serve"
+	"github.com/tracegap/tracegap/internal/serve"
 )
 
 func init() {
@@ -148,7 +148,7 @@ func (f *serveFlags) serveConfig(fs *pflag.FlagSet, logw io.Writer) (serve.Confi
 		IdleTimeout:       f.idle,
 		Log:               log.New(logw, "tracegap serve: ", log.LstdFlags),
 	}
-	cfg.UseEngine(e, report.Options{Top: opt.TopGaps})
+	cfg.UseEngine(e, render.Options{Top: opt.TopGaps})
 	return cfg, nil
 }
 

@@ -19,11 +19,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/check"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/serve"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/serve"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 // ruleSets are the rules the command line and the service are held to in

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 // gzippedLoop returns a small generated training loop as gzipped Chrome

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze/job"
-	"github.com/tracegap/tracegap/report"
+	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/render"
 )
 
 // The per-rank phase of a job is a command of its own rather than a flag
@@ -78,7 +78,7 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = job.WriteSummary(stdout, s)
 	} else {
-		err = report.WriteFile(out, func(w io.Writer) error { return job.WriteSummary(w, s) })
+		err = render.WriteFile(out, func(w io.Writer) error { return job.WriteSummary(w, s) })
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))

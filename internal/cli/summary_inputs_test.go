@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracegap/tracegap/analyze/job"
+	"github.com/tracegap/tracegap/internal/analyze/job"
 	irun "github.com/tracegap/tracegap/internal/run"
 )
 

@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/compare"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
-	"github.com/tracegap/tracegap/report"
 )
 
 func init() {
@@ -68,9 +68,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := compare.NewSweep(setting, runs, f.tolerance)
 	if err == nil {
-		write := func(w io.Writer) error { return report.WriteSweep(w, s, format) }
+		write := func(w io.Writer) error { return render.WriteSweep(w, s, format) }
 		if f.out != "" {
-			err = report.WriteFile(f.out, write)
+			err = render.WriteFile(f.out, write)
 		} else {
 			err = write(stdout)
 		}
@@ -83,7 +83,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 }
 
 // finish checks the flags and arguments and splits the labels.
-func (f *sweepFlags) finish(fs *pflag.FlagSet) (report.Format, string, []string, error) {
+func (f *sweepFlags) finish(fs *pflag.FlagSet) (render.Format, string, []string, error) {
 	if err := f.analysis.configure(fs, nil); err != nil {
 		return "", "", nil, err
 	}

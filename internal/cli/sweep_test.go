@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/trace"
-	"github.com/tracegap/tracegap/trace/tracetest"
 )
 
 // TestBudgetAccounting takes and gives back parts of a budget: a need that

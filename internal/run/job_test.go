@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracegap/tracegap/analyze"
-	"github.com/tracegap/tracegap/analyze/job"
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/run/runtest"
-	"github.com/tracegap/tracegap/report"
 )
 
 // dlrmRanks returns the eight ranks of the DLRM job, rank order.
@@ -132,7 +132,7 @@ func TestAnalyzeJobSummaries(t *testing.T) {
 func jobJSON(t *testing.T, jr *job.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := report.WriteJob(&b, jr, report.JSON, report.Options{AllSteps: true}); err != nil {
+	if err := render.WriteJob(&b, jr, render.JSON, render.Options{AllSteps: true}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

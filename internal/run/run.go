@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/trace"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/run/runtest"
 	_ "github.com/tracegap/tracegap/trace/all"
 )

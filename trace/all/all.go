@@ -6,7 +6,7 @@
 package all
 
 import (
-	_ "github.com/tracegap/tracegap/trace/chrome" // Chrome trace-event JSON
-	_ "github.com/tracegap/tracegap/trace/nsight" // Nsight Systems SQLite export
-	_ "github.com/tracegap/tracegap/trace/xplane" // XPlane protobuf
+	_ "github.com/tracegap/tracegap/internal/trace/chrome" // Chrome trace-event JSON
+	_ "github.com/tracegap/tracegap/internal/trace/nsight" // Nsight Systems SQLite export
+	_ "github.com/tracegap/tracegap/internal/trace/xplane" // XPlane protobuf
 )

@@ -16,8 +16,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/render"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 func main() {
@@ -51,7 +51,7 @@ func write(dir string, ranks, steps int) error {
 }
 
 func writeRank(path string, s *tracetest.Spec) error {
-	return report.WriteFile(path, func(w io.Writer) error {
+	return render.WriteFile(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		zw, _ := gzip.NewWriterLevel(bw, gzip.BestSpeed)
 		if err := tracetest.WriteChrome(zw, s); err != nil {

@@ -20,8 +20,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/render"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
 // writers are the formats genloop writes, by the suffix of the output.
@@ -64,7 +64,7 @@ func write(path string, s *tracetest.Spec) error {
 		if !strings.HasSuffix(path, w.suffix) {
 			continue
 		}
-		return report.WriteFile(path, func(f io.Writer) error {
+		return render.WriteFile(path, func(f io.Writer) error {
 			bw := bufio.NewWriterSize(f, 1<<20)
 			if err := w.write(bw, s); err != nil {
 				return err

@@ -28,8 +28,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tracegap/tracegap/report"
-	pb "github.com/tracegap/tracegap/trace/xplane/xplanepb"
+	"github.com/tracegap/tracegap/internal/render"
+	pb "github.com/tracegap/tracegap/internal/trace/xplane/xplanepb"
 )
 
 // idStats are the stats whose integer values are ids, renumbered per copy.
@@ -81,7 +81,7 @@ func run(src, out string, copies int) error {
 	if max := int64(math.MaxInt64) / int64(copies+1); t.span >= max || t.maxID >= uint64(max) {
 		return fmt.Errorf("%d copies of a %d ps span would overflow", copies, t.span)
 	}
-	return report.WriteFile(out, func(w io.Writer) error {
+	return render.WriteFile(out, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		if err := t.write(bw); err != nil {
 			return err

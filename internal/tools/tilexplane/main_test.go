@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tracegap/tracegap/analyze"
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
 )

@@ -1,0 +1,192 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/untrusted"
+)
+
+// SARIF (Static Analysis Results Interchange Format, OASIS, version 2.1.0)
+// is what CI code scanning reads: GitHub shows each result on the line of
+// the pull request it names. `tracegap check --format sarif` writes one
+// result per failed rule and call site of the trace that held the device
+// idle, located at the site's Python file and line, so that a forced sync
+// or an inline loader shows on the line that causes it.
+
+// SARIFFile is one input of a check, as WriteSARIF reports it.
+type SARIFFile struct {
+	Path string
+	// Err is why the input could not be used, "" when it was.
+	Err string
+	// Failures are the rules it failed.
+	Failures []SARIFFailure
+	// Result is its analysis (nil when Err is set).
+	Result *analyze.Result
+}
+
+// SARIFFailure is a failed rule: its name and the one-line message.
+type SARIFFailure struct{ Rule, Message string }
+
+// sarifSites is how many call sites a failure is located at, most idle
+// first.
+const sarifSites = 10
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID               string       `json:"id"`
+	ShortDescription sarifMessage `json:"shortDescription"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID    string          `json:"ruleId"`
+	Level     string          `json:"level"`
+	Message   sarifMessage    `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+// sarifRuleText describes the rules check applies; a rule not listed is
+// described by its name.
+var sarifRuleText = map[string]string{
+	"verdict":         "the run's verdict is one the check fails on",
+	"max-idle":        "the device idles more of the window than allowed",
+	"max-sync-idle":   "the device idles on blocking calls more than allowed",
+	"max-input-idle":  "the device idles on the input pipeline more than allowed",
+	"min-utilization": "the device is busy less of the window than required",
+	"min-steps":       "the trace holds fewer steady-state steps than required",
+	"fail-on-finding": "a finding the check fails on",
+	"input":           "the trace could not be read or analysed",
+}
+
+// WriteSARIF writes the check of files as a SARIF 2.1.0 log.
+func WriteSARIF(w io.Writer, version string, files []SARIFFile) error {
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{
+		Name: "tracegap", Version: version, InformationURI: "https://github.com/tracegap/tracegap",
+	}}, Results: []sarifResult{}}
+	rules := map[string]bool{}
+	for _, f := range files {
+		if f.Err != "" {
+			rules["input"] = true
+			run.Results = append(run.Results, sarifResult{RuleID: "input", Level: "error",
+				Message: sarifMessage{sarifText(f.Path + ": " + f.Err)}})
+			continue
+		}
+		for _, fail := range f.Failures {
+			rules[fail.Rule] = true
+			run.Results = append(run.Results, failureResults(f, fail)...)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(rules)) {
+		text := sarifRuleText[id]
+		if text == "" {
+			text = id
+		}
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: id, ShortDescription: sarifMessage{text}})
+	}
+	if run.Tool.Driver.Rules == nil {
+		run.Tool.Driver.Rules = []sarifRule{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// failureResults locates a failed rule at the call sites of f that held
+// the device idle and name a Python line, one result each, or gives one
+// result without a location that says how to record the lines.
+func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
+	msg := f.Path + ": " + fail.Message
+	var out []sarifResult
+	r := f.Result
+	for _, s := range r.CallSites {
+		if len(out) == sarifSites {
+			break
+		}
+		if s.Frame.IsZero() || s.Frame.Line <= 0 || s.Idle <= 0 {
+			continue
+		}
+		text := fmt.Sprintf("%s. This line held the device idle for %s (%s of the window, %s, %d calls): %s",
+			msg, Duration(s.Idle), percent(share(s.Idle, r.Window.Dur())), s.Cause, s.Count, s.Call)
+		if !s.Via.IsZero() {
+			text += " via " + s.Via.String()
+		}
+		out = append(out, sarifResult{RuleID: fail.Rule, Level: "error", Message: sarifMessage{sarifText(text)},
+			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+				ArtifactLocation: sarifArtifact{URI: sarifURI(s.Frame.File)},
+				Region:           &sarifRegion{StartLine: s.Frame.Line},
+			}}}})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	hint := r.StackHint
+	if hint == "" {
+		hint = "No call site of the trace names a line of your code."
+	}
+	return []sarifResult{{RuleID: fail.Rule, Level: "error", Message: sarifMessage{sarifText(msg + ". " + hint)}}}
+}
+
+// sarifText makes untrusted text (names from a trace, file names) inert
+// wherever the log is shown: a CI log, a pull request's annotation.
+func sarifText(s string) string { return untrusted.Terminal(s) }
+
+// sarifURI writes a frame's file as a URI reference: its path with the
+// characters a URI cannot hold escaped.
+func sarifURI(file string) string {
+	var b strings.Builder
+	for _, c := range []byte(file) {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"%<>\^`+"`{|}#?[]", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

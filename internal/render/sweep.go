@@ -1,0 +1,171 @@
+package render
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/untrusted"
+)
+
+// SweepSchema names the version of the sweep's JSON document.
+const SweepSchema = "tracegap/sweep/v1"
+
+// WriteSweep renders a sweep as text, Markdown, JSON or HTML: one row per
+// run, the knee and the recommendation.
+func WriteSweep(w io.Writer, s *compare.Sweep, f Format) error {
+	if s == nil {
+		return fmt.Errorf("report: sweep is nil")
+	}
+	bw := bufio.NewWriter(w)
+	var err error
+	switch f {
+	case Text:
+		err = sweepText(bw, s)
+	case Markdown:
+		err = sweepMarkdown(bw, s)
+	case JSON:
+		enc := json.NewEncoder(untrusted.JSONWriter(bw))
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			Schema string `json:"schema"`
+			*compare.Sweep
+		}{SweepSchema, s})
+	case HTML:
+		err = sweepHTML(bw, s)
+	default:
+		return fmt.Errorf("report: a sweep cannot be written as %q: expected text, json, markdown or html", f)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// sweepTable is the runs' table; labels and verdicts come from the user
+// and the traces: callers escape the cells for their medium.
+func sweepTable(s *compare.Sweep) *table {
+	name := s.Setting
+	if name == "" {
+		name = "run"
+	}
+	head := []string{name, "step time", "median", "p90", "stability", "device busy", "input wait/step"}
+	align := "lrrrlrr"
+	for _, c := range analyze.Causes() {
+		head, align = append(head, "idle "+c.String()), align+"r"
+	}
+	head, align = append(head, "verdict"), align+"l"
+	tb := newTable(align, head...)
+	for i := range s.Runs {
+		r := &s.Runs[i]
+		sm := &r.Summary
+		label := r.Label
+		if i == s.Knee {
+			label += " (knee)"
+		}
+		cells := []string{label, Duration(sm.StepTime), Duration(sm.StepMedian), Duration(sm.StepP90), sm.Stability,
+			percent(sm.Utilization), Duration(sm.Input)}
+		for _, c := range analyze.Causes() {
+			cells = append(cells, percent(sm.IdleOf(c.String()).Share))
+		}
+		tb.add(append(cells, string(sm.Verdict))...)
+	}
+	return tb
+}
+
+func sweepText(w io.Writer, s *compare.Sweep) error {
+	tb := sweepTable(s)
+	if _, err := fmt.Fprintf(w, "Sweep over %d runs\n\n", len(s.Runs)); err != nil {
+		return err
+	}
+	if err := tb.renderText(w, untrusted.Terminal); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", untrusted.Terminal(s.Recommendation))
+	return err
+}
+
+func sweepMarkdown(w io.Writer, s *compare.Sweep) error {
+	if _, err := fmt.Fprintf(w, "### Sweep over %d runs\n\n", len(s.Runs)); err != nil {
+		return err
+	}
+	if err := sweepTable(s).renderMarkdown(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", mdEscape(s.Recommendation))
+	return err
+}
+
+var sweepPage = template.Must(template.New("sweep").Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>tracegap sweep</title>
+<style>body{font:14px sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}</style>
+</head><body>
+<h1>Sweep over {{len .Rows}} runs</h1>
+{{.Chart}}
+<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<p>{{.Recommendation}}</p>
+</body></html>
+`))
+
+func sweepHTML(w io.Writer, s *compare.Sweep) error {
+	tb := sweepTable(s)
+	return executeHTML(sweepPage, w, struct {
+		Head           []string
+		Rows           [][]string
+		Chart          template.HTML
+		Recommendation string
+	}{tb.header, tb.rows, sweepChart(s), s.Recommendation})
+}
+
+// sweepChart draws each run's step time as a bar split into device busy
+// and idle by cause (input, sync, other), setting on the x axis. Labels
+// are escaped: they come from the user or the traces.
+func sweepChart(s *compare.Sweep) template.HTML {
+	const w, h, pad = 480, 200, 30
+	var top int64 = 1
+	for _, r := range s.Runs {
+		top = max(top, r.Summary.StepTime)
+	}
+	bw := (w - 2*pad) / max(len(s.Runs), 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="step time by setting">`, w, h+40)
+	for i, r := range s.Runs {
+		sm := &r.Summary
+		x := pad + i*bw
+		y := float64(h)
+		parts := []struct {
+			share float64
+			color string
+		}{
+			{sm.Utilization, busyColor},
+			{sm.IdleOf(analyze.Input.String()).Share, causeColor[analyze.Input]},
+			{sm.IdleOf(analyze.InSync.String()).Share + sm.IdleOf(analyze.AfterSync.String()).Share, causeColor[analyze.InSync]},
+			{1 - sm.Utilization - sm.IdleOf(analyze.Input.String()).Share - sm.IdleOf(analyze.InSync.String()).Share - sm.IdleOf(analyze.AfterSync.String()).Share, neutralGrey},
+		}
+		full := float64(h-10) * float64(sm.StepTime) / float64(top)
+		for _, p := range parts {
+			ph := full * max(p.share, 0)
+			y -= ph
+			fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="%s"/>`, x+4, y, bw-8, ph, p.color)
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="middle">%s</text>`, x+bw/2, h+15, template.HTMLEscapeString(r.Label))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="middle">%s</text>`, x+bw/2, h+30, template.HTMLEscapeString(Duration(sm.StepTime)))
+	}
+	fmt.Fprintf(&b, `<text x="4" y="12" font-size="11">step time: <tspan fill="%s">device busy</tspan>, <tspan fill="%s">idle on input</tspan>, <tspan fill="%s">syncs</tspan>, <tspan fill="%s">other</tspan> (the report's colours)</text></svg>`,
+		busyColor, causeColor[analyze.Input], causeColor[analyze.InSync], neutralGrey)
+	return template.HTML(b.String())
+}
+
+// CompareChart draws the two runs of a comparison as the sweep draws its
+// runs: a bar each, as tall as its step time, stacked busy, idle on input,
+// syncs and other idle, in the report's colours.
+func CompareChart(c *compare.Comparison) template.HTML {
+	return sweepChart(&compare.Sweep{Runs: []compare.SweepRun{{Label: "base", Summary: c.Base}, {Label: "new", Summary: c.New}}})
+}
