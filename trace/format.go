@@ -177,6 +177,24 @@ func FormatTitles() string {
 	return orList(titles)
 }
 
+// FilePatterns lists the registered formats' file names for a message:
+// "*.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON) or
+// *.xplane.pb (XPlane protobuf)".
+func FilePatterns() string {
+	var each []string
+	for _, f := range Formats() {
+		if len(f.Suffixes) == 0 {
+			continue
+		}
+		globs := make([]string, len(f.Suffixes))
+		for i, s := range f.Suffixes {
+			globs[i] = "*" + s
+		}
+		each = append(each, fmt.Sprintf("%s (%s)", strings.Join(globs, ", "), cmp.Or(f.Title, f.Name)))
+	}
+	return orList(each)
+}
+
 // orList joins words as "a, b or c".
 func orList(words []string) string {
 	if len(words) < 2 {

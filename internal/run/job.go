@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"io"
 	"slices"
 
@@ -95,14 +96,14 @@ func (e *Engine) rankSummary(ctx context.Context, in Input) (*job.Summary, error
 var ErrSummaryAlone = errors.New("a rank's summary (tracegap summarize), read only as a rank of a job with the other ranks' summaries (at least 2): give every rank's summary, or this rank's trace to analyse it alone")
 
 // summaryFiles are the rank summaries that a directory of inputs may hold.
-var summaryFiles = trace.Aside{Suffix: job.SummarySuffix, Title: "rank summaries"}
+var summaryFiles = inputs.Aside{Suffix: job.SummarySuffix, Title: "rank summaries"}
 
 // ExpandArgs turns command-line arguments into input files, as every
 // command finds its inputs: a file or "-" stays; a directory expands to
 // the rank summaries it holds (job.SummarySuffix), else to its traces
-// (trace.ExpandSkipping, whose skipped files it returns for a warning).
-func ExpandArgs(args []string) ([]string, []trace.Skipped, error) {
-	return trace.ExpandSkipping(args, summaryFiles)
+// (inputs.ExpandSkipping, whose skipped files it returns for a warning).
+func ExpandArgs(args []string) ([]string, []inputs.Skipped, error) {
+	return inputs.ExpandSkipping(args, summaryFiles)
 }
 
 // JobInputs reports whether paths are analysed as one job unless a flag

@@ -44,7 +44,7 @@ func NewAnalyzer(e *run.Engine, ropt render.Options) Analyzer {
 func NewJobAnalyzer(e *run.Engine, ropt render.Options) JobAnalyzer {
 	st := settingsOf(e, ropt)
 	return func(ctx context.Context, name string, ranks []Upload) (Reports, error) {
-		jr, err := e.AnalyzeJobInputs(ctx, inputs(ranks))
+		jr, err := e.AnalyzeJobInputs(ctx, runInputs(ranks))
 		if err != nil {
 			return Reports{}, err
 		}
@@ -123,7 +123,7 @@ func NewHTMLRenderer(e *run.Engine, ropt render.Options) HTMLRenderer {
 		var b bytes.Buffer
 		var write func() error
 		if rec.Kind == KindJob {
-			jr, err := e.AnalyzeJobInputs(ctx, inputs(files))
+			jr, err := e.AnalyzeJobInputs(ctx, runInputs(files))
 			if err != nil {
 				return nil, err
 			}
@@ -150,12 +150,12 @@ func (c *Config) UseEngine(e *run.Engine, ropt render.Options) {
 	c.Analyze = NewAnalyzer(e, ropt)
 	c.AnalyzeJob = NewJobAnalyzer(e, ropt)
 	c.RenderHTML = NewHTMLRenderer(e, ropt)
-	c.Estimate = func(files []Upload) int64 { return e.Need(inputs(files)...) }
+	c.Estimate = func(files []Upload) int64 { return e.Need(runInputs(files)...) }
 }
 
 func input(u Upload) run.Input { return run.Input{Path: u.Path, Name: u.Name, Format: u.Format} }
 
-func inputs(us []Upload) []run.Input {
+func runInputs(us []Upload) []run.Input {
 	ins := make([]run.Input, len(us))
 	for i, u := range us {
 		ins[i] = input(u)

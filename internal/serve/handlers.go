@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"io"
 	"math"
 	"mime"
@@ -418,7 +419,7 @@ func rawName(rec Record, blob io.ReaderAt) string {
 	}
 	magic := make([]byte, 2)
 	_, err = blob.ReadAt(magic, 0)
-	return trace.FileName(rec.Name, f, err == nil && trace.IsGzip(magic))
+	return inputs.FileName(rec.Name, f, err == nil && trace.IsGzip(magic))
 }
 
 // rawJob writes a job's rank files, as uploaded, as a tar. Every blob is

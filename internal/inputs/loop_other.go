@@ -1,6 +1,6 @@
 //go:build !unix
 
-package trace
+package inputs
 
 // isLoop reports whether err says a path's symbolic links loop: not told
 // apart from a broken link here.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package trace
+package inputs
 
 import (
 	"errors"

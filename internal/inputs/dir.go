@@ -1,10 +1,11 @@
-package trace
+package inputs
 
 import (
 	"bufio"
 	"cmp"
 	"compress/gzip"
 	"fmt"
+	"github.com/tracegap/tracegap/trace"
 	"io"
 	"io/fs"
 	"os"
@@ -74,7 +75,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, FileError(p, err)
+			return nil, nil, trace.FileError(p, err)
 		}
 		if !st.IsDir() {
 			out = append(out, p)
@@ -86,7 +87,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 			return nil, nil, err
 		}
 		if len(files) == 0 {
-			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), filePatterns(), asidePatterns(aside))
+			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), trace.FilePatterns(), asidePatterns(aside))
 		}
 		out = append(out, files...)
 	}
@@ -118,8 +119,8 @@ type expander struct {
 	seen    map[string]bool // the paths in skipped
 }
 
-// skip notes path as skipped for why, once however often its directory
-// is listed.
+// skip notes path as skipped for why, once however often it is met (a
+// directory given twice).
 func (x *expander) skip(path, why string) {
 	if x.seen[path] {
 		return
@@ -150,29 +151,28 @@ func (x *expander) expandDir(dir string) ([]string, error) {
 	for _, d := range append([]string{dir}, subdirs...) {
 		profile := filepath.Join(d, "plugins", "profile")
 		if st, err := os.Stat(profile); err == nil && st.IsDir() {
-			runs, err := x.expandRuns(profile)
+			_, runs, err := x.listDir(profile)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, runs...)
+			more, err := x.runFiles(runs)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, more...)
 		}
 	}
 	if len(out) > 0 {
 		return out, nil
 	}
-	return x.expandRuns(dir)
+	return x.runFiles(subdirs)
 }
 
-// expandRuns returns the trace files of dir's subdirectories, newest
+// runFiles returns the trace files of the run directories runs, newest
 // (greatest name) first.
-func (x *expander) expandRuns(dir string) ([]string, error) {
-	_, runs, err := x.listDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	slices.Reverse(runs)
+func (x *expander) runFiles(runs []string) ([]string, error) {
 	var out []string
-	for _, r := range runs {
+	for _, r := range slices.Backward(runs) {
 		files, _, err := x.listDir(r)
 		if err != nil {
 			return nil, err
@@ -245,7 +245,7 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 			continue
 		}
 		if len(primary) > 0 && isPerfettoExport(name) {
-			x.skipped = append(x.skipped, Skipped{Path: filepath.Join(dir, name), Reason: perfettoExport})
+			x.skip(filepath.Join(dir, name), perfettoExport)
 			continue
 		}
 		files = append(files, filepath.Join(dir, name))
@@ -303,14 +303,14 @@ func notRegular(mode fs.FileMode) string {
 // suffix is a file-name suffix and the format whose files end so.
 type suffix struct {
 	s string
-	f *Format
+	f *trace.Format
 }
 
 // traceSuffixes returns the registered formats' suffixes, each also with
 // .gz, longest first so that a name's stem (the host or worker it comes
 // from) is what precedes the first match.
 func traceSuffixes() []suffix {
-	fs := Formats()
+	fs := trace.Formats()
 	var out []suffix
 	for i := range fs {
 		for _, s := range fs[i].Suffixes {
@@ -323,7 +323,7 @@ func traceSuffixes() []suffix {
 
 // traceStem splits a trace file name into its stem and the format its
 // suffix belongs to; ok is false for a file that is not a trace.
-func traceStem(name string, suffixes []suffix) (stem string, f *Format, ok bool) {
+func traceStem(name string, suffixes []suffix) (stem string, f *trace.Format, ok bool) {
 	if name == "tracegap.json" {
 		return name, nil, false
 	}
@@ -338,24 +338,6 @@ func traceStem(name string, suffixes []suffix) (stem string, f *Format, ok bool)
 		}
 	}
 	return name, nil, false
-}
-
-// filePatterns lists the registered formats' file names for a message:
-// "*.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON) or
-// *.xplane.pb (XPlane protobuf)".
-func filePatterns() string {
-	var each []string
-	for _, f := range Formats() {
-		if len(f.Suffixes) == 0 {
-			continue
-		}
-		globs := make([]string, len(f.Suffixes))
-		for i, s := range f.Suffixes {
-			globs[i] = "*" + s
-		}
-		each = append(each, fmt.Sprintf("%s (%s)", strings.Join(globs, ", "), cmp.Or(f.Title, f.Name)))
-	}
-	return orList(each)
 }
 
 // asidePatterns lists the kinds aside for a message, each after a comma:
@@ -377,7 +359,7 @@ const holdsHead = 64 << 10
 // suffix (one extension, such as ".json") is checked, against f.Holds: a
 // name like run.pt.trace.json says it is a trace. A file that cannot be
 // read is kept, for reading it to report the error.
-func notTrace(path, suffix string, f *Format) string {
+func notTrace(path, suffix string, f *trace.Format) string {
 	if f.Holds == nil || strings.Count(strings.TrimSuffix(suffix, ".gz"), ".") != 1 {
 		return ""
 	}
@@ -387,7 +369,7 @@ func notTrace(path, suffix string, f *Format) string {
 	}
 	defer file.Close()
 	var r io.Reader = bufio.NewReader(file)
-	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && IsGzip(magic) {
+	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && trace.IsGzip(magic) {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return ""
@@ -409,7 +391,7 @@ func notTrace(path, suffix string, f *Format) string {
 // suffixes, with .gz or not, else name with f's first suffix added, and
 // .gz when the file is gzipped. A download named so is picked up where a
 // directory of traces is read.
-func FileName(name string, f Format, gzipped bool) string {
+func FileName(name string, f trace.Format, gzipped bool) string {
 	for _, s := range f.Suffixes {
 		if strings.HasSuffix(name, s) || strings.HasSuffix(name, s+".gz") {
 			return name

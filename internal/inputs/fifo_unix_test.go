@@ -1,6 +1,6 @@
 //go:build unix
 
-package trace_test
+package inputs_test
 
 import "syscall"
 

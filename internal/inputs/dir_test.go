@@ -1,4 +1,4 @@
-package trace_test
+package inputs_test
 
 import (
 	"compress/gzip"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
 )
@@ -110,7 +111,7 @@ func TestExpand(t *testing.T) {
 			for _, w := range tt.want {
 				want = append(want, join(root, w))
 			}
-			got, err := trace.Expand(args)
+			got, err := inputs.Expand(args)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,12 +128,12 @@ func TestExpand(t *testing.T) {
 func TestExpandSkipping(t *testing.T) {
 	root := t.TempDir()
 	makeTree(t, root, "a/run.json", "a/metrics.json", "a/package.json", "a/run.tracegap.json", "a/tracegap.json", "a/x.pt.trace.json")
-	files, skipped, err := trace.ExpandSkipping([]string{filepath.Join(root, "a")})
+	files, skipped, err := inputs.ExpandSkipping([]string{filepath.Join(root, "a")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantFiles := []string{filepath.Join(root, "a/run.json"), filepath.Join(root, "a/x.pt.trace.json")}
-	wantSkipped := []trace.Skipped{
+	wantSkipped := []inputs.Skipped{
 		{Path: filepath.Join(root, "a/metrics.json"), Reason: "holds no Chrome trace-event JSON"},
 		{Path: filepath.Join(root, "a/package.json"), Reason: "holds no Chrome trace-event JSON"},
 	}
@@ -141,7 +142,7 @@ func TestExpandSkipping(t *testing.T) {
 	}
 	// Only a directory of nothing but such files is an error.
 	makeTree(t, root, "b/metrics.json")
-	if _, _, err := trace.ExpandSkipping([]string{filepath.Join(root, "b")}); err == nil || !strings.Contains(err.Error(), "no trace files") {
+	if _, _, err := inputs.ExpandSkipping([]string{filepath.Join(root, "b")}); err == nil || !strings.Contains(err.Error(), "no trace files") {
 		t.Errorf("a directory holding only metrics.json: %v, want no trace files", err)
 	}
 }
@@ -161,7 +162,7 @@ func TestExpandErrors(t *testing.T) {
 		{"runs", "runs: no trace files in this directory"},
 		{"missing", "no such file or directory"},
 	} {
-		_, err := trace.Expand([]string{filepath.Join(root, tt.arg)})
+		_, err := inputs.Expand([]string{filepath.Join(root, tt.arg)})
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("Expand(%s) = %v, want an error containing %q", tt.arg, err, tt.msg)
 		}
@@ -173,7 +174,7 @@ func TestExpandErrors(t *testing.T) {
 // without gives its traces; an empty one's error lists the kind.
 func TestExpandAside(t *testing.T) {
 	root := t.TempDir()
-	sums := trace.Aside{Suffix: ".summary.json.gz", Title: "rank summaries"}
+	sums := inputs.Aside{Suffix: ".summary.json.gz", Title: "rank summaries"}
 	makeTree(t, root, "s/r1.summary.json.gz", "s/r0.summary.json.gz", "s/r0.pt.trace.json", "t/r0.pt.trace.json", "e/")
 	for _, tt := range []struct {
 		dir  string
@@ -182,7 +183,7 @@ func TestExpandAside(t *testing.T) {
 		{"s", []string{"s/r0.summary.json.gz", "s/r1.summary.json.gz"}},
 		{"t", []string{"t/r0.pt.trace.json"}},
 	} {
-		got, err := trace.Expand([]string{filepath.Join(root, tt.dir)}, sums)
+		got, err := inputs.Expand([]string{filepath.Join(root, tt.dir)}, sums)
 		want := make([]string, len(tt.want))
 		for i, p := range tt.want {
 			want[i] = join(root, p)
@@ -191,7 +192,7 @@ func TestExpandAside(t *testing.T) {
 			t.Errorf("Expand(%s) = %q, %v; want %q", tt.dir, got, err, want)
 		}
 	}
-	_, err := trace.Expand([]string{filepath.Join(root, "e")}, sums)
+	_, err := inputs.Expand([]string{filepath.Join(root, "e")}, sums)
 	if err == nil || !strings.Contains(err.Error(), "(gzipped or not), *.summary.json.gz (rank summaries), or a TensorBoard") {
 		t.Errorf("Expand of an empty directory: %v, want an error listing *.summary.json.gz", err)
 	}
@@ -212,7 +213,7 @@ func TestFileName(t *testing.T) {
 		{"run.json", false, "run.json"},
 		{"run.trace.json.gz", true, "run.trace.json.gz"},
 	} {
-		if got := trace.FileName(tt.name, chrome, tt.gz); got != tt.want {
+		if got := inputs.FileName(tt.name, chrome, tt.gz); got != tt.want {
 			t.Errorf("FileName(%q, chrome, gz %v) = %q, want %q", tt.name, tt.gz, got, tt.want)
 		}
 	}
@@ -235,7 +236,7 @@ func TestLoneSkippedFileNamed(t *testing.T) {
 			if err := tc.make(path); err != nil {
 				t.Skipf("%s: %v", tc.name, err)
 			}
-			_, _, err := trace.ExpandSkipping([]string{d})
+			_, _, err := inputs.ExpandSkipping([]string{d})
 			if want := d + ": no trace files in this directory (skipped " + path + ": not a regular file (" + tc.why + ")), expected"; err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("ExpandSkipping = %v, want an error starting %q", err, want)
 			}
@@ -261,14 +262,14 @@ func TestExpandSkipsNonRegular(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, skipped, err := trace.ExpandSkipping([]string{d}, trace.Aside{Suffix: ".summary.json.gz", Title: "summaries"})
+	files, skipped, err := inputs.ExpandSkipping([]string{d}, inputs.Aside{Suffix: ".summary.json.gz", Title: "summaries"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The summaries win over the traces (a directory of a job's ranks);
 	// the FIFO among them is skipped as among the traces.
 	wantFiles := []string{filepath.Join(d, "r0.summary.json.gz")}
-	wantSkipped := []trace.Skipped{
+	wantSkipped := []inputs.Skipped{
 		{Path: filepath.Join(d, "b.pt.trace.json"), Reason: "not a regular file (a FIFO)"},
 		{Path: filepath.Join(d, "dangling.pt.trace.json"), Reason: "not a regular file (a broken symbolic link)"},
 		{Path: filepath.Join(d, "r1.summary.json.gz"), Reason: "not a regular file (a FIFO)"},
@@ -278,7 +279,7 @@ func TestExpandSkipsNonRegular(t *testing.T) {
 	}
 	os.Remove(filepath.Join(d, "r0.summary.json.gz"))
 	os.Remove(filepath.Join(d, "r1.summary.json.gz"))
-	files, err = trace.Expand([]string{d})
+	files, err = inputs.Expand([]string{d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestExpandPerfettoExport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, skipped, err := trace.ExpandSkipping([]string{root})
+	files, skipped, err := inputs.ExpandSkipping([]string{root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestExpandPerfettoExport(t *testing.T) {
 		skipped[0].Path != filepath.Join(run, "perfetto_trace.json.gz") || !strings.Contains(skipped[0].Reason, "create_perfetto_trace") {
 		t.Errorf("ExpandSkipping = %q, %q; want %q and the Perfetto trace skipped", files, skipped, want)
 	}
-	files, _, err = trace.ExpandSkipping([]string{filepath.Join(root, "alone")})
+	files, _, err = inputs.ExpandSkipping([]string{filepath.Join(root, "alone")})
 	if err != nil || len(files) != 1 {
 		t.Errorf("a Perfetto trace alone: %q, %v; want it", files, err)
 	}
