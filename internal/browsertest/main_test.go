@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 }
 
 func runWithBrowser(m *testing.M) int {
+	if testing.Short() {
+		missing = "the browser tests run without -short"
+		return m.Run()
+	}
 	path := chromePath()
 	if path == "" {
 		missing = "no chromium: install Debian's chromium (apt-get install -y chromium) or set $CHROME"
@@ -67,7 +71,7 @@ func chromePath() string {
 func tab(t *testing.T) context.Context {
 	t.Helper()
 	if browserCtx == nil {
-		if os.Getenv("CI") == "true" {
+		if os.Getenv("CI") == "true" && !testing.Short() {
 			t.Fatalf("browser tests must run in CI: %s", missing)
 		}
 		t.Skip(missing)

@@ -40,7 +40,7 @@ type figures struct {
 // window, each step's busy and idle adding up to its length.
 func TestFiguresAgree(t *testing.T) {
 	af := addAnalysisFlags(pflag.NewFlagSet("", pflag.ContinueOnError))
-	for _, c := range realtraces.Expected(t) {
+	for _, c := range realtraces.Sample(t) {
 		if slices.Contains(c.Expect, "error") || slices.Contains(c.Expect, string(analyze.NoDevice)) {
 			continue
 		}

@@ -52,7 +52,7 @@ var serviceVerdicts = map[string]string{"hta-torchrec-a100-rank0.json.gz": "stal
 func TestServiceAgrees(t *testing.T) {
 	dir := realtraces.Dir(t)
 	svc := newTestService(t)
-	for _, c := range realtraces.Expected(t) {
+	for _, c := range realtraces.Sample(t) {
 		p := filepath.Join(dir, c.File)
 		t.Run(c.File, func(t *testing.T) {
 			if c.Expect[0] == "error" {

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -63,6 +65,40 @@ func Expected(t testing.TB) []Case {
 		t.Fatalf("expected.tsv: %v", err)
 	}
 	return cases
+}
+
+// Sample returns the rows of expected.tsv for a test that puts each trace
+// through a whole command: all of them, or under -short the smallest trace
+// of each format (by its file name's suffix) among those that read, and
+// the smallest of each that must fail to. Every trace's verdict is checked
+// in either mode by analyze's TestRealTraces.
+func Sample(t testing.TB) []Case {
+	t.Helper()
+	cases := Expected(t)
+	if !testing.Short() {
+		return cases
+	}
+	smallest := map[string]Case{}
+	size := map[string]int64{}
+	var keys []string
+	for _, c := range cases {
+		st, err := os.Stat(filepath.Join(Dir(t), c.File))
+		if err != nil || st.IsDir() {
+			continue
+		}
+		key := filepath.Ext(strings.TrimSuffix(c.File, ".gz")) + " " + strconv.FormatBool(slices.Contains(c.Expect, "error"))
+		if n, ok := size[key]; !ok {
+			keys = append(keys, key)
+		} else if n <= st.Size() {
+			continue
+		}
+		smallest[key], size[key] = c, st.Size()
+	}
+	out := make([]Case, len(keys))
+	for i, k := range keys {
+		out[i] = smallest[k]
+	}
+	return out
 }
 
 // Sets are the subdirectories of Dir with their own expected.tsv: traces
