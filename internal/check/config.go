@@ -66,14 +66,14 @@ type entry struct {
 }
 
 // FindConfig looks for a config file in dir, then in each of its parents
-// up to the filesystem root, and returns the first found; "" when there is
-// none. In each directory ConfigName comes first, then a PyprojectName
-// that holds a [tool.tracegap] table (one without is passed over, as ruff
-// passes over a pyproject.toml without [tool.ruff]).
-func FindConfig(dir string) (string, error) {
+// up to the filesystem root, and returns the first found, parsed; nil when
+// there is none. In each directory ConfigName comes first, then a
+// PyprojectName that holds a [tool.tracegap] table (one without is passed
+// over, as ruff passes over a pyproject.toml without [tool.ruff]).
+func FindConfig(dir string) (*Config, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("finding %s: %w", ConfigName, err)
+		return nil, fmt.Errorf("finding %s: %w", ConfigName, err)
 	}
 	for {
 		for _, name := range []string{ConfigName, PyprojectName} {
@@ -81,21 +81,18 @@ func FindConfig(dir string) (string, error) {
 			st, err := os.Stat(p)
 			switch {
 			case err == nil && !st.IsDir():
-				if name == ConfigName {
-					return p, nil
-				}
-				if ok, err := hasToolTable(p); ok || err != nil {
-					return p, err
+				if c, err := loadFound(p); c != nil || err != nil {
+					return c, err
 				}
 			case err != nil && !errors.Is(err, os.ErrNotExist):
 				// A file that may be there but cannot be seen must not be
 				// passed over for one further up.
-				return "", fmt.Errorf("finding %s: %w", name, err)
+				return nil, fmt.Errorf("finding %s: %w", name, err)
 			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", nil
+			return nil, nil
 		}
 		dir = parent
 	}
@@ -105,26 +102,26 @@ func FindConfig(dir string) (string, error) {
 // are a few kilobytes.
 const maxPyproject = 1 << 20
 
-// hasToolTable reports whether the pyproject.toml at path has a
-// [tool.tracegap] table, or a key under it.
-func hasToolTable(path string) (bool, error) {
+// loadFound parses the config file at path, as FindConfig meets it: nil
+// for a pyproject.toml without a [tool.tracegap] table. One that fails to
+// decode but names tracegap is an error rather than passed over: it may be
+// meant for tracegap.
+func loadFound(path string) (*Config, error) {
 	data, err := readConfigFile(path)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if !strings.Contains(string(data), "tracegap") {
-		return false, nil
+	if filepath.Base(path) == PyprojectName && !strings.Contains(string(data), "tracegap") {
+		return nil, nil
 	}
-	var doc map[string]any
-	if err := toml.Unmarshal(data, &doc); err != nil {
-		// Say what is wrong with it rather than pass it over: it names
-		// tracegap, so it may be meant for it.
-		_, err := parseConfig(path, data)
-		return err != nil, err
+	doc, err := decodeConfig(path, data)
+	if err != nil {
+		return nil, err
 	}
-	tool, _ := doc["tool"].(map[string]any)
-	_, ok := tool["tracegap"]
-	return ok, nil
+	if _, ok := toolTable(path, doc); !ok {
+		return nil, nil
+	}
+	return configOf(path, data, doc)
 }
 
 // readConfigFile reads a config file of at most maxPyproject bytes.
@@ -155,6 +152,16 @@ func LoadConfig(path string) (*Config, error) {
 
 // parseConfig parses a config file's text; path names it in errors.
 func parseConfig(path string, data []byte) (*Config, error) {
+	doc, err := decodeConfig(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return configOf(path, data, doc)
+}
+
+// decodeConfig decodes a config file's text; path names it in errors,
+// with the line and column of a syntax error.
+func decodeConfig(path string, data []byte) (map[string]any, error) {
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		var de *toml.DecodeError
@@ -164,13 +171,31 @@ func parseConfig(path string, data []byte) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return doc, nil
+}
+
+// toolTable returns the part of the decoded file at path that is
+// tracegap's: all of a ConfigName, the [tool.tracegap] table of a
+// PyprojectName (ok is false when it has none).
+func toolTable(path string, doc map[string]any) (map[string]any, bool) {
+	if filepath.Base(path) != PyprojectName {
+		return doc, true
+	}
+	tool, _ := doc["tool"].(map[string]any)
+	v, ok := tool["tracegap"]
+	t, _ := v.(map[string]any)
+	return t, ok
+}
+
+// configOf makes the Config of a decoded file: data is its text, for the
+// keys' lines.
+func configOf(path string, data []byte, doc map[string]any) (*Config, error) {
 	c := &Config{Path: path}
 	seen := map[[2]string]bool{}
 	keys := keyLines(data)
+	doc, _ = toolTable(path, doc)
 	if filepath.Base(path) == PyprojectName {
 		// Only [tool.tracegap] is tracegap's: its tables are the sections.
-		tool, _ := doc["tool"].(map[string]any)
-		doc, _ = tool["tracegap"].(map[string]any)
 		keys = under(keys, pyprojectPrefix)
 	}
 	for _, k := range keys {

@@ -169,6 +169,16 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
+// foundPath returns the path of the config file FindConfig finds from
+// dir, "" for none.
+func foundPath(dir string) (string, error) {
+	c, err := FindConfig(dir)
+	if c == nil {
+		return "", err
+	}
+	return c.Path, err
+}
+
 func TestFindConfig(t *testing.T) {
 	root := t.TempDir()
 	deep := filepath.Join(root, "a", "b", "c")
@@ -185,13 +195,13 @@ func TestFindConfig(t *testing.T) {
 	}
 	find := func(dir, want string) {
 		t.Helper()
-		if got, err := FindConfig(dir); got != want || err != nil {
+		if got, err := foundPath(dir); got != want || err != nil {
 			t.Errorf("FindConfig(%s) = %q, %v; want %q", dir, got, err, want)
 		}
 	}
 	// Nothing from root up, unless the machine has one above the
 	// temporary directory: then that one.
-	above, err := FindConfig(filepath.Dir(root))
+	above, err := foundPath(filepath.Dir(root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,11 +284,11 @@ func TestFindPyproject(t *testing.T) {
 	}
 	top := write(root, PyprojectName, "[tool.tracegap.analysis]\nmin_gap = \"50us\"\n")
 	write(deep, PyprojectName, "[project]\nname = \"x\"\n[tool.black]\nline-length = 88\n")
-	if got, err := FindConfig(deep); got != top || err != nil {
+	if got, err := foundPath(deep); got != top || err != nil {
 		t.Errorf("FindConfig = %q, %v; want %q", got, err, top)
 	}
 	both := write(deep, ConfigName, "")
-	if got, err := FindConfig(deep); got != both || err != nil {
+	if got, err := foundPath(deep); got != both || err != nil {
 		t.Errorf("FindConfig = %q, %v; want %q", got, err, both)
 	}
 }

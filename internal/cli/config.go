@@ -42,11 +42,11 @@ func findConfig(explicit string) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding %s: %w", check.ConfigName, err)
 	}
-	path, err := check.FindConfig(wd)
-	if err != nil || path == "" {
+	c, err := check.FindConfig(wd)
+	if err != nil || c == nil {
 		return nil, err
 	}
-	return loadConfig(path)
+	return &config{c}, nil
 }
 
 // apply sets, from the given sections, the flags of fs that the command
