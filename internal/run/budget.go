@@ -177,26 +177,29 @@ const (
 )
 
 // need returns the memory that reading and analysing plain bytes
-// (decompressed) holding events events (-1: not counted) takes at most,
-// whose first bytes are head, with the format forced on it (empty:
-// sniffed from head). An input of no known format is counted as
-// NeedDefault: reading it fails early.
-func need(head []byte, plain, events int64, format string) int64 {
-	f, ok := formatFor(head, format)
-	if !ok {
+// (decompressed) of the format f, holding events events (-1: not
+// counted), takes at most. An input of no known format (f nil) is counted
+// as NeedDefault: reading it fails early.
+func need(f *trace.Format, plain, events int64) int64 {
+	if f == nil {
 		return fixedNeed + trace.NeedDefault(plain)
 	}
-	return fixedNeed + trace.NeedOf(f, plain, events)
+	return fixedNeed + trace.NeedOf(*f, plain, events)
 }
 
 // formatFor returns the format forced (format), else the one sniffed from
-// head.
-func formatFor(head []byte, format string) (trace.Format, bool) {
+// head, the input's first bytes; nil when there is none.
+func formatFor(head []byte, format string) *trace.Format {
 	if format != "" {
-		f, err := trace.LookupFormat(format)
-		return f, err == nil
+		if f, err := trace.LookupFormat(format); err == nil {
+			return &f
+		}
+		return nil
 	}
-	return trace.SniffFormat(head)
+	if f, ok := trace.SniffFormat(head); ok {
+		return &f
+	}
+	return nil
 }
 
 // measure returns the bytes that the file src of size bytes holds after

@@ -118,7 +118,7 @@ func TestNeed(t *testing.T) {
 		{"unknown format", []byte("hello"), 3000, -1, "", fixedNeed + 12000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := need(tc.head, tc.plain, tc.events, tc.format); got != tc.want {
+			if got := need(formatFor(tc.head, tc.format), tc.plain, tc.events); got != tc.want {
 				t.Errorf("need = %d, want %d", got, tc.want)
 			}
 		})

@@ -100,19 +100,20 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plai
 		if gz {
 			head = inflate(head, 512)
 		}
-		tf, known := formatFor(head, format)
-		if !known {
-			return need(head, size, -1, format), nil, r
+		tf := formatFor(head, format)
+		if tf == nil {
+			return need(nil, size, -1), nil, r
 		}
-		plain, events := measure(f, size, gz, tf, e.Read)
-		return need(head, plain, events, format), nil, r
+		plain, events := measure(f, size, gz, *tf, e.Read)
+		return need(tf, plain, events), nil, r
 	}
 	br := bufio.NewReaderSize(r, headLen)
 	head, _ = br.Peek(headLen)
 	if trace.IsGzip(head) {
 		head = inflate(head, 512)
 	}
-	plain = func(n int64) int64 { return need(head, n, -1, format) }
+	tf := formatFor(head, format)
+	plain = func(n int64) int64 { return need(tf, n, -1) }
 	return plain(headLen), plain, br
 }
 
