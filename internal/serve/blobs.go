@@ -93,14 +93,14 @@ func (b *blobs) release(tmp string) {
 	b.mu.Unlock()
 }
 
-// reserve counts n more bytes for the temporary file tmp, or fails with
-// 507 when the quota has no room for them.
-func (b *blobs) reserve(tmp string, n int64) error {
+// reserve counts n more bytes for the temporary file tmp, which receives
+// the upload name, or fails with 507 when the quota has no room for them.
+func (b *blobs) reserve(tmp, name string, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.max > 0 && b.used+n > b.max {
-		return errorf(http.StatusInsufficientStorage, "the server's temporary space is full: uploads being received hold %s of %s (the server's --max-temp), retry later",
-			humanSize(b.used), humanSize(b.max))
+		return errorf(http.StatusInsufficientStorage, "%s: the server's temporary space is full: uploads being received hold %s of %s (the server's --max-temp), retry later",
+			name, humanSize(b.used), humanSize(b.max))
 	}
 	b.used += n
 	b.held[tmp] += n
@@ -114,17 +114,20 @@ func (b *blobs) inUse() int64 {
 	return b.used
 }
 
-// quota returns f, a temporary file, as a writer whose writes are counted
-// against the quota first.
-func (b *blobs) quota(f *os.File) io.Writer { return &quotaWriter{b: b, f: f} }
+// quota returns f, a temporary file receiving the upload name, as a
+// writer whose writes are counted against the quota first.
+func (b *blobs) quota(f *os.File, name string) io.Writer {
+	return &quotaWriter{b: b, f: f, name: name}
+}
 
 type quotaWriter struct {
-	b *blobs
-	f *os.File
+	b    *blobs
+	f    *os.File
+	name string
 }
 
 func (w *quotaWriter) Write(p []byte) (int, error) {
-	if err := w.b.reserve(w.f.Name(), int64(len(p))); err != nil {
+	if err := w.b.reserve(w.f.Name(), w.name, int64(len(p))); err != nil {
 		return 0, err
 	}
 	return w.f.Write(p)

@@ -427,6 +427,7 @@ func rawName(rec Record, blob io.ReaderAt) string {
 // rather than a cut tar.
 func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 	files := make([]*os.File, len(rec.Files))
+	names := make([]string, len(rec.Files))
 	defer func() {
 		for _, f := range files {
 			if f != nil {
@@ -437,10 +438,12 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 	for i, file := range rec.Files {
 		// A record stored before upload names were checked may hold a
 		// name that would leave the folder the tar is extracted into.
-		if _, err := entryName(file.Name); err != nil {
+		name, err := entryName(file.Name)
+		if err != nil {
 			s.fail(w, r, fmt.Errorf("job %s: stored file name not safe to download: %w", rec.ID, err))
 			return
 		}
+		names[i] = name
 		f, err := s.blobs.open(file.SHA256)
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("job %s: opening stored file %s: %w", rec.ID, file.Name, err))
@@ -453,8 +456,7 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 	w.Header().Set("ETag", `"`+rec.SHA256+`"`)
 	tw := tar.NewWriter(w)
 	for i, file := range rec.Files {
-		name, _ := entryName(file.Name) // checked above
-		hdr := &tar.Header{Name: name, Size: file.Size, Mode: 0o644, ModTime: rec.Created, Format: tar.FormatPAX}
+		hdr := &tar.Header{Name: names[i], Size: file.Size, Mode: 0o644, ModTime: rec.Created, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return // the client went away; the status is sent
 		}

@@ -278,7 +278,7 @@ func (s *Server) receive(r io.Reader, name string) (received, error) {
 	}
 	h := sha256.New()
 	src := &counting{r: r}
-	_, err = io.Copy(io.MultiWriter(s.blobs.quota(f), h), src)
+	_, err = io.Copy(io.MultiWriter(s.blobs.quota(f, name), h), src)
 	size := src.n
 	if err == nil {
 		err = f.Sync()
@@ -313,8 +313,6 @@ func (s *Server) receiveError(err error, name string, size int64) error {
 	var mb *http.MaxBytesError
 	var ne net.Error
 	switch {
-	case errors.As(err, &he) && he.status == http.StatusInsufficientStorage:
-		return errorf(he.status, "%s: %s", name, he.msg) // the quota's, which knows no name
 	case errors.As(err, &he):
 		return he
 	case errors.As(err, &mb):
