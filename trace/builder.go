@@ -543,6 +543,18 @@ func (b *Builder) Drop(reason string) {
 // Dropped returns how many events were dropped for reason.
 func (b *Builder) Dropped(reason string) int { return b.dropped[reason] }
 
+// Drops returns how many events were dropped in all, and the reason of the
+// first: for the error of a trace none of whose events was usable.
+func (b *Builder) Drops() (n int, first string) {
+	for _, r := range b.dropOrder {
+		n += b.dropped[r]
+	}
+	if n > 0 {
+		first = b.dropOrder[0]
+	}
+	return n, first
+}
+
 // Finish sorts the events by track and start, rebases times on the earliest
 // event and returns the trace. The Builder must not be used afterwards.
 func (b *Builder) Finish() *Trace {

@@ -20,8 +20,8 @@ func (p *parser) finish() (*trace.Trace, error) {
 		}
 		p.info[i].open = nil
 	}
-	if p.b.NumEvents() == 0 && p.dropped > 0 {
-		return nil, fmt.Errorf("no usable events: dropped %d events (first: %s)", p.dropped, p.firstDrop)
+	if n, first := p.b.Drops(); p.b.NumEvents() == 0 && n > 0 {
+		return nil, fmt.Errorf("no usable events: dropped %d events (first: %s)", n, first)
 	}
 	trackSlot := make([]int32, p.b.NumTracks())
 	for i := range p.info {

@@ -48,8 +48,6 @@ type parser struct {
 	reserveAt int64
 	pending   int // B events waiting for their E, on all threads
 
-	dropped      int    // events dropped so far
-	firstDrop    string // the reason of the first
 	phaseReasons [256]string
 }
 

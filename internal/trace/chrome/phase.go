@@ -212,10 +212,4 @@ func (p *parser) metadata() {
 }
 
 // drop counts an event dropped for reason.
-func (p *parser) drop(reason string) {
-	if p.dropped == 0 {
-		p.firstDrop = reason
-	}
-	p.dropped++
-	p.b.Drop(reason)
-}
+func (p *parser) drop(reason string) { p.b.Drop(reason) }

@@ -28,9 +28,6 @@ type reader struct {
 	err     error
 	version string // EXPORT_SCHEMA_VERSION, for messages
 	input   string // the report the export was made from, for a rank
-	// dropped counts the rows dropped, firstDrop says why the first was.
-	dropped   int
-	firstDrop string
 	// work counts the kernels and copies added; memsets counts the
 	// memsets kept as overlays in an export without either.
 	work, memsets int
@@ -105,20 +102,13 @@ func notNsight(s schema) error {
 	return fmt.Errorf("an Nsight Systems export without events: none of the tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, NVTX_EVENTS or OSRT_API (capture with nsys profile --trace=cuda,nvtx,osrt)")
 }
 
-// drop drops a row for reason (see Builder.Drop), counting the rows
-// dropped and keeping the first reason.
-func (r *reader) drop(reason string) {
-	if r.dropped == 0 {
-		r.firstDrop = reason
-	}
-	r.dropped++
-	r.b.Drop(reason)
-}
+// drop drops a row for reason (see Builder.Drop).
+func (r *reader) drop(reason string) { r.b.Drop(reason) }
 
 // noEvents says why an export gave no events.
 func (r *reader) noEvents() error {
-	if r.dropped > 0 {
-		return fmt.Errorf("no usable events: dropped %d rows (first: %s)", r.dropped, r.firstDrop)
+	if n, first := r.b.Drops(); n > 0 {
+		return fmt.Errorf("no usable events: dropped %d rows (first: %s)", n, first)
 	}
 	return fmt.Errorf("no events: the export's event tables are empty (capture with nsys profile --trace=cuda,nvtx,osrt)")
 }
