@@ -189,5 +189,8 @@ func reports(ctx context.Context, name string, res *analyze.Result, st []byte, w
 	if err != nil {
 		return Reports{}, fmt.Errorf("%s: encoding the check figures: %w", name, err)
 	}
-	return Reports{JSON: js.Bytes(), Summary: sum, Figures: fig, Settings: st}, nil
+	return Reports{
+		Verdict: string(res.Verdict), Confidence: string(res.Confidence), Format: res.Source.Format,
+		JSON: js.Bytes(), Summary: sum, Figures: fig, Settings: st,
+	}, nil
 }

@@ -50,7 +50,9 @@ func (f *fakeAnalyzer) analyze(ctx context.Context, u Upload) (Reports, error) {
 	}
 	v["source"] = map[string]any{"path": u.Name, "format": "fake", "bytes": len(b)}
 	js, _ := json.Marshal(v)
-	return Reports{JSON: js, HTML: []byte("<!doctype html><title>" + u.Name + "</title><p>report of " + u.Name)}, nil
+	verdict, _ := v["verdict"].(string)
+	confidence, _ := v["confidence"].(string)
+	return Reports{Verdict: verdict, Confidence: confidence, Format: "fake", JSON: js, HTML: []byte("<!doctype html><title>" + u.Name + "</title><p>report of " + u.Name)}, nil
 }
 
 func head(b []byte) []byte { return b[:min(len(b), 16)] }

@@ -80,6 +80,10 @@ var ErrNoSummary = errors.New("trace stored without a comparison summary")
 
 // Reports are the renderings of one analysis that the Store keeps.
 type Reports struct {
+	// Verdict, Confidence and Format are the run's, as the record lists
+	// them: the analysis gives them, so the stored report is not read back
+	// for them.
+	Verdict, Confidence, Format string
 	// JSON is the tracegap/report/v1 document.
 	JSON []byte
 	// HTML is the self-contained HTML report page, or nil: the service

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,6 @@ import (
 	"unicode"
 
 	"github.com/tracegap/tracegap/internal/run"
-	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -200,9 +198,7 @@ func jobSHA(files []received) string {
 // its reports. The caller holds the locks of the record's content and of
 // its files' blobs.
 func (s *Server) keep(ctx context.Context, rec Record, rep Reports, files []received) (stored, error) {
-	if err := summarize(rep.JSON, &rec); err != nil {
-		return stored{}, err
-	}
+	rec.Verdict, rec.Confidence, rec.Format = rep.Verdict, rep.Confidence, rep.Format
 	drop := func(files []received) {
 		for _, f := range files {
 			s.dropBlob(ctx, f.sha)
@@ -381,16 +377,6 @@ func (s *Server) analyze(ctx context.Context, name string, files []Upload, analy
 		return Reports{}, errorf(http.StatusRequestEntityTooLarge, "%s", oneLine(err.Error()))
 	}
 	return Reports{}, errorf(http.StatusUnprocessableEntity, "%s", oneLine(err.Error()))
-}
-
-// summarize copies the report's verdict, confidence and format into rec.
-func summarize(js []byte, rec *Record) error {
-	var v report.Report
-	if err := json.Unmarshal(js, &v); err != nil {
-		return fmt.Errorf("%s: the analysis produced an unreadable report: %w", rec.Name, err)
-	}
-	rec.Verdict, rec.Confidence, rec.Format = v.Verdict, v.Confidence, v.Source.Format
-	return nil
 }
 
 // cleanName makes a display name safe to store and show: one line, no
