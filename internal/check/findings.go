@@ -6,28 +6,13 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/compare"
 )
-
-// FindingFigure is what the finding rule reads of one finding: its kind
-// and severity, and the idle it is about.
-type FindingFigure struct {
-	ID       string `json:"id"`
-	Severity string `json:"severity"`
-	IdleNs   int64  `json:"idle_ns"`
-}
-
-func findingFigures(fs []analyze.Finding) []FindingFigure {
-	out := make([]FindingFigure, len(fs))
-	for i, f := range fs {
-		out[i] = FindingFigure{ID: f.ID, Severity: f.Severity, IdleNs: f.Idle}
-	}
-	return out
-}
 
 // failOnFinding fails a run with a finding of one of the kinds in
 // r.FailOnFinding of high or medium severity (an info finding is a hint,
 // never a failure).
-func (r Rules) failOnFinding(f Figures) Outcome {
+func (r Rules) failOnFinding(f compare.Summary) Outcome {
 	o := Outcome{Rule: "fail-on-finding", Figure: "no such finding", Limit: "no " + strings.Join(r.FailOnFinding, ",")}
 	var hit []string
 	for _, ff := range f.Findings {

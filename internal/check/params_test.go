@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"github.com/tracegap/tracegap/internal/compare"
 	"reflect"
 	"strings"
 	"testing"
@@ -43,17 +44,17 @@ func TestSet(t *testing.T) {
 	}
 }
 
-// TestEvaluateFigures: figures kept as JSON give the outcomes of the
-// result they were taken from.
-func TestEvaluateFigures(t *testing.T) {
+// TestEvaluateSummary: a summary kept as JSON gives the outcomes of the
+// result it was taken from.
+func TestEvaluateSummary(t *testing.T) {
 	rules := Rules{FailOn: DefaultRules().FailOn, MaxIdle: limit(0.3), MaxSyncIdle: limit(0.25), MaxInputIdle: limit(0.2), MinUtilization: limit(0.65), MinSteps: 4}
 	for name, r := range runs {
 		res := r.result()
-		b, err := json.Marshal(FiguresOf(res))
+		b, err := json.Marshal(compare.Summarize(res))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var f Figures
+		var f compare.Summary
 		if err := json.Unmarshal(b, &f); err != nil {
 			t.Fatal(err)
 		}
@@ -61,8 +62,8 @@ func TestEvaluateFigures(t *testing.T) {
 		if res.Verdict == analyze.NoDevice {
 			n++
 		}
-		if got, want := rules.EvaluateFigures(f), rules.Evaluate(res); !reflect.DeepEqual(got, want) || len(got) != n {
-			t.Errorf("%s: outcomes from stored figures %+v, want %+v", name, got, want)
+		if got, want := rules.EvaluateSummary(f), rules.Evaluate(res); !reflect.DeepEqual(got, want) || len(got) != n {
+			t.Errorf("%s: outcomes from a stored summary %+v, want %+v", name, got, want)
 		}
 	}
 }

@@ -4,8 +4,8 @@
 // A front end (the CLI, the upload service) builds a [Rules], setting it
 // by name through [Rules.Params] (flags, config keys, query parameters),
 // runs the analysis, and calls [Rules.Evaluate] on the result, or
-// [Rules.EvaluateFigures] on the [Figures] it kept of a run; the package
-// writes no output.
+// [Rules.EvaluateSummary] on the compare.Summary it kept of a run; the
+// package writes no output.
 package check
 
 import (
@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/compare"
 )
 
 // Rules are the rules a trace is held to. A rule whose limit is off (the
@@ -123,15 +124,20 @@ const noDeviceNote = "a profiler that could not record the device (CUPTI without
 // multi-rank job is evaluated on its overall result, whose idle includes
 // the time ranks waited in collectives for the slowest one.
 func (r Rules) Evaluate(res *analyze.Result) []Outcome {
-	return r.EvaluateFigures(FiguresOf(res))
+	return r.EvaluateSummary(compare.Summarize(res))
 }
 
-// EvaluateFigures holds a run's figures against every rule that is on, as
-// Evaluate holds the Result they were taken from.
-func (r Rules) EvaluateFigures(f Figures) []Outcome {
+// EvaluateSummary holds a run's summary against every rule that is on, as
+// Evaluate holds the Result it was taken from. A summary without window
+// figures (stored before they were kept) is held as a window of nothing.
+func (r Rules) EvaluateSummary(f compare.Summary) []Outcome {
+	w := f.Window
+	if w == nil {
+		w = &compare.WindowFigures{}
+	}
 	var out []Outcome
 	if f.Verdict == analyze.NoDevice {
-		out = append(out, r.noDevice(f))
+		out = append(out, r.noDevice(f.Confidence, w.Truncated))
 	}
 	if len(r.FailOn) > 0 {
 		out = append(out, r.verdict(f))
@@ -141,18 +147,18 @@ func (r Rules) EvaluateFigures(f Figures) []Outcome {
 		limit Limit
 		idle  int64
 	}{
-		{"max-idle", r.MaxIdle, f.IdleNs},
-		{"max-sync-idle", r.MaxSyncIdle, f.SyncIdleNs},
-		{"max-input-idle", r.MaxInputIdle, f.InputIdleNs},
+		{"max-idle", r.MaxIdle, w.IdleNs},
+		{"max-sync-idle", r.MaxSyncIdle, w.SyncIdleNs},
+		{"max-input-idle", r.MaxInputIdle, w.InputIdleNs},
 	} {
 		if !s.limit.On {
 			continue
 		}
-		v := fraction(s.idle, f.WindowNs)
+		v := fraction(s.idle, w.Ns)
 		out = append(out, Outcome{Rule: s.rule, Figure: pct(v), Limit: pct(s.limit.Share), Failed: v > s.limit.Share})
 	}
 	if r.MinUtilization.On {
-		out = append(out, r.utilization(f))
+		out = append(out, r.utilization(w))
 	}
 	if len(r.FailOnFinding) > 0 {
 		out = append(out, r.failOnFinding(f))
@@ -160,15 +166,15 @@ func (r Rules) EvaluateFigures(f Figures) []Outcome {
 	if r.MinSteps > 0 {
 		out = append(out, Outcome{
 			Rule:   "min-steps",
-			Figure: fmt.Sprintf("%d steps", f.Steps),
+			Figure: fmt.Sprintf("%d steps", w.Steps),
 			Limit:  fmt.Sprintf("%d steps", r.MinSteps),
-			Failed: f.Steps < r.MinSteps,
+			Failed: w.Steps < r.MinSteps,
 		})
 	}
 	return out
 }
 
-func (r Rules) verdict(f Figures) Outcome {
+func (r Rules) verdict(f compare.Summary) Outcome {
 	names := make([]string, len(r.FailOn))
 	for i, v := range r.FailOn {
 		names[i] = string(v)
@@ -183,10 +189,10 @@ func (r Rules) verdict(f Figures) Outcome {
 
 // noDevice holds a result without device activity to AllowNoDevice. It is
 // only evaluated on such a result: on any other there is nothing to say.
-func (r Rules) noDevice(f Figures) Outcome {
-	o := Outcome{Rule: "no-device", Figure: fmt.Sprintf("no device activity (%s confidence)", f.Confidence), Limit: "device activity"}
-	if f.Truncated {
-		o.Figure = fmt.Sprintf("no device activity in a trace cut short (%s confidence)", f.Confidence)
+func (r Rules) noDevice(confidence analyze.Confidence, truncated bool) Outcome {
+	o := Outcome{Rule: "no-device", Figure: fmt.Sprintf("no device activity (%s confidence)", confidence), Limit: "device activity"}
+	if truncated {
+		o.Figure = fmt.Sprintf("no device activity in a trace cut short (%s confidence)", confidence)
 	}
 	if r.AllowNoDevice {
 		o.Limit = "none (no device allowed)"
@@ -199,15 +205,15 @@ func (r Rules) noDevice(f Figures) Outcome {
 // utilization checks each device's busy share of the window (the steady
 // state, warm-up left out) and reports the least busy device. A run
 // without device activity fails: there is nothing to be busy.
-func (r Rules) utilization(f Figures) Outcome {
+func (r Rules) utilization(w *compare.WindowFigures) Outcome {
 	o := Outcome{Rule: "min-utilization", Limit: pct(r.MinUtilization.Share)}
-	if len(f.Devices) == 0 || f.WindowNs <= 0 {
+	if len(w.Devices) == 0 || w.Ns <= 0 {
 		o.Figure, o.Failed = "no device activity", true
 		return o
 	}
 	low, dev := 2.0, ""
-	for _, d := range f.Devices {
-		if u := fraction(d.BusyNs, f.WindowNs); u < low {
+	for _, d := range w.Devices {
+		if u := fraction(d.BusyNs, w.Ns); u < low {
 			low, dev = u, d.ID
 		}
 	}

@@ -81,6 +81,73 @@ type Summary struct {
 	// idle (inline-input or slow-input), when it made one; nil in
 	// Summaries stored before the field existed.
 	InputFinding *InputFinding `json:"input_finding,omitempty"`
+	// Window is the steady-state window's figures that CI checks read
+	// (check.Rules.EvaluateSummary); nil in Summaries stored before they
+	// were kept here.
+	Window *WindowFigures `json:"window,omitempty"`
+	// Findings are the analysis's findings by kind, severity and idle.
+	Findings []FindingFigure `json:"findings,omitempty"`
+}
+
+// WindowFigures are a run's figures over its steady-state window, to the
+// nanosecond: the figures a check holds to its limits.
+type WindowFigures struct {
+	// Ns is the window's length and Steps the steady steps in it.
+	Ns    int64 `json:"ns"`
+	Steps int   `json:"steps"`
+	// Truncated is set when the trace was cut short.
+	Truncated bool `json:"truncated"`
+	// IdleNs is the attributed idle, SyncIdleNs its in-sync and
+	// after-sync part, InputIdleNs its input part.
+	IdleNs      int64 `json:"idle_ns"`
+	SyncIdleNs  int64 `json:"sync_idle_ns"`
+	InputIdleNs int64 `json:"input_idle_ns"`
+	// Devices are the devices in the result's order, with their busy time
+	// in the window.
+	Devices []DeviceBusy `json:"devices"`
+}
+
+// DeviceBusy is one device's busy time in the window.
+type DeviceBusy struct {
+	ID     string `json:"id"`
+	BusyNs int64  `json:"busy_ns"`
+}
+
+// FindingFigure is one finding as a check reads it: its kind and
+// severity, and the idle it is about.
+type FindingFigure struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	IdleNs   int64  `json:"idle_ns"`
+}
+
+// windowFigures takes r's window figures.
+func windowFigures(r *analyze.Result) *WindowFigures {
+	w := &WindowFigures{
+		Ns:          r.Window.Dur(),
+		Steps:       r.Window.Steps,
+		Truncated:   r.Source.Truncated,
+		IdleNs:      r.Idle.Attributed(),
+		SyncIdleNs:  r.Idle.Sync(),
+		InputIdleNs: r.Idle.Of(analyze.Input),
+		Devices:     make([]DeviceBusy, len(r.Devices)),
+	}
+	for i, d := range r.Devices {
+		w.Devices[i] = DeviceBusy{ID: d.ID, BusyNs: d.WindowBusy}
+	}
+	return w
+}
+
+// findingFigures takes the figures of r's findings.
+func findingFigures(fs []analyze.Finding) []FindingFigure {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]FindingFigure, len(fs))
+	for i, f := range fs {
+		out[i] = FindingFigure{ID: f.ID, Severity: f.Severity, IdleNs: f.Idle}
+	}
+	return out
 }
 
 // InputFinding is what the analysis concluded of a run's input-caused idle
@@ -165,6 +232,7 @@ func Summarize(r *analyze.Result) Summary {
 	idle(BelowMinGap, r.Idle.BelowMinGap)
 	s.InputUnseen = inputUnseen(r)
 	s.InputFinding = inputFinding(r)
+	s.Window, s.Findings = windowFigures(r), findingFigures(r.Findings)
 	return s
 }
 

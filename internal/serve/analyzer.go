@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/tracegap/tracegap/internal/analyze"
-	"github.com/tracegap/tracegap/internal/check"
 	"github.com/tracegap/tracegap/internal/compare"
 	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/run"
@@ -164,8 +163,8 @@ func runInputs(us []Upload) []run.Input {
 }
 
 // reports writes the JSON report of the run res with write, and keeps
-// res's comparison summary and check figures and the settings st it was
-// made with; nothing is rendered once ctx is cancelled. name names the
+// res's summary (which comparisons and checks read) and the settings st
+// it was made with; nothing is rendered once ctx is cancelled. name names the
 // upload in errors.
 func reports(ctx context.Context, name string, res *analyze.Result, st []byte, write func(io.Writer, render.Format) error) (Reports, error) {
 	if err := ctx.Err(); err != nil {
@@ -185,12 +184,8 @@ func reports(ctx context.Context, name string, res *analyze.Result, st []byte, w
 	if err != nil {
 		return Reports{}, fmt.Errorf("%s: encoding the comparison summary: %w", name, err)
 	}
-	fig, err := json.Marshal(check.FiguresOf(res))
-	if err != nil {
-		return Reports{}, fmt.Errorf("%s: encoding the check figures: %w", name, err)
-	}
 	return Reports{
 		Verdict: string(res.Verdict), Confidence: string(res.Confidence), Format: res.Source.Format,
-		JSON: js.Bytes(), Summary: sum, Figures: fig, Settings: st,
+		JSON: js.Bytes(), Summary: sum, Settings: st,
 	}, nil
 }

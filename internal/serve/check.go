@@ -2,11 +2,9 @@ package serve
 
 import (
 	"net/http"
-
-	"github.com/tracegap/tracegap/internal/check"
 )
 
-// Checks read each run's check.Figures, taken and stored when the run was
+// Checks read each run's compare.Summary, taken and stored when the run was
 // analysed: the figures `tracegap check` reads from the trace, so that the
 // service and the command line reach the same outcomes. A trace stored
 // before the service kept them is not checked (409), as for comparisons.
@@ -47,18 +45,16 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, notFound(err, id))
 		return
 	}
-	var f check.Figures
-	if err := readKept(r.Context(), id, s.store.Figures, ErrNoFigures, "checks", &f); err != nil {
+	f, err := s.summary(r, id, "checks")
+	if err == nil && f.Window == nil {
+		err = errorf(http.StatusConflict, "trace %s was stored before checks were kept: delete it and upload it again", id)
+	}
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if f.Version != check.FiguresVersion {
-		s.fail(w, r, errorf(http.StatusConflict, "trace %s was measured by another tracegap (figures version %d, this one reads %d): delete it and upload it again",
-			id, f.Version, check.FiguresVersion))
-		return
-	}
 	a := checkAnswer{ID: rec.ID, Name: rec.Name, Verdict: string(f.Verdict), Confidence: string(f.Confidence), Outcomes: []outcomeJSON{}}
-	for _, o := range rules.EvaluateFigures(f) {
+	for _, o := range rules.EvaluateSummary(f) {
 		a.Failed = a.Failed || o.Failed
 		a.Outcomes = append(a.Outcomes, outcomeJSON{Rule: o.Rule, Figure: o.Figure, Limit: o.Limit, Failed: o.Failed, Message: o.Message()})
 	}

@@ -44,7 +44,7 @@ func (s *Server) compare(r *http.Request) (*comparison, error) {
 	}
 	for i, id := range ids {
 		var err error
-		if sums[i], err = s.summary(r, id); err != nil {
+		if sums[i], err = s.summary(r, id, "comparisons"); err != nil {
 			return nil, err
 		}
 	}
@@ -52,10 +52,11 @@ func (s *Server) compare(r *http.Request) (*comparison, error) {
 	return &comparison{Base: recs[0], New: recs[1], C: c}, nil
 }
 
-// summary reads the stored compare.Summary of trace id.
-func (s *Server) summary(r *http.Request, id string) (compare.Summary, error) {
+// summary reads the stored compare.Summary of trace id, for use
+// ("comparisons", "checks").
+func (s *Server) summary(r *http.Request, id, use string) (compare.Summary, error) {
 	var sum compare.Summary
-	if err := readKept(r.Context(), id, s.store.Summary, ErrNoSummary, "comparisons", &sum); err != nil {
+	if err := readKept(r.Context(), id, s.store.Summary, ErrNoSummary, use, &sum); err != nil {
 		return compare.Summary{}, err
 	}
 	if sum.Version != compare.SummaryVersion {

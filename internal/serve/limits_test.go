@@ -4,16 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tracegap/tracegap/internal/compare"
 )
 
 func TestOversizeUpload(t *testing.T) {
@@ -221,9 +225,59 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
+// TestMigrateMovesFigures opens a database that kept check figures apart
+// from the summary: they move into the summary, where checks read them,
+// and a trace stored with a summary but no figures keeps its summary as it
+// was (checks refuse it).
+func TestMigrateMovesFigures(t *testing.T) {
+	path := t.TempDir() + "/t.db"
+	s, err := OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const summary = `{"version":2,"verdict":"sequential","confidence":"high","steps":3}`
+	const figures = `{"version":1,"verdict":"sequential","confidence":"high","window_ns":900,"steps":3,"truncated":true,` +
+		`"idle_ns":500,"sync_idle_ns":400,"input_idle_ns":50,"devices":[{"id":"GPU 0","busy_ns":400}],"findings":[{"id":"forced-sync","severity":"high","idle_ns":400}]}`
+	for _, q := range []string{
+		`UPDATE schema_version SET version = ` + strconv.Itoa(SchemaVersion-1),
+		`INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES ('0123456789abcdef', 'x', 'a', 1, 'chrome', 'sequential', 'high', 0)`,
+		`INSERT INTO reports (id, json, html, summary, figures) VALUES ('0123456789abcdef', '{}', '', '` + summary + `', '` + figures + `')`,
+		`INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES ('fedcba9876543210', 'y', 'b', 1, 'chrome', 'sequential', 'high', 0)`,
+		`INSERT INTO reports (id, json, html, summary) VALUES ('fedcba9876543210', '{}', '', '` + summary + `')`,
+	} {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+	if s, err = OpenSQLite(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	var got compare.Summary
+	if b, err := s.Summary(ctx, "0123456789abcdef"); err != nil || json.Unmarshal(b, &got) != nil {
+		t.Fatalf("summary = %s, %v", b, err)
+	}
+	want := compare.Summary{
+		Version: 2, Verdict: "sequential", Confidence: "high", Steps: 3,
+		Window: &compare.WindowFigures{
+			Ns: 900, Steps: 3, Truncated: true, IdleNs: 500, SyncIdleNs: 400, InputIdleNs: 50,
+			Devices: []compare.DeviceBusy{{ID: "GPU 0", BusyNs: 400}},
+		},
+		Findings: []compare.FindingFigure{{ID: "forced-sync", Severity: "high", IdleNs: 400}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("migrated summary = %+v, want %+v", got, want)
+	}
+	if b, err := s.Summary(ctx, "fedcba9876543210"); err != nil || string(b) != summary {
+		t.Errorf("summary of a trace without figures = %s, %v; want it as it was", b, err)
+	}
+}
+
 // TestMigrateKeepsOldTraces opens a database of schema version 1 (before
 // comparison summaries, jobs and check figures): its traces stay, traces
-// without a summary or figures.
+// without a summary.
 func TestMigrateKeepsOldTraces(t *testing.T) {
 	path := t.TempDir() + "/t.db"
 	s, err := OpenSQLite(path)
@@ -253,9 +307,6 @@ func TestMigrateKeepsOldTraces(t *testing.T) {
 	}
 	if _, err := s.Summary(ctx, "0123456789abcdef"); !errors.Is(err, ErrNoSummary) {
 		t.Errorf("old trace's summary: %v, want ErrNoSummary", err)
-	}
-	if _, err := s.Figures(ctx, "0123456789abcdef"); !errors.Is(err, ErrNoFigures) {
-		t.Errorf("old trace's figures: %v, want ErrNoFigures", err)
 	}
 	if rec, err := s.Get(ctx, "0123456789abcdef"); err != nil || rec.Kind != KindTrace {
 		t.Errorf("old trace = %+v, %v; want kind %q", rec, err, KindTrace)

@@ -52,6 +52,16 @@ var migrations = []string{
 	// report, rendered later, reuses. NULL for the traces stored before:
 	// those render with the server's current options.
 	`ALTER TABLE reports ADD COLUMN settings BLOB;`,
+	// The check figures move into the summary (compare.Summary's window
+	// and findings), which checks read now; the figures column is no
+	// longer written.
+	`UPDATE reports SET summary = json_patch(summary, json_object(
+		'window', json_object('ns', figures -> '$.window_ns', 'steps', figures -> '$.steps',
+			'truncated', figures -> '$.truncated', 'idle_ns', figures -> '$.idle_ns',
+			'sync_idle_ns', figures -> '$.sync_idle_ns', 'input_idle_ns', figures -> '$.input_idle_ns',
+			'devices', figures -> '$.devices'),
+		'findings', figures -> '$.findings')), figures = NULL
+	WHERE summary IS NOT NULL AND figures IS NOT NULL AND figures ->> '$.version' = 1;`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -195,8 +205,8 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 	if html == nil { // not rendered yet: an empty report, not NULL
 		html = []byte{}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, figures, settings) VALUES (?, ?, ?, ?, ?, ?)`,
-		rec.ID, rep.JSON, html, rep.Summary, rep.Figures, rep.Settings); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, settings) VALUES (?, ?, ?, ?, ?)`,
+		rec.ID, rep.JSON, html, rep.Summary, rep.Settings); err != nil {
 		return Record{}, fmt.Errorf("storing reports of %s: %w", rec.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -289,15 +299,6 @@ func (s *SQLiteStore) Summary(ctx context.Context, id string) ([]byte, error) {
 	b, err := s.report(ctx, id, "summary")
 	if err == nil && b == nil {
 		return nil, ErrNoSummary
-	}
-	return b, err
-}
-
-// Figures implements Store.
-func (s *SQLiteStore) Figures(ctx context.Context, id string) ([]byte, error) {
-	b, err := s.report(ctx, id, "figures")
-	if err == nil && b == nil {
-		return nil, ErrNoFigures
 	}
 	return b, err
 }

@@ -70,12 +70,8 @@ func (rec *Record) blobSHAs() []string {
 	return shas
 }
 
-// ErrNoFigures is returned by Store.Figures for a trace stored before the
-// service kept the figures that checks read.
-var ErrNoFigures = errors.New("trace stored without check figures")
-
 // ErrNoSummary is returned by Store.Summary for a trace stored before the
-// service kept the figures that comparisons read.
+// service kept the figures that comparisons and checks read.
 var ErrNoSummary = errors.New("trace stored without a comparison summary")
 
 // Reports are the renderings of one analysis that the Store keeps.
@@ -90,11 +86,8 @@ type Reports struct {
 	// renders it when it is first asked for (Config.RenderHTML).
 	HTML []byte
 	// Summary is the run's compare.Summary as JSON, which comparisons
-	// read; nil when the Analyzer gives none.
+	// and checks read; nil when the Analyzer gives none.
 	Summary []byte
-	// Figures are the run's check.Figures as JSON, which checks read; nil
-	// when the Analyzer gives none.
-	Figures []byte
 	// Settings are the Settings (JSON) the reports were made with, which
 	// the HTML report rendered later reuses; nil when the Analyzer gives
 	// none.
@@ -131,9 +124,6 @@ type Store interface {
 	// Summary returns a record's compare.Summary (JSON), or ErrNoSummary
 	// when it was stored without one.
 	Summary(ctx context.Context, id string) ([]byte, error)
-	// Figures returns a record's check.Figures (JSON), or ErrNoFigures
-	// when it was stored without them.
-	Figures(ctx context.Context, id string) ([]byte, error)
 	// Settings returns the Settings (JSON) a record's reports were made
 	// with, or nil when it was stored without them.
 	Settings(ctx context.Context, id string) ([]byte, error)
