@@ -145,6 +145,7 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 		Framework: detectFramework(t),
 		Options:   opt,
 	}
+	a.res.Options.Admit = nil // the result outlives the budget it asked
 	a.segs = newSegEncoder(&a.res.segs)
 	a.sites = newSiteTally()
 	a.segs.done = a.segmentDone
@@ -181,6 +182,9 @@ func (a *analyzer) run() error {
 	}
 	a.setWindow(src)
 	a.res.Window.TraceEnd = a.traceEnd(scan.end)
+	if err := a.admitGaps(); err != nil {
+		return err
+	}
 	for _, d := range a.devs {
 		a.attributeDevice(d)
 	}
@@ -193,6 +197,20 @@ func (a *analyzer) run() error {
 	a.findings()
 	a.likelyInput()
 	return nil
+}
+
+// admitGaps asks Options.Admit for the memory of the gaps to attribute:
+// at most the idle intervals of at least MinGap between a device's work,
+// and one at each of its ends.
+func (a *analyzer) admitGaps() error {
+	if a.opt.Admit == nil {
+		return nil
+	}
+	n := 0
+	for _, d := range a.devs {
+		n += len(d.bigIdle) + 2
+	}
+	return a.opt.Admit(n)
 }
 
 // noDevice sets the verdict of a trace without device activity. A cut

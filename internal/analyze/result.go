@@ -215,6 +215,11 @@ type Options struct {
 	InputPatterns []string
 	// TopGaps is how many of the longest gaps Result.TopGaps keeps.
 	TopGaps int
+	// Admit, when set, is asked before the gaps are attributed whether
+	// the analysis may take the memory of up to n gaps; its error stops
+	// the analysis. The engine sets it from its memory budget: a trace
+	// dense in gaps costs more than its events.
+	Admit func(gaps int) error `json:"-"`
 }
 
 // DefaultOptions returns the documented defaults.

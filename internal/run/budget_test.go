@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -166,13 +167,16 @@ func TestMeasure(t *testing.T) {
 }
 
 // TestEngineBudget checks that the engine admits a file by its bound and
-// gives it back once analysed, and refuses one over the budget; and that
-// a stream, admitted by its first bytes, is checked again as it is read.
+// gives it back once analysed, and refuses one over the budget, by its
+// gaps once read; and that a stream, admitted by its first bytes, is
+// checked again as it is read.
 func TestEngineBudget(t *testing.T) {
 	data := readFile(t, example)
-	// The example expands to 102895 bytes of Chrome JSON.
-	fileNeed := int64(fixedNeed) + 102895/2 + 102895/18*trace.EventCost
-	for _, budget := range []int64{fileNeed, fileNeed - 1} {
+	// The example expands to 102895 bytes of Chrome JSON; its one device
+	// has 5 gaps between its work and one at each end.
+	readNeed := int64(fixedNeed) + 102895/2 + 102895/18*trace.EventCost
+	fileNeed := readNeed + 7*gapNeed
+	for _, budget := range []int64{fileNeed, fileNeed - 1, readNeed - 1} {
 		e := &Engine{Analysis: analyze.DefaultOptions(), Budget: NewBudget(budget)}
 		res, err := e.Analyze(context.Background(), Input{Path: example, Name: "example"})
 		if budget == fileNeed && (err != nil || res.Verdict != analyze.DataBound) {
@@ -180,6 +184,9 @@ func TestEngineBudget(t *testing.T) {
 		}
 		if budget < fileNeed && (!errors.Is(err, trace.ErrLimit) || !strings.HasPrefix(err.Error(), "example: needs up to") || !strings.Contains(err.Error(), "--max-memory")) {
 			t.Errorf("file, budget %d: %v, want a refusal naming the example and --max-memory", budget, err)
+		}
+		if gaps := strings.Contains(fmt.Sprint(err), "bytes of memory for its 7 gaps"); gaps != (budget == fileNeed-1) {
+			t.Errorf("file, budget %d: %v; want the gaps named only once the trace is read", budget, err)
 		}
 		if e.Budget.InUse() != 0 {
 			t.Errorf("file, budget %d: %d bytes still in use after the analysis", budget, e.Budget.InUse())

@@ -122,7 +122,7 @@ func (e *Engine) SummarizeFile(ctx context.Context, path string) (*job.Summary, 
 // Summarize reads one rank's trace and summarizes it for a job analysis
 // (job.Summarize), dropping the trace once done.
 func (e *Engine) Summarize(ctx context.Context, in Input) (*job.Summary, error) {
-	t, release, err := e.read(ctx, in)
+	t, release, opt, err := e.read(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (e *Engine) Summarize(ctx context.Context, in Input) (*job.Summary, error) 
 	}
 	var s *job.Summary
 	err = Protect("summarizing", func() (err error) {
-		s, err = job.Summarize(t, e.Analysis)
+		s, err = job.Summarize(t, opt)
 		return err
 	})
 	if err != nil {

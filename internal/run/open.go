@@ -7,34 +7,39 @@ import (
 	"io"
 	"os"
 
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/trace"
 )
 
 // read reads one input within the engine's limits: admitted by the budget,
 // stopped when ctx is cancelled, and, once read, held under the soft
-// memory limit. The caller calls release when done with the trace; errors
-// name the input, as trace.Open's do.
-func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release func(), err error) {
+// memory limit. It returns the options to analyse the trace with: the
+// engine's, the gaps admitted by its budget. The caller calls release when
+// done with the trace; errors name the input, as trace.Open's do.
+func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release func(), aopt analyze.Options, err error) {
 	name := in.name()
+	aopt = e.Analysis
 	r, size, closeIn, err := open(in)
 	if err != nil {
-		return nil, nil, openError(in, err)
+		return nil, nil, aopt, openError(in, err)
 	}
 	defer closeIn()
 	free := func() {}
 	opt := e.Read
+	var res *reservation
 	if e.Budget != nil {
 		var need int64
 		var plain func(int64) int64
 		need, plain, r = e.estimate(r, size, in.Format)
-		res, err := e.Budget.reserve(ctx, need)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		if res, err = e.Budget.reserve(ctx, need); err != nil {
+			return nil, nil, aopt, fmt.Errorf("%s: %w", name, err)
 		}
 		free = res.release
 		if plain != nil {
 			// A stream: the budget is checked again as it is read.
-			opt.Reserve = func(read int64) error { return res.grow(plain(read+trace.ReserveStep), read) }
+			opt.Reserve = func(read int64) error {
+				return res.grow(plain(read+trace.ReserveStep), fmt.Sprintf("after %d bytes read", read))
+			}
 		}
 	}
 	opt.Progress = nil
@@ -53,11 +58,14 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 		if in.R == nil && IsSummary(in.Path) { // looked at only once unreadable
 			err = ErrSummaryAlone
 		}
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, aopt, fmt.Errorf("%s: %w", name, err)
 	}
 	t.Path = name
+	if res != nil {
+		aopt.Admit = res.admitGaps
+	}
 	unhold := memLimit.hold(t)
-	return t, func() { unhold(); free() }, nil
+	return t, func() { unhold(); free() }, aopt, nil
 }
 
 // open returns the input's reader and its size as stored (0 if unknown),
@@ -149,7 +157,7 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // reading is returned as an error naming the input.
 func (e *Engine) ReadTrace(ctx context.Context, in Input) (t *trace.Trace, release func(), err error) {
 	err = Protect("reading", func() error {
-		t, release, err = e.read(ctx, in)
+		t, release, _, err = e.read(ctx, in)
 		return err
 	})
 	if _, ok := err.(*PanicError); ok {

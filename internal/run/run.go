@@ -93,7 +93,7 @@ func (e *Engine) input(path string) Input {
 func (e *Engine) Analyze(ctx context.Context, in Input) (*analyze.Result, error) {
 	var res *analyze.Result
 	err := Protect("analysing", func() error {
-		t, release, err := e.read(ctx, in)
+		t, release, opt, err := e.read(ctx, in)
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (e *Engine) Analyze(ctx context.Context, in Input) (*analyze.Result, error)
 		if err := ctx.Err(); err != nil { // the client went away while it was read
 			return fmt.Errorf("%s: %w", t.Path, err)
 		}
-		if res, err = analyze.Analyze(t, e.Analysis); err != nil {
+		if res, err = analyze.Analyze(t, opt); err != nil {
 			return fmt.Errorf("%s: %w", t.Path, err)
 		}
 		return nil

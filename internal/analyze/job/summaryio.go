@@ -298,7 +298,7 @@ func sameOptions(a, b *analyze.Options) bool {
 	for _, o := range []*analyze.Options{&x, &y} {
 		o.SyncPatterns = nilIfEmpty(o.SyncPatterns)
 		o.InputPatterns = nilIfEmpty(o.InputPatterns)
-		o.TopGaps = 0
+		o.TopGaps, o.Admit = 0, nil
 	}
 	return reflect.DeepEqual(x, y)
 }
