@@ -24,7 +24,8 @@ const AnnotationProcess = "tracegap"
 // per device with one slice per gap (named by its cause, its figures and
 // what the host was doing as args), a track of steps (one slice each,
 // named by its verdict), and the run's verdict as an instant event and a
-// process label. A viewer (Perfetto, chrome://tracing, TensorBoard's trace
+// process label. A flow leads from each gap to the host event the
+// waited-for thread was inside, where it was inside one. A viewer (Perfetto, chrome://tracing, TensorBoard's trace
 // viewer) then shows why each gap is there beside the events it is about.
 //
 // When src is the trace's Chrome JSON (decompressed), its bytes are copied
@@ -36,6 +37,7 @@ func Annotate(w io.Writer, t *trace.Trace, src io.Reader, res *analyze.Result) e
 	ann := &annotator{t: t, res: res, pid: annotationPid(t)}
 	var err error
 	if src != nil {
+		ann.hosts = sourceIDs(t)
 		err = spliceEvents(bw, src, ann.write)
 	} else {
 		err = ann.writeModel(bw)
@@ -70,6 +72,30 @@ type annotator struct {
 	sep string
 	// lanes counts the extra lanes written (see writeTrack).
 	lanes int
+	// hosts are the pid and tid each host track has in the JSON written,
+	// by track index: flows end on them.
+	hosts map[int32][2]any
+}
+
+// sourceIDs returns the pid and tid of each host track of t as its Chrome
+// JSON wrote them: a number where the string is one.
+func sourceIDs(t *trace.Trace) map[int32][2]any {
+	ids := map[int32][2]any{}
+	for i := range t.Tracks {
+		if tr := &t.Tracks[i]; tr.Kind == trace.TrackHost {
+			ids[int32(i)] = [2]any{jsonID(tr.Process), jsonID(tr.Thread)}
+		}
+	}
+	return ids
+}
+
+// jsonID returns a Chrome pid or tid as it was written: a number, or a
+// string when it is not one.
+func jsonID(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	return s
 }
 
 // event writes one trace event.
@@ -134,6 +160,11 @@ func (a *annotator) write(w *bufio.Writer, empty bool) error {
 		if err := a.event(w, a.slice(tids[g.Device], g.Cause.String(), "tracegap.gap", g.Start, g.Dur, a.gapArgs(g))); err != nil {
 			return err
 		}
+		for _, ev := range a.flow(i+1, tids[g.Device], g) {
+			if err := a.event(w, ev); err != nil {
+				return err
+			}
+		}
 	}
 	for i := range res.Steps {
 		s := &res.Steps[i]
@@ -143,6 +174,33 @@ func (a *annotator) write(w *bufio.Writer, empty bool) error {
 		}
 	}
 	return nil
+}
+
+// flow returns the two events of a flow, numbered id, from the gap g on
+// the gap track tid to the host event its waited-for thread was inside
+// for the longest: the start binds to the gap's slice, the end to the
+// slice enclosing the middle of that stretch (Perfetto's and
+// chrome://tracing's "bp":"e"). None when the thread was inside nothing
+// the trace shows.
+func (a *annotator) flow(id, tid int, g *analyze.Gap) []map[string]any {
+	host, ok := a.hosts[g.Track]
+	if !ok {
+		return nil
+	}
+	var at analyze.Segment
+	for s := range a.res.Segments(g) {
+		if s.Stack != 0 && s.Dur > at.Dur {
+			at = s
+		}
+	}
+	if at.Dur == 0 {
+		return nil
+	}
+	const name, cat = "waited on the host", "tracegap.flow"
+	return []map[string]any{
+		{"ph": "s", "id": id, "pid": a.pid, "tid": tid, "ts": a.micros(g.Start), "name": name, "cat": cat},
+		{"ph": "f", "bp": "e", "id": id, "pid": host[0], "tid": host[1], "ts": a.micros(at.Start + at.Dur/2), "name": name, "cat": cat},
+	}
 }
 
 // deviceTids numbers the gap tracks: one per device, from 1.
@@ -322,6 +380,7 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\
 func (a *annotator) writeModel(w *bufio.Writer) error {
 	w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
 	pids := map[string]int{}
+	a.hosts = map[int32][2]any{}
 	for tid, i := range a.modelTracks() {
 		tr := &a.t.Tracks[i]
 		pid, ok := pids[tr.Process]
@@ -332,6 +391,9 @@ func (a *annotator) writeModel(w *bufio.Writer) error {
 				"args": map[string]any{"name": tr.Process}}); err != nil {
 				return err
 			}
+		}
+		if tr.Kind == trace.TrackHost {
+			a.hosts[int32(i)] = [2]any{pid, tid + 1}
 		}
 		if err := a.writeTrack(w, pid, tid+1, i); err != nil {
 			return err
