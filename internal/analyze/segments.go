@@ -435,20 +435,31 @@ func (e *segEncoder) kind(k segKind) uint32 {
 }
 
 // stack returns the id of the stack of node n, looking its names up the
-// first time.
+// first time. A stack deeper than maxWalk keeps its innermost maxWalk
+// names under deepMark: a thread entering 100,000 nested events one by
+// one through a gap passes as many stacks, and keeping each whole took
+// memory and time of their depth squared.
 func (e *segEncoder) stack(n stackNode, name func(trace.StrID) string) StackID {
 	if info := &e.nodes[n]; info.known {
 		return info.stack
 	}
 	e.names = e.names[:0]
-	for m := n; m != 0; m = e.nodes[m].parent {
+	m := n
+	for ; m != 0 && len(e.names) < maxWalk; m = e.nodes[m].parent {
 		e.names = append(e.names, name(e.nodes[m].name))
+	}
+	if m != 0 {
+		e.names = append(e.names, deepMark)
 	}
 	slices.Reverse(e.names)
 	id := e.x.stack(e.s, e.names)
 	e.nodes[n].stack, e.nodes[n].known = id, true
 	return id
 }
+
+// deepMark stands for the outer events of a stack kept to its innermost
+// maxWalk (see segEncoder.stack).
+const deepMark = "…"
 
 // call returns the id of blocking call sync.
 func (e *segEncoder) call(sync trace.StrID, name func(trace.StrID) string) CallID {

@@ -48,3 +48,40 @@ func TestDeepStacks(t *testing.T) {
 		t.Errorf("warnings: deep %q, shallow %q; want the deep one alone to say how deep", deep.Source.Warnings, shallow.Source.Warnings)
 	}
 }
+
+// TestDeepStackUnwound: a thread nested 3,000 frames deep that returns
+// from them one nanosecond at a time inside the last gap passes through
+// 3,000 stacks there. Each is kept to its innermost maxWalk names under
+// deepMark, so the stacks kept are the empty one, the launches', the
+// frames' 26 deep ones (the names cycle) and one per depth within maxWalk,
+// not 3,000 of up to 3,000 names:
+// kept whole they took memory of the depth squared (a 100,000-deep
+// trace, gigabytes).
+func TestDeepStackUnwound(t *testing.T) {
+	const depth, gaps = 3000, 50
+	s := tracetest.DeepStack(depth, gaps)
+	// DeepStack's last gap runs from the end of kernel gaps-2 to the start
+	// of kernel gaps-1: the frames end inside it, innermost first.
+	lastEnd := int64(depth) + 100_000 + int64(gaps-2)*90_000 + 45_000
+	for i := range s.Events {
+		if e := &s.Events[i]; e.Role == tracetest.Python {
+			e.Dur = lastEnd + 10 + int64(depth-i) - e.Start
+		}
+	}
+	res := analyzeSpec(t, s)
+	deep := 0
+	for i := range res.Gaps {
+		for seg := range res.Segments(&res.Gaps[i]) {
+			names := res.Stack(seg.Stack)
+			if len(names) > maxWalk+1 || len(names) == maxWalk+1 && names[0] != deepMark {
+				t.Fatalf("gap %d: a stack of %d names starting %q; want at most %d under %q", i, len(names), names[0], maxWalk, deepMark)
+			}
+			if len(names) > 0 && names[0] == deepMark {
+				deep++
+			}
+		}
+	}
+	if most := 3 + 26 + maxWalk; deep == 0 || res.Stacks() > most {
+		t.Errorf("%d segments in deep stacks, %d stacks kept; want some, and at most %d stacks", deep, res.Stacks(), most)
+	}
+}
