@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any, Iterable, List, Mapping, Sequence, Union
 
@@ -74,18 +75,28 @@ class VerdictError(TracegapError):
 
 def binary() -> str:
     """Return the path of the tracegap binary: $TRACEGAP_BINARY when set,
-    else the one bundled in the package (``tracegap/bin/tracegap``)."""
+    else the one the wheel installed among the environment's scripts (as
+    ruff and uv do: on PATH, with no Python in between), in the user's
+    scripts for ``pip install --user``, or in ``bin`` beside the package
+    for ``pip install --target``."""
     env = os.environ.get(BINARY_ENV)
     if env:
         return env
     name = "tracegap.exe" if sys.platform == "win32" else "tracegap"
-    path = Path(__file__).resolve().parent / "bin" / name
-    if not path.is_file():
-        raise TracegapError(
-            f"no tracegap binary at {path}: install a platform wheel of tracegap, "
-            f"or set {BINARY_ENV} to a binary built with go build ./cmd/tracegap"
-        )
-    return str(path)
+    dirs = [sysconfig.get_path("scripts")]
+    try:
+        dirs.append(sysconfig.get_path("scripts", sysconfig.get_preferred_scheme("user")))
+    except (AttributeError, KeyError):  # Python before 3.10, or no user scheme
+        pass
+    dirs.append(str(Path(__file__).resolve().parent.parent / "bin"))
+    for d in dirs:
+        path = Path(d) / name
+        if path.is_file():
+            return str(path)
+    raise TracegapError(
+        f"no tracegap binary in {', '.join(dirs)}: install a platform wheel of tracegap, "
+        f"or set {BINARY_ENV} to a binary built with go build ./cmd/tracegap"
+    )
 
 
 def run(args: Sequence[str], *, check: bool = True) -> "subprocess.CompletedProcess[str]":

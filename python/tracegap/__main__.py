@@ -1,5 +1,5 @@
-"""``python -m tracegap ARGS`` and the ``tracegap`` console script: run the
-bundled binary with ARGS, as if it were called directly."""
+"""``python -m tracegap ARGS``: run the installed binary with ARGS, as if
+it were called directly (``tracegap`` on PATH is the binary itself)."""
 
 from __future__ import annotations
 

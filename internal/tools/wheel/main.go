@@ -1,7 +1,8 @@
 // Command wheel packs a tracegap binary and the Python package in python/
-// into a platform wheel, as ruff and uv ship theirs: the binary under
-// tracegap/bin, a `tracegap` console script that execs it, and the
-// metadata pip needs. It needs the Go build alone: a wheel is a zip.
+// into a platform wheel, as ruff and uv ship theirs: the binary in the
+// wheel's scripts (tracegap-VERSION.data/scripts/tracegap), which pip
+// installs on PATH as it is, with no Python in between, and the metadata
+// pip needs. It needs the Go build alone: a wheel is a zip.
 //
 //	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o dist/tracegap ./cmd/tracegap
 //	go run ./internal/tools/wheel -binary dist/tracegap -goos linux -goarch arm64 -version 0.1.0 -o dist
@@ -132,7 +133,7 @@ func (w *wheel) files(version string, tags []string) ([]file, error) {
 	}
 	files = append(files,
 		file{"tracegap/_version.py", []byte(fmt.Sprintf("__version__ = %q\n", version)), 0o644},
-		file{"tracegap/bin/tracegap", bin, 0o755})
+		file{"tracegap-" + version + ".data/scripts/tracegap", bin, 0o755})
 	info := "tracegap-" + version + ".dist-info/"
 	wheelMeta := "Wheel-Version: 1.0\nGenerator: tracegap internal/tools/wheel\nRoot-Is-Purelib: false\n"
 	for _, t := range tags {
@@ -140,8 +141,7 @@ func (w *wheel) files(version string, tags []string) ([]file, error) {
 	}
 	files = append(files,
 		file{info + "METADATA", []byte(metadata(version)), 0o644},
-		file{info + "WHEEL", []byte(wheelMeta), 0o644},
-		file{info + "entry_points.txt", []byte("[console_scripts]\ntracegap = tracegap.__main__:main\n"), 0o644})
+		file{info + "WHEEL", []byte(wheelMeta), 0o644})
 	return append(files, file{info + "RECORD", record(files, info+"RECORD"), 0o644}), nil
 }
 

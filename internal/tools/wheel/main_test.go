@@ -62,13 +62,13 @@ func TestWheel(t *testing.T) {
 		}
 		sum := sha256.Sum256(data)
 		members[f.Name] = fmt.Sprintf("%s,sha256=%s,%d", f.Name, base64.RawURLEncoding.EncodeToString(sum[:]), len(data))
-		if f.Name == "tracegap/bin/tracegap" && f.Mode().Perm() != 0o755 {
+		if f.Name == "tracegap-0.1.0.dev0.data/scripts/tracegap" && f.Mode().Perm() != 0o755 {
 			t.Errorf("binary mode %v, want 0755", f.Mode())
 		}
 	}
 	for _, want := range []string{"tracegap/__init__.py", "tracegap/__main__.py", "tracegap/torch.py", "tracegap/jax.py", "tracegap/py.typed",
-		"tracegap/_version.py", "tracegap/bin/tracegap", "tracegap-0.1.0.dev0.dist-info/METADATA", "tracegap-0.1.0.dev0.dist-info/WHEEL",
-		"tracegap-0.1.0.dev0.dist-info/entry_points.txt"} {
+		"tracegap/_version.py", "tracegap-0.1.0.dev0.data/scripts/tracegap", "tracegap-0.1.0.dev0.dist-info/METADATA",
+		"tracegap-0.1.0.dev0.dist-info/WHEEL"} {
 		line, ok := members[want]
 		if !ok {
 			t.Errorf("wheel lacks %s", want)
