@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Test the Python package as users get it: build the wheel for this
 # platform (scripts/build-wheel.sh), install it from the file into a fresh
-# virtual environment with no package index, run the console script,
+# virtual environment with no package index, run the installed binary,
 # `python -m tracegap` and the API, then the tests in python/tests (a real
 # torch.profiler capture with Debian's python3-torch, the JAX hook against a
 # stand-in jax.profiler).

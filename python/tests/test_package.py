@@ -23,9 +23,15 @@ class PackageTest(unittest.TestCase):
         self.assertTrue(os.access(tracegap.binary(), os.X_OK))
         self.assertNotEqual(tracegap.__version__, "0+unknown")
 
-    def test_console_script_and_module(self) -> None:
+    def test_binary_on_path_and_module(self) -> None:
         exe = shutil.which("tracegap")
-        self.assertIsNotNone(exe, "the tracegap console script is not on PATH")
+        self.assertIsNotNone(exe, "tracegap is not on PATH")
+        # On PATH is the binary itself, as ruff's is, not a Python script
+        # that starts it; the API finds that same file.
+        with open(exe, "rb") as f:
+            magic = f.read(4)
+        self.assertIn(magic, (b"\x7fELF", b"\xcf\xfa\xed\xfe"), f"{exe} is not an executable binary")
+        self.assertEqual(os.path.realpath(tracegap.binary()), os.path.realpath(exe))
         out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=True).stdout
         self.assertRegex(out, r"^tracegap \S+\n$")
         proc = subprocess.run([sys.executable, "-m", "tracegap", "analyze", str(EXAMPLE)], capture_output=True, text=True)
