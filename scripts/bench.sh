@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end speed and memory of `tracegap analyze` on big inputs, against the
-# budgets in DESIGN.md (Kineto JSON >= 250 MB/s on one core, gzip within 20%
-# of that, XPlane >= 400 MB/s or the speed of a protowire walk of the same
-# file when lower, peak RSS <= a quarter of the input).
+# End-to-end speed and memory of `tracegap analyze` on big inputs, against
+# the budgets of docs/performance.md (Kineto JSON >= 250 MB/s on one core,
+# gzip within 20% of that, XPlane >= 400 MB/s or the speed of a protowire
+# walk of the same file when lower, peak RSS <= a quarter of the input).
 #
 #   scripts/bench.sh                 # all inputs, GOMAXPROCS 1 and 2
 #   PROCS="1 2 4" scripts/bench.sh   # other GOMAXPROCS values
@@ -17,10 +17,10 @@
 # stats: a stress case). Arguments pick inputs by file name. Each run reads,
 # analyses and writes the text report under /usr/bin/time -v; MB/s is of the
 # uncompressed input. XPlane's memory budget is per event (at most 56 bytes
-# of peak RSS an event; see "XPlane" in docs/performance.md), as a quarter of the input
-# is less than its events take in memory. Prints a Markdown table; for an
-# XPlane input it also says (on stderr) the walk's speed, and the time of
-# the read alone and of the analysis alone.
+# of peak RSS an event; "Budgets at a glance" in docs/performance.md), as a
+# quarter of the input is less than its events take in memory. Prints a
+# Markdown table; for an XPlane input it also says (on stderr) the walk's
+# speed, and the time of the read alone and of the analysis alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -94,10 +94,10 @@ const FlagFlow = FlagFlowOut | FlagFlowIn
 // (Trace.TrackOf), and readers pass the track beside the event
 // (Builder.Add). Size matters: a big trace holds tens of millions of
 // events, and each byte of an Event is tens of megabytes of memory to
-// fault in and to read in every pass of the analysis
-// (docs/performance.md); a test pins it at 24. So the duration takes 48
-// bits (Dur, SetDur: up to MaxDur, 78 hours) and the correlation id 32
-// (Builder.Corr).
+// fault in and to read in every pass of the analysis (bytes an event are
+// a budget: "Budgets at a glance" in docs/performance.md); TestEventSize
+// pins it at 24. So the duration takes 48 bits (Dur, SetDur: up to
+// MaxDur, 78 hours) and the correlation id 32 (Builder.Corr).
 type Event struct {
 	Start int64
 	Name  StrID

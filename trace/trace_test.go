@@ -9,12 +9,12 @@ import (
 
 // TestEventSize pins the size of an Event. A big trace holds tens of
 // millions of them, so each byte is tens of megabytes of memory to fault
-// in and the XPlane memory budget is stated in bytes an event
-// (docs/performance.md); a field added to Event should find room in it or
-// go beside the events, as Trace.Cats does.
+// in and the XPlane memory budget is stated in bytes an event ("Budgets
+// at a glance" in docs/performance.md); a field added to Event should find
+// room in it or go beside the events, as Trace.Cats does.
 func TestEventSize(t *testing.T) {
 	if got := unsafe.Sizeof(Event{}); got != 24 {
-		t.Errorf("trace.Event is %d bytes, want 24: the memory budget of docs/performance.md counts 24 bytes an event", got)
+		t.Errorf("trace.Event is %d bytes, want 24: XPlane's budget of 56 bytes an event (docs/performance.md) counts 24 for the event", got)
 	}
 }
 

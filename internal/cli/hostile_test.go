@@ -38,8 +38,8 @@ func allocated(f func()) uint64 {
 // TestHostileInputs: each input a few kilobytes or megabytes can make to
 // exhaust memory or time is either refused with exit 2 and one line
 // naming the flag that raises the bound, or analysed with exit 0 within a
-// stated budget of allocation, its report bounded. The bounds are in
-// docs/performance.md.
+// stated budget of allocation, its report bounded. The bounds are the
+// table's; "The hostile-input suite" in docs/performance.md sums them up.
 func TestHostileInputs(t *testing.T) {
 	bomb, err := tracetest.GzipBomb([]byte(`{"traceEvents":[`), ' ', 1<<30)
 	if err != nil {

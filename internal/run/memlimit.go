@@ -42,8 +42,8 @@ func heapBudget(bytes int64, events int) int64 {
 // has grown by leanGCPercent instead of doubled: its events are most of
 // the heap, and they hold no pointers, so a collection costs little,
 // while the analysis's garbage on top of them would otherwise take the
-// peak a third over what is ever live (XPlane's budget is per event, see
-// docs/performance.md). Not when GOGC is set.
+// peak a third over what is ever live (XPlane's budget is per event:
+// "Budgets at a glance" in docs/performance.md). Not when GOGC is set.
 type memLimits struct {
 	mu        sync.Mutex
 	fixed     bool // FixMemoryLimit was called: hold does nothing

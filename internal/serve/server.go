@@ -88,7 +88,9 @@ type Config struct {
 	Estimate func(files []Upload) int64
 	// MaxQueue uploads may wait for an analysis slot or for memory; more
 	// are answered 503 with Retry-After at once. Zero means no waiting:
-	// a full server answers 503 straight away.
+	// a full server answers 503 straight away, and its clients sleep out
+	// Retry-After's whole seconds while slots free sooner (a quarter of
+	// the throughput of scripts/loadtest.sh -unique).
 	MaxQueue int
 	// RenderHTML renders a stored record's HTML report the first time it
 	// is asked for (the report is kept after); nil serves only the HTML

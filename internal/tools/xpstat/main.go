@@ -5,9 +5,10 @@
 //
 //	GOMAXPROCS=1 go run ./internal/tools/xpstat bench-out/xprof-tpu-x495.xplane.pb
 //
-// It is how docs/performance.md splits a run's time between the reader and
-// the analysis; build it with -pgo=cmd/tracegap/default.pgo to time what
-// `go build ./cmd/tracegap` makes.
+// It is how scripts/bench.sh and "XPlane reader" in docs/performance.md
+// split a run's time between the reader and the analysis; build it with
+// -pgo=cmd/tracegap/default.pgo to time what `go build ./cmd/tracegap`
+// makes.
 package main
 
 import (

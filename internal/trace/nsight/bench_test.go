@@ -11,8 +11,9 @@ import (
 
 // BenchmarkRead reads a generated export of a loop of 200 steps of 400
 // kernels (241,000 events, 10 MB), from a file as trace.Open reads one. The
-// events a second are its figure: docs/performance.md compares them with
-// the Kineto reader's on the same loop (internal/tools/genloop).
+// events a second are its figure ("Nsight Systems reader" in
+// docs/performance.md, where scripts/bench-nsight.sh compares the reader
+// with the Kineto one on the same loop, internal/tools/genloop).
 func BenchmarkRead(b *testing.B) {
 	s := tracetest.Loop{Steps: 200, Input: 500_000, Dispatch: 20_000, Kernels: 400, Compute: 30_000, Sync: true}.Spec()
 	path := filepath.Join(b.TempDir(), "loop.sqlite")

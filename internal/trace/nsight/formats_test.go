@@ -130,8 +130,8 @@ func analyzeAs(t *testing.T, s *tracetest.Spec, format string, write func(io.Wri
 	return res
 }
 
-// TestCrossFigures logs each format's verdict and idle split, for the
-// record in docs/performance.md; run with -v.
+// TestCrossFigures logs each format's verdict and idle split, the figures
+// TestSameVerdictEveryFormat compares; run with -v.
 func TestCrossFigures(t *testing.T) {
 	if !testing.Verbose() {
 		t.Skip("figures only: run with -v")
