@@ -171,15 +171,6 @@ func Covered(busy []Interval, w Interval) int64 {
 	return (&device{busy: busy}).busyIn(w)
 }
 
-// FormatDuration writes ns as the analysis's messages do: three
-// significant figures and a unit that fits ("850 ns", "12.4 us",
-// "48.2 ms", "3.20 s"). Analyses built on this one word theirs alike.
-func FormatDuration(ns int64) string { return formatDuration(ns) }
-
-// FormatShare writes a fraction as the analysis's messages do: a
-// percentage with one decimal ("28.4%").
-func FormatShare(v float64) string { return pct(v) }
-
 // TopGaps returns the indexes of the k longest gaps, longest first, as
 // Result.TopGaps holds them.
 func TopGaps(gaps []Gap, k int) []int { return topGaps(gaps, k) }

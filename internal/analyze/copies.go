@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
@@ -176,8 +177,8 @@ func (a *analyzer) copyFinding() (Finding, bool) {
 		size = formatBytes(t.Bytes) + " copy"
 	}
 	msg := fmt.Sprintf("A %s %s %s memory (%s%s) blocks the host for %s per step (%s per step): the %s drains its queue and idles %s, %s of the window, while the host waits for it.",
-		what, size, map[bool]string{true: "into " + cmp.Or(c.Memory, "host"), false: "from " + cmp.Or(c.Memory, "host")}[c.Direction == "DtoH"], t.Call, where, formatDuration(t.HostBlocked/int64(steps)),
-		plural(max(t.Count/steps, 1), "copy"), a.deviceWord(), formatDuration(c.Idle), pct(share))
+		what, size, map[bool]string{true: "into " + cmp.Or(c.Memory, "host"), false: "from " + cmp.Or(c.Memory, "host")}[c.Direction == "DtoH"], t.Call, where, human.Duration(t.HostBlocked/int64(steps)),
+		plural(max(t.Count/steps, 1), "copy"), a.deviceWord(), human.Duration(c.Idle), human.Share(share))
 	fix := "Copy from pinned memory asynchronously: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True)."
 	set := Setting{"non_blocking", "True"}
 	if c.Direction == "DtoH" {

@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"slices"
 	"strings"
@@ -252,7 +253,7 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 		// The thread's name is the trace's ("python/1", "thread 1
 		// (python)"), never capitalized: "Python/1" is no thread.
 		Message: fmt.Sprintf("On %s the host blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
-			threadPhrase(a.threadName(thr)), dev, calls, often, dev, formatDuration(r.Idle.Sync()), pct(share)) +
+			threadPhrase(a.threadName(thr)), dev, calls, often, dev, human.Duration(r.Idle.Sync()), human.Share(share)) +
 			a.elsewhereNote(InSync, "the blocking call may be waiting on that work rather than on the "+dev),
 		Fix: a.syncFix(),
 	}
@@ -358,14 +359,14 @@ func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 		thr = topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
 	}
 	msg := fmt.Sprintf("%s takes %s per step on %s, the thread the %s waits on, against %s of %s work per step; ",
-		capitalize(loader), formatDuration(load), a.threadName(thr), dev, formatDuration(compute), dev)
+		capitalize(loader), human.Duration(load), a.threadName(thr), dev, human.Duration(compute), dev)
 	if a.res.Loader.Background {
 		// The time is the wait on the workers' queue, not their pace.
 		msg = fmt.Sprintf("%s runs in background workers, and %s, the thread the %s waits on, still waits %s per step on their queue, against %s of %s work per step: they deliver batches more slowly than the %s runs them; ",
-			capitalize(loader), a.threadName(thr), dev, formatDuration(load), formatDuration(compute), dev, dev)
+			capitalize(loader), a.threadName(thr), dev, human.Duration(load), human.Duration(compute), dev, dev)
 	}
 	if share > a.opt.InputThreshold {
-		msg += fmt.Sprintf("the %s idles in it for %s of the window.", dev, pct(share))
+		msg += fmt.Sprintf("the %s idles in it for %s of the window.", dev, human.Share(share))
 	} else {
 		// Data-bound through syncs: the idle is counted as the syncs'.
 		msg += fmt.Sprintf("blocking calls expose it (see forced-sync), but it would not fit inside the %s work even without them.", dev)
@@ -394,7 +395,7 @@ func workerAdvice(kind string, load, compute int64) string {
 		// (With workers, load is the wait on their queue, not their speed.)
 		// Fast enough: the fix is overlap, never more workers.
 		return fmt.Sprintf("Loading (%s per step) is already faster than compute (%s): run it in the background so that it overlaps compute (a worker or a prefetching thread, prefetch to the device) instead of adding workers.%s",
-			formatDuration(load), formatDuration(compute), confirm)
+			human.Duration(load), human.Duration(compute), confirm)
 	}
 	switch kind {
 	case "single-process DataLoader":
@@ -404,18 +405,18 @@ func workerAdvice(kind string, load, compute int64) string {
 			keep = fmt.Sprintf("%d workers loading side by side keep", n-1)
 		}
 		return fmt.Sprintf("Load in background workers: DataLoader(num_workers=%d, pin_memory=True, persistent_workers=True). Derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1 = %d: %s up with compute, plus one spare.%s",
-			n, formatDuration(load), formatDuration(compute), n, keep, confirm)
+			n, human.Duration(load), human.Duration(compute), n, keep, confirm)
 	case "multi-process DataLoader":
 		return fmt.Sprintf("Add DataLoader workers and raise prefetch_factor. The trace does not say how many workers there are; with k workers now, about ceil(k * (compute + wait) / compute) = ceil(k * (%s + %s) / %s) would keep up (from k = 4: %d).%s",
-			formatDuration(compute), formatDuration(load), formatDuration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
+			human.Duration(compute), human.Duration(load), human.Duration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
 	case "grain loader":
 		n := workersFor(load, compute)
 		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with %s of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue. %s%s",
-			n, formatDuration(load), formatDuration(compute), grainBufferKnob, grainAutoTune, confirm)
+			n, human.Duration(load), human.Duration(compute), grainBufferKnob, grainAutoTune, confirm)
 	case grainDataset:
 		n := workersFor(load, compute)
 		return fmt.Sprintf("Run the grain pipeline in worker processes rather than on the loop thread: ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d)) (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1); a thread (grain.experimental.ThreadPrefetchIterDataset) overlaps only work that releases the GIL. %s%s",
-			n, formatDuration(load), formatDuration(compute), grainAutoTune, confirm)
+			n, human.Duration(load), human.Duration(compute), grainAutoTune, confirm)
 	case "tf.data pipeline":
 		return "Parallelise the tf.data pipeline: map(num_parallel_calls=tf.data.AUTOTUNE), prefetch(tf.data.AUTOTUNE), cache or preprocess offline." + confirm
 	}
@@ -449,13 +450,13 @@ func (a *analyzer) dispatch(share float64) Finding {
 	}
 	between := ""
 	if all > 0 && float64(all-named) >= 0.1*float64(all) {
-		between = fmt.Sprintf(" (%s of it between ops, in Python the trace does not break down)", pct(float64(all-named)/float64(all)))
+		between = fmt.Sprintf(" (%s of it between ops, in Python the trace does not break down)", human.Share(float64(all-named)/float64(all)))
 	}
 	dev := a.deviceWord()
 	return Finding{
 		ID: "dispatch-overhead",
 		Message: fmt.Sprintf("The %s waits on host work other than input and syncs for %s of the window%s, mostly while %s is in %s: the host issues work more slowly than the %s runs it.",
-			dev, pct(share), between, a.threadName(topThread(a.tally.threads[Host])), what, dev),
+			dev, human.Share(share), between, a.threadName(topThread(a.tally.threads[Host])), what, dev),
 		Fix: a.dispatchFix(),
 	}
 }
@@ -500,7 +501,7 @@ func (a *analyzer) runtimeWork(share float64) Finding {
 	if top := a.topIDs(names, 3); len(top) > 0 {
 		parts := make([]string, len(top))
 		for i, id := range top {
-			parts[i] = fmt.Sprintf("%s (%s)", a.t.Str(id), formatDuration(names[id]/ndev))
+			parts[i] = fmt.Sprintf("%s (%s)", a.t.Str(id), human.Duration(names[id]/ndev))
 		}
 		what = strings.Join(parts, ", ")
 	}
@@ -515,7 +516,7 @@ func (a *analyzer) runtimeWork(share float64) Finding {
 	return Finding{
 		ID: "runtime-work",
 		Message: fmt.Sprintf("The %s waits on runtime work for %s of the window, mostly in %s%s. Compilation, program loading, allocation or defragmentation holds the next work back.",
-			dev, pct(share), what, where),
+			dev, human.Share(share), what, where),
 		Fix: a.runtimeFix(),
 	}
 }
@@ -524,7 +525,7 @@ func (a *analyzer) untracedThread(share float64) Finding {
 	return Finding{
 		ID: "untraced-thread",
 		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.%s",
-			pct(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced])), a.untracedBetween()) +
+			human.Share(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced])), a.untracedBetween()) +
 			a.elsewhereNote(Untraced, "the thread may be waiting on that work"),
 		Fix: a.untracedFix(),
 	}
@@ -556,5 +557,5 @@ func (a *analyzer) elsewhereNote(c Cause, why string) string {
 		return ""
 	}
 	return fmt.Sprintf(" During the longest such gap (%s on %s), %s ran %s for %s of it: %s.",
-		formatDuration(w.gap.Dur), w.gap.Device, a.threadName(w.track), a.t.Str(w.name), formatDuration(w.overlap), why)
+		human.Duration(w.gap.Dur), w.gap.Device, a.threadName(w.track), a.t.Str(w.name), human.Duration(w.overlap), why)
 }

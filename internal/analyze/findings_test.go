@@ -83,14 +83,3 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
-
-func TestFormatDuration(t *testing.T) {
-	for ns, want := range map[int64]string{
-		0: "0 ns", 850: "850 ns", 12_400: "12.4 us", 48_200_000: "48.2 ms", 1_234_567: "1.23 ms",
-		999_999: "1.00 ms", 999_400: "999 us", 3_200_000_000: "3.20 s", 150 * msec: "150 ms",
-	} {
-		if got := formatDuration(ns); got != want {
-			t.Errorf("formatDuration(%d) = %q, want %q", ns, got, want)
-		}
-	}
-}

@@ -1,6 +1,9 @@
 package analyze
 
-import "fmt"
+import (
+	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
+)
 
 // hostOnlySteps says what a trace without device work still shows: its
 // steps and the share of them the host spent in the input pipeline (the
@@ -26,9 +29,9 @@ func (a *analyzer) hostOnlySteps() string {
 		input += timeIn(loading, Interval{s.start, s.end})
 	}
 	n := int64(len(steps))
-	msg := fmt.Sprintf("host only: %s (%s) of %s on average", plural(len(steps), "step"), src, formatDuration(dur/n))
+	msg := fmt.Sprintf("host only: %s (%s) of %s on average", plural(len(steps), "step"), src, human.Duration(dur/n))
 	if input == 0 {
 		return msg + "; no input pipeline event in them"
 	}
-	return msg + fmt.Sprintf("; the input pipeline takes %s of each, %s of the steps' time", formatDuration(input/n), pct(float64(input)/float64(max(dur, 1))))
+	return msg + fmt.Sprintf("; the input pipeline takes %s of each, %s of the steps' time", human.Duration(input/n), human.Share(float64(input)/float64(max(dur, 1))))
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"github.com/tracegap/tracegap/internal/human"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -623,7 +624,7 @@ func TestJAXHostAhead(t *testing.T) {
 			want.Dur = 50 * msec
 		}
 		if s.Dur != want.Dur || s.DeviceBusy != want.DeviceBusy {
-			t.Errorf("step %d: %s long, %s busy; want %s, %s", i+2, FormatDuration(s.Dur), FormatDuration(s.DeviceBusy), FormatDuration(want.Dur), FormatDuration(want.DeviceBusy))
+			t.Errorf("step %d: %s long, %s busy; want %s, %s", i+2, human.Duration(s.Dur), human.Duration(s.DeviceBusy), human.Duration(want.Dur), human.Duration(want.DeviceBusy))
 		}
 	}
 }

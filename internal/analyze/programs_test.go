@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 
 	"bytes"
@@ -110,11 +111,11 @@ func checkOwnWork(t *testing.T, r *Result, first int64, long []int64) {
 			}
 		}
 		if s.Num != want.Num || s.Dur != want.Dur || s.DeviceBusy != want.DeviceBusy {
-			t.Errorf("step %d: %s long, %s busy; want step %d, %s, %s", s.Num, FormatDuration(s.Dur), FormatDuration(s.DeviceBusy), want.Num, FormatDuration(want.Dur), FormatDuration(want.DeviceBusy))
+			t.Errorf("step %d: %s long, %s busy; want step %d, %s, %s", s.Num, human.Duration(s.Dur), human.Duration(s.DeviceBusy), want.Num, human.Duration(want.Dur), human.Duration(want.DeviceBusy))
 		}
 	}
 	if _, busy, _ := r.PerStep(); busy != 10*msec {
-		t.Errorf("compute per step %s, want 10.0 ms: the warm-up step's work leaks into the window", FormatDuration(busy))
+		t.Errorf("compute per step %s, want 10.0 ms: the warm-up step's work leaks into the window", human.Duration(busy))
 	}
 }
 

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"slices"
 )
@@ -298,10 +299,10 @@ func (st *Stability) Sentence() string {
 		return "no steps"
 	}
 	if st.Label == TooFewSteps {
-		return fmt.Sprintf("not graded, %s only: median %s, max %s", plural(st.Steps, "step"), formatDuration(st.Median), formatDuration(st.Max))
+		return fmt.Sprintf("not graded, %s only: median %s, max %s", plural(st.Steps, "step"), human.Duration(st.Median), human.Duration(st.Max))
 	}
 	s := fmt.Sprintf("%s: median %s, p90 %s, max %s, spread %s over %s",
-		st.Label, formatDuration(st.Median), formatDuration(st.P90), formatDuration(st.Max), pct(st.Spread), plural(st.Steps, "step"))
+		st.Label, human.Duration(st.Median), human.Duration(st.P90), human.Duration(st.Max), human.Share(st.Spread), plural(st.Steps, "step"))
 	if n := len(st.Slow); n > 0 {
 		s += fmt.Sprintf("; %s over %.1fx the median", plural(n, "step"), SlowFactor)
 	}
@@ -315,13 +316,13 @@ func (l *ErraticLoader) LoaderSentence() string {
 	}
 	s := "the step times are erratic: "
 	if l.Wait > 0 {
-		s += fmt.Sprintf("a long input wait (%s) every %s, the steps between fed at once", formatDuration(l.Wait), plural(l.Period, "step"))
+		s += fmt.Sprintf("a long input wait (%s) every %s, the steps between fed at once", human.Duration(l.Wait), plural(l.Period, "step"))
 	} else {
 		s += fmt.Sprintf("near-zero steps among long ones, a long step about every %s", plural(l.Period, "step"))
 	}
 	s += ": a loader that cannot keep up, its prefetch buffer hiding it part of the time"
 	if l.Batch > 0 && l.Compute > 0 {
-		s += fmt.Sprintf(" (it delivers a batch every %s against %s of compute per step)", formatDuration(l.Batch), formatDuration(l.Compute))
+		s += fmt.Sprintf(" (it delivers a batch every %s against %s of compute per step)", human.Duration(l.Batch), human.Duration(l.Compute))
 	}
 	return s
 }

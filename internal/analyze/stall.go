@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"maps"
 	"math"
 	"slices"
@@ -160,7 +161,7 @@ func (a *analyzer) stalledFinding(share float64) Finding {
 	var parts []string
 	var calls []string
 	for _, d := range r.Dependencies[:min(len(r.Dependencies), maxDepsNamed)] {
-		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d.Waited), formatDuration(d.Idle), plural(d.Gaps, "gap")))
+		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d.Waited), human.Duration(d.Idle), plural(d.Gaps, "gap")))
 		if d.Call != "" {
 			calls = append(calls, d.Call)
 		}
@@ -171,7 +172,7 @@ func (a *analyzer) stalledFinding(share float64) Finding {
 	return Finding{
 		ID: "stalled-device",
 		Message: fmt.Sprintf("The %s had the work that ended its gaps already queued, and still idled for %s, %s of the window: it waited on a dependency, not on the host. What the trace shows it waited on: %s.",
-			dev, formatDuration(r.Idle.Of(Stall)), pct(share), strings.Join(parts, "; ")),
+			dev, human.Duration(r.Idle.Of(Stall)), human.Share(share), strings.Join(parts, "; ")),
 		Fix:   "Look at what the queued work waits on, not at the host: the events one stream waits on (cudaStreamWaitEvent) and the work on the other stream that records them, collectives waiting on slower ranks (analyse every rank's trace together: tracegap job), and the nodes inside CUDA graph replays (profile them with nsys --cuda-graph-trace=node). Removing host syncs or adding loader workers will not close these gaps.",
 		Idle:  r.Idle.Of(Stall),
 		Share: share,
@@ -200,7 +201,7 @@ func (a *analyzer) syncOnStalled(share float64) Finding {
 	return Finding{
 		ID: "sync-on-stalled",
 		Message: fmt.Sprintf("The host blocked in %s for %s, %s of the window, while the %s was stalled with work queued: the sync waits on the same dependency, so removing it would not close the gaps.",
-			a.stalledSyncCalls(), formatDuration(r.StalledInSync), pct(share), a.deviceWord()),
+			a.stalledSyncCalls(), human.Duration(r.StalledInSync), human.Share(share), a.deviceWord()),
 		Fix:   "Fix the dependency first (see the stalled finding); then move the sync off the step, so that the host can queue the next step's work meanwhile.",
 		Idle:  r.StalledInSync,
 		Share: share,

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"strings"
 )
 
@@ -73,12 +74,12 @@ func (a *analyzer) opFindings(wd float64) []Finding {
 		}
 		per := ""
 		if o.Calls > 0 {
-			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", plural(o.Calls, "call"), formatDuration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
+			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", plural(o.Calls, "call"), human.Duration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
 		}
 		f := Finding{
 			ID: "costly-op", Severity: "info",
 			Message: fmt.Sprintf("The %s waits on %s%s for %s, %s of the window%s.",
-				a.deviceWord(), o.Name, where, formatDuration(o.Idle), pct(share), per),
+				a.deviceWord(), o.Name, where, human.Duration(o.Idle), human.Share(share), per),
 			Fix:  o.Fix,
 			Idle: o.Idle, Share: share, Calls: []string{o.Name},
 			Sites: a.sitesOf(Host, o.Name, 3),

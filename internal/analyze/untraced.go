@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 
 	"github.com/tracegap/tracegap/trace"
@@ -45,7 +46,7 @@ func (a *analyzer) untracedBetween() string {
 		}
 	}
 	k, _ := slices.BinarySearchFunc(evs, end, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
-	what := fmt.Sprintf(" The longest stretch, %s of a %s gap on %s,", formatDuration(seg.Dur), formatDuration(best.Dur), best.Device)
+	what := fmt.Sprintf(" The longest stretch, %s of a %s gap on %s,", human.Duration(seg.Dur), human.Duration(best.Dur), best.Device)
 	switch {
 	case before >= 0 && k < len(evs):
 		what += fmt.Sprintf(" falls after %s returned and before %s began:", a.t.Str(evs[before].Name), a.t.Str(evs[k].Name))

@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 )
@@ -213,10 +214,10 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 	if len(over) == 0 {
 		if u := float64(b.Of(Untraced)) / f; u > opt.HostThreshold {
 			return HostBound, nil, fmt.Sprintf("device idle while the waited-for host thread shows no event is %s of the window (over the host threshold %s): the device waits on host time the profile does not show",
-				pct(u), pct(opt.HostThreshold))
+				human.Share(u), human.Share(opt.HostThreshold))
 		}
 		return Parallel, nil, fmt.Sprintf("no cause of device idle passes its threshold: sync %s (threshold %s), input %s (%s), other host work %s (%s), stalled %s (%s)",
-			pct(shares[0].v), pct(shares[0].thresh), pct(shares[1].v), pct(shares[1].thresh), pct(shares[2].v), pct(shares[2].thresh), pct(shares[3].v), pct(shares[3].thresh))
+			human.Share(shares[0].v), human.Share(shares[0].thresh), human.Share(shares[1].v), human.Share(shares[1].thresh), human.Share(shares[2].v), human.Share(shares[2].thresh), human.Share(shares[3].v), human.Share(shares[3].thresh))
 	}
 	slices.SortStableFunc(over, func(x, y share) int { return cmp.Compare(y.v, x.v) })
 	top := over[0]
@@ -233,7 +234,7 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 	case "stalled":
 		what = "device idle with the work that ended it already queued (stalled on a dependency, not on the host)"
 	}
-	why := fmt.Sprintf("%s is %s of the window (threshold %s)", what, pct(top.v), pct(top.thresh))
+	why := fmt.Sprintf("%s is %s of the window (threshold %s)", what, human.Share(top.v), human.Share(top.thresh))
 	return top.verdict, sec, why + loadClause(top.name, slow, background, input, busy)
 }
 
@@ -251,7 +252,7 @@ func stalledSync(opt *Options, v Verdict, sec []Verdict, inSync, dur int64) []Ve
 // loadClause says how loading compares with compute where that decided
 // between sequential and data-bound.
 func loadClause(cause string, slow, background bool, input, busy int64) string {
-	l, c := formatDuration(input), formatDuration(busy)
+	l, c := human.Duration(input), human.Duration(busy)
 	switch {
 	case cause == "sync" && slow:
 		return fmt.Sprintf(", and the input it exposes (%s) takes longer than the device's compute (%s), so removing the sync would not hide it", l, c)
@@ -279,7 +280,7 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	}
 	if r.Idle.MostlyUntraced(r.Window.Dur()) {
 		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", formatDuration(r.Idle.Of(Untraced))))
+		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", human.Duration(r.Idle.Of(Untraced))))
 	}
 	if a.t.Truncated {
 		reasons = append(reasons, "the trace was cut short and only its first part was read")
@@ -289,7 +290,7 @@ func (a *analyzer) confidence() (Confidence, []string) {
 	}
 	if w := float64(r.Window.Dur()); w > 0 && float64(r.Idle.Of(Runtime))/w > a.opt.InputThreshold && a.runtimeIsWarmup() {
 		reasons = append(reasons, fmt.Sprintf("the window holds warm-up the step markers did not exclude: %s of device idle in %s (first launches, module loading, allocator growth)",
-			formatDuration(r.Idle.Of(Runtime)), strings.Join(a.top(a.tally.names[Runtime], 3), ", ")))
+			human.Duration(r.Idle.Of(Runtime)), strings.Join(a.top(a.tally.names[Runtime], 3), ", ")))
 	}
 	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
 		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))
@@ -309,5 +310,3 @@ func Grade(low bool, n int) Confidence {
 	}
 	return High
 }
-
-func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }

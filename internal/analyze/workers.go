@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"regexp"
 	"slices"
 	"strconv"
@@ -153,40 +154,40 @@ func (r *Result) workerEstimate() workerEstimate {
 	if !okS || c <= 0 {
 		return workerEstimate{}
 	}
-	C := formatDuration(c)
+	C := human.Duration(c)
 	if !l.Known {
 		if !l.Background {
 			return workerEstimate{}
 		}
 		if keepsUp(input, t, c) {
 			return workerEstimate{why: fmt.Sprintf("workers run (the loop takes batches from their queue), their count not in the trace; steps of T = %s against C = %s of compute, the loop waiting %s per step: the loader keeps up",
-				formatDuration(t), C, formatDuration(input))}
+				human.Duration(t), C, human.Duration(input))}
 		}
 		return workerEstimate{short: true, why: fmt.Sprintf("workers already run (the loop waits on their queue) but the trace does not say how many: with k workers now, each takes about k * T = k * %s per batch, so about ceil(k * %s / %s) + 1 would keep up, more than k",
-			formatDuration(t), formatDuration(t), C)}
+			human.Duration(t), human.Duration(t), C)}
 	}
 	switch {
 	case l.PerBatch > 0 && l.Workers > 0:
 		need := ceilDiv(l.PerBatch, c)
 		if need <= l.Workers {
 			return workerEstimate{n: l.Workers, ok: true, why: fmt.Sprintf("a worker takes P = %s per batch, so %d deliver one per %s against C = %s of compute: the loader keeps up, more workers would not help",
-				formatDuration(l.PerBatch), l.Workers, formatDuration(l.PerBatch/int64(l.Workers)), C)}
+				human.Duration(l.PerBatch), l.Workers, human.Duration(l.PerBatch/int64(l.Workers)), C)}
 		}
 		n := need + 1
-		return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, where P is a worker's time per batch and C the compute per step, plus one spare", formatDuration(l.PerBatch), C, n)}
+		return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, where P is a worker's time per batch and C the compute per step, plus one spare", human.Duration(l.PerBatch), C, n)}
 	case l.Workers > 0:
 		p := int64(l.Workers) * t
 		need := ceilDiv(p, c)
 		if need <= l.Workers || keepsUp(input, t, c) {
 			return workerEstimate{n: l.Workers, ok: true, why: fmt.Sprintf("steps of T = %s against C = %s of compute, the loop waiting %s per step on %d workers: the loader keeps up, more workers would not help",
-				formatDuration(t), C, formatDuration(input), l.Workers)}
+				human.Duration(t), C, human.Duration(input), l.Workers)}
 		}
 		n := need + 1
 		return workerEstimate{n: n, ok: true, why: fmt.Sprintf("with k = %d workers a batch comes every step of T = %s, so a worker takes about P = k * T = %s per batch; ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, plus one spare",
-			l.Workers, formatDuration(t), formatDuration(p), formatDuration(p), C, n)}
+			l.Workers, human.Duration(t), human.Duration(p), human.Duration(p), C, n)}
 	}
 	n := ceilDiv(input, c) + 1
-	return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(L / C) + 1 = ceil(%s / %s) + 1 = %d: loading side by side at the pace of compute, plus one spare", formatDuration(input), C, n)}
+	return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(L / C) + 1 = ceil(%s / %s) + 1 = %d: loading side by side at the pace of compute, plus one spare", human.Duration(input), C, n)}
 }
 
 // keepsUp reports whether workers keep up by the step figures: the loop

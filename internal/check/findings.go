@@ -2,10 +2,10 @@ package check
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
-	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
 )
 
@@ -17,7 +17,7 @@ func (r Rules) failOnFinding(f compare.Summary) Outcome {
 	var hit []string
 	for _, ff := range f.Findings {
 		if slices.Contains(r.FailOnFinding, ff.ID) && ff.Severity != "info" {
-			hit = append(hit, fmt.Sprintf("%s (%s, %s of idle)", ff.ID, ff.Severity, analyze.FormatDuration(ff.IdleNs)))
+			hit = append(hit, fmt.Sprintf("%s (%s, %s of idle)", ff.ID, ff.Severity, human.Duration(ff.IdleNs)))
 		}
 	}
 	if len(hit) > 0 {

@@ -10,6 +10,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
@@ -155,7 +156,7 @@ func (r Rules) EvaluateSummary(f compare.Summary) []Outcome {
 			continue
 		}
 		v := fraction(s.idle, w.Ns)
-		out = append(out, Outcome{Rule: s.rule, Figure: pct(v), Limit: pct(s.limit.Share), Failed: v > s.limit.Share})
+		out = append(out, Outcome{Rule: s.rule, Figure: human.Share(v), Limit: human.Share(s.limit.Share), Failed: v > s.limit.Share})
 	}
 	if r.MinUtilization.On {
 		out = append(out, r.utilization(w))
@@ -206,7 +207,7 @@ func (r Rules) noDevice(confidence analyze.Confidence, truncated bool) Outcome {
 // state, warm-up left out) and reports the least busy device. A run
 // without device activity fails: there is nothing to be busy.
 func (r Rules) utilization(w *compare.WindowFigures) Outcome {
-	o := Outcome{Rule: "min-utilization", Limit: pct(r.MinUtilization.Share)}
+	o := Outcome{Rule: "min-utilization", Limit: human.Share(r.MinUtilization.Share)}
 	if len(w.Devices) == 0 || w.Ns <= 0 {
 		o.Figure, o.Failed = "no device activity", true
 		return o
@@ -217,7 +218,7 @@ func (r Rules) utilization(w *compare.WindowFigures) Outcome {
 			low, dev = u, d.ID
 		}
 	}
-	o.Figure = fmt.Sprintf("%s (%s)", pct(low), dev)
+	o.Figure = fmt.Sprintf("%s (%s)", human.Share(low), dev)
 	o.Failed = low < r.MinUtilization.Share
 	return o
 }
@@ -228,5 +229,3 @@ func fraction(part, whole int64) float64 {
 	}
 	return float64(part) / float64(whole)
 }
-
-func pct(f float64) string { return analyze.FormatShare(f) }

@@ -3,11 +3,10 @@ package compare
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"slices"
 	"strconv"
-
-	"github.com/tracegap/tracegap/internal/analyze"
 )
 
 // Sweep is N runs of one job that differ in one setting (loader workers,
@@ -83,17 +82,17 @@ func (s *Sweep) recommend() string {
 	best := &s.Runs[s.Best]
 	name := s.Setting
 	if s.Knee < 0 {
-		return fmt.Sprintf("The fastest run is %s (%s per step); its labels are not numbers, so no knee is found.", best.Label, analyze.FormatDuration(best.Summary.StepTime))
+		return fmt.Sprintf("The fastest run is %s (%s per step); its labels are not numbers, so no knee is found.", best.Label, human.Duration(best.Summary.StepTime))
 	}
 	if name == "" {
 		name = "setting"
 	}
 	k := &s.Runs[s.Knee]
 	msg := fmt.Sprintf("%s = %s: the fewest within %.0f%% of the best step time (%s at %s = %s); %s per step there.",
-		name, k.Label, 100*s.Tolerance, analyze.FormatDuration(best.Summary.StepTime), name, best.Label, analyze.FormatDuration(k.Summary.StepTime))
+		name, k.Label, 100*s.Tolerance, human.Duration(best.Summary.StepTime), name, best.Label, human.Duration(k.Summary.StepTime))
 	if s.Knee > 0 {
 		lo := &s.Runs[s.Knee-1]
-		msg += fmt.Sprintf(" Below it, %s = %s takes %s per step (%s).", name, lo.Label, analyze.FormatDuration(lo.Summary.StepTime), lo.Summary.Stability)
+		msg += fmt.Sprintf(" Below it, %s = %s takes %s per step (%s).", name, lo.Label, human.Duration(lo.Summary.StepTime), lo.Summary.Stability)
 	}
 	if s.Knee < len(s.Runs)-1 {
 		msg += fmt.Sprintf(" More than %s gains less than %.0f%%.", k.Label, 100*s.Tolerance)

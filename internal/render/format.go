@@ -6,44 +6,12 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
-// Duration formats ns nanoseconds for people, with three significant digits
-// and the largest unit that keeps the number at 1 or more: "850 ns",
-// "12.4 us", "48.2 ms", "2.31 s". Minutes are written as seconds.
-func Duration(ns int64) string {
-	if ns == 0 {
-		return "0"
-	}
-	if ns < 0 {
-		if ns == math.MinInt64 {
-			ns++
-		}
-		return "-" + Duration(-ns)
-	}
-	units := []struct {
-		name string
-		ns   float64
-	}{{"s", 1e9}, {"ms", 1e6}, {"us", 1e3}}
-	for _, u := range units {
-		if float64(ns) >= u.ns {
-			return sig3(float64(ns)/u.ns) + " " + u.name
-		}
-	}
-	return strconv.FormatInt(ns, 10) + " ns"
-}
-
-// sig3 writes v (>= 1) with three significant digits, more for v >= 1000.
-func sig3(v float64) string {
-	prec := 0
-	switch {
-	case v < 9.995:
-		prec = 2
-	case v < 99.95:
-		prec = 1
-	}
-	return strconv.FormatFloat(v, 'f', prec, 64)
-}
+// Duration formats ns nanoseconds for people (human.Duration): "850 ns",
+// "12.4 us", "48.2 ms", "2.31 s".
+func Duration(ns int64) string { return human.Duration(ns) }
 
 // shortDuration is Duration without trailing zeros, for settings: "20 us"
 // rather than "20.0 us".
@@ -66,12 +34,7 @@ func shortPercent(f float64) string {
 }
 
 // percent formats a fraction as a percentage with one decimal: "31.2%".
-func percent(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
-}
+func percent(f float64) string { return human.Share(f) }
 
 // share returns part/whole, 0 when whole is not positive.
 func share(part, whole int64) float64 {
@@ -82,18 +45,7 @@ func share(part, whole int64) float64 {
 }
 
 // byteSize formats a byte count: "812 B", "12.3 MB", "1.05 GB".
-func byteSize(n int64) string {
-	units := []struct {
-		name string
-		n    float64
-	}{{"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}}
-	for _, u := range units {
-		if float64(n) >= u.n {
-			return sig3(float64(n)/u.n) + " " + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10) + " B"
-}
+func byteSize(n int64) string { return human.Bytes(n) }
 
 // counted formats n things: "1 gap", "1,234 gaps".
 func counted(n int, noun string) string {

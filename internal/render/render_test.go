@@ -17,27 +17,6 @@ import (
 )
 
 func TestDuration(t *testing.T) {
-	tests := []struct {
-		ns   int64
-		want string
-	}{
-		{0, "0"},
-		{850, "850 ns"},
-		{1_000, "1.00 us"},
-		{12_449, "12.4 us"},
-		{850_000, "850 us"},
-		{999_999, "1000 us"},
-		{12_400_000, "12.4 ms"},
-		{48_250_001, "48.3 ms"},
-		{2_310_000_000, "2.31 s"},
-		{125_000_000_000, "125 s"},
-		{-1_500_000, "-1.50 ms"},
-	}
-	for _, tt := range tests {
-		if got := Duration(tt.ns); got != tt.want {
-			t.Errorf("Duration(%d) = %q, want %q", tt.ns, got, tt.want)
-		}
-	}
 	if got := shortDuration(20_000); got != "20 us" {
 		t.Errorf("shortDuration(20us) = %q, want 20 us", got)
 	}

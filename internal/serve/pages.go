@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"net/http"
@@ -49,7 +50,7 @@ const header = `<header class="tg-nav"><b><a href="/">tracegap</a></b><a href="/
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"size": humanSize,
 	"when": func(t time.Time) string { return t.Format("2006-01-02 15:04:05Z") },
-	"pct":  func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
+	"pct":  human.Share,
 	// The formats the readers linked into the program registered.
 	"formats":    trace.Formats,
 	"rows":       compareRows,

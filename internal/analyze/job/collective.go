@@ -3,6 +3,7 @@ package job
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"math/bits"
 	"regexp"
@@ -269,7 +270,7 @@ func (j *analysis) align() {
 	case worst == 0:
 		j.res.Clock = fmt.Sprintf("the ranks' clocks agree: their matched collectives (%d) end at the same instants", len(j.groups))
 	default:
-		j.res.Clock = fmt.Sprintf("clocks aligned on the ends of the ranks' collectives, which finish together: the largest correction is %s (rank %d)", analyze.FormatDuration(worst), worstRank)
+		j.res.Clock = fmt.Sprintf("clocks aligned on the ends of the ranks' collectives, which finish together: the largest correction is %s (rank %d)", human.Duration(worst), worstRank)
 	}
 	if len(unmatched) > 0 {
 		j.res.Clock += fmt.Sprintf("; rank(s) %s share no matched collective with rank %d and keep their own clock", strings.Join(unmatched, ", "), act[0].num)

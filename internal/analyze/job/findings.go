@@ -3,6 +3,7 @@ package job
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
@@ -107,7 +108,7 @@ func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 	doing := splits[best].Doing()
 	steps := len(j.res.Steps)
 	msg := fmt.Sprintf("Rank %d holds the job back: it was the straggler in %d of %d step(s), and the other ranks waited for it %s in all in collectives (%s of the ranks' time)",
-		r.num, j.res.Ranks[best].Straggles, steps, analyze.FormatDuration(imposed[best]), pct(float64(imposed[best])/float64(max(j.windowTime(), 1))))
+		r.num, j.res.Ranks[best].Straggles, steps, human.Duration(imposed[best]), human.Share(float64(imposed[best])/float64(max(j.windowTime(), 1))))
 	msg += j.doingText(r, doing) + "."
 	fix, id := doingFix(doing), doingFinding(doing)
 	for _, f := range r.res.Findings {
@@ -190,7 +191,7 @@ func (j *analysis) waitFinding() (analyze.Finding, bool) {
 	return analyze.Finding{
 		ID: "collective-wait", Severity: sev,
 		Message: fmt.Sprintf("Collectives took %s per rank over the window: %s (%s of their time) waiting for the slowest rank to arrive and %s transferring; the wait is %s of the ranks' time.",
-			analyze.FormatDuration((wait+transfer)/n), analyze.FormatDuration(wait/n), pct(float64(wait)/float64(wait+transfer)), analyze.FormatDuration(transfer/n), pct(share)),
+			human.Duration((wait+transfer)/n), human.Duration(wait/n), human.Share(float64(wait)/float64(wait+transfer)), human.Duration(transfer/n), human.Share(share)),
 		Fix: "The waiting part is not communication cost: it goes away when the straggler arrives on time. The transfer part is; overlap it with compute (DDP gradient buckets, FSDP prefetching).",
 	}, true
 }
@@ -204,7 +205,7 @@ func (j *analysis) imbalanceFinding() (analyze.Finding, bool) {
 	}
 	return analyze.Finding{
 		ID: "load-imbalance", Severity: "medium",
-		Message: fmt.Sprintf("Ranks waited %s in collectives (summed over ranks, %s of their time) for ranks whose devices had more work to do: the work is not spread evenly.", analyze.FormatDuration(c), pct(share)),
+		Message: fmt.Sprintf("Ranks waited %s in collectives (summed over ranks, %s of their time) for ranks whose devices had more work to do: the work is not spread evenly.", human.Duration(c), human.Share(share)),
 		Fix:     doingFix("compute"),
 	}, true
 }
@@ -225,10 +226,10 @@ func (j *analysis) spreadFinding() (analyze.Finding, bool) {
 	rk := func(i int) int { return j.ranks[i].num }
 	var b strings.Builder
 	fmt.Fprintf(&b, "Step lengths differ across ranks: %s takes %s on rank %d and %s on rank %d.",
-		js.Name, analyze.FormatDuration(js.Dur[lo]), rk(lo), analyze.FormatDuration(js.Dur[hi]), rk(hi))
+		js.Name, human.Duration(js.Dur[lo]), rk(lo), human.Duration(js.Dur[hi]), rk(hi))
 	first, last, startSpread, endSpread := j.stepSpread(js)
 	fmt.Fprintf(&b, " The ranks entered it up to %s apart (rank %d first, rank %d last) and finished it within %s of each other",
-		analyze.FormatDuration(startSpread), rk(first), rk(last), analyze.FormatDuration(endSpread))
+		human.Duration(startSpread), rk(first), rk(last), human.Duration(endSpread))
 	if endSpread < startSpread {
 		b.WriteString(": collectives hold the ranks together, so a rank that starts early waits for the others.")
 	} else {
@@ -241,8 +242,8 @@ func (j *analysis) spreadFinding() (analyze.Finding, bool) {
 				b.WriteString("; ")
 			}
 			c := biggestWait(js, i)
-			fmt.Fprintf(&b, "rank %d %s (%s in collective %d, %s, for rank %d)", rk(i), analyze.FormatDuration(stepWait(js, i)),
-				analyze.FormatDuration(c.Waits[i]), c.Index+1, shortKernel(c.Name), rk(c.Straggler))
+			fmt.Fprintf(&b, "rank %d %s (%s in collective %d, %s, for rank %d)", rk(i), human.Duration(stepWait(js, i)),
+				human.Duration(c.Waits[i]), c.Index+1, shortKernel(c.Name), rk(c.Straggler))
 		}
 		b.WriteString(".")
 	}
@@ -344,9 +345,6 @@ func shortKernel(name string) string {
 	}
 	return name
 }
-
-// pct writes a share as the analysis's messages do.
-func pct(v float64) string { return analyze.FormatShare(v) }
 
 func capitalize(s string) string {
 	if s == "" {

@@ -3,6 +3,7 @@ package job
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
@@ -246,11 +247,11 @@ func (j *analysis) confidence(act []*rankState) (analyze.Confidence, []string) {
 	w := &j.res.Wait
 	if l := w.Late; l > 0 && l >= w.Compute && l >= w.Idle.Attributed() {
 		low = true
-		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", analyze.FormatDuration(l), analyze.FormatDuration(w.Total())))
+		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", human.Duration(l), human.Duration(w.Total())))
 	}
 	if o.Idle.MostlyUntraced(o.Window.Dur()) {
 		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", analyze.FormatDuration(o.Idle.Of(analyze.Untraced))))
+		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", human.Duration(o.Idle.Of(analyze.Untraced))))
 	}
 	return analyze.Grade(low, len(reasons)), reasons
 }

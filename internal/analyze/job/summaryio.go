@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"reflect"
 	"slices"
@@ -264,7 +265,7 @@ func optionsError(sum, asked *analyze.Options) error {
 // options (sum) and the merge's (asked), by its command-line flag, with
 // both values: "min-gap: summarized with 20.0 us, asked for 50.0 us".
 func optionDiffs(sum, asked *analyze.Options) []string {
-	dur := analyze.FormatDuration
+	dur := human.Duration
 	pct := func(v float64) string { return strconv.FormatFloat(v*100, 'g', -1, 64) + "%" }
 	list := func(ps []string) string { return fmt.Sprintf("%q", nilIfEmpty(ps)) }
 	var out []string

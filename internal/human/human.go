@@ -1,0 +1,72 @@
+// Package human writes figures for people, the one way every report,
+// finding and message of tracegap writes them.
+package human
+
+import (
+	"math"
+	"strconv"
+)
+
+// Duration writes ns with three significant figures and the largest unit
+// that keeps the number at 1 or more, rounding up into the next unit where
+// three figures would not hold it: "850 ns", "12.4 us", "1.00 ms" (for
+// 999.6 us), "3.20 s". Minutes are written as seconds, and 0 as "0".
+func Duration(ns int64) string {
+	if ns == 0 {
+		return "0"
+	}
+	if ns < 0 {
+		if ns == math.MinInt64 {
+			ns++
+		}
+		return "-" + Duration(-ns)
+	}
+	v := float64(ns)
+	switch {
+	case v < 999.5:
+		return strconv.FormatInt(ns, 10) + " ns"
+	case v < 999_500:
+		return sig3(v/1e3) + " us"
+	case v < 999_500_000:
+		return sig3(v/1e6) + " ms"
+	}
+	return sig3(v/1e9) + " s"
+}
+
+// sig3 writes v, at least 0.9995, with three significant figures (all its
+// whole digits from 1000 on).
+func sig3(v float64) string {
+	prec := 0
+	switch {
+	case v < 9.995:
+		prec = 2
+	case v < 99.95:
+		prec = 1
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// Share writes a fraction as a percentage with one decimal: "28.4%"; "-"
+// for a fraction that is not a number.
+func Share(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+}
+
+// Bytes writes a byte count in decimal units with three significant
+// figures, as Duration rounds: "812 B", "12.3 MB", "1.00 MB" (for 999,999
+// bytes), "1.05 GB".
+func Bytes(n int64) string {
+	v := float64(n)
+	switch {
+	case v < 999.5:
+		return strconv.FormatInt(n, 10) + " B"
+	case v < 999_500:
+		return sig3(v/1e3) + " kB"
+	case v < 999_500_000:
+		return sig3(v/1e6) + " MB"
+	}
+	return sig3(v/1e9) + " GB"
+}
