@@ -83,14 +83,19 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap annotate: %s\n", safe(err))
 		return exitUsage
 	}
+	xp, err := annotatedFormat(out)
+	if err != nil { // said before the input is read
+		fmt.Fprintf(stderr, "tracegap annotate: %s\n", safe(err))
+		return exitUsage
+	}
 	path := fs.Arg(0)
-	res, err := annotateFile(path, out, af, stderr)
+	res, err := annotateFile(path, out, xp, af, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
 		return exitUsage
 	}
 	viewer := "https://ui.perfetto.dev or chrome://tracing"
-	if xp, _ := annotatedFormat(out, "xplane"); xp {
+	if xp {
 		viewer = "XProf or TensorBoard's profile plugin (as a run's .xplane.pb)"
 	}
 	fmt.Fprintf(stderr, "tracegap: wrote %s: %d gaps and %d steps over the trace; open it in %s\n",
@@ -107,8 +112,9 @@ var errNotAnnotatable = errors.New("an Nsight Systems export cannot be annotated
 
 // annotateFile reads and analyses the trace at path ("-" is standard
 // input) as every command reads its input, and writes it, annotated, to
-// out. The warnings of reading go to stderr.
-func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analyze.Result, error) {
+// out, as an XPlane when xp is set, else as Chrome JSON. The warnings of
+// reading go to stderr.
+func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer) (*analyze.Result, error) {
 	e := af.engine(1)
 	in, cleanup, err := annotateInput(path, e.Read.MaxBytes)
 	if err != nil {
@@ -123,8 +129,8 @@ func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analy
 	if t.Format == "nsight" {
 		return nil, errNotAnnotatable
 	}
-	if _, err := annotatedFormat(out, t.Format); err != nil {
-		return nil, err
+	if xp && t.Format != "xplane" {
+		return nil, fmt.Errorf("-o %s asks for an XPlane, which annotate writes from an XPlane input only: expected -o X.json or X.json.gz for this %s trace", out, t.Format)
 	}
 	var res *analyze.Result
 	err = irun.Protect("annotating", func() error {
@@ -136,7 +142,7 @@ func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analy
 		}
 		src := &copySource{path: in.Path}
 		err := render.WriteFile(out, func(w io.Writer) error {
-			return writeAnnotated(w, out, src, t, res)
+			return writeAnnotated(w, out, xp, src, t, res)
 		})
 		if err != nil && src.err != nil { // the input's fault, not the output's
 			return fmt.Errorf("%s: %w", t.Path, src.err)
@@ -225,11 +231,9 @@ func (e *errNoter) Read(p []byte) (int, error) {
 // XPlane (.pb, for XProf and TensorBoard's profile plugin), which only an
 // XPlane input can give, or Chrome JSON (.json, for Perfetto and
 // chrome://tracing); either gzipped with .gz.
-func annotatedFormat(out, input string) (xplane bool, err error) {
+func annotatedFormat(out string) (xplane bool, err error) {
 	name := strings.TrimSuffix(strings.ToLower(out), ".gz")
 	switch {
-	case strings.HasSuffix(name, ".pb") && input != "xplane":
-		return false, fmt.Errorf("-o %s asks for an XPlane, which annotate writes from an XPlane input only: expected -o X.json or X.json.gz for this %s trace", out, input)
 	case strings.HasSuffix(name, ".pb"):
 		return true, nil
 	case strings.HasSuffix(name, ".json"):
@@ -238,18 +242,18 @@ func annotatedFormat(out, input string) (xplane bool, err error) {
 	return false, fmt.Errorf("-o %s: expected a name ending in .json or .json.gz (Chrome JSON, for Perfetto), or for an XPlane input .xplane.pb or .xplane.pb.gz (for XProf and TensorBoard)", out)
 }
 
-// writeAnnotated writes the annotated trace to w, gzipped when the output
-// name says so. A complete Chrome JSON input is copied through from src,
-// and so is an XPlane annotated as an XPlane.
-func writeAnnotated(w io.Writer, out string, src *copySource, t *trace.Trace, res *analyze.Result) error {
+// writeAnnotated writes the annotated trace to w, as an XPlane when xp is
+// set, gzipped when the output name says so. A complete Chrome JSON input
+// is copied through from src, and so is an XPlane annotated as an XPlane.
+func writeAnnotated(w io.Writer, out string, xp bool, src *copySource, t *trace.Trace, res *analyze.Result) error {
 	if strings.HasSuffix(out, ".gz") {
 		zw := gzip.NewWriter(w)
-		if err := writeAnnotated(zw, strings.TrimSuffix(out, ".gz"), src, t, res); err != nil {
+		if err := writeAnnotated(zw, strings.TrimSuffix(out, ".gz"), xp, src, t, res); err != nil {
 			return err
 		}
 		return zw.Close()
 	}
-	if xp, _ := annotatedFormat(out, t.Format); xp {
+	if xp {
 		r, closeSrc, err := src.open()
 		if err != nil {
 			return err

@@ -236,6 +236,8 @@ func TestAnnotateOutputFormat(t *testing.T) {
 		{xp, "a.json", exitOK, "open it in https://ui.perfetto.dev"},
 		{example, "b.xplane.pb", exitUsage, "asks for an XPlane, which annotate writes from an XPlane input only"},
 		{example, "b.html", exitUsage, "expected a name ending in .json or .json.gz"},
+		// The name is refused before the input is read.
+		{filepath.Join(dir, "missing.json"), "c.html", exitUsage, "-o " + filepath.Join(dir, "c.html") + ": expected a name ending in .json"},
 	} {
 		out := filepath.Join(dir, tt.out)
 		code, _, stderr := tg("annotate", tt.in, "-o", out)
