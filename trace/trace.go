@@ -176,6 +176,13 @@ func (k TrackKind) String() string {
 	return "trackkind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// AnnotationProcess names the process (Chrome JSON) and, after
+// "/device:CUSTOM:", the plane (XPlane) that tracegap's annotated traces
+// add: its gap and step slices are conclusions, not host work, so readers
+// keep its tracks as context and an annotated trace analyses as the
+// original did.
+const AnnotationProcess = "tracegap"
+
 // Track is one timeline: a host thread, a device stream or an XPlane line.
 type Track struct {
 	Kind TrackKind

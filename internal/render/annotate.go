@@ -14,11 +14,6 @@ import (
 	"github.com/tracegap/tracegap/trace"
 )
 
-// AnnotationProcess names the process that Annotate adds to a trace. The
-// Chrome reader keeps its tracks as context, so that an annotated trace
-// analyses as the original did.
-const AnnotationProcess = "tracegap"
-
 // Annotate writes t as Chrome trace-event JSON with the analysis res laid
 // over it, on the trace's own clock: a "tracegap" process holding a track
 // per device with one slice per gap (named by its cause, its figures and
@@ -136,7 +131,7 @@ func (a *annotator) write(w *bufio.Writer, empty bool) error {
 	res := a.res
 	verdict := string(res.Verdict) + " (" + string(res.Confidence) + " confidence)"
 	meta := []map[string]any{
-		a.meta("process_name", 0, map[string]any{"name": AnnotationProcess}),
+		a.meta("process_name", 0, map[string]any{"name": trace.AnnotationProcess}),
 		a.meta("process_sort_index", 0, map[string]any{"sort_index": -1}),
 		a.meta("process_labels", 0, map[string]any{"labels": "verdict: " + verdict}),
 		{"ph": "i", "s": "p", "pid": a.pid, "tid": 0, "name": "verdict: " + verdict, "cat": "tracegap.verdict",

@@ -99,7 +99,7 @@ func (p *parser) classify(c *classifier, i int, s *slot) {
 		classifyHost(c, tr, evs, s)
 	case c.hasDeviceCat(cats):
 		p.classifyKinetoDevice(c, tr, evs, cats, s)
-	case isPseudoProcess(s.pid) || proc == annotationProcess:
+	case isPseudoProcess(s.pid) || proc == trace.AnnotationProcess:
 		tr.Kind = trace.TrackOther
 		tr.Name = strings.TrimSpace(s.pid + " " + s.tid)
 		if tr.Name == "" {
@@ -109,10 +109,6 @@ func (p *parser) classify(c *classifier, i int, s *slot) {
 		classifyHost(c, tr, evs, s)
 	}
 }
-
-// annotationProcess names the process tracegap annotate adds: its gap and
-// step slices are conclusions, not host work (report.AnnotationProcess).
-const annotationProcess = "tracegap"
 
 // isPseudoProcess reports whether pid is one of Kineto's non-process
 // groups: profiler spans, trace markers, global instants.
