@@ -22,10 +22,8 @@ job="$BENCH_DIR/job-$RANKS-$STEPS"
 sums="$job.summaries"
 mkdir -p "$BENCH_DIR"
 
-if [ ! -x /usr/bin/time ]; then
-  echo "bench-job.sh: /usr/bin/time missing; installing the Debian package 'time'" >&2
-  apt-get install -y time >&2
-fi
+. scripts/lib.sh
+need_time
 go build -o "$BENCH_DIR/tracegap" ./cmd/tracegap
 tg="$BENCH_DIR/tracegap"
 if [ ! -d "$job" ]; then
@@ -34,14 +32,11 @@ if [ ! -d "$job" ]; then
   mv "$job.tmp" "$job"
 fi
 
-# measure NAME CMD...: run CMD under /usr/bin/time, print wall s and peak MB.
+# measure CMD...: run CMD under /usr/bin/time, print wall s and peak kB.
 measure() {
   local log="$BENCH_DIR/time.log"
-  /usr/bin/time -v -o "$log" "$@" >/dev/null
-  local wall rss
-  wall=$(awk -F': ' '/Elapsed/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$log")
-  rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$log")
-  echo "$wall $rss"
+  timed "$log" "$@" >/dev/null
+  echo "$(wall_s "$log") $(rss_kb "$log")"
 }
 
 rm -rf "$sums" && mkdir -p "$sums"

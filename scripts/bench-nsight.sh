@@ -20,10 +20,8 @@ BENCH_DIR="${BENCH_DIR:-bench-out}"
 STEPS="${STEPS:-1000}"
 RUNS="${RUNS:-3}"
 mkdir -p "$BENCH_DIR"
-if [ ! -x /usr/bin/time ]; then
-  echo "bench-nsight.sh: /usr/bin/time missing; installing the Debian package 'time'" >&2
-  apt-get install -y time >&2
-fi
+. scripts/lib.sh
+need_time
 
 go build -o "$BENCH_DIR/tracegap" ./cmd/tracegap
 n="$BENCH_DIR/nsight-$STEPS.sqlite"

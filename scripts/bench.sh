@@ -31,10 +31,8 @@ SRC=../shared/traces/kineto-resnet50-workers4.pt.trace.json.gz
 TILE=../shared/bench/tile-trace
 mkdir -p "$BENCH_DIR"
 
-if [ ! -x /usr/bin/time ]; then
-  echo "bench.sh: /usr/bin/time missing; installing the Debian package 'time'" >&2
-  apt-get install -y time >&2
-fi
+. scripts/lib.sh
+need_time
 
 go build -o "$BENCH_DIR/tracegap" ./cmd/tracegap
 # xpstat (see xplane_split) with the profile that tracegap's build uses

@@ -28,6 +28,8 @@ if [ -z "$dir" ]; then
 	trap 'rm -rf "$dir"' EXIT
 fi
 mkdir -p "$dir"
+. scripts/lib.sh
+need_time
 go build -o "$dir/tracegap" ./cmd/tracegap
 go run ./internal/tools/gzbomb -size 10G -o "$dir/zeros.json.gz" >/dev/null
 go run ./internal/tools/gzbomb -size 10G -prefix '{"traceEvents":[' -fill ' ' -o "$dir/spaces.json.gz" >/dev/null
@@ -57,9 +59,9 @@ for run in zeros.json.gz spaces.json.gz "zeros.xplane.pb.gz --input-format xplan
 	set -- $run
 	f=$1
 	shift
-	/usr/bin/time -v -o "$dir/time.txt" "$dir/tracegap" analyze "$@" "$dir/$f" >/dev/null 2>"$dir/err.txt" && rc=0 || rc=$?
-	wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$dir/time.txt")
-	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/time.txt")
+	timed "$dir/time.txt" "$dir/tracegap" analyze "$@" "$dir/$f" >/dev/null 2>"$dir/err.txt" && rc=0 || rc=$?
+	wall=$(wall_s "$dir/time.txt")
+	rss=$(rss_kb "$dir/time.txt")
 	printf '%-22s %10s %6s %9s %10s  %s\n' "$f $*" "$(stat -c %s "$dir/$f")" "$rc" "$wall" "$((rss / 1024))" "$(sed "s|$dir/||" "$dir/err.txt" | head -c 160)"
 done
 
@@ -107,7 +109,7 @@ with open(d + "/gaps.json", "w") as f:
     f.write("[" + ",".join('{"ph":"X","cat":"kernel","ts":%d,"dur":1}' % (100 * i) for i in range(4_000_000)) + "]")
 # 100,000 nested Python frames around 1,000 gaps, and 900,000 distinct
 # 200-byte names: the analysis's time, linear in the trace.
-with open(d + "/deep.json", "w") as f:
+with open(d + "/frames.json", "w") as f:
     n, k = 100_000, 1_000
     span = k * 90 + 200
     ev = ['{"ph":"X","cat":"python_function","name":"f%d","ts":%.3f,"dur":%.3f,"pid":1,"tid":1}' % (i % 50, i / 1000, span - i / 500) for i in range(n)]
@@ -130,13 +132,13 @@ mkdir -p "$dir/fifo" && rm -f "$dir/fifo/a.trace.json" && mkfifo "$dir/fifo/a.tr
 echo
 for run in "empty.xplane.pb.gz" "empty.xplane.pb.gz --max-memory 512MiB" "::error::x.trace.json" \
 	utf16.json fifo "empty.xplane.pb.gz --max-events -1" gaps.json "gaps.json --max-memory 1GiB" \
-	deep.json names.json; do
+	frames.json names.json; do
 	set -- $run
 	f=$1
 	shift
-	(cd "$dir" && /usr/bin/time -v -o time.txt ./tracegap analyze "$@" "$f" >out.txt 2>err.txt) && rc=0 || rc=$?
-	wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$dir/time.txt")
-	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/time.txt")
+	(cd "$dir" && timed time.txt ./tracegap analyze "$@" "$f" >out.txt 2>err.txt) && rc=0 || rc=$?
+	wall=$(wall_s "$dir/time.txt")
+	rss=$(rss_kb "$dir/time.txt")
 	live=$(cat "$dir/out.txt" "$dir/err.txt" | grep -ciE '^[[:space:]]*::|##(vso)?\[' || true)
 	printf '%-22s %10s %6s %9s %10s  %s\n' "$f $*" "$(du -sb "$dir/$f" | cut -f1)" "$rc" "$wall" "$((rss / 1024))" \
 		"live CI commands: $live; $(sed "s|$dir/||" "$dir/err.txt" | head -c 140)"
