@@ -537,7 +537,7 @@ func TestNoDevice(t *testing.T) {
 		Reasons:    []string{"the trace holds 7 host events but no device activity", "one more thing"},
 		Options:    analyze.DefaultOptions(),
 	}
-	for _, f := range Formats {
+	for _, f := range Formats(OfRuns) {
 		var buf bytes.Buffer
 		if err := Write(&buf, res, f, Options{}); err != nil {
 			t.Fatalf("%s: %v", f, err)
