@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/trace"
 )
 
 // tableNames are the names of each table that docs and hand-written lists
-// repeat: verdicts, causes, finding ids and trace formats.
+// repeat: verdicts, causes, finding ids, trace formats and report
+// formats.
 func tableNames() map[string][]string {
 	names := map[string][]string{"finding": analyze.FindingIDs(), "format": trace.FormatNames()}
 	for _, v := range analyze.Verdicts() {
@@ -22,12 +24,16 @@ func tableNames() map[string][]string {
 	for _, c := range analyze.Causes() {
 		names["cause"] = append(names["cause"], c.String())
 	}
+	for _, f := range render.Formats(render.OfRuns) {
+		names["report format"] = append(names["report format"], string(f))
+		names["report suffix"] = append(names["report suffix"], f.Suffix())
+	}
 	return names
 }
 
 // TestListsFollowTables: every place outside the code that lists the
-// verdicts, the causes, the finding ids or the trace formats lists all of
-// them: the line that starts with prefix (or, where prefix is a row
+// verdicts, the causes, the finding ids, the trace formats or the report
+// formats lists all of them: the line that starts with prefix (or, where prefix is a row
 // template with %s, a row per name) names each.
 func TestListsFollowTables(t *testing.T) {
 	tests := []struct {
@@ -42,6 +48,8 @@ func TestListsFollowTables(t *testing.T) {
 		{"docs/report-v1.md", "| `format` | string | the reader that read it", "format"},
 		{"docs/inputs.md", "input's first bytes, whatever the file is called", "format"},
 		{"docs/serve.md", "# upload (plain or gzip", "format"},
+		{"README.md", "| `%s`", "report format"},
+		{"docs/reports.md", "when `--format` is not given", "report suffix"},
 	}
 	names := tableNames()
 	for _, tt := range tests {
