@@ -234,10 +234,10 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
+		t.Fatalf("%v (run go test ./internal/render -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test ./report -update if the change is intended)\n%s",
+		t.Errorf("%s differs from the output (run go test ./internal/render -update if the change is intended)\n%s",
 			filepath.Base(path), firstDiff(string(want), string(got)))
 	}
 }
