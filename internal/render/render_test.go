@@ -60,7 +60,7 @@ func TestParseFormat(t *testing.T) {
 		if got != tt.want || (err == nil) != tt.ok {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q, ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
-		if err != nil && !strings.Contains(err.Error(), "expected text, json, markdown or html") {
+		if err != nil && !strings.Contains(err.Error(), "expected "+FormatNames(OfRuns)) {
 			t.Errorf("ParseFormat(%q) error %q does not say what is expected", tt.in, err)
 		}
 	}
