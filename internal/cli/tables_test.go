@@ -9,13 +9,15 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/render"
+	"github.com/tracegap/tracegap/report"
 	"github.com/tracegap/tracegap/trace"
 )
 
 // tableNames are the names of each table that docs and hand-written lists
-// repeat: verdicts, causes, finding ids, trace formats and report
-// formats.
+// repeat: verdicts, causes (names, JSON keys, the parts of a job's wait),
+// finding ids, trace formats and report formats.
 func tableNames() map[string][]string {
 	names := map[string][]string{"finding": analyze.FindingIDs(), "format": trace.FormatNames()}
 	for _, v := range analyze.Verdicts() {
@@ -23,6 +25,13 @@ func tableNames() map[string][]string {
 	}
 	for _, c := range analyze.Causes() {
 		names["cause"] = append(names["cause"], c.String())
+	}
+	for _, k := range report.CauseKeys {
+		names["cause key"] = append(names["cause key"], k)
+		names["cause ns"] = append(names["cause ns"], k+"_ns")
+	}
+	for _, p := range (&job.WaitSplit{}).Parts() {
+		names["doing"] = append(names["doing"], p.Name)
 	}
 	for _, f := range render.Formats(render.OfRuns) {
 		names["report format"] = append(names["report format"], string(f))
@@ -48,6 +57,9 @@ func TestListsFollowTables(t *testing.T) {
 		{"docs/report-v1.md", "| `format` | string | the reader that read it", "format"},
 		{"docs/inputs.md", "input's first bytes, whatever the file is called", "format"},
 		{"docs/serve.md", "# upload (plain or gzip", "format"},
+		{"docs/report-v1.md", "`in_sync_ns`, `after_sync_ns`", "cause ns"},
+		{"docs/report-v1.md", "`sync` (in-sync and after-sync)", "doing"},
+		{"docs/report-v1.md", "(`in_sync`, `after_sync`", "cause key"},
 		{"README.md", "| `%s`", "report format"},
 		{"docs/reports.md", "when `--format` is not given", "report suffix"},
 	}
@@ -80,7 +92,7 @@ func listed(lines []string, prefix, name string) bool {
 			}
 			continue
 		}
-		word := regexp.MustCompile(`(^|[^a-z-])` + regexp.QuoteMeta(name) + `([^a-z-]|$)`)
+		word := regexp.MustCompile(`(^|[^a-z0-9_-])` + regexp.QuoteMeta(name) + `([^a-z0-9_-]|$)`)
 		if strings.HasPrefix(l, prefix) && word.MatchString(l) {
 			return true
 		}
