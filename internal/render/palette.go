@@ -39,9 +39,10 @@ var causeColors = map[analyze.Cause]string{
 }
 
 // spareColors colour the causes that causeColors leaves out: colours of
-// Paul Tol's muted scheme (for readers with colour blindness too) at least
-// as far from every colour of the page and from each other as the
-// Okabe-Ito colours are from grey (TestPaletteApart).
+// Paul Tol's muted scheme (for readers with colour blindness too), each at
+// least 60 apart in RGB from every colour a timeline draws and from each
+// other, as far as the nearest two Okabe-Ito colours here are
+// (TestPaletteApart).
 var spareColors = []string{"#332288", "#882255", "#999933", "#44AA99", "#117733"}
 
 // causeColor colours each cause of idle time: its pick, else a spare;
