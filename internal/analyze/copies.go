@@ -186,7 +186,7 @@ func (a *analyzer) copyFinding() (Finding, bool) {
 		set = Setting{"pin_memory", "True"}
 	}
 	return Finding{
-		ID: "blocking-copy", Severity: "medium", Message: msg, Fix: fix,
+		ID: FindBlockingCopy, Severity: "medium", Message: msg, Fix: fix,
 		Idle: c.Idle, Share: share, Calls: []string{t.Call}, Settings: []Setting{set},
 		Sites: a.sitesOf(InSync, t.Call, 3),
 	}, true

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/tracegap/tracegap/internal/human"
-	"math"
 	"slices"
 	"strings"
 
@@ -182,27 +181,13 @@ func (a *analyzer) findings() {
 	untracedDecided := r.Verdict == HostBound && float64(r.Idle.HostWork())/wd <= a.opt.HostThreshold
 	for i := range fs {
 		fs[i].Severity = "medium"
-		if verdictOf(fs[i].ID) == r.Verdict || fs[i].ID == "untraced-thread" && untracedDecided {
+		if verdictOf(fs[i].ID) == r.Verdict || fs[i].ID == FindUntracedThread && untracedDecided {
 			fs[i].Severity = "high"
 		}
 	}
 	fs = a.structure(fs)
 	slices.SortStableFunc(fs, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
 	r.Findings = fs
-}
-
-func verdictOf(id string) Verdict {
-	switch id {
-	case "forced-sync", "inline-input":
-		return Sequential
-	case "slow-input":
-		return DataBound
-	case "dispatch-overhead", "runtime-work":
-		return HostBound
-	case "stalled-device":
-		return Stalled
-	}
-	return ""
 }
 
 func severityRank(s string) int {
@@ -249,7 +234,7 @@ func (a *analyzer) forcedSync(steps int64, share float64) Finding {
 	}
 	dev := a.deviceWord()
 	return Finding{
-		ID: "forced-sync",
+		ID: FindForcedSync,
 		// The thread's name is the trace's ("python/1", "thread 1
 		// (python)"), never capitalized: "Python/1" is no thread.
 		Message: fmt.Sprintf("On %s the host blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
@@ -348,7 +333,7 @@ func countIn(ivs []Interval, w Interval) int {
 // slowInput explains input-bound idle; load and compute are per step.
 func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 	names := a.inputNames()
-	loader, kind := "the input pipeline", a.loaderKind("")
+	loader, kind := "the "+anyLoader, a.loaderKind("")
 	if len(names) > 0 {
 		kind = a.loaderKind(names[0])
 		loader = fmt.Sprintf("the %s (%s)", kind, names[0])
@@ -371,56 +356,14 @@ func (a *analyzer) slowInput(load, compute int64, share float64) Finding {
 		// Data-bound through syncs: the idle is counted as the syncs'.
 		msg += fmt.Sprintf("blocking calls expose it (see forced-sync), but it would not fit inside the %s work even without them.", dev)
 	}
-	if kind == "single-process DataLoader" {
-		msg += " Without workers, loading never overlaps compute."
-	}
+	msg += loaderOf(kind).note
 	// An inline loader fast enough for compute is another finding than a
 	// slow one: its fix is overlap, not more workers (the verdict rule).
-	id := "slow-input"
+	id := FindSlowInput
 	if load <= compute && !a.loaderInBackground() {
-		id = "inline-input"
+		id = FindInlineInput
 	}
 	return Finding{ID: id, Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute)), Settings: a.workerSettings(kind, load, compute)}
-}
-
-// workerAdvice estimates the loader workers that would hide input of load
-// per step behind compute per step.
-func workerAdvice(kind string, load, compute int64) string {
-	const confirm = " This is an estimate from one trace; confirm it with a run."
-	if compute <= 0 {
-		return "Add loader workers and prefetching, or preprocess the data offline." + confirm
-	}
-	c := float64(compute)
-	if load <= compute && kind != "single-process DataLoader" && kind != "multi-process DataLoader" {
-		// (With workers, load is the wait on their queue, not their speed.)
-		// Fast enough: the fix is overlap, never more workers.
-		return fmt.Sprintf("Loading (%s per step) is already faster than compute (%s): run it in the background so that it overlaps compute (a worker or a prefetching thread, prefetch to the device) instead of adding workers.%s",
-			human.Duration(load), human.Duration(compute), confirm)
-	}
-	switch kind {
-	case "single-process DataLoader":
-		n := workersFor(load, compute)
-		keep := "one worker loading in the background keeps"
-		if n > 2 {
-			keep = fmt.Sprintf("%d workers loading side by side keep", n-1)
-		}
-		return fmt.Sprintf("Load in background workers: DataLoader(num_workers=%d, pin_memory=True, persistent_workers=True). Derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1 = %d: %s up with compute, plus one spare.%s",
-			n, human.Duration(load), human.Duration(compute), n, keep, confirm)
-	case "multi-process DataLoader":
-		return fmt.Sprintf("Add DataLoader workers and raise prefetch_factor. The trace does not say how many workers there are; with k workers now, about ceil(k * (compute + wait) / compute) = ceil(k * (%s + %s) / %s) would keep up (from k = 4: %d).%s",
-			human.Duration(compute), human.Duration(load), human.Duration(compute), int(math.Ceil(4*(c+float64(load))/c)), confirm)
-	case "grain loader":
-		n := workersFor(load, compute)
-		return fmt.Sprintf("Load in grain worker processes and prefetch to the device: grain_worker_count=%d (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1, with %s of 2 or more); with workers already running, raise the count until the loop stops waiting on their queue. %s%s",
-			n, human.Duration(load), human.Duration(compute), grainBufferKnob, grainAutoTune, confirm)
-	case grainDataset:
-		n := workersFor(load, compute)
-		return fmt.Sprintf("Run the grain pipeline in worker processes rather than on the loop thread: ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d)) (derived as ceil(load / compute) + 1 = ceil(%s / %s) + 1); a thread (grain.experimental.ThreadPrefetchIterDataset) overlaps only work that releases the GIL. %s%s",
-			n, human.Duration(load), human.Duration(compute), grainAutoTune, confirm)
-	case "tf.data pipeline":
-		return "Parallelise the tf.data pipeline: map(num_parallel_calls=tf.data.AUTOTUNE), prefetch(tf.data.AUTOTUNE), cache or preprocess offline." + confirm
-	}
-	return "Overlap input with compute: more loader workers, prefetching, or offline preprocessing." + confirm
 }
 
 func capitalize(s string) string {
@@ -454,7 +397,7 @@ func (a *analyzer) dispatch(share float64) Finding {
 	}
 	dev := a.deviceWord()
 	return Finding{
-		ID: "dispatch-overhead",
+		ID: FindDispatch,
 		Message: fmt.Sprintf("The %s waits on host work other than input and syncs for %s of the window%s, mostly while %s is in %s: the host issues work more slowly than the %s runs it.",
 			dev, human.Share(share), between, a.threadName(topThread(a.tally.threads[Host])), what, dev),
 		Fix: a.dispatchFix(),
@@ -514,7 +457,7 @@ func (a *analyzer) runtimeWork(share float64) Finding {
 	}
 	dev := a.deviceWord()
 	return Finding{
-		ID: "runtime-work",
+		ID: FindRuntimeWork,
 		Message: fmt.Sprintf("The %s waits on runtime work for %s of the window, mostly in %s%s. Compilation, program loading, allocation or defragmentation holds the next work back.",
 			dev, human.Share(share), what, where),
 		Fix: a.runtimeFix(),
@@ -523,7 +466,7 @@ func (a *analyzer) runtimeWork(share float64) Finding {
 
 func (a *analyzer) untracedThread(share float64) Finding {
 	return Finding{
-		ID: "untraced-thread",
+		ID: FindUntracedThread,
 		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.%s",
 			human.Share(share), a.deviceWord(), a.threadName(topThread(a.tally.threads[Untraced])), a.untracedBetween()) +
 			a.elsewhereNote(Untraced, "the thread may be waiting on that work"),

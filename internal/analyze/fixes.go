@@ -164,9 +164,9 @@ func (a *analyzer) loaderKind(name string) string {
 		return describeLoader(name)
 	}
 	if a.res.Framework == TensorFlow {
-		return "tf.data pipeline"
+		return tfDataLoader
 	}
-	return "input pipeline"
+	return anyLoader
 }
 
 // graphLaunches reports whether the trace launches captured graphs.

@@ -256,7 +256,7 @@ func (a *analyzer) likelyInput() {
 	r.Reasons = append(r.Reasons, fmt.Sprintf("likely the input pipeline: the loop thread (%s) shows nothing from the step's start to its first dispatch, where a training loop gets its batch; %s of the window (%s per step) of untraced idle falls there",
 		loop, human.Share(share), per))
 	r.Findings = append(r.Findings, Finding{
-		ID:       "likely-input",
+		ID:       FindLikelyInput,
 		Severity: "medium",
 		Message: fmt.Sprintf("The profile has no Python frames on the loop thread %s (the Python tracer was off). The %s idles for %s of the window (%s per step) while that thread shows nothing between a step's start and its first dispatch, where a training loop gets its next batch: likely the input pipeline. It stays untraced in the figures until a profile shows it.",
 			loop, a.deviceWord(), human.Share(share), per),

@@ -190,9 +190,6 @@ var depPatterns = sync.OnceValue(func() (p struct{ wait, launch, collective *reg
 	return p
 })
 
-// grainDataset is the loader kind of grain's Dataset API (describeLoader).
-const grainDataset = "grain Dataset pipeline"
-
 // grainModuleFrame matches the frames of grain's generic modules that
 // contextRules make input: an input event of that name is grain's.
 var grainModuleFrame = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(joinPatterns(contextRules[0].input)) })
@@ -417,28 +414,6 @@ func matchAny(ms []matcher, s string) bool {
 const defaultStepPattern = `(?i)^(train(ing)?([_ ]?step)?|step)([#_ ]?\d+)?$`
 
 var defaultStepRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(defaultStepPattern) })
-
-// describeLoader names the kind of DataLoader a name shows, for findings.
-func describeLoader(name string) string {
-	switch {
-	case strings.Contains(name, "_SingleProcessDataLoaderIter"):
-		return "single-process DataLoader"
-	case strings.Contains(name, "_MultiProcessingDataLoaderIter"):
-		return "multi-process DataLoader"
-	case strings.Contains(name, "DataPipe"):
-		return "DataPipe"
-	case strings.Contains(name, "IteratorGetNext"), strings.HasPrefix(name, "Iterator::"):
-		return "tf.data pipeline"
-	case strings.Contains(name, "grain"), strings.HasPrefix(name, "data_loader.py:"), strings.Contains(name, "process_prefetch"):
-		return "grain loader"
-	case strings.HasPrefix(name, "prefetch.py:"), strings.Contains(name, "DatasetIterator."), strings.HasPrefix(name, "Prefetch."),
-		grainModuleFrame().MatchString(name):
-		return grainDataset
-	case strings.HasPrefix(name, "multihost_dataloading.py:"):
-		return "MaxText input pipeline"
-	}
-	return "input pipeline"
-}
 
 // frameworkPatterns name events only one framework records, most specific
 // first: vLLM runs on PyTorch, so its names are tried before PyTorch's.

@@ -349,7 +349,7 @@ func (a *analyzer) erraticFinding() *Finding {
 		msg += fmt.Sprintf(" The trace shows %s (%s).", plural(w.Workers, "loader worker"), w.From)
 	}
 	return &Finding{
-		ID:      "erratic-loader",
+		ID:      FindErraticLoader,
 		Message: msg,
 		Fix:     a.workerFix("Add loader workers until the loop stops waiting on them, and prefetch to the device; more workers stop helping once loading keeps up with compute (tracegap sweep over a few counts shows where)."),
 	}

@@ -20,19 +20,19 @@ func (a *analyzer) structure(fs []Finding) []Finding {
 		f := &fs[i]
 		var c Cause
 		switch f.ID {
-		case "forced-sync":
+		case FindForcedSync:
 			f.Idle, c = r.Idle.Sync(), InSync
 			f.Calls = a.top(mergeNames(a.tally.names[InSync], a.tally.names[AfterSync]), 3)
-		case "slow-input", "inline-input":
+		case FindSlowInput, FindInlineInput:
 			f.Idle, c = r.Idle.Of(Input), Input
 			f.Calls = a.top(a.tally.names[Input], 1)
-		case "dispatch-overhead":
+		case FindDispatch:
 			f.Idle, c = r.Idle.Of(Host), Host
 			f.Calls = a.top(a.tally.names[Host], 3)
-		case "runtime-work":
+		case FindRuntimeWork:
 			f.Idle, c = r.Idle.Of(Runtime), Runtime
 			f.Calls = a.top(a.tally.names[Runtime], 3)
-		case "untraced-thread":
+		case FindUntracedThread:
 			f.Idle, c = r.Idle.Of(Untraced), Untraced
 		default:
 			continue
@@ -44,7 +44,7 @@ func (a *analyzer) structure(fs []Finding) []Finding {
 		if l := siteList(f.Sites); l != "" {
 			f.Message += " Called from " + l + "."
 		}
-		if f.ID == "forced-sync" {
+		if f.ID == FindForcedSync {
 			f.Message += a.syncCountNote(a.sitesOf(InSync, "", len(r.CallSites)))
 		}
 	}
@@ -77,7 +77,7 @@ func (a *analyzer) opFindings(wd float64) []Finding {
 			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", plural(o.Calls, "call"), human.Duration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
 		}
 		f := Finding{
-			ID: "costly-op", Severity: "info",
+			ID: FindCostlyOp, Severity: "info",
 			Message: fmt.Sprintf("The %s waits on %s%s for %s, %s of the window%s.",
 				a.deviceWord(), o.Name, where, human.Duration(o.Idle), human.Share(share), per),
 			Fix:  o.Fix,
@@ -111,24 +111,6 @@ func (a *analyzer) sitesOf(c Cause, call string, k int) []CallSite {
 // compute per step: ceil(load / compute) + 1, one spare.
 func workersFor(load, compute int64) int {
 	return ceilDiv(load, compute) + 1
-}
-
-// workerSetting is the worker count slowInput recommends, as a setting;
-// nil when it recommends none.
-func workerSetting(kind string, load, compute int64) []Setting {
-	if compute <= 0 || load <= compute && kind != "single-process DataLoader" {
-		return nil
-	}
-	n := fmt.Sprint(workersFor(load, compute))
-	switch kind {
-	case "single-process DataLoader":
-		return []Setting{{"DataLoader.num_workers", n}, {"DataLoader.pin_memory", "True"}}
-	case "grain loader":
-		return []Setting{{"grain.worker_count", n}}
-	case grainDataset:
-		return []Setting{{"grain.mp_prefetch.num_workers", n}}
-	}
-	return nil
 }
 
 // siteList writes call sites for a message: "train.py:45 <module> (5

@@ -63,7 +63,7 @@ func (a *analyzer) findLoader() Loader {
 	}
 	// The names are matched once each, and the events looked at only
 	// when some name is the iterator's.
-	single := newNameTest(func(name string) bool { return describeLoader(name) == "single-process DataLoader" }, a.t)
+	single := newNameTest(func(name string) bool { return describeLoader(name) == singleProcessLoader }, a.t)
 	if !single.any() {
 		return l
 	}

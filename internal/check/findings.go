@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
 )
 
@@ -46,8 +47,8 @@ func (l *findingList) Set(s string) error {
 	}
 	for _, id := range strings.Split(s, ",") {
 		id = strings.TrimSpace(id)
-		if id == "" || strings.ContainsFunc(id, func(r rune) bool { return !(r == '-' || r >= 'a' && r <= 'z') }) {
-			return fmt.Errorf("invalid finding kind %q: expected a finding id like blocking-copy", id)
+		if ids := analyze.FindingIDs(); !slices.Contains(ids, id) {
+			return fmt.Errorf("unknown finding kind %q: expected one of %s", id, strings.Join(ids, ", "))
 		}
 		*l.v = append(*l.v, id)
 	}

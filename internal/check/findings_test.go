@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/analyze"
@@ -32,8 +33,11 @@ func TestFailOnFinding(t *testing.T) {
 			t.Errorf("%s: outcomes %+v, want failed %v with figure %q", tc.list, out, tc.failed, tc.figure)
 		}
 	}
-	var r Rules
-	if err := r.Set(map[string][]string{"fail-on-finding": {"Blocking Copy"}}); err == nil {
-		t.Error("a malformed finding kind was accepted")
+	for _, bad := range []string{"Blocking Copy", "blocking-copies", "forced-sync,"} {
+		var r Rules
+		err := r.Set(map[string][]string{"fail-on-finding": {bad}})
+		if err == nil || !strings.Contains(err.Error(), "expected one of forced-sync, slow-input, ") {
+			t.Errorf("%q: %v; want an error listing the finding ids", bad, err)
+		}
 	}
 }

@@ -59,14 +59,15 @@ func DefaultRules() Rules {
 	return Rules{FailOn: []analyze.Verdict{analyze.Sequential, analyze.DataBound}}
 }
 
-// verdicts are the verdicts FailOn may hold.
-var verdicts = []analyze.Verdict{analyze.Parallel, analyze.Sequential, analyze.DataBound, analyze.HostBound, analyze.Stalled, analyze.NoDevice}
-
 // ParseVerdict parses a verdict's name, in any case.
 func ParseVerdict(s string) (analyze.Verdict, error) {
 	v := analyze.Verdict(strings.ToLower(strings.TrimSpace(s)))
-	if !slices.Contains(verdicts, v) {
-		return "", fmt.Errorf("unknown verdict %q: expected sequential, data-bound, host-bound, stalled, parallel, no-device or none", s)
+	if !slices.Contains(analyze.Verdicts(), v) {
+		var names []string
+		for _, v := range analyze.Verdicts() {
+			names = append(names, string(v))
+		}
+		return "", fmt.Errorf("unknown verdict %q: expected %s or none", s, strings.Join(names, ", "))
 	}
 	return v, nil
 }

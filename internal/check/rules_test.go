@@ -181,7 +181,7 @@ func TestParseVerdict(t *testing.T) {
 		{"no-device", analyze.NoDevice, ""},
 		{"Stalled", analyze.Stalled, ""},
 		{"none", "", `unknown verdict "none"`},
-		{"slow", "", `unknown verdict "slow": expected sequential, data-bound`},
+		{"slow", "", `unknown verdict "slow": expected parallel, sequential, data-bound, host-bound, stalled, no-device or none`},
 	}
 	for _, tt := range tests {
 		v, err := ParseVerdict(tt.in)

@@ -75,8 +75,8 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.Lookup("top").Hidden = false // analyze's reports list the longest gaps
 	jf := addJobFlags(fs)
 	dbg := addDebugFlags(fs)
-	fs.StringVar(&f.format, "format", "text", "report format: text, json, markdown or html (default: the one -o's ending names, else text)")
-	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; .txt, .json, .md or .html picks the format")
+	fs.StringVar(&f.format, "format", "text", "report format: "+render.FormatNames(render.OfRuns)+" (default: the one -o's ending names, else text)")
+	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; "+render.SuffixNames(render.OfRuns)+" picks the format")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	parallelVar(fs, &f.jobs, runtime.NumCPU(), "how many inputs to analyse at once")
@@ -142,6 +142,9 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (render.Format, error) {
 		return "", err
 	}
 	format, err := outputFormat(fs, f.format, f.out)
+	if err == nil {
+		err = format.For(render.OfRuns)
+	}
 	if err != nil {
 		return "", err
 	}

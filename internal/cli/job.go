@@ -54,6 +54,9 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format render.Format, 
 	if !isJob {
 		return 0, false
 	}
+	if err == nil {
+		err = format.For(render.OfJob) // before reading a rank
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap analyze: %s\n", safe(err))
 		return exitUsage, true

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
+	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
@@ -89,6 +92,48 @@ func TestAnalyzeJobMode(t *testing.T) {
 			}
 			if tt.check != nil {
 				tt.check(t, stdout.String())
+			}
+		})
+	}
+}
+
+// TestJobFormatFirst: a format a job cannot be written in is refused
+// before any rank is read. The ranks name themselves and are cut before
+// their first event: a format a job has is refused only by their reading.
+func TestJobFormatFirst(t *testing.T) {
+	dir := t.TempDir()
+	for r := range 2 {
+		head := fmt.Sprintf(`{"distributedInfo": {"rank": %d, "world_size": 2}, "traceEvents": [{"ph": "X", "name": 7`, r)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank-%d.pt.trace.json", r)), []byte(head), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		format render.Format
+		want   string
+	}{
+		{"csv", "tracegap analyze: a job cannot be written as csv: expected text, json, markdown or html\n"},
+		{render.JSON, "tracegap: " + filepath.Join(dir, "rank-0.pt.trace.json") + ": truncated at byte 87 before any event\n" +
+			"tracegap: " + filepath.Join(dir, "rank-1.pt.trace.json") + ": truncated at byte 87 before any event\n"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.format), func(t *testing.T) {
+			fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
+			f := &analyzeFlags{analysis: addAnalysisFlags(fs), format: "text", color: "never", jobs: 1}
+			jf := addJobFlags(fs)
+			if err := fs.Parse([]string{dir}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.check(fs); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			status, ok := runJob(fs.Args(), f, jf, tt.format, &stdout, &stderr)
+			if !ok || status != exitUsage || stdout.Len() != 0 {
+				t.Errorf("runJob = %d, %t, stdout %q; want exit %d as a job, nothing on stdout", status, ok, stdout.String(), exitUsage)
+			}
+			if got := stderr.String(); got != tt.want {
+				t.Errorf("stderr:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
 	}

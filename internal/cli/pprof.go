@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/render"
 )
 
@@ -17,13 +19,14 @@ func init() {
 	}
 }
 
-const pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz (a directory holding one trace)
+var pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz (a directory holding one trace)
 
 Writes a pprof profile whose samples are device-idle nanoseconds (and gap
 counts) and whose stacks are the host events the waited-for thread was inside
-during each gap, with the cause (in-sync, after-sync, input, host, untraced)
-as the leaf frame. Step markers are one frame (ProfilerStep#N) with the step's
-number as a label. Samples carry device, cause, thread and step labels.
+during each gap, with the cause as the leaf frame, one of
+  ` + causeNames() + `.
+Step markers are one frame (ProfilerStep#N) with the step's number as a
+label. Samples carry device, cause, thread and step labels.
 It opens in go tool pprof, Perfetto (ui.perfetto.dev: Open trace file) and
 speedscope (speedscope.app: drop the file).
 
@@ -38,6 +41,15 @@ Exit status: 0 success, 2 unusable input or usage.
 
 Flags:
 `
+
+// causeNames lists the causes for help: "in-sync, after-sync, ...".
+func causeNames() string {
+	var names []string
+	for _, c := range analyze.Causes() {
+		names = append(names, c.String())
+	}
+	return strings.Join(names, ", ")
+}
 
 func runPprof(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("pprof", pflag.ContinueOnError)

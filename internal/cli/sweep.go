@@ -41,7 +41,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.label, "label", "", `the setting and its value per run, in order: "k=1,2,4,8" (default: the worker count each trace shows)`)
 	fs.StringVar(&f.labels, "labels", "", `a label per run, in order, comma-separated, when the runs differ in something other than a number`)
 	fs.Float64Var(&f.tolerance, "tolerance", compare.DefaultTolerance, "how much slower than the best step time the knee may be (a fraction)")
-	fs.StringVar(&f.format, "format", "text", "output format: text, json, markdown or html")
+	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfSweep))
 	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap sweep [flags] RUN RUN...\n\nEach RUN is a trace, a TensorBoard log directory or a directory of one job's rank traces.\n\nFlags:\n%s", fs.FlagUsages())
@@ -111,6 +111,9 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (render.Format, string, []string,
 		}
 	}
 	format, err := outputFormat(fs, f.format, f.out)
+	if err == nil {
+		err = format.For(render.OfSweep)
+	}
 	if err != nil {
 		return "", "", nil, err
 	}

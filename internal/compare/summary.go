@@ -238,8 +238,8 @@ func Summarize(r *analyze.Result) Summary {
 
 // The analysis's findings on input-caused idle (analyze.Finding.ID).
 const (
-	findingInlineInput = "inline-input"
-	findingSlowInput   = "slow-input"
+	findingInlineInput = analyze.FindInlineInput
+	findingSlowInput   = analyze.FindSlowInput
 )
 
 // inputFinding returns r's finding on input-caused idle, or nil.

@@ -65,7 +65,7 @@ const (
 	// target, and its devices wait on input more than on syncs: its
 	// loader runs inline, fast enough but not overlapped with compute
 	// (the verdict rule's sequential case, the inline-input finding).
-	InlineInput Outcome = "inline-input"
+	InlineInput Outcome = analyze.FindInlineInput
 	// SyncBound: the input fits, yet the new run is slower than the
 	// target, not from waiting on input; a forced synchronization is the
 	// likely cause.

@@ -157,8 +157,15 @@ func join(root, p string) string {
 func TestExpandErrors(t *testing.T) {
 	root := t.TempDir()
 	makeTree(t, root, "empty/readme.md", "runs/2024_01_01_00_00_00/")
+	// The formats' file names, as TestFormats holds them: "*.xplane.pb
+	// (XPlane protobuf)".
+	var each []string
+	for _, f := range trace.Formats() {
+		each = append(each, "*"+strings.Join(f.Suffixes, ", *")+" ("+f.Title+")")
+	}
+	patterns := strings.Join(each[:len(each)-1], ", ") + " or " + each[len(each)-1]
 	for _, tt := range []struct{ arg, msg string }{
-		{"empty", "empty: no trace files in this directory, expected *.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON), *.xplane.pb (XPlane protobuf) or *.sqlite (Nsight Systems SQLite export) files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/"},
+		{"empty", "empty: no trace files in this directory, expected " + patterns + " files (gzipped or not), or a TensorBoard log directory with plugins/profile/<run>/"},
 		{"runs", "runs: no trace files in this directory"},
 		{"missing", "no such file or directory"},
 	} {

@@ -24,19 +24,12 @@ func WriteComparison(w io.Writer, c *compare.Comparison, f Format) error {
 	if c == nil {
 		return fmt.Errorf("report: comparison is nil")
 	}
-	bw := bufio.NewWriter(w)
-	var err error
-	switch f {
-	case Text:
-		err = compareText(bw, c)
-	case JSON:
-		err = compareJSON(bw, c)
-	case Markdown:
-		err = compareMarkdown(bw, c)
-	default:
-		return fmt.Errorf("report: a comparison cannot be written as %q: expected text, json or markdown", f)
+	d := lookup(f)
+	if d == nil || d.compare == nil {
+		return writerError(f, OfComparison)
 	}
-	if err != nil {
+	bw := bufio.NewWriter(w)
+	if err := d.compare(bw, c); err != nil {
 		return err
 	}
 	return bw.Flush()

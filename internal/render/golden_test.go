@@ -138,11 +138,19 @@ func writeSpec(t testing.TB, name string, s *tracetest.Spec) string {
 	return path
 }
 
-var goldenFormats = []struct {
+// goldenFormats is every format a run is written in, with the ending of
+// its golden files: a format added to the table needs its golden files.
+var goldenFormats = func() []goldenFormat {
+	var out []goldenFormat
+	for _, f := range render.Formats(render.OfRuns) {
+		out = append(out, goldenFormat{f, strings.TrimPrefix(f.Suffix(), ".")})
+	}
+	return out
+}()
+
+type goldenFormat struct {
 	f   render.Format
 	ext string
-}{
-	{render.Text, "txt"}, {render.JSON, "json"}, {render.Markdown, "md"}, {render.HTML, "html"},
 }
 
 func TestGolden(t *testing.T) {
@@ -226,10 +234,10 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
+		t.Fatalf("%v (run go test ./internal/render -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test ./report -update if the change is intended)\n%s",
+		t.Errorf("%s differs from the output (run go test ./internal/render -update if the change is intended)\n%s",
 			filepath.Base(path), firstDiff(string(want), string(got)))
 	}
 }

@@ -24,35 +24,36 @@ func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 	if jr == nil {
 		return fmt.Errorf("report: job result is nil")
 	}
-	bw := bufio.NewWriter(w)
-	opt.job = jr
-	var err error
-	switch f {
-	case Text:
-		err = writeText(bw, []*analyze.Result{&jr.Overall}, opt)
-		if err == nil {
-			t := &textWriter{w: bw, opt: opt, terminal: true}
-			t.jobText(jr)
-			err = t.err
-		}
-	case Markdown:
-		err = writeMarkdown(bw, []*analyze.Result{&jr.Overall}, opt)
-		if err == nil {
-			t := &textWriter{w: bw, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps, job: jr}}
-			t.jobMarkdown(jr)
-			err = t.err
-		}
-	case JSON:
-		err = writeJobJSON(bw, jr)
-	case HTML:
-		err = writeJobHTML(bw, jr, opt)
-	default:
-		return fmt.Errorf("report: unknown format %q: expected text, json, markdown or html", f)
+	d := lookup(f)
+	if d == nil || d.job == nil {
+		return writerError(f, OfJob)
 	}
-	if err != nil {
+	opt.job = jr
+	bw := bufio.NewWriter(w)
+	if err := d.job(bw, jr, opt); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// writeJobText writes the job as one run, then its own sections.
+func writeJobText(w io.Writer, jr *job.Result, opt Options) error {
+	if err := writeText(w, []*analyze.Result{&jr.Overall}, opt); err != nil {
+		return err
+	}
+	t := &textWriter{w: w, opt: opt, terminal: true}
+	t.jobText(jr)
+	return t.err
+}
+
+// writeJobMarkdown writes the job as one run, then its own sections.
+func writeJobMarkdown(w io.Writer, jr *job.Result, opt Options) error {
+	if err := writeMarkdown(w, []*analyze.Result{&jr.Overall}, opt); err != nil {
+		return err
+	}
+	t := &textWriter{w: w, opt: Options{Top: opt.Top, MaxSteps: opt.MaxSteps, AllSteps: opt.AllSteps, job: jr}}
+	t.jobMarkdown(jr)
+	return t.err
 }
 
 // JobSummary is the one-line verdict of a job: the run's summary sentence

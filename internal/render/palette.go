@@ -29,12 +29,38 @@ const (
 	stallColor = "#4D4D4D"
 )
 
-// causeColor colours each cause of idle time.
-var causeColor = [analyze.NumCauses]string{
+// causeColors are the colours picked for causes. A cause without one
+// takes the next of spareColors, in cause order: a new cause is coloured
+// apart from the others without a pick, and the picked ones keep theirs.
+var causeColors = map[analyze.Cause]string{
 	analyze.InSync: okabeVermilion, analyze.AfterSync: okabePurple, analyze.Input: okabeOrange,
 	analyze.Runtime: okabeGreen, analyze.Host: okabeYellow, analyze.Untraced: neutralGrey,
 	analyze.Stall: stallColor,
 }
+
+// spareColors colour the causes that causeColors leaves out: colours of
+// Paul Tol's muted scheme (for readers with colour blindness too), each at
+// least 60 apart in RGB from every colour a timeline draws and from each
+// other, as far as the nearest two Okabe-Ito colours here are
+// (TestPaletteApart).
+var spareColors = []string{"#332288", "#882255", "#999933", "#44AA99", "#117733"}
+
+// causeColor colours each cause of idle time: its pick, else a spare;
+// grey when the spares run out, which TestEveryCauseHasAColour refuses.
+var causeColor = func() [analyze.NumCauses]string {
+	var out [analyze.NumCauses]string
+	spare := spareColors
+	for _, c := range analyze.Causes() {
+		col, ok := causeColors[c]
+		if !ok && len(spare) > 0 {
+			col, spare = spare[0], spare[1:]
+		} else if !ok {
+			col = neutralGrey
+		}
+		out[c] = col
+	}
+	return out
+}()
 
 const (
 	// busyColor is device work.

@@ -39,7 +39,7 @@ func TestParseFormat(t *testing.T) {
 		if got != tt.want || (err == nil) != tt.ok {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q, ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
-		if err != nil && !strings.Contains(err.Error(), "expected text, json, markdown or html") {
+		if err != nil && !strings.Contains(err.Error(), "expected "+FormatNames(OfRuns)) {
 			t.Errorf("ParseFormat(%q) error %q does not say what is expected", tt.in, err)
 		}
 	}
@@ -516,7 +516,7 @@ func TestNoDevice(t *testing.T) {
 		Reasons:    []string{"the trace holds 7 host events but no device activity", "one more thing"},
 		Options:    analyze.DefaultOptions(),
 	}
-	for _, f := range Formats {
+	for _, f := range Formats(OfRuns) {
 		var buf bytes.Buffer
 		if err := Write(&buf, res, f, Options{}); err != nil {
 			t.Fatalf("%s: %v", f, err)

@@ -12,62 +12,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
 )
-
-// Format names an output format.
-type Format string
-
-// The output formats.
-const (
-	Text     Format = "text"
-	JSON     Format = "json"
-	Markdown Format = "markdown"
-	HTML     Format = "html"
-)
-
-// Formats lists the output formats in the order --help shows them.
-var Formats = []Format{Text, JSON, Markdown, HTML}
-
-// ParseFormat returns the format named s ("text", "json", "markdown" or "md",
-// "html"), ignoring case.
-func ParseFormat(s string) (Format, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "text", "txt":
-		return Text, nil
-	case "json":
-		return JSON, nil
-	case "markdown", "md":
-		return Markdown, nil
-	case "html":
-		return HTML, nil
-	}
-	return "", fmt.Errorf("unknown report format %q: expected text, json, markdown or html", s)
-}
-
-// formatSuffixes are the file name endings that name a report format.
-var formatSuffixes = []struct {
-	suffix string
-	format Format
-}{
-	{".txt", Text}, {".json", JSON}, {".md", Markdown}, {".markdown", Markdown},
-	{".html", HTML}, {".htm", HTML},
-}
-
-// FormatOfPath returns the report format a file name's ending names
-// ("report.html": HTML), ok false for an ending that names none.
-func FormatOfPath(path string) (f Format, ok bool) {
-	lower := strings.ToLower(path)
-	for _, s := range formatSuffixes {
-		if strings.HasSuffix(lower, s.suffix) {
-			return s.format, true
-		}
-	}
-	return "", false
-}
 
 // Options tune how a report is rendered. The zero value is usable.
 type Options struct {
@@ -143,21 +91,12 @@ func WriteAll(w io.Writer, results []*analyze.Result, f Format, opt Options) err
 			return fmt.Errorf("report: result %d is nil", i)
 		}
 	}
-	bw := bufio.NewWriter(w)
-	var err error
-	switch f {
-	case Text:
-		err = writeText(bw, results, opt)
-	case JSON:
-		err = writeJSON(bw, results, opt)
-	case Markdown:
-		err = writeMarkdown(bw, results, opt)
-	case HTML:
-		err = writeHTML(bw, results, opt)
-	default:
-		return fmt.Errorf("report: unknown format %q: expected text, json, markdown or html", f)
+	d := lookup(f)
+	if d == nil || d.runs == nil {
+		return writerError(f, OfRuns)
 	}
-	if err != nil {
+	bw := bufio.NewWriter(w)
+	if err := d.runs(bw, results, opt); err != nil {
 		return err
 	}
 	return bw.Flush()

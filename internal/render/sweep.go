@@ -2,7 +2,6 @@ package render
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -22,26 +21,12 @@ func WriteSweep(w io.Writer, s *compare.Sweep, f Format) error {
 	if s == nil {
 		return fmt.Errorf("report: sweep is nil")
 	}
-	bw := bufio.NewWriter(w)
-	var err error
-	switch f {
-	case Text:
-		err = sweepText(bw, s)
-	case Markdown:
-		err = sweepMarkdown(bw, s)
-	case JSON:
-		enc := json.NewEncoder(untrusted.JSONWriter(bw))
-		enc.SetIndent("", "  ")
-		err = enc.Encode(struct {
-			Schema string `json:"schema"`
-			*compare.Sweep
-		}{SweepSchema, s})
-	case HTML:
-		err = sweepHTML(bw, s)
-	default:
-		return fmt.Errorf("report: a sweep cannot be written as %q: expected text, json, markdown or html", f)
+	d := lookup(f)
+	if d == nil || d.sweep == nil {
+		return writerError(f, OfSweep)
 	}
-	if err != nil {
+	bw := bufio.NewWriter(w)
+	if err := d.sweep(bw, s); err != nil {
 		return err
 	}
 	return bw.Flush()

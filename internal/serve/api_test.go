@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tracegap/tracegap/trace"
 )
 
 func TestUploadFetchRaw(t *testing.T) {
@@ -291,15 +293,17 @@ func TestAuth(t *testing.T) {
 func TestBadUploadsNotStored(t *testing.T) {
 	fa := &fakeAnalyzer{}
 	ts := start(t, Config{Analyze: fa.analyze})
+	// The formats expected, as trace's TestFormats holds them.
+	_, unknown := trace.LookupFormat("pdf")
 	tests := []struct {
 		name, query string
 		data        []byte
 		code        int
 		errPrefix   string
 	}{
-		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export)"},
+		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (" + trace.FormatTitles() + ")"},
 		{"garbage", "", []byte("\x7fELF\x02\x01\x01"), 422, "garbage.bin: unrecognised format"},
-		{"bad format param", "&format=pdf", fakeReport("parallel", 1, 1), 400, `unknown format "pdf", expected chrome, xplane or nsight`},
+		{"bad format param", "&format=pdf", fakeReport("parallel", 1, 1), 400, unknown.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,7 +327,14 @@ func TestPages(t *testing.T) {
 		t.Errorf("GET / = %d, want the upload form with a token field:\n%s", index.code, index.body)
 	}
 	// The formats listed are the registered ones.
-	if want := "Chrome trace-event JSON (<code>.pt.trace.json</code>, <code>.trace.json</code>, <code>.json</code>), XPlane protobuf (<code>.xplane.pb</code>), Nsight Systems SQLite export (<code>.sqlite</code>), gzipped or not"; !bytes.Contains(index.body, []byte(want)) {
+	var each []string
+	for _, f := range trace.Formats() {
+		if f.Hidden {
+			continue // registered by tests, not shown
+		}
+		each = append(each, f.Title+" (<code>"+strings.Join(f.Suffixes, "</code>, <code>")+"</code>)")
+	}
+	if want := strings.Join(each, ", ") + ", gzipped or not"; !bytes.Contains(index.body, []byte(want)) {
 		t.Errorf("GET / does not list the formats as %q:\n%s", want, index.body)
 	}
 	if csp := index.header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {

@@ -51,8 +51,11 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"size": humanSize,
 	"when": func(t time.Time) string { return t.Format("2006-01-02 15:04:05Z") },
 	"pct":  human.Share,
-	// The formats the readers linked into the program registered.
-	"formats":    trace.Formats,
+	// The formats the readers linked into the program registered, less
+	// those that tests register hidden.
+	"formats": func() []trace.Format {
+		return slices.DeleteFunc(trace.Formats(), func(f trace.Format) bool { return f.Hidden })
+	},
 	"rows":       compareRows,
 	"conclusion": render.SyntheticConclusion,
 	"verdicts":   verdictChange,

@@ -34,7 +34,7 @@ func (j *analysis) findings() {
 	}
 	if j.clockFixed {
 		fs = append(fs, analyze.Finding{
-			ID: "clock-alignment", Severity: "info", Message: capitalize(j.res.Clock) + ".",
+			ID: analyze.FindClockAlignment, Severity: "info", Message: capitalize(j.res.Clock) + ".",
 			Fix: "Nothing to fix: this is how the ranks' timelines were put side by side.",
 		})
 	}
@@ -112,7 +112,7 @@ func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 	msg += j.doingText(r, doing) + "."
 	fix, id := doingFix(doing), doingFinding(doing)
 	for _, f := range r.res.Findings {
-		if f.ID == id || id == "slow-input" && f.ID == "inline-input" {
+		if f.ID == id || id == analyze.FindSlowInput && f.ID == analyze.FindInlineInput {
 			id = f.ID
 			msg += fmt.Sprintf(" Rank %d alone: %s", r.num, f.Message)
 			fix = f.Fix
@@ -123,7 +123,7 @@ func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 	if (analyze.Finding{ID: id}).Verdict() == j.res.Overall.Verdict {
 		sev = "high"
 	}
-	return analyze.Finding{ID: "straggler", Severity: sev, Message: msg, Fix: fix}, true
+	return analyze.Finding{ID: analyze.FindStraggler, Severity: sev, Message: msg, Fix: fix}, true
 }
 
 // doingText says what the straggler did while the others waited.
@@ -149,13 +149,13 @@ func (j *analysis) doingText(r *rankState, doing string) string {
 func doingFinding(doing string) string {
 	switch doing {
 	case "input":
-		return "slow-input"
+		return analyze.FindSlowInput
 	case "sync":
-		return "forced-sync"
+		return analyze.FindForcedSync
 	case "host":
-		return "dispatch-overhead"
+		return analyze.FindDispatch
 	case "untraced":
-		return "untraced-thread"
+		return analyze.FindUntracedThread
 	}
 	return ""
 }
@@ -189,7 +189,7 @@ func (j *analysis) waitFinding() (analyze.Finding, bool) {
 		sev = "medium"
 	}
 	return analyze.Finding{
-		ID: "collective-wait", Severity: sev,
+		ID: analyze.FindCollectiveWait, Severity: sev,
 		Message: fmt.Sprintf("Collectives took %s per rank over the window: %s (%s of their time) waiting for the slowest rank to arrive and %s transferring; the wait is %s of the ranks' time.",
 			human.Duration((wait+transfer)/n), human.Duration(wait/n), human.Share(float64(wait)/float64(wait+transfer)), human.Duration(transfer/n), human.Share(share)),
 		Fix: "The waiting part is not communication cost: it goes away when the straggler arrives on time. The transfer part is; overlap it with compute (DDP gradient buckets, FSDP prefetching).",
@@ -204,7 +204,7 @@ func (j *analysis) imbalanceFinding() (analyze.Finding, bool) {
 		return analyze.Finding{}, false
 	}
 	return analyze.Finding{
-		ID: "load-imbalance", Severity: "medium",
+		ID: analyze.FindLoadImbalance, Severity: "medium",
 		Message: fmt.Sprintf("Ranks waited %s in collectives (summed over ranks, %s of their time) for ranks whose devices had more work to do: the work is not spread evenly.", human.Duration(c), human.Share(share)),
 		Fix:     doingFix("compute"),
 	}, true
@@ -250,7 +250,7 @@ func (j *analysis) spreadFinding() (analyze.Finding, bool) {
 	if js.Straggler >= 0 {
 		fmt.Fprintf(&b, " Rank %d, the straggler%s.", rk(js.Straggler), j.doingText(j.ranks[js.Straggler], js.Doing))
 	}
-	return analyze.Finding{ID: "step-spread", Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
+	return analyze.Finding{ID: analyze.FindStepSpread, Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
 }
 
 // widestStep returns the job step whose rank lengths differ most, with the

@@ -59,7 +59,7 @@ func TestBadExports(t *testing.T) {
 		warn  string
 	}{
 		{name: "not an export", in: dbOf(t, "CREATE TABLE traces (id TEXT)"),
-			err: `^a SQLite database without a StringIds table: not an Nsight Systems export \(nsys export --type sqlite\), expected .*Nsight Systems SQLite export$`},
+			err: `^a SQLite database without a StringIds table: not an Nsight Systems export \(nsys export --type sqlite\), expected ` + regexp.QuoteMeta(trace.FormatTitles()) + `$`},
 		{name: "no event tables", in: export(t, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET; DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE NVTX_EVENTS"),
 			err: `^an Nsight Systems export without events: none of the tables`},
 		{name: "empty event tables", in: export(t, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY; DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME; DELETE FROM NVTX_EVENTS"),

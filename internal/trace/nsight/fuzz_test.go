@@ -61,6 +61,11 @@ func FuzzRead(f *testing.F) {
 			_ = errors.Is(err, trace.ErrLimit)
 			return
 		}
+		// The bound admission relies on (Need): an event takes
+		// MinRowBytes of the file at least.
+		if len(tr.Events) > len(b)/nsight.MinRowBytes {
+			t.Fatalf("%d events from %d bytes, more than one per %d bytes", len(tr.Events), len(b), nsight.MinRowBytes)
+		}
 		checkInvariants(t, tr)
 	})
 }
@@ -91,6 +96,9 @@ func TestMutatedExports(t *testing.T) {
 			continue
 		}
 		read++
+		if len(tr.Events) > len(m)/nsight.MinRowBytes {
+			t.Fatalf("%d events from %d bytes, more than one per %d bytes", len(tr.Events), len(m), nsight.MinRowBytes)
+		}
 		checkInvariants(t, tr)
 	}
 	if read == 0 || failed == 0 {

@@ -23,7 +23,21 @@ func init() {
 		Suffixes: []string{".sqlite"},
 		Sniff:    Sniff,
 		Read:     Read,
+		Need:     Need,
 	})
+}
+
+// fixedNeed is what reading any export takes besides its events and
+// names: SQLite's page cache (cache_size), its connection and the
+// reader's own, well under the 16 MB FuzzRead allows any input.
+const fixedNeed = 16 << 20
+
+// Need returns an upper bound on the memory that reading and analysing
+// plain bytes of an export takes: its events, at most one per
+// minRowBytes of the file, its names, at most the file, and fixedNeed.
+// The file itself is read through the page cache, not held.
+func Need(plain, events int64) int64 {
+	return fixedNeed + plain + trace.EventsNeed(plain, events, minRowBytes)
 }
 
 // sqliteMagic starts every SQLite 3 database file.
