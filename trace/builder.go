@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
-	"unsafe"
 )
 
 // Builder accumulates tracks and events while a reader walks its input, and
@@ -34,9 +33,6 @@ type Builder struct {
 	// together, so they are stored as they come, unstaged, and Finish
 	// needs no grouping.
 	runs bool
-	// faulted is how much of cur the kernel has backed already (see
-	// Tail): cur[:faulted].
-	faulted int
 	// order gives the stored events their tracks, which an Event does
 	// not hold: the track of each run of them, in storage order (the
 	// chunks, then cur). Events are stored in blocks or runs of one
@@ -454,12 +450,7 @@ func (b *Builder) GrowRuns(n int) {
 		b.runs = true
 	}
 	b.Grow(n)
-	b.faulted = len(b.cur)
 }
-
-// faultAhead is how many events' storage Tail has the kernel back at a
-// time: 4 MB.
-const faultAhead = 4 << 20 / int(unsafe.Sizeof(Event{}))
 
 // Tail returns the free storage after the events added so far, empty with
 // a capacity of at most n, after GrowRuns; nil otherwise. A reader that
@@ -477,14 +468,6 @@ func (b *Builder) Tail(n int) []Event {
 		b.newChunk(max(chunkEvents, n))
 	}
 	hi := min(cap(b.cur), len(b.cur)+n)
-	if hi > b.faulted {
-		// Back the room and what follows it in one call (see
-		// prefault), but no further: room GrowRuns made beyond
-		// the events stays address space.
-		to := min(cap(b.cur), max(hi, b.faulted+faultAhead))
-		prefault(b.cur[b.faulted:to])
-		b.faulted = to
-	}
 	return b.cur[len(b.cur):len(b.cur):hi]
 }
 
@@ -503,7 +486,6 @@ func (b *Builder) newChunk(n int) {
 		b.chunks = append(b.chunks, b.cur)
 	}
 	b.cur = make([]Event, 0, n)
-	b.faulted = 0
 }
 
 // Grow makes room for n more events, for a reader that knows or can
