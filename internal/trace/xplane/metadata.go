@@ -2,8 +2,6 @@ package xplane
 
 import (
 	"encoding/binary"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -64,13 +62,6 @@ func (t *idTable[T]) ref(id uint64) (*T, bool) {
 	}
 	v, ok := t.sparse[id]
 	return &v, ok
-}
-
-// clone returns a copy of t that shares nothing with it.
-func (t *idTable[T]) clone() idTable[T] {
-	c := *t
-	c.dense, c.set, c.sparse = slices.Clone(t.dense), slices.Clone(t.set), maps.Clone(t.sparse)
-	return c
 }
 
 func (t *idTable[T]) get(id uint64) (T, bool) {

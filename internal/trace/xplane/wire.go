@@ -52,11 +52,9 @@ type wire struct {
 	src  io.ReaderAt // nil when buf holds the whole input
 	// mapped, when src is a mapped file, is its bytes: windows are cut
 	// from it instead of read (see mapped.go). Pages below kept are not
-	// held. A worker's wire keeps every page (keep): the decoder gives
-	// them back as it adds the chunks, in order, knowing which are done.
+	// held.
 	mapped []byte
 	kept   int
-	keep   bool
 
 	// progress, when set, is told how far the window has moved.
 	progress func(off int)
