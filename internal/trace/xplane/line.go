@@ -41,7 +41,7 @@ func nextEvent(b []byte, i int) (lo, hi int, ok bool) {
 	}
 	size, lo := uint64(b[i+1]), i+2
 	if size >= 0x80 {
-		if size, lo = varint(b, i+1, len(b)); lo < 0 {
+		if size, lo = uvarint(b, i+1, len(b)); lo < 0 {
 			return 0, 0, false
 		}
 	}
@@ -297,7 +297,7 @@ func (d *decoder) readEventFast(i, end int, ev *rawEvent) bool {
 		}
 		v, n := uint64(b[i+1]), i+2
 		if v >= 0x80 {
-			if v, n = varint(b, i+1, end); n < 0 {
+			if v, n = uvarint(b, i+1, end); n < 0 {
 				return false
 			}
 		}
@@ -337,7 +337,7 @@ func (d *decoder) statFast(b []byte, i, end int, s *eventStats) bool {
 		return d.statSlow(b, i, end, s)
 	}
 	if b[i+1] >= 0x80 {
-		id, n := varint(b, i+1, end)
+		id, n := uvarint(b, i+1, end)
 		if n >= 0 && d.statKind(id) == statOther {
 			return true
 		}
@@ -348,7 +348,7 @@ func (d *decoder) statFast(b []byte, i, end int, s *eventStats) bool {
 	case k == statOther:
 		return true
 	case k != statMemcpy && end-i >= 4 && (b[i+2] == statUint<<3|0 || b[i+2] == statInt<<3|0):
-		if u, n := varint(b, i+3, end); n == end {
+		if u, n := uvarint(b, i+3, end); n == end {
 			s.setInt(k, int64(u))
 			return true
 		}
