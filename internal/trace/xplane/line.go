@@ -191,13 +191,8 @@ func (d *decoder) flush(track int32) {
 	}
 }
 
-// newBatch starts a batch in the Builder's own storage, where the events
-// are decoded in place (see trace.Builder.Tail), or else in a buffer of
-// the decoder's.
+// newBatch starts a batch in a buffer of the decoder's.
 func (d *decoder) newBatch() {
-	if d.batch = d.b.Tail(batchEvents); d.batch != nil {
-		return
-	}
 	if d.own == nil {
 		d.own = make([]trace.Event, 0, batchEvents)
 	}
