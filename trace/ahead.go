@@ -8,7 +8,10 @@ import (
 // aheadReader reads its source in a goroutine of its own, a few buffers
 // ahead of its caller. Read decompresses gzip input with it when there is
 // more than one processor, so that inflating (about a third of the time
-// of reading a gzipped trace) overlaps parsing instead of adding to it.
+// of reading a gzipped trace) overlaps parsing instead of adding to it:
+// on two cores `tracegap analyze` of a gzipped 190 MB Kineto trace took
+// 16-18% less time in two of three rounds of alternated runs (4% in the
+// third, with the machine loaded 7 times over; 2026-11-27).
 type aheadReader struct {
 	full chan chunk  // buffers read, in order
 	free chan []byte // buffers to read into

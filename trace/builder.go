@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
-	"unsafe"
 )
 
 // Builder accumulates tracks and events while a reader walks its input, and
@@ -34,9 +33,6 @@ type Builder struct {
 	// together, so they are stored as they come, unstaged, and Finish
 	// needs no grouping.
 	runs bool
-	// faulted is how much of cur the kernel has backed already (see
-	// Tail): cur[:faulted].
-	faulted int
 	// order gives the stored events their tracks, which an Event does
 	// not hold: the track of each run of them, in storage order (the
 	// chunks, then cur). Events are stored in blocks or runs of one
@@ -429,15 +425,9 @@ func (b *Builder) note(track int32, n int) {
 	b.order = append(b.order, run{track, n})
 }
 
-// addRun stores evs as they are, in place when they are the room Tail
-// returned.
+// addRun stores evs as they are.
 func (b *Builder) addRun(evs []Event) {
-	room := b.cur[len(b.cur):cap(b.cur)]
-	if len(room) > 0 && &room[0] == &evs[0] && len(evs) <= len(room) {
-		b.cur = b.cur[:len(b.cur)+len(evs)]
-		return
-	}
-	if len(room) < len(evs) {
+	if cap(b.cur)-len(b.cur) < len(evs) {
 		b.newChunk(max(chunkEvents, len(evs)))
 	}
 	b.cur = append(b.cur, evs...)
@@ -445,8 +435,7 @@ func (b *Builder) addRun(evs []Event) {
 
 // GrowRuns is Grow for a reader that adds each track's events together,
 // in one run of AddTrack calls, as XPlane's lines hold them: the events are
-// then stored as they come, with no staging by track, and a reader may
-// decode them straight into the storage (see Tail). Finish groups them
+// then stored as they come, with no staging by track. Finish groups them
 // like any others if the promise is broken, only slower. n may be an
 // estimate: room made and never used costs address space, not memory.
 func (b *Builder) GrowRuns(n int) {
@@ -454,38 +443,6 @@ func (b *Builder) GrowRuns(n int) {
 		b.runs = true
 	}
 	b.Grow(n)
-	b.faulted = len(b.cur)
-}
-
-// faultAhead is how many events' storage Tail has the kernel back at a
-// time: 4 MB.
-const faultAhead = 4 << 20 / int(unsafe.Sizeof(Event{}))
-
-// Tail returns the free storage after the events added so far, empty with
-// a capacity of at most n, after GrowRuns; nil otherwise. A reader that
-// appends events to it and passes them to AddTrack has them kept where
-// they are, saving a copy of every event. The room may be shorter than n:
-// past it, the reader appends to the slice as to any other. The room is
-// the builder's next free storage, so it is the reader's only until its
-// next call of Add, AddTrack or Grow: those store there, over whatever
-// the reader appended, and the next AddTrack must pass the room.
-func (b *Builder) Tail(n int) []Event {
-	if !b.runs {
-		return nil
-	}
-	if len(b.cur) == cap(b.cur) {
-		b.newChunk(max(chunkEvents, n))
-	}
-	hi := min(cap(b.cur), len(b.cur)+n)
-	if hi > b.faulted {
-		// Back the room and what follows it in one call (see
-		// prefault), but no further: room GrowRuns made beyond
-		// the events stays address space.
-		to := min(cap(b.cur), max(hi, b.faulted+faultAhead))
-		prefault(b.cur[b.faulted:to])
-		b.faulted = to
-	}
-	return b.cur[len(b.cur):len(b.cur):hi]
 }
 
 // store appends a block of events of track to the current chunk, or to a
@@ -503,7 +460,6 @@ func (b *Builder) newChunk(n int) {
 		b.chunks = append(b.chunks, b.cur)
 	}
 	b.cur = make([]Event, 0, n)
-	b.faulted = 0
 }
 
 // Grow makes room for n more events, for a reader that knows or can

@@ -4,10 +4,8 @@
 //
 // The input is walked by hand with protowire: the generated types in
 // xplanepb cost about ten times the file's size and run at a tenth of the
-// speed. With more than one processor, the events of big planes are
-// decoded by several goroutines; with one, every event is walked once,
-// the lines' event counts estimated from their first events. The trace is
-// the same either way, and so is the error a damaged input gets.
+// speed. The input is walked twice: once to find each plane's parts and
+// count its lines' events, once to decode them.
 // Events become:
 //
 //   - on "/device:GPU:N" planes, "Stream #S(...)" lines: device work of

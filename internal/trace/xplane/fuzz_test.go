@@ -12,9 +12,9 @@ import (
 
 // FuzzRead feeds arbitrary bytes to the reader. Whatever the input, Read
 // must return a trace that keeps the model's invariants or a *FormatError
-// inside the input; it must never panic or hang, and a parallel read, a
-// one-walk read and a read through a file's mapping must give the same as
-// a serial read in two walks. The seed corpus in
+// inside the input; it must never panic or hang, and a read through a
+// ReaderAt window and one through a file's mapping must give the same as
+// a read from memory. The seed corpus in
 // testdata/fuzz/FuzzRead holds small XSpaces from tracetest.WriteXPlane,
 // the heads of the real traces and malformed cases.
 func FuzzRead(f *testing.F) {
@@ -22,16 +22,12 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		Sniff(b[:min(len(b), 512)])
-		setParallel(t, 0)
 		var tr *trace.Trace
 		var err error
 		alloc := allocated(func() { tr, err = Read(bytes.NewReader(b), trace.Options{MaxEvents: 1 << 16}) })
 		checkResources(t, b, tr, alloc)
 		checkMapped(t, b, tr, err)
-		setOneWalk(t, 16) // sampling 16 bytes of each line's events
-		checkDecode(t, "one-walk", b, tr, err)
-		setParallel(t, 2) // chunks of two events
-		checkDecode(t, "parallel", b, tr, err)
+		checkWindow(t, b, tr, err)
 		if err != nil {
 			var fe *FormatError
 			switch {
@@ -74,17 +70,16 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// checkDecode decodes b as the test has set reads to (setParallel,
-// setOneWalk), a read called how, and wants what the serial two-walk read
-// gave: tr or err.
-func checkDecode(t *testing.T, how string, b []byte, tr *trace.Trace, err error) {
+// checkWindow reads b through a ReaderAt window and wants what the read
+// from memory gave: tr or err.
+func checkWindow(t *testing.T, b []byte, tr *trace.Trace, err error) {
 	t.Helper()
-	got, gerr := Decode(b, trace.Options{MaxEvents: 1 << 16})
+	got, gerr := decode(wire{src: bytes.NewReader(b), size: len(b)}, trace.Options{MaxEvents: 1 << 16})
 	switch {
 	case (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error():
-		t.Fatalf("%s read: error %v, serially in two walks %v", how, gerr, err)
+		t.Fatalf("window read: error %v, from memory %v", gerr, err)
 	case !reflect.DeepEqual(tr, got):
-		t.Fatalf("%s read: the trace differs from a serial two-walk read's", how)
+		t.Fatal("window read: the trace differs from a read from memory")
 	}
 }
 

@@ -1,11 +1,8 @@
 package xplane
 
 import (
-	"errors"
 	"math"
 	"strconv"
-
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -19,24 +16,6 @@ type lineHead struct {
 	// events spans the line's events: the first event's tag to the end of
 	// the last one.
 	events span
-	// cuts are the offsets of the tags of events chunkEvents, 2*chunkEvents,
-	// ... of the line: where its events can be decoded apart.
-	cuts    []int
-	nextCut int // the count of the next cut
-	// sampled is set when the scan stopped after the events of the
-	// line's first sampleBytes (the one-walk read): count is then an
-	// estimate, events ends at the line's end, and the fields after the
-	// events are read as they are decoded.
-	sampled bool
-}
-
-// cut notes that the event whose tag is at off is the line's next one.
-func (h *lineHead) cut(off int) {
-	if h.count == h.nextCut && h.count > 0 {
-		h.cuts = append(h.cuts, off)
-		h.nextCut += chunkEvents
-	}
-	h.count++
 }
 
 var lineFields = map[int]string{
@@ -62,7 +41,7 @@ func nextEvent(b []byte, i int) (lo, hi int, ok bool) {
 	}
 	size, lo := uint64(b[i+1]), i+2
 	if size >= 0x80 {
-		if size, lo = varint(b, i+1, len(b)); lo < 0 {
+		if size, lo = uvarint(b, i+1, len(b)); lo < 0 {
 			return 0, 0, false
 		}
 	}
@@ -78,40 +57,32 @@ func (w *wire) within(end int) []byte {
 	return w.buf[:min(end-w.base, len(w.buf))]
 }
 
-// scanLine reads a line's header. display_name (11) follows the events in
-// the encoding, so the events are stepped over here and decoded afterwards.
-// With sample > 0 (the one-walk read) the scan stops at the first event
-// that starts sample bytes or more after the first one, and estimates the
-// line's events from those it counted (see lineHead.sampled).
-func (d *decoder) scanLine(l span, sample int) (lineHead, error) {
-	h := lineHead{events: span{l.hi, l.hi}, nextCut: chunkEvents}
+// scanLine reads a line's header and counts its events. display_name (11)
+// follows the events in the encoding, so the events are stepped over here
+// and decoded afterwards.
+func (d *decoder) scanLine(l span) (lineHead, error) {
+	h := lineHead{events: span{l.hi, l.hi}}
 	first := true
-	stop := l.hi
 	for off := l.lo; off < l.hi; {
-		if off >= stop {
-			h.sample(l)
-			return h, nil
-		}
 		if err := d.loadHead(off, l.hi); err != nil {
 			return h, err
 		}
 		// Step over the events the window holds.
 		b, base := d.within(l.hi), d.base
 		i := off - base
-		for base+i < stop {
+		for {
 			_, hi, ok := nextEvent(b, i)
 			if !ok {
 				break
 			}
 			if first {
 				h.events.lo, first = base+i, false
-				stop = sampleStop(base+i, sample, l.hi)
 			}
-			h.cut(base + i)
+			h.count++
 			i = hi
 			h.events.hi = base + i
 		}
-		if off = base + i; off >= l.hi || off >= stop {
+		if off = base + i; off >= l.hi {
 			continue
 		}
 		if err := d.loadHead(off, l.hi); err != nil {
@@ -121,35 +92,8 @@ func (d *decoder) scanLine(l span, sample int) (lineHead, error) {
 		if off, err = d.lineField(off, l.hi, &h, &first); err != nil {
 			return h, err
 		}
-		if !first && stop == l.hi {
-			stop = sampleStop(h.events.lo, sample, l.hi)
-		}
 	}
 	return h, nil
-}
-
-// sampleStop returns where a scan that found a line's first event at lo
-// stops: sample bytes on, or the line's end when sample is 0 or the line
-// is shorter.
-func sampleStop(lo, sample, end int) int {
-	if sample <= 0 || sample >= end-lo {
-		return end
-	}
-	return lo + sample
-}
-
-// sample turns the count of the events a scan stopped after into an
-// estimate of the line's: the events counted, scaled by the bytes of
-// the line's events to the bytes they took, and a sixteenth more. The
-// events further on have larger offsets, so longer varints: the estimate
-// is rather high than low. Too high costs address space (the storage's
-// unused end is never touched); too low, a copy of every event into one
-// slice when the Builder finishes, and twice their memory then.
-func (h *lineHead) sample(l span) {
-	took, all := int64(h.events.hi-h.events.lo), int64(l.hi-h.events.lo)
-	n := (int64(h.count)*all + took - 1) / took
-	h.count = int(n + n/16)
-	h.events.hi, h.sampled = l.hi, true
 }
 
 // lineField reads the line field at off, or steps over an event that the
@@ -187,7 +131,7 @@ func (d *decoder) lineField(off, end int, h *lineHead, first *bool) (int, error)
 				h.events.lo, *first = off, false
 			}
 			h.events.hi = hi
-			h.cut(off)
+			h.count++
 		}
 		return hi, nil
 	}
@@ -213,7 +157,6 @@ type lineState struct {
 	class lineClass
 	pk    planeKind
 	track int32 // -1 until the line's first event is kept
-	own   bool  // the line made its track (another line of its id may have)
 }
 
 // readLine decodes a scanned line's events. The events the window holds
@@ -232,9 +175,6 @@ func newLineState(h lineHead, pk planeKind) lineState {
 func (d *decoder) readEvents(lo, end, first int, ls *lineState) error {
 	err := d.readLineEvents(lo, end, first, ls)
 	d.flush(ls.track)
-	if err == nil {
-		d.nameTrack(ls)
-	}
 	return err
 }
 
@@ -251,13 +191,8 @@ func (d *decoder) flush(track int32) {
 	}
 }
 
-// newBatch starts a batch in the Builder's own storage, where the events
-// are decoded in place (see trace.Builder.Tail), or else in a buffer of
-// the decoder's.
+// newBatch starts a batch in a buffer of the decoder's.
 func (d *decoder) newBatch() {
-	if d.batch = d.b.Tail(batchEvents); d.batch != nil {
-		return
-	}
 	if d.own == nil {
 		d.own = make([]trace.Event, 0, batchEvents)
 	}
@@ -306,13 +241,8 @@ func (d *decoder) eventField(off, end int, ls *lineState) (int, error) {
 		return 0, err
 	}
 	if num != 4 {
-		if ls.head.sampled {
-			return d.fieldAfterEvents(off, end, num, ls)
-		}
 		return d.skip(num, typ, next, end)
 	}
-	// The scan checked the type of the events it walked; not those past
-	// a sampled line's first.
 	if err := d.want(off, lineFields[4], typ, bytesType); err != nil {
 		return 0, err
 	}
@@ -328,26 +258,6 @@ func (d *decoder) eventField(off, end int, ls *lineState) (int, error) {
 	}
 	d.event++
 	return hi, nil
-}
-
-// errLineOrder says that a line has a field of its header (id, name,
-// timestamp) after events a one-walk read has decoded with the value
-// before it: the read starts over with two walks, which see every field
-// of a line before its events. Profilers write a line's fields in field
-// order, the header first.
-var errLineOrder = errors.New("XLine header field after its events")
-
-// fieldAfterEvents reads the line field at off, past the events a sampled
-// line's scan looked at, as the scan would have: display_name names the
-// line's track when the line ends (see nameTrack); a header field fails
-// with errLineOrder.
-func (d *decoder) fieldAfterEvents(off, end int, num protowire.Number, ls *lineState) (int, error) {
-	switch num {
-	case 1, 2, 3:
-		return 0, errLineOrder
-	}
-	first := false
-	return d.lineField(off, end, &ls.head, &first)
 }
 
 // rawEvent is one XEvent as decoded, before it is turned into an Event.
@@ -382,7 +292,7 @@ func (d *decoder) readEventFast(i, end int, ev *rawEvent) bool {
 		}
 		v, n := uint64(b[i+1]), i+2
 		if v >= 0x80 {
-			if v, n = varint(b, i+1, end); n < 0 {
+			if v, n = uvarint(b, i+1, end); n < 0 {
 				return false
 			}
 		}
@@ -422,7 +332,7 @@ func (d *decoder) statFast(b []byte, i, end int, s *eventStats) bool {
 		return d.statSlow(b, i, end, s)
 	}
 	if b[i+1] >= 0x80 {
-		id, n := varint(b, i+1, end)
+		id, n := uvarint(b, i+1, end)
 		if n >= 0 && d.statKind(id) == statOther {
 			return true
 		}
@@ -433,7 +343,7 @@ func (d *decoder) statFast(b []byte, i, end int, s *eventStats) bool {
 	case k == statOther:
 		return true
 	case k != statMemcpy && end-i >= 4 && (b[i+2] == statUint<<3|0 || b[i+2] == statInt<<3|0):
-		if u, n := varint(b, i+3, end); n == end {
+		if u, n := uvarint(b, i+3, end); n == end {
 			s.setInt(k, int64(u))
 			return true
 		}
@@ -513,17 +423,13 @@ var eventFieldNames = [...]string{
 
 // eventsLimit is the error of a trace of more than max events, the first
 // one past it in the line ls. It names the byte where the line's events
-// start: a parallel read, which decodes a line in chunks, stops at the
-// same line as a serial one.
+// start.
 func eventsLimit(max int, ls *lineState) error {
 	return trace.Limitf("more than %d events, in the XLine whose events start at byte %d (raise --max-events if the trace is genuine)", max, ls.head.events.lo)
 }
 
 // add turns a decoded XEvent into an Event on its line's track.
 func (d *decoder) add(ev *rawEvent, ls *lineState) error {
-	if d.out != nil {
-		return d.addToChunk(ev, ls)
-	}
 	if ev.occurrences {
 		d.b.Drop("aggregated XEvent (num_occurrences) has no start time")
 		return nil
@@ -687,24 +593,7 @@ func (d *decoder) stepName(name trace.StrID, s *eventStats) trace.StrID {
 // track creates the track of a line on its first kept event.
 func (d *decoder) track(ls *lineState) int32 {
 	key := strconv.Itoa(d.plane) + "/" + strconv.FormatInt(ls.head.id, 10)
-	_, found := d.b.LookupTrack(key)
-	ls.own = !found
-	t := trackOf(ls)
-	if ls.head.sampled {
-		t.Thread, t.Name = "", "" // see nameTrack
-	}
-	return d.b.Track(key, t)
-}
-
-// nameTrack names the track that a sampled line made, once the line's
-// display_name, which follows its events, is read.
-func (d *decoder) nameTrack(ls *lineState) {
-	if !ls.head.sampled || !ls.own || ls.track < 0 {
-		return
-	}
-	t := trackOf(ls)
-	tr := d.b.TrackAt(ls.track)
-	tr.Thread, tr.Name = d.b.TrackName(t.Thread), d.b.TrackName(t.Name)
+	return d.b.Track(key, trackOf(ls))
 }
 
 // trackOf returns the track of a line: named after its display name,

@@ -39,8 +39,8 @@ func setDrops(t *testing.T) {
 	dropStep, dropLag = os.Getpagesize(), os.Getpagesize()
 }
 
-// TestMappedFile reads every real XPlane trace from a file, serially and
-// in parallel chunks, with pages given back behind every walk, and wants
+// TestMappedFile reads every real XPlane trace from a file, with pages
+// given back behind every walk, and wants
 // the trace, or the error, a read from memory makes (one of them is cut
 // short by its profiler).
 func TestMappedFile(t *testing.T) {
@@ -63,24 +63,21 @@ func TestMappedFile(t *testing.T) {
 		} else {
 			unmapFile(m)
 		}
-		for _, chunks := range []int{0, 5, 1000} {
-			setParallel(t, chunks)
-			want, werr := Decode(b, trace.Options{})
-			got, err := decode(wire{src: f, size: len(b)}, trace.Options{})
-			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
-				t.Errorf("%s, chunks of %d: error %v, from memory %v", filepath.Base(path), chunks, err, werr)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s, chunks of %d: the mapped read differs from the read from memory", filepath.Base(path), chunks)
-			}
+		want, werr := Decode(b, trace.Options{})
+		got, err := decode(wire{src: f, size: len(b)}, trace.Options{})
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Errorf("%s: error %v, from memory %v", filepath.Base(path), err, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the mapped read differs from the read from memory", filepath.Base(path))
 		}
 	}
 }
 
 // TestMappedFileShrinks cuts a file short after its size was taken, as
 // another program writing it might: before the first walk, or once the
-// second has read a plane's metadata and is about to decode its lines
-// (serially, or in workers). Reading the missing pages of the mapping
+// second has read a plane's metadata and is about to decode its lines.
+// Reading the missing pages of the mapping
 // faults, and the read must say so, not crash.
 func TestMappedFileShrinks(t *testing.T) {
 	if !mappable() {
@@ -94,31 +91,28 @@ func TestMappedFileShrinks(t *testing.T) {
 	t.Cleanup(func() { beforeLines = hook })
 	for _, atLines := range []bool{false, true} {
 		for cutAt := 1; cutAt < 8; cutAt++ {
-			for _, chunks := range []int{0, 5} {
-				setParallel(t, chunks)
-				f := fileOf(t, b)
-				size := len(b) * cutAt / 8
-				cut := func() {
-					if err := os.Truncate(f.Name(), int64(size)); err != nil {
-						t.Fatal(err)
+			f := fileOf(t, b)
+			size := len(b) * cutAt / 8
+			cut := func() {
+				if err := os.Truncate(f.Name(), int64(size)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			beforeLines = hook
+			if !atLines {
+				cut()
+			} else {
+				// Cut inside the lines about to be decoded, or in
+				// those of a plane to come.
+				beforeLines = func(pl *planeScan) {
+					if n := len(pl.lines); n > 0 && pl.lines[n-1].events.hi > size {
+						cut()
 					}
 				}
-				beforeLines = hook
-				if !atLines {
-					cut()
-				} else {
-					// Cut inside the lines about to be decoded, or in
-					// those of a plane to come.
-					beforeLines = func(pl *planeScan) {
-						if n := len(pl.lines); n > 0 && pl.lines[n-1].events.hi > size {
-							cut()
-						}
-					}
-				}
-				_, err := decode(wire{src: f, size: len(b)}, trace.Options{})
-				if !errors.Is(err, errFileChanged) {
-					t.Errorf("cut at %d/8 (before lines: %v), chunks of %d: error %v, want %v", cutAt, atLines, chunks, err, errFileChanged)
-				}
+			}
+			_, err := decode(wire{src: f, size: len(b)}, trace.Options{})
+			if !errors.Is(err, errFileChanged) {
+				t.Errorf("cut at %d/8 (before lines: %v): error %v, want %v", cutAt, atLines, err, errFileChanged)
 			}
 		}
 	}

@@ -2,8 +2,6 @@ package xplane
 
 import (
 	"encoding/binary"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -64,13 +62,6 @@ func (t *idTable[T]) ref(id uint64) (*T, bool) {
 	}
 	v, ok := t.sparse[id]
 	return &v, ok
-}
-
-// clone returns a copy of t that shares nothing with it.
-func (t *idTable[T]) clone() idTable[T] {
-	c := *t
-	c.dense, c.set, c.sparse = slices.Clone(t.dense), slices.Clone(t.set), maps.Clone(t.sparse)
-	return c
 }
 
 func (t *idTable[T]) get(id uint64) (T, bool) {
@@ -238,7 +229,7 @@ func readStatFast(b []byte, i, end, base int) (uint64, statValue, bool) {
 		c := b[i]
 		switch c {
 		case 1<<3 | 0, statUint<<3 | 0, statInt<<3 | 0, statRef<<3 | 0:
-			u, n := varint(b, i+1, end)
+			u, n := uvarint(b, i+1, end)
 			if n < 0 {
 				return 0, v, false
 			}
@@ -254,7 +245,7 @@ func readStatFast(b []byte, i, end, base int) (uint64, statValue, bool) {
 			}
 			v, i = statValue{typ: statDouble, u: binary.LittleEndian.Uint64(b[i+1:])}, i+9
 		case statStr<<3 | 2, statBytes<<3 | 2:
-			size, lo := varint(b, i+1, end)
+			size, lo := uvarint(b, i+1, end)
 			if lo < 0 || size > uint64(end-lo) {
 				return 0, v, false
 			}

@@ -63,16 +63,10 @@ func (d *decoder) scanPlane(p span) (planeScan, error) {
 				return pl, err
 			}
 			d.line = len(pl.lines)
-			h, err := d.scanLine(s, d.sample)
-			if err == nil && h.sampled && h.count > (s.hi-h.events.lo)/minEventBytes {
-				// The first events are smaller than any profiler
-				// writes, so the rest may be larger: count them all.
-				h, err = d.scanLine(s, 0)
-			}
+			h, err := d.scanLine(s)
 			if err != nil {
 				return pl, err
 			}
-			d.estimated = d.estimated || h.sampled
 			d.line = -1
 			pl.lines = append(pl.lines, h)
 			pl.events += h.count
@@ -92,16 +86,6 @@ func (d *decoder) scanPlane(p span) (planeScan, error) {
 	}
 	return pl, nil
 }
-
-// sampleBytes is how much of a line's events a one-walk read looks at to
-// estimate how many the line holds. A variable for tests.
-var sampleBytes = 64 << 10
-
-// minEventBytes is the size of the smallest XEvent a profiler writes (a
-// tag and length, a metadata id, an offset and a duration, a byte or two
-// each): a line whose first events are smaller on average is counted
-// whole rather than estimated from them.
-const minEventBytes = 8
 
 // beforeLines is called when a plane's metadata is read and its lines are
 // next: a hook for tests.
@@ -139,9 +123,6 @@ func (d *decoder) readPlane(pl *planeScan) error {
 	d.part = ""
 	pk := classifyPlane(pl.name)
 	beforeLines(pl)
-	if d.parallel(pl) {
-		return d.readLinesParallel(pl, pk)
-	}
 	for i, h := range pl.lines {
 		d.line = i
 		if err := d.readLine(h, pk); err != nil {

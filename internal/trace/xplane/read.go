@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -41,12 +40,10 @@ func Need(plain, events int64) int64 { return plain + trace.EventsNeed(plain, ev
 
 // Read reads a whole XSpace from r. An XSpace is one message whose planes
 // hold their metadata after the lines that refer to it, so the input is
-// scanned first for its parts, then decoded. A parallel read's scan walks
-// every line's events to count them and cut the lines into chunks; on one
-// processor the scan looks at the first events of each line only, to
-// estimate the count, and the events are walked once (see newDecoder). A
-// file (opt.Source) is read a window at a time in each walk; any other
-// input is held in memory while it is decoded. The trace keeps none of it.
+// walked twice: a scan finds its parts and counts each line's events, then
+// they are decoded. A file (opt.Source) is read a window at a time in each
+// walk; any other input is held in memory while it is decoded. The trace
+// keeps none of it.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if opt.Source != nil && opt.SizeHint > 0 && opt.SizeHint < math.MaxInt {
 		return decode(wire{src: opt.Source, size: int(opt.SizeHint)}, opt)
@@ -79,24 +76,8 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 	w.plane, w.line, w.event = -1, -1, -1
 	opt.MaxTracks = cmp.Or(max(opt.MaxTracks, 0), trace.DefaultMaxTracks)
 	opt.MaxStrings = cmp.Or(max(opt.MaxStrings, 0), trace.DefaultMaxStrings)
-	opt.Progress = forward(opt.Progress)
-	d := newDecoder(w, opt, workers() == 1)
-	err = d.space()
-	if err != nil && d.estimated {
-		// A one-walk read meets a damaged line where it decodes it; a
-		// two-walk read, where its first walk steps over it, before
-		// decoding anything. Once a line has been estimated, not
-		// walked, read again in two walks, so that the error is the
-		// same however many processors read (and so that a line with
-		// its header after its events, errLineOrder, is read right).
-		// The first read's events are let go first: at a limit they
-		// are as many as the second read makes room for.
-		d = nil
-		runtime.GC()
-		d = newDecoder(w, opt, false)
-		err = d.space()
-	}
-	if err != nil {
+	d := newDecoder(w, opt)
+	if err = d.space(); err != nil {
 		return nil, err
 	}
 	t = d.b.Finish()
@@ -104,56 +85,26 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 	return t, nil
 }
 
-// newDecoder returns a decoder of w. A one-walk decoder, for one
-// processor, does not walk every line's events to count them before it
-// decodes them: it estimates the count from the first sampleBytes of each
-// line, and reads the fields that follow a line's events (display_name)
-// as it decodes. That saves a walk through the input, a tenth of a
-// one-core read; a parallel read needs the walk, to cut lines into chunks.
-func newDecoder(w wire, opt trace.Options, oneWalk bool) *decoder {
+// newDecoder returns a decoder of w.
+func newDecoder(w wire, opt trace.Options) *decoder {
 	d := &decoder{wire: w, b: trace.NewBuilder(), maxEvents: opt.MaxEvents, maxParts: opt.MaxTracks, maxMetas: opt.MaxStrings}
 	d.b.SetLimits(opt)
-	if oneWalk {
-		d.sample = sampleBytes
-	}
 	if opt.Progress != nil && w.src != nil {
 		d.progress = d.reportProgress(opt.Progress)
 	}
 	return d
 }
 
-// forward returns f, or nil, passing on only reports past the furthest
-// so far: a read that starts over in two walks (see decode) reports from
-// the beginning again, and the progress shown would go back.
-func forward(f func(read, total int64)) func(read, total int64) {
-	if f == nil {
-		return nil
-	}
-	var furthest int64
-	return func(read, total int64) {
-		if read > furthest {
-			furthest = read
-			f(read, total)
-		}
-	}
-}
-
-// reportProgress turns window moves into calls of f at most every 4 MB.
-// With two walks each counts for half; a one-walk read's scan steps from
-// line to line and counts for nothing.
+// reportProgress turns window moves into calls of f at most every 4 MB,
+// each walk counting for half. A window that moves back (a plane's lines
+// are decoded after its metadata, which follows them) reports nothing, so
+// the progress shown never goes back.
 func (d *decoder) reportProgress(f func(read, total int64)) func(int) {
 	last := 0
 	return func(off int) {
-		var done int
-		switch {
-		case d.sample > 0 && d.decoding:
-			done = off
-		case d.sample > 0:
-			return
-		case d.decoding:
+		done := off / 2
+		if d.decoding {
 			done = d.size/2 + off/2
-		default:
-			done = off / 2
 		}
 		if done-last >= 4<<20 {
 			last = done
@@ -234,10 +185,6 @@ type decoder struct {
 	// kinds is the kind of every stat id below 128, from stats.
 	kinds [128]statKind
 
-	// out, in a worker (see parallel.go), receives the events decoded,
-	// copies the sizes of their copies.
-	out    []trace.Event
-	copies []copySize
 	// batch holds the events of the line being decoded, which go to the
 	// Builder a batch at a time (see flush): in the Builder's storage
 	// when it has room, else in own.
@@ -246,11 +193,6 @@ type decoder struct {
 	hostnames []string
 	warned    int
 	decoding  bool // the lines are being decoded: the scan is over
-	// sample, in a one-walk read (see newDecoder), is sampleBytes;
-	// estimated is set once a line's events have been counted from a
-	// sample of them.
-	sample    int
-	estimated bool
 }
 
 // maxHostnames bounds the host names kept: a trace is of a few hosts.

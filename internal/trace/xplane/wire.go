@@ -1,11 +1,9 @@
 package xplane
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 
@@ -52,11 +50,9 @@ type wire struct {
 	src  io.ReaderAt // nil when buf holds the whole input
 	// mapped, when src is a mapped file, is its bytes: windows are cut
 	// from it instead of read (see mapped.go). Pages below kept are not
-	// held. A worker's wire keeps every page (keep): the decoder gives
-	// them back as it adds the chunks, in order, knowing which are done.
+	// held.
 	mapped []byte
 	kept   int
-	keep   bool
 
 	// progress, when set, is told how far the window has moved.
 	progress func(off int)
@@ -193,26 +189,6 @@ func uvarint(b []byte, i, end int) (uint64, int) {
 		}
 	}
 	return 0, -1
-}
-
-// varint is uvarint with a branch-free path for the common varints, those
-// of up to eight bytes with eight bytes of b from their start: the offsets
-// and ids that every event holds.
-func varint(b []byte, i, end int) (uint64, int) {
-	if i >= 0 && i+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if stop := ^x & 0x8080808080808080; stop != 0 { // a byte without the continuation bit
-			if n := i + bits.TrailingZeros64(stop)>>3 + 1; n <= end {
-				// Keep the varint's bytes, drop their continuation
-				// bits, and close up the 7-bit groups pairwise.
-				x &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7f
-				x = x&0x007f007f007f007f | x&0x7f007f007f007f00>>1
-				x = x&0x00003fff00003fff | x&0x3fff00003fff0000>>2
-				return x&0x0fffffff | x&0x0fffffff00000000>>4, n
-			}
-		}
-	}
-	return uvarint(b, i, end)
 }
 
 // varint reads a varint at off or fails saying what it was reading.

@@ -56,22 +56,3 @@ func TestReadAll(t *testing.T) {
 		t.Errorf("empty input: %d bytes, %v", len(got), err)
 	}
 }
-
-// varint agrees with uvarint wherever it starts, however much input
-// follows, and wherever its message ends.
-func TestVarint(t *testing.T) {
-	values := []uint64{0, 1, 127, 128, 300, 16383, 16384, 1<<21 - 1, 1 << 21, 1<<28 + 5, 1<<35 - 1, 1 << 42, 1<<49 + 3, 1<<56 - 1, 1 << 56, 1 << 63, math.MaxUint64}
-	for _, v := range values {
-		enc := protowire.AppendVarint(nil, v)
-		for _, pad := range []int{0, 1, 3, 8, 12} {
-			b := append(append([]byte{0xaa}, enc...), bytes.Repeat([]byte{0x81}, pad)...)
-			for end := 1; end <= len(b); end++ {
-				gv, gn := varint(b, 1, end)
-				wv, wn := uvarint(b, 1, end)
-				if gv != wv || gn != wn {
-					t.Errorf("varint(%x, 1, %d) = %d, %d; uvarint says %d, %d", b, end, gv, gn, wv, wn)
-				}
-			}
-		}
-	}
-}
