@@ -487,15 +487,15 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 // from its stats, which the caller then names.
 func setEvent(e *trace.Event, ev *rawEvent, ls *lineState, m *eventMeta, start, dur int64) bool {
 	ev.stats.merge(&m.stats)
-	ev.stats.flow()
+	key, flow := ev.stats.flow()
 	kind := ls.class.kind
-	flags := copyFlags(kind, m.flags|ev.stats.flags)
+	flags := copyFlags(kind, m.flags|ev.stats.flags) | flow
 	if ev.dur == 0 {
 		flags |= trace.FlagInstant
 	}
 	e.Start, e.Corr = start, uint32(ev.stats.corr)
-	if ev.stats.flowKey != 0 {
-		e.Corr = ev.stats.flowKey
+	if key != 0 {
+		e.Corr = key
 	}
 	e.SetDur(dur)
 	e.Name, e.Kind = m.name, kind
@@ -524,7 +524,7 @@ func copyFlags(k trace.Kind, f trace.Flag) trace.Flag {
 	case trace.KindHost:
 		return f &^ trace.FlagMemset
 	}
-	return f & (trace.FlagFlowIn | trace.FlagFlowOut)
+	return 0
 }
 
 // eventTimes turns a line's timestamp and an event's picosecond offset and

@@ -129,9 +129,8 @@ type eventStats struct {
 	flags    trace.Flag
 	bytes    int64 // a copy's size, from memcpy_details; 0 if unknown
 	// prod and cons are the flows (XProf's producer/consumer stats) the
-	// event produces and consumes; flowKey is the one it keeps (see flow).
+	// event produces and consumes (see flow).
 	prod, cons flowRef
-	flowKey    uint32
 }
 
 // flowRef is one end of a flow: XProf links an event that hands work over
@@ -145,8 +144,8 @@ type flowRef struct {
 // key returns the number that stands for the flow in Event.Corr: a 32-bit
 // mix of its kind and id, never 0. Flows are not correlation ids, which
 // Builder.Corr keeps small through a map: a TPU capture has a flow for
-// every few events, most of them 64-bit ids, and the map cost its read a
-// third more time (docs/performance.md). Two flows of a trace share a key
+// every few events, most of them 64-bit ids, and the map made the read of
+// the tiled TPU capture a third slower. Two flows of a trace share a key
 // with odds of about one in 2^32 each, and then one program run may be
 // given to the wrong step; a link's two ends always share theirs.
 func (f *flowRef) key() uint32 {
@@ -166,20 +165,19 @@ func (f *flowRef) key() uint32 {
 	return 1
 }
 
-// flow sets the event's flow key and flag, for an event without a
+// flow returns the event's flow key and flag, for an event without a
 // correlation id of its own (a launch's outranks a flow): the consumer end
 // where it has both, as a program's run on the device and an event that
-// takes up queued work are found by what they consume.
-func (s *eventStats) flow() {
-	if s.corr != 0 {
-		return
+// takes up queued work are found by what they consume. The key is 0 when
+// the event keeps no flow.
+func (s *eventStats) flow() (uint32, trace.Flag) {
+	if s.corr != 0 || !s.cons.hasID && !s.prod.hasID { // most events: inlined
+		return 0, 0
 	}
-	switch {
-	case s.cons.hasID:
-		s.flowKey, s.flags = s.cons.key(), s.flags|trace.FlagFlowIn
-	case s.prod.hasID:
-		s.flowKey, s.flags = s.prod.key(), s.flags|trace.FlagFlowOut
+	if s.cons.hasID {
+		return s.cons.key(), trace.FlagFlowIn
 	}
+	return s.prod.key(), trace.FlagFlowOut
 }
 
 // merge fills what s lacks from the metadata's stats.
