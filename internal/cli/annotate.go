@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/trace"
@@ -135,7 +136,7 @@ func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analy
 			fmt.Fprintf(stderr, "tracegap: warning: %s: %s\n", safe(t.Path), safe(w))
 		}
 		src := &copySource{path: in.Path}
-		err := render.WriteFile(out, func(w io.Writer) error {
+		err := writeOutput(out, func(w io.Writer) error {
 			return writeAnnotated(w, out, src, t, res)
 		})
 		if err != nil && src.err != nil { // the input's fault, not the output's
@@ -149,12 +150,20 @@ func annotateFile(path, out string, af *analysisFlags, stderr io.Writer) (*analy
 // annotateInput returns the input that path names, and what removes what
 // it made. A Chrome input is read twice, to analyse it and then to copy it
 // through, so a stream (standard input, a pipe, a FIFO), whose bytes come
-// once, is first saved to a temporary file, at most maxBytes of it.
+// once, is first saved to a temporary file, at most maxBytes of it; so is
+// an object named by a URL.
 func annotateInput(path string, maxBytes int64) (irun.Input, func(), error) {
 	name := path
 	var r io.Reader = stdin
 	if path == "-" {
 		name = irun.StdinName
+	} else if objects.IsURL(path) {
+		o, err := objects.Open(context.Background(), path)
+		if err != nil {
+			return irun.Input{}, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer o.Close()
+		r = o
 	} else if st, err := os.Stat(path); err != nil || st.Mode().IsRegular() || st.IsDir() {
 		return irun.Input{Path: path}, func() {}, nil // reading it says what is wrong
 	} else {

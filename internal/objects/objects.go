@@ -1,0 +1,159 @@
+// Package objects reads and writes inputs and outputs named by
+// object-storage URLs (gs://, s3://, azblob://, file://) through
+// gocloud.dev/blob, with each provider's usual credential chain: an object
+// opens as a file does (read as a stream, read at offsets, its size known
+// up front), a prefix lists as a directory does, and an output is
+// committed only once written whole.
+package objects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob://
+	_ "gocloud.dev/blob/fileblob"  // file://
+	_ "gocloud.dev/blob/gcsblob"   // gs://
+	_ "gocloud.dev/blob/s3blob"    // s3://
+)
+
+// schemes are the URL schemes that name objects.
+var schemes = []string{"gs", "s3", "azblob", "file"}
+
+// IsURL reports whether s names an object or a prefix in an object store
+// (or, for file://, a local directory read through the same code) rather
+// than a local path.
+func IsURL(s string) bool {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, sc := range schemes {
+		if strings.EqualFold(scheme, sc) {
+			return true
+		}
+	}
+	return false
+}
+
+// loc is a parsed URL: the bucket it is in and the key (or prefix) it
+// names.
+type loc struct {
+	scheme, host, query string
+	key                 string
+}
+
+// parse splits the URL raw into its bucket and key.
+func parse(raw string) (loc, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return loc{}, fmt.Errorf("not a URL: %w", err)
+	}
+	l := loc{scheme: strings.ToLower(u.Scheme), host: u.Host, query: u.RawQuery, key: strings.TrimPrefix(u.Path, "/")}
+	if l.scheme != "file" && l.host == "" {
+		return loc{}, fmt.Errorf("no bucket named, expected %s://BUCKET/KEY", l.scheme)
+	}
+	return l, nil
+}
+
+// bucketURL is the URL gocloud opens the bucket at. A file:// bucket is
+// the root directory, so that a key is the path; its writes skip
+// gocloud's metadata sidecar files and stage beside their target, so that
+// the rename that commits them stays on one file system.
+func (l loc) bucketURL() string {
+	if l.scheme != "file" {
+		return (&url.URL{Scheme: l.scheme, Host: l.host, RawQuery: l.query}).String()
+	}
+	q, _ := url.ParseQuery(l.query)
+	if !q.Has("metadata") {
+		q.Set("metadata", "skip")
+	}
+	if !q.Has("no_tmp_dir") {
+		q.Set("no_tmp_dir", "true")
+	}
+	return (&url.URL{Scheme: "file", Path: "/", RawQuery: q.Encode()}).String()
+}
+
+// at returns the URL of key in l's bucket, with l's query kept.
+func (l loc) at(key string) string {
+	u := url.URL{Scheme: l.scheme, Host: l.host, Path: "/" + key, RawQuery: l.query}
+	if l.scheme == "file" {
+		u.Host = ""
+		return "file://" + u.EscapedPath() + queryPart(l.query)
+	}
+	return u.String()
+}
+
+func queryPart(q string) string {
+	if q == "" {
+		return ""
+	}
+	return "?" + q
+}
+
+// buckets holds the buckets opened so far, by bucket URL: a directory's
+// objects are read from one.
+var buckets struct {
+	sync.Mutex
+	m map[string]*blob.Bucket
+}
+
+// bucket opens (once) the bucket l is in.
+func bucket(ctx context.Context, l loc) (*blob.Bucket, error) {
+	u := l.bucketURL()
+	buckets.Lock()
+	defer buckets.Unlock()
+	if b, ok := buckets.m[u]; ok {
+		return b, nil
+	}
+	b, err := blob.OpenBucket(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	if buckets.m == nil {
+		buckets.m = map[string]*blob.Bucket{}
+	}
+	buckets.m[u] = b
+	return b, nil
+}
+
+// Join returns the URL of name under the directory URL dir.
+func Join(dir, name string) string {
+	l, err := parse(dir)
+	if err != nil {
+		return strings.TrimSuffix(dir, "/") + "/" + name
+	}
+	return l.at(dirKey(l.key) + name)
+}
+
+// dirKey returns key as a prefix that lists what lies under it: ending
+// with a slash, or empty for a bucket's root.
+func dirKey(key string) string {
+	if key == "" || strings.HasSuffix(key, "/") {
+		return key
+	}
+	return key + "/"
+}
+
+// errDir says a URL names a prefix where an object was expected.
+var errDir = errors.New("is a directory (a prefix with objects under it), expected an object")
+
+// Dir returns the URL of the directory holding what raw names, without a
+// trailing slash, as filepath.Dir names a file's directory, with raw's
+// query kept.
+func Dir(raw string) string {
+	l, err := parse(raw)
+	if err != nil {
+		return raw
+	}
+	key := strings.TrimSuffix(l.key, "/")
+	i := strings.LastIndex(key, "/")
+	if i < 0 {
+		return l.at("")
+	}
+	return l.at(key[:i])
+}
