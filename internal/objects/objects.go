@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 
@@ -64,11 +65,20 @@ func parse(raw string) (loc, error) {
 // the root directory, so that a key is the path; its writes skip
 // gocloud's metadata sidecar files and stage beside their target, so that
 // the rename that commits them stays on one file system.
+//
+// An s3:// bucket validates response checksums only where the operation
+// requires it, unless the URL or AWS_RESPONSE_CHECKSUM_VALIDATION says
+// otherwise: the AWS SDK otherwise logs a warning to standard error for
+// each object an S3-compatible store serves without a checksum.
 func (l loc) bucketURL() string {
+	q, _ := url.ParseQuery(l.query)
+	if l.scheme == "s3" && !q.Has("response_checksum_validation") && os.Getenv("AWS_RESPONSE_CHECKSUM_VALIDATION") == "" {
+		q.Set("response_checksum_validation", "when_required")
+		return (&url.URL{Scheme: l.scheme, Host: l.host, RawQuery: q.Encode()}).String()
+	}
 	if l.scheme != "file" {
 		return (&url.URL{Scheme: l.scheme, Host: l.host, RawQuery: l.query}).String()
 	}
-	q, _ := url.ParseQuery(l.query)
 	if !q.Has("metadata") {
 		q.Set("metadata", "skip")
 	}

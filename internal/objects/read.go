@@ -52,12 +52,12 @@ func Open(ctx context.Context, raw string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.key == "" || strings.HasSuffix(l.key, "/") {
-		return nil, errDir
-	}
 	b, err := bucket(ctx, l)
 	if err != nil {
 		return nil, describe(err)
+	}
+	if l.key == "" || strings.HasSuffix(l.key, "/") {
+		return nil, dirError(ctx, b, l.key)
 	}
 	a, err := b.Attributes(ctx, l.key)
 	if err != nil {
@@ -203,4 +203,18 @@ func (o *Object) give(s *stream) {
 		return
 	}
 	o.streams = append(o.streams, s)
+}
+
+// dirError says why the directory URL with key cannot be opened as an
+// object: it is a directory, or there is nothing under it (or its bucket
+// cannot be listed).
+func dirError(ctx context.Context, b *blob.Bucket, key string) error {
+	dir, err := hasUnder(ctx, b, key)
+	switch {
+	case err != nil:
+		return err
+	case !dir:
+		return &Error{What: "not found (no objects under this prefix)", code: gcerrors.NotFound}
+	}
+	return errDir
 }

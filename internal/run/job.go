@@ -67,16 +67,20 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 		return err
 	})
 	if err == nil {
-		nameURLJob(jr, ins[0].name())
+		nameURLJob(jr)
 	}
 	return jr, err
 }
 
-// nameURLJob names a job whose ranks are objects by the URL of the
-// directory they share: the merge names a job by filepath.Dir of its first
-// rank's file when every rank's file is in one directory, which would take
-// a URL apart.
-func nameURLJob(jr *job.Result, first string) {
+// nameURLJob names a job whose ranks' traces are objects by the URL of
+// the directory they share: the merge names a job by filepath.Dir of its
+// first rank's trace when every rank's is in one directory, which would
+// take a URL apart.
+func nameURLJob(jr *job.Result) {
+	if len(jr.Ranks) == 0 || jr.Ranks[0].Result == nil {
+		return
+	}
+	first := jr.Ranks[0].Result.Source.Path
 	if objects.IsURL(first) && jr.Overall.Source.Path == filepath.Dir(first) {
 		jr.Overall.Source.Path = objects.Dir(first)
 	}
