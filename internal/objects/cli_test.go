@@ -312,3 +312,29 @@ func TestS3FailedRunWritesNothing(t *testing.T) {
 		t.Errorf("a run that succeeded wrote %v, want out/report.json", keys)
 	}
 }
+
+// TestHostileObjectNames checks that object names listed from a directory
+// URL reach the terminal escaped: names with a bidirectional override and
+// a line separator, one holding no trace (skipped with a warning), one a
+// trace. (S3 listings are XML, which cannot carry most control
+// characters: a store lists those as U+FFFD.)
+func TestHostileObjectNames(t *testing.T) {
+	s := needS3(t)
+	s.bucket(t, "hostile")
+	meta := filepath.Join(t.TempDir(), "metrics.json")
+	if err := os.WriteFile(meta, []byte(`{"name": "metrics"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.upload(t, "hostile", "run/\u2028owned\u202e.json", meta)
+	s.upload(t, "hostile", "run/\u202ehost.xplane.pb", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"))
+	code, stdout, stderr := tracegap("analyze", "s3://hostile/run/")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.ContainsAny(stdout+stderr, "\u2028\u202e") {
+		t.Errorf("an object's name reached the terminal unescaped:\n%q\n%q", clip(stdout), stderr)
+	}
+	if !strings.Contains(stderr, "skipped") || !strings.Contains(stdout, "host.xplane.pb") {
+		t.Errorf("want the trace analysed and the other object skipped with a warning:\n%s\n%s", clip(stdout), stderr)
+	}
+}
