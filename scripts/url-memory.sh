@@ -3,15 +3,15 @@
 # S3-compatible store against the same file on disk: reads stream, so the
 # object should take no more than 1.2x the file's peak RSS.
 #
-#   WEED=/path/to/weed scripts/url-memory.sh           # a 1 GB Kineto trace
+#   WEED=/path/to/weed scripts/url-memory.sh           # a 1.05 GB Kineto trace
 #   WEED=/path/to/weed scripts/url-memory.sh big.json  # another input
 #
 # The store is SeaweedFS's S3 gateway (`weed server -s3`, which .ci/run
 # builds and names in $TRACEGAP_WEED), started here on free local ports
 # with its data in a temporary directory, open to any credentials. The
-# default input is 43 tiled copies of the ResNet50 workers4 Kineto trace
-# (1.03 GB, ../shared/bench/tile-trace), made once in $BENCH_DIR (default
-# bench-out/). Each command runs under /usr/bin/time; the figure is its
+# default input is 55 tiled copies of the ResNet50 workers4 Kineto trace
+# (1.05 GB, ../shared/bench/tile-trace; scripts/bench.sh makes the same),
+# made once in $BENCH_DIR (default bench-out/). Each command runs under /usr/bin/time; the figure is its
 # maximum resident set size. Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,10 +23,10 @@ if [ -z "$WEED" ] || [ ! -x "$WEED" ]; then
 fi
 BENCH_DIR="${BENCH_DIR:-bench-out}"
 mkdir -p "$BENCH_DIR"
-input="${1:-$BENCH_DIR/kineto-x43.json}"
+input="${1:-$BENCH_DIR/kineto-x55.json}"
 if [ ! -s "$input" ]; then
   echo "url-memory.sh: making $input" >&2
-  python3 ../shared/bench/tile-trace ../shared/traces/kineto-resnet50-workers4.pt.trace.json.gz "$input.tmp" --copies 43
+  python3 ../shared/bench/tile-trace ../shared/traces/kineto-resnet50-workers4.pt.trace.json.gz "$input.tmp" --copies 55
   mv "$input.tmp" "$input"
 fi
 go build -o "$BENCH_DIR/tracegap" ./cmd/tracegap

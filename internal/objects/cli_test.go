@@ -338,3 +338,29 @@ func TestHostileObjectNames(t *testing.T) {
 		t.Errorf("want the trace analysed and the other object skipped with a warning:\n%s\n%s", clip(stdout), stderr)
 	}
 }
+
+// TestNoCredentials checks that a gs:// or azblob:// URL read without
+// credentials is one line saying so, exit status 2, and nothing on
+// standard output (where gocloud would print a warning).
+func TestNoCredentials(t *testing.T) {
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"GOOGLE_APPLICATION_CREDENTIALS":  "",
+		"CLOUDSDK_CONFIG":                 home,
+		"HOME":                            home,
+		"NO_GCE_CHECK":                    "True", // not the metadata server's service account either
+		"STORAGE_EMULATOR_HOST":           "",
+		"STORAGE_EMULATOR_HOST_GRPC":      "",
+		"AZURE_STORAGE_ACCOUNT":           "",
+		"AZURE_STORAGE_CONNECTION_STRING": "",
+	} {
+		t.Setenv(k, v)
+	}
+	objects.ForgetBuckets()
+	for _, url := range []string{"gs://tracegap-test/run.xplane.pb", "azblob://tracegap-test/run/"} {
+		code, stdout, stderr := tracegap("analyze", url)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, url+": no credentials") {
+			t.Errorf("analyze %s: exit %d, stdout %q, stderr %q; want exit 2 and one line saying no credentials", url, code, stdout, stderr)
+		}
+	}
+}

@@ -53,9 +53,9 @@ func describe(err error) error {
 	case mentionsCredentials(err):
 		what = "no credentials: set them up as the provider's tools expect (environment, config file or instance role), then try again"
 	default:
-		what = firstLine(err.Error())
+		what = firstLine(withoutKey(err.Error()))
 	}
-	if api != "" && !strings.Contains(what, api) && api != "NoSuchBucket" {
+	if api != "" && !strings.Contains(what, api) && code != gcerrors.NotFound {
 		what += " (" + api + ")"
 	}
 	return &Error{What: what, Err: err, code: code}
@@ -96,4 +96,16 @@ func firstLine(s string) string {
 		s = s[:most] + "..."
 	}
 	return s
+}
+
+// withoutKey drops the prefix gocloud puts before a provider's error
+// (`blob (key "x") (code=Unknown): `): the caller names the URL.
+func withoutKey(msg string) string {
+	if !strings.HasPrefix(msg, "blob (") {
+		return msg
+	}
+	if _, after, ok := strings.Cut(msg, "): "); ok {
+		return after
+	}
+	return msg
 }

@@ -18,8 +18,9 @@ import (
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob://
 	_ "gocloud.dev/blob/fileblob"  // file://
-	_ "gocloud.dev/blob/gcsblob"   // gs://
+	"gocloud.dev/blob/gcsblob"     // gs://
 	_ "gocloud.dev/blob/s3blob"    // s3://
+	"gocloud.dev/gcp"
 )
 
 // schemes are the URL schemes that name objects.
@@ -120,9 +121,21 @@ func bucket(ctx context.Context, l loc) (*blob.Bucket, error) {
 	if b, ok := buckets.m[u]; ok {
 		return b, nil
 	}
-	b, err := blob.OpenBucket(ctx, u)
-	if err != nil {
+	if err := gcsCredentials(ctx, l); err != nil {
 		return nil, err
+	}
+	b, err := open(ctx, l, u)
+	if err != nil {
+		if strings.Contains(err.Error(), "AccountName is required") {
+			return nil, &Error{What: "no credentials: set AZURE_STORAGE_ACCOUNT and its key, SAS token or an Azure login, then try again", Err: err}
+		}
+		// gocloud names the bucket's URL, with the defaults added here;
+		// the caller names the URL as given.
+		msg := err.Error()
+		if _, after, ok := strings.Cut(msg, u+": "); ok {
+			msg = after
+		}
+		return nil, &Error{What: "cannot open the bucket: " + firstLine(msg), Err: err}
 	}
 	if buckets.m == nil {
 		buckets.m = map[string]*blob.Bucket{}
@@ -166,4 +179,39 @@ func Dir(raw string) string {
 		return l.at("")
 	}
 	return l.at(key[:i])
+}
+
+// gcsCredentials looks for Google's Application Default Credentials before
+// a gs:// bucket is opened, unless the URL asks for anonymous access or an
+// emulator is set: gocloud, finding none, prints a warning on standard
+// output (where the report goes) and goes on with empty credentials.
+func gcsCredentials(ctx context.Context, l loc) error {
+	if l.scheme != "gs" || os.Getenv("STORAGE_EMULATOR_HOST") != "" || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != "" {
+		return nil
+	}
+	if q, _ := url.ParseQuery(l.query); gcsAnonymous(l) || q.Has("private_key_path") {
+		return nil
+	}
+	if _, err := gcp.DefaultCredentials(ctx); err != nil {
+		return &Error{What: "no credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login` (or add ?anonymous=true for a public bucket), then try again", Err: err}
+	}
+	return nil
+}
+
+// gcsAnonymous reports whether l is a gs:// URL that asks for anonymous
+// access (?anonymous=true), to a public bucket.
+func gcsAnonymous(l loc) bool {
+	q, _ := url.ParseQuery(l.query)
+	return l.scheme == "gs" && q.Get("anonymous") == "true"
+}
+
+// open opens the bucket at u (l's), through gocloud's URL openers, except
+// a public gs:// bucket, opened here with no credentials: gocloud's
+// opener looks for credentials first and prints a warning on standard
+// output when there are none.
+func open(ctx context.Context, l loc, u string) (*blob.Bucket, error) {
+	if !gcsAnonymous(l) {
+		return blob.OpenBucket(ctx, u)
+	}
+	return gcsblob.OpenBucket(ctx, gcp.NewAnonymousHTTPClient(gcp.DefaultTransport()), l.host, nil)
 }
