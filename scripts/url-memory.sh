@@ -41,7 +41,7 @@ s3=$(port)
   -s3 -s3.port="$s3" -s3.port.grpc="$(port)" -s3.port.iceberg=0 -s3.port.lance=0 \
   >"$data/weed.log" 2>&1 &
 weed_pid=$!
-trap 'kill $weed_pid 2>/dev/null; wait $weed_pid 2>/dev/null; rm -rf "$data"' EXIT
+trap 'kill -KILL $weed_pid 2>/dev/null; wait $weed_pid 2>/dev/null; rm -rf "$data"' EXIT
 endpoint="http://127.0.0.1:$s3"
 for _ in $(seq 300); do # a minute at most
   curl -sf -X PUT "$endpoint/bench" >/dev/null 2>&1 && break
