@@ -146,13 +146,12 @@ func (o *Object) read(p []byte, off int64, full bool) (int, error) {
 	case err == nil || (err == io.EOF && s.off >= o.size):
 		o.give(s)
 	default:
+		// Short of the size its attributes gave, or a failed read.
 		s.r.Close()
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = errors.New("the object ended early (changed while it was read?)")
-		} else if err != io.EOF {
-			err = describe(err)
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+			return n, errors.New("the object ended early (changed while it was read?)")
 		}
-		return n, err
+		return n, describe(err)
 	}
 	if full && n < len(p) {
 		return n, io.EOF
