@@ -228,7 +228,13 @@ func ProbeRank(path string) (rank, world int, ok bool) {
 		return 0, 0, false
 	}
 	defer file.Close()
-	br := bufio.NewReader(file)
+	return ProbeRankReader(file)
+}
+
+// ProbeRankReader is ProbeRank for a trace read from r, from its start
+// (an object in a bucket); it reads no more of r than the probe needs.
+func ProbeRankReader(r io.Reader) (rank, world int, ok bool) {
+	br := bufio.NewReader(r)
 	if magic, err := br.Peek(2); err == nil && IsGzip(magic) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {

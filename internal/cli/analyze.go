@@ -186,7 +186,7 @@ func (f *analyzeFlags) write(results []*analyze.Result, format render.Format, st
 		opt.Width = textWidth(stdout)
 		return render.WriteAll(stdout, results, format, opt)
 	}
-	err := render.WriteFile(f.out, func(w io.Writer) error {
+	err := writeOutput(f.out, func(w io.Writer) error {
 		return render.WriteAll(w, results, format, opt)
 	})
 	if err == nil && !f.quiet {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/trace"
@@ -141,7 +142,7 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 			fmt.Fprintf(stderr, "tracegap: warning: %s: %s\n", safe(t.Path), safe(w))
 		}
 		src := &copySource{path: in.Path}
-		err := render.WriteFile(out, func(w io.Writer) error {
+		err := writeOutput(out, func(w io.Writer) error {
 			return writeAnnotated(w, out, xp, src, t, res)
 		})
 		if err != nil && src.err != nil { // the input's fault, not the output's
@@ -155,12 +156,20 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 // annotateInput returns the input that path names, and what removes what
 // it made. A Chrome input is read twice, to analyse it and then to copy it
 // through, so a stream (standard input, a pipe, a FIFO), whose bytes come
-// once, is first saved to a temporary file, at most maxBytes of it.
+// once, is first saved to a temporary file, at most maxBytes of it; so is
+// an object named by a URL.
 func annotateInput(path string, maxBytes int64) (irun.Input, func(), error) {
 	name := path
 	var r io.Reader = stdin
 	if path == "-" {
 		name = irun.StdinName
+	} else if objects.IsURL(path) {
+		o, err := objects.Open(context.Background(), path)
+		if err != nil {
+			return irun.Input{}, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer o.Close()
+		r = o
 	} else if st, err := os.Stat(path); err != nil || st.Mode().IsRegular() || st.IsDir() {
 		return irun.Input{Path: path}, func() {}, nil // reading it says what is wrong
 	} else {
@@ -232,7 +241,7 @@ func (e *errNoter) Read(p []byte) (int, error) {
 // XPlane input can give, or Chrome JSON (.json, for Perfetto and
 // chrome://tracing); either gzipped with .gz.
 func annotatedFormat(out string) (xplane bool, err error) {
-	name := strings.TrimSuffix(strings.ToLower(out), ".gz")
+	name := strings.TrimSuffix(strings.ToLower(outputName(out)), ".gz")
 	switch {
 	case strings.HasSuffix(name, ".pb"):
 		return true, nil
@@ -246,9 +255,9 @@ func annotatedFormat(out string) (xplane bool, err error) {
 // set, gzipped when the output name says so. A complete Chrome JSON input
 // is copied through from src, and so is an XPlane annotated as an XPlane.
 func writeAnnotated(w io.Writer, out string, xp bool, src *copySource, t *trace.Trace, res *analyze.Result) error {
-	if strings.HasSuffix(out, ".gz") {
+	if name := outputName(out); strings.HasSuffix(name, ".gz") {
 		zw := gzip.NewWriter(w)
-		if err := writeAnnotated(zw, strings.TrimSuffix(out, ".gz"), xp, src, t, res); err != nil {
+		if err := writeAnnotated(zw, strings.TrimSuffix(name, ".gz"), xp, src, t, res); err != nil {
 			return err
 		}
 		return zw.Close()

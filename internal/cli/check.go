@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/check"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
@@ -100,7 +100,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	status := f.print(results, stdout, stderr)
 	if f.junit != "" {
-		err := render.WriteFile(f.junit, func(w io.Writer) error {
+		err := writeOutput(f.junit, func(w io.Writer) error {
 			return render.WriteJUnit(w, "tracegap check", junitCases(results))
 		})
 		if err != nil {
@@ -183,9 +183,9 @@ func (f *checkFlags) checkJob(args []string) (r checkResult, ok bool) {
 // jobName names a job in check's output: the directory holding every
 // rank's trace, or "job (N ranks)" when they are spread over several.
 func jobName(paths []string) string {
-	dir := filepath.Dir(paths[0])
+	dir := inputs.Dir(paths[0])
 	for _, p := range paths[1:] {
-		if filepath.Dir(p) != dir {
+		if inputs.Dir(p) != dir {
 			dir = "."
 		}
 	}

@@ -66,7 +66,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	write := func(w io.Writer) error { return render.WriteComparison(w, c, format) }
 	if f.out != "" {
-		err = render.WriteFile(f.out, write)
+		err = writeOutput(f.out, write)
 	} else {
 		err = write(stdout)
 	}

@@ -282,7 +282,7 @@ func outputFormat(fs *pflag.FlagSet, value, out string) (render.Format, error) {
 	if err != nil {
 		return "", err
 	}
-	byName, ok := render.FormatOfPath(out)
+	byName, ok := render.FormatOfPath(outputName(out))
 	switch {
 	case out == "" || out == "-" || !ok:
 		return format, nil

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/untrusted"
@@ -83,7 +83,7 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	if out != "" {
-		err = render.WriteFile(out, func(w io.Writer) error { return write(w, res) })
+		err = writeOutput(out, func(w io.Writer) error { return write(w, res) })
 	} else {
 		err = write(stdout, res)
 	}
@@ -128,7 +128,7 @@ func writeGapsJSON(w io.Writer, res *analyze.Result) error {
 // one host does. A directory of several traces or of rank summaries is a
 // job or several runs, which only analyze and check read.
 func (f *analysisFlags) analyzeOne(path string) (*analyze.Result, error) {
-	if st, err := os.Stat(path); path == "-" || err != nil || !st.IsDir() {
+	if path == "-" || !inputs.IsDir(path) {
 		return f.analyzeFile(path) // reading it says what is wrong
 	}
 	paths, _, err := irun.ExpandArgs([]string{path})

@@ -88,7 +88,7 @@ func writeJobReport(jr *job.Result, f *analyzeFlags, format render.Format, stdou
 		opt.Color = format == render.Text && useColor(f.color, stdout)
 		return render.WriteJob(stdout, jr, format, opt)
 	}
-	err := render.WriteFile(f.out, func(w io.Writer) error { return render.WriteJob(w, jr, format, opt) })
+	err := writeOutput(f.out, func(w io.Writer) error { return render.WriteJob(w, jr, format, opt) })
 	if err == nil && !f.quiet {
 		fmt.Fprintf(stderr, "tracegap: wrote %s job report to %s\n", format, safe(f.out))
 	}

@@ -90,7 +90,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = p.Write(stdout)
 	} else {
-		err = render.WriteFile(out, p.Write)
+		err = writeOutput(out, p.Write)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))

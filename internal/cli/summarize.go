@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze/job"
-	"github.com/tracegap/tracegap/internal/render"
 )
 
 // The per-rank phase of a job is a command of its own rather than a flag
@@ -78,7 +77,7 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = job.WriteSummary(stdout, s)
 	} else {
-		err = render.WriteFile(out, func(w io.Writer) error { return job.WriteSummary(w, s) })
+		err = writeOutput(out, func(w io.Writer) error { return job.WriteSummary(w, s) })
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))

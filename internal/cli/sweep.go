@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 )
@@ -70,7 +70,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		write := func(w io.Writer) error { return render.WriteSweep(w, s, format) }
 		if f.out != "" {
-			err = render.WriteFile(f.out, write)
+			err = writeOutput(f.out, write)
 		} else {
 			err = write(stdout)
 		}
@@ -171,7 +171,7 @@ func (f *sweepFlags) analyzeRuns(args []string, stderr io.Writer) ([]compare.Swe
 
 func analyzeRun(e *irun.Engine, arg string, stderr io.Writer) (*analyze.Result, error) {
 	ctx := context.Background()
-	if st, err := os.Stat(arg); err != nil || !st.IsDir() {
+	if !inputs.IsDir(arg) {
 		o := e.AnalyzeFiles(ctx, []string{arg})[0]
 		return o.Result, o.Err
 	}

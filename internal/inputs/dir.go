@@ -4,14 +4,16 @@ import (
 	"bufio"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"fmt"
-	"github.com/tracegap/tracegap/trace"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tracegap/tracegap/internal/objects"
+	"github.com/tracegap/tracegap/trace"
 )
 
 // notTraces are the JSON files XProf writes beside a run's trace that hold
@@ -73,14 +75,15 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 			out = append(out, p)
 			continue
 		}
-		st, err := os.Stat(p)
+		dir, err := isDirArg(p)
 		if err != nil {
 			return nil, nil, trace.FileError(p, err)
 		}
-		if !st.IsDir() {
+		if !dir {
 			out = append(out, p)
 			continue
 		}
+		x.fs = treeOf(p)
 		skipped := len(x.skipped)
 		files, err := x.expandDir(p)
 		if err != nil {
@@ -114,6 +117,7 @@ func skippedNote(skipped []Skipped) string {
 
 // expander expands directories, noting the files it skips.
 type expander struct {
+	fs      tree // where the directory being expanded is
 	aside   []Aside
 	skipped []Skipped
 	seen    map[string]bool // the paths in skipped
@@ -149,8 +153,8 @@ func (x *expander) expandDir(dir string) ([]string, error) {
 	// (TensorFlow writes <logdir>/train/plugins/profile).
 	var out []string
 	for _, d := range append([]string{dir}, subdirs...) {
-		profile := filepath.Join(d, "plugins", "profile")
-		if st, err := os.Stat(profile); err == nil && st.IsDir() {
+		profile := x.fs.join(d, "plugins/profile")
+		if x.fs.isDir(profile) {
 			_, runs, err := x.listDir(profile)
 			if err != nil {
 				return nil, err
@@ -200,7 +204,7 @@ func (x *expander) isAside(path string) bool {
 // trace left out, and its subdirectories, sorted. Hidden entries are
 // skipped.
 func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := x.fs.readDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,12 +212,12 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 	primary := map[string]bool{} // stems with a file of a primary format
 	var names []string
 	for _, e := range entries {
-		name := e.Name()
+		name := e.name
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
-		path := filepath.Join(dir, name)
-		mode := entryType(e, path)
+		path := x.fs.join(dir, name)
+		mode := e.mode
 		if mode.IsDir() {
 			subdirs = append(subdirs, path)
 			continue
@@ -231,7 +235,7 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 			files = append(files, path)
 			continue
 		}
-		if why := notTrace(path, name[len(stem):], f); why != "" {
+		if why := notTrace(x.fs, path, name[len(stem):], f); why != "" {
 			x.skip(path, why)
 			continue
 		}
@@ -245,10 +249,10 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 			continue
 		}
 		if len(primary) > 0 && isPerfettoExport(name) {
-			x.skip(filepath.Join(dir, name), perfettoExport)
+			x.skip(x.fs.join(dir, name), perfettoExport)
 			continue
 		}
-		files = append(files, filepath.Join(dir, name))
+		files = append(files, x.fs.join(dir, name))
 	}
 	slices.Sort(files)
 	slices.Sort(subdirs)
@@ -263,6 +267,19 @@ const perfettoExport = "the Perfetto trace JAX exports from this run's XPlane (j
 // it under another stem, which the primary-format rule cannot pair.
 func isPerfettoExport(name string) bool {
 	return name == "perfetto_trace.json.gz" || name == "perfetto_trace.json"
+}
+
+// isDirArg reports whether the argument p names a directory; an error
+// says it names nothing there (not found) or could not be looked at.
+func isDirArg(p string) (bool, error) {
+	if objects.IsURL(p) {
+		return objects.IsDir(context.Background(), p)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return false, err
+	}
+	return st.IsDir(), nil
 }
 
 // entryType returns the type of the directory entry e at path, that of
@@ -359,11 +376,11 @@ const holdsHead = 64 << 10
 // suffix (one extension, such as ".json") is checked, against f.Holds: a
 // name like run.pt.trace.json says it is a trace. A file that cannot be
 // read is kept, for reading it to report the error.
-func notTrace(path, suffix string, f *trace.Format) string {
+func notTrace(fs tree, path, suffix string, f *trace.Format) string {
 	if f.Holds == nil || strings.Count(strings.TrimSuffix(suffix, ".gz"), ".") != 1 {
 		return ""
 	}
-	file, err := os.Open(path)
+	file, err := fs.open(path)
 	if err != nil {
 		return ""
 	}

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/inputs"
 	"io"
+	"path/filepath"
 	"slices"
 
 	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/inputs"
+	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -64,7 +66,24 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 		jr, err = job.Merge(sums, e.Analysis)
 		return err
 	})
+	if err == nil {
+		nameURLJob(jr)
+	}
 	return jr, err
+}
+
+// nameURLJob names a job whose ranks' traces are objects by the URL of
+// the directory they share: the merge names a job by filepath.Dir of its
+// first rank's trace when every rank's is in one directory, which would
+// take a URL apart.
+func nameURLJob(jr *job.Result) {
+	if len(jr.Ranks) == 0 || jr.Ranks[0].Result == nil {
+		return
+	}
+	first := jr.Ranks[0].Result.Source.Path
+	if objects.IsURL(first) && jr.Overall.Source.Path == filepath.Dir(first) {
+		jr.Overall.Source.Path = objects.Dir(first)
+	}
 }
 
 // rankSummary returns the summary of one rank: read, when the input is a
@@ -174,7 +193,7 @@ func peek(in Input) (Input, []byte, func(), error) {
 // (job.ReadSummary) rather than a trace. Only a regular file is looked
 // into: looking at a pipe's or FIFO's head would consume it.
 func IsSummary(path string) bool {
-	if !trace.Regular(path) {
+	if !objects.IsURL(path) && !trace.Regular(path) {
 		return false
 	}
 	_, head, closeIn, err := peek(Input{Path: path})
@@ -199,11 +218,25 @@ func LooksLikeJob(paths []string) bool {
 		if IsSummary(p) {
 			continue // the merge checks its rank
 		}
-		r, w, ok := trace.ProbeRank(p)
+		r, w, ok := probeRank(p)
 		if !ok || ranks[r] || (world >= 0 && w != world) {
 			return false
 		}
 		ranks[r], world = true, w
 	}
 	return true
+}
+
+// probeRank reads the rank and world size that the trace at path names
+// near its start (trace.ProbeRank), for a URL from the object's head.
+func probeRank(path string) (rank, world int, ok bool) {
+	if !objects.IsURL(path) {
+		return trace.ProbeRank(path)
+	}
+	o, err := objects.Open(context.Background(), path)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer o.Close()
+	return trace.ProbeRankReader(o)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -69,10 +70,19 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 }
 
 // open returns the input's reader and its size as stored (0 if unknown),
-// and what closes it.
+// and what closes it. A URL (internal/objects) opens the object it names.
 func open(in Input) (r io.Reader, size int64, closeIn func(), err error) {
 	if in.R != nil {
 		return in.R, in.Size, func() {}, nil
+	}
+	if objects.IsURL(in.Path) {
+		// An object reads as a file does: streamed, at offsets, its
+		// size known, so that it is budgeted and read alike.
+		o, err := objects.Open(context.Background(), in.Path)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		return o, o.Size(), func() { o.Close() }, nil
 	}
 	f, err := os.Open(in.Path)
 	if err != nil {

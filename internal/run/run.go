@@ -9,11 +9,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -151,7 +151,7 @@ func (e *Engine) analyzeOutcomes(ctx context.Context, out []Outcome) {
 func expand(args []string) []Outcome {
 	var out []Outcome
 	for _, a := range args {
-		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+		if !inputs.IsDir(a) {
 			out = append(out, Outcome{Path: a}) // reading it says what is wrong
 			continue
 		}
