@@ -186,3 +186,13 @@ func (f Finding) Verdict() Verdict { return verdictOf(f.ID) }
 func SortFindings(fs []Finding) {
 	slices.SortStableFunc(fs, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
 }
+
+func severityRank(s string) int {
+	switch s {
+	case "high":
+		return 0
+	case "medium":
+		return 1
+	}
+	return 2
+}

@@ -194,7 +194,7 @@ func (a *analyzer) run() error {
 	a.res.Loader = a.findLoader()
 	a.stabilityReason()
 	a.insights()
-	a.findings()
+	a.res.Facts = a.gatherFacts()
 	a.likelyInput()
 	return nil
 }

@@ -59,23 +59,6 @@ func TestFindings(t *testing.T) {
 	}
 }
 
-func TestWorkerAdvice(t *testing.T) {
-	for _, tc := range []struct {
-		kind          string
-		load, compute int64
-		want          string
-	}{
-		// ResNet50 with num_workers=0: 46.8 ms of loading per 104 ms step.
-		{"single-process DataLoader", 46800 * usec, 104 * msec, "num_workers=2, pin_memory=True, persistent_workers=True). Derived as ceil(load / compute) + 1 = ceil(46.8 ms / 104 ms) + 1 = 2: one worker loading in the background keeps up with compute, plus one spare."},
-		{"single-process DataLoader", 30 * msec, 10 * msec, "= 4: 3 workers loading side by side keep up"},
-		{"multi-process DataLoader", 5 * msec, 10 * msec, "ceil(k * (10.0 ms + 5.00 ms) / 10.0 ms) would keep up (from k = 4: 6)"},
-	} {
-		if got := workerAdvice(tc.kind, tc.load, tc.compute); !strings.Contains(got, tc.want) {
-			t.Errorf("workerAdvice(%s, %d, %d) = %q, want it to hold %q", tc.kind, tc.load, tc.compute, got, tc.want)
-		}
-	}
-}
-
 func TestPlural(t *testing.T) {
 	for n, want := range map[int]string{0: "0 blocking calls", 1: "1 blocking call", 2: "2 blocking calls"} {
 		if got := plural(n, "blocking call"); got != want {

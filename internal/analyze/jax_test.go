@@ -491,6 +491,7 @@ func analysisOf(t *testing.T, tr *trace.Trace, err error) *Analysis {
 	if err != nil {
 		t.Fatal(err)
 	}
+	advised(x.Result())
 	return x
 }
 

@@ -284,8 +284,12 @@ type Result struct {
 	Gaps []Gap
 	// TopGaps indexes the longest Gaps, longest first.
 	TopGaps []int
-	// Findings are the conclusions with their fixes, most severe first.
+	// Findings are the conclusions with their fixes, most severe first:
+	// package advice writes them from the figures and Facts.
 	Findings []Finding
+	// Facts are what the findings are written from (see Facts); a job's
+	// summary does not keep them, its findings written already.
+	Facts Facts `json:"-"`
 	// Loader is what the trace says of the input pipeline's workers.
 	Loader Loader
 	// CallSites are the calls the idle is blamed on, each with the

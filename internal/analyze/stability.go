@@ -335,22 +335,3 @@ func (a *analyzer) stabilityReason() {
 		a.res.Reasons = append(a.res.Reasons, st.Loader.LoaderSentence())
 	}
 }
-
-// erraticFinding is the finding of the erratic-loader signature, nil
-// without it.
-func (a *analyzer) erraticFinding() *Finding {
-	st := a.res.Stability()
-	if st.Loader == nil {
-		return nil
-	}
-	l := st.Loader
-	msg := capitalize(l.LoaderSentence()) + "."
-	if w := a.res.Loader; w.Workers > 0 {
-		msg += fmt.Sprintf(" The trace shows %s (%s).", plural(w.Workers, "loader worker"), w.From)
-	}
-	return &Finding{
-		ID:      FindErraticLoader,
-		Message: msg,
-		Fix:     a.workerFix("Add loader workers until the loop stops waiting on them, and prefetch to the device; more workers stop helping once loading keeps up with compute (tracegap sweep over a few counts shows where)."),
-	}
-}

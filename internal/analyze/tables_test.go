@@ -21,7 +21,7 @@ func TestFindingIDsFromTable(t *testing.T) {
 		t.Errorf("finding ids %q: an id is listed twice", ids)
 	}
 	var files []string
-	for _, dir := range []string{".", "job", "../compare", "../check"} {
+	for _, dir := range []string{".", "job", "../advice", "../compare", "../check"} {
 		m, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -59,30 +59,27 @@ func TestFindingIDsFromTable(t *testing.T) {
 // kind, so that no row shadows a later one, and every row has a case here.
 func TestLoaderKinds(t *testing.T) {
 	tests := []struct{ name, kind string }{
-		{"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", singleProcessLoader},
-		{"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", multiProcessLoader},
+		{"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", LoaderSingleProcess},
+		{"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", LoaderMultiProcess},
 		{"enumerate(DataPipe)#ShufflerIterDataPipe", "DataPipe"},
-		{"IteratorGetNext", tfDataLoader},
-		{"Iterator::Model::Prefetch", tfDataLoader},
-		{"grain_iterator_next", grainLoader},
-		{"data_loader.py:120 __next__", grainLoader},
-		{"prefetch.py:450 __next__", grainDataset},
+		{"IteratorGetNext", LoaderTFData},
+		{"Iterator::Model::Prefetch", LoaderTFData},
+		{"grain_iterator_next", LoaderGrain},
+		{"data_loader.py:120 __next__", LoaderGrain},
+		{"prefetch.py:450 __next__", LoaderGrainDataset},
 		{"multihost_dataloading.py:200 __next__", "MaxText input pipeline"},
-		{"load_batch", anyLoader},
+		{"load_batch", LoaderAny},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
-		if got := describeLoader(tt.name); got != tt.kind {
-			t.Errorf("describeLoader(%q) = %q, want %q", tt.name, got, tt.kind)
+		if got := LoaderKindOf(tt.name); got != tt.kind {
+			t.Errorf("LoaderKindOf(%q) = %q, want %q", tt.name, got, tt.kind)
 		}
 		seen[tt.kind] = true
 	}
 	for _, k := range loaderKinds {
 		if !seen[k.name] {
 			t.Errorf("loader kind %q has no case in this test", k.name)
-		}
-		if (k.settings != nil) && k.advice == nil {
-			t.Errorf("loader kind %q has settings but no advice to give them in", k.name)
 		}
 	}
 }

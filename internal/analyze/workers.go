@@ -63,7 +63,7 @@ func (a *analyzer) findLoader() Loader {
 	}
 	// The names are matched once each, and the events looked at only
 	// when some name is the iterator's.
-	single := newNameTest(func(name string) bool { return describeLoader(name) == singleProcessLoader }, a.t)
+	single := newNameTest(func(name string) bool { return LoaderKindOf(name) == LoaderSingleProcess }, a.t)
 	if !single.any() {
 		return l
 	}
@@ -202,62 +202,7 @@ func ceilDiv(x, y int64) int {
 	return int((x + y - 1) / y)
 }
 
-// workerFix advises the worker count in the framework's terms where the
-// trace gives one, and otherwise returns fallback.
-func (a *analyzer) workerFix(fallback string) string {
-	r := a.res
-	if r.Framework == TensorFlow {
-		return fallback // tf.data has no worker count: workerAdvice's tf.data terms
-	}
-	e := r.workerEstimate()
-	n, why, ok := e.n, e.why, e.ok
-	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
-	switch {
-	case r.Framework == JAX && a.datasetAPI():
-		name, setting = "the pipeline's worker processes, ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=k))", fmt.Sprintf("ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d))", n)
-	case r.Framework == JAX:
-		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with %s of 2 or more)", n, grainBufferKnob)
-	}
-	tune := ""
-	if r.Framework == JAX {
-		tune = " " + grainAutoTune
-	}
-	if e.short {
-		return fmt.Sprintf("Raise %s: %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why, tune)
-	}
-	if !ok || r.Loader.Workers == 0 {
-		return fallback
-	}
-	if n <= r.Loader.Workers {
-		return fmt.Sprintf("Keep the %d workers (%s): %s. Look elsewhere for the idle.", r.Loader.Workers, r.Loader.From, why)
-	}
-	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why, tune)
-}
-
-// workerSettings is the setting workerFix recommends, as the finding's
-// structured fields: none when the workers the trace shows are enough.
-func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
-	r := a.res
-	e := r.workerEstimate()
-	n, ok := e.n, e.ok
-	switch {
-	case !ok && e.why != "":
-		return nil // workers of unknown count: no count to set
-	case !ok || r.Loader.Workers == 0 || r.Framework == TensorFlow:
-		return workerSetting(kind, load, compute)
-	case n <= r.Loader.Workers:
-		return nil
-	case r.Framework == JAX && a.datasetAPI():
-		return []Setting{{"grain.mp_prefetch.num_workers", fmt.Sprint(n)}}
-	case r.Framework == JAX:
-		return []Setting{{"grain.worker_count", fmt.Sprint(n)}}
-	}
-	return []Setting{{"DataLoader.num_workers", fmt.Sprint(n)}}
-}
-
-// datasetAPI reports whether the loop loads with grain's Dataset API (its
-// input is named so: describeLoader).
-func (a *analyzer) datasetAPI() bool {
-	names := a.inputNames()
-	return len(names) > 0 && describeLoader(names[0]) == grainDataset
-}
+// WorkersShort reports whether loader workers run, their count not in the
+// trace, and fall behind: WorkerEstimate's derivation then gives the count
+// as a formula in k.
+func (r *Result) WorkersShort() bool { return r.workerEstimate().short }

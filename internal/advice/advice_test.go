@@ -1,0 +1,120 @@
+package advice
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracegap/tracegap/internal/analyze"
+)
+
+const (
+	usec = int64(1000)
+	msec = 1000 * usec
+)
+
+// frameworkWords are words only one framework's advice uses. vLLM runs on
+// PyTorch, so PyTorch's words are not foreign to it; tf.data is left out,
+// as JAX programs load with it too.
+var frameworkWords = map[analyze.Framework][]string{
+	analyze.PyTorch:    {"pin_memory", ".item()", "with_stack", "DataLoader", "torch"},
+	analyze.JAX:        {"jax", "lax.", "block_until_ready", "grain", "static_argnums", "MaxText"},
+	analyze.TensorFlow: {"tf.function", "Keras", "tf.summary", "tf.profiler"},
+	analyze.VLLM:       {"vLLM", "enforce_eager"},
+}
+
+// foreignWords returns the words a fix for f must not use: every other
+// framework's, and CUDA graphs where the framework has none of its own.
+func foreignWords(f analyze.Framework) []string {
+	if f == analyze.UnknownFramework {
+		return nil
+	}
+	var ws []string
+	for g, words := range frameworkWords {
+		if g != f && (f != analyze.VLLM || g != analyze.PyTorch) {
+			ws = append(ws, words...)
+		}
+	}
+	if f == analyze.JAX || f == analyze.TensorFlow {
+		ws = append(ws, "CUDA graph")
+	}
+	return ws
+}
+
+// TestFrameworkFixes checks each fix in each framework's terms: its own
+// words, never another framework's.
+func TestFrameworkFixes(t *testing.T) {
+	fixes := map[string]func(a *adviser) string{
+		"sync":     (*adviser).syncFix,
+		"dispatch": (*adviser).dispatchFix,
+		"runtime":  (*adviser).runtimeFix,
+		"untraced": (*adviser).untracedFix,
+	}
+	tests := []struct {
+		f      analyze.Framework
+		graphs bool // the trace launches graphs
+		// want holds a phrase each fix must use, by fix.
+		want map[string]string
+	}{
+		{f: analyze.PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True"}},
+		{f: analyze.JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1"}},
+		{f: analyze.TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1"}},
+		{f: analyze.VLLM, want: map[string]string{"dispatch": "eager mode (the trace holds no CUDA or HIP graph launch)"}},
+		{f: analyze.VLLM, graphs: true, want: map[string]string{"dispatch": "vLLM already replays CUDA graphs"}},
+	}
+	for _, tt := range tests {
+		r := &analyze.Result{Framework: tt.f, Facts: analyze.Facts{GraphLaunches: tt.graphs}}
+		a := &adviser{r: r, f: &r.Facts}
+		for name, fix := range fixes {
+			got := fix(a)
+			if w, ok := tt.want[name]; ok && !strings.Contains(got, w) {
+				t.Errorf("%s %s fix %q lacks %q", tt.f, name, got, w)
+			}
+			for _, w := range foreignWords(tt.f) {
+				if strings.Contains(got, w) {
+					t.Errorf("%s %s fix uses %q: %s", tt.f, name, w, got)
+				}
+			}
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 blocking calls", 1: "1 blocking call", 2: "2 blocking calls"} {
+		if got := plural(n, "blocking call"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestLoaderAdvice: every kind of input pipeline with advice of its own is
+// a kind the analysis names, and one with settings says how to set them.
+func TestLoaderAdvice(t *testing.T) {
+	known := map[string]bool{}
+	for _, name := range []string{"_SingleProcessDataLoaderIter", "_MultiProcessingDataLoaderIter", "IteratorGetNext", "grain_iterator_next", "prefetch.py:450 __next__"} {
+		known[analyze.LoaderKindOf(name)] = true
+	}
+	for _, k := range loaderKinds {
+		if !known[k.name] {
+			t.Errorf("loader kind %q is not one the analysis names", k.name)
+		}
+		if k.settings != nil && k.advice == nil {
+			t.Errorf("loader kind %q has settings but no advice to give them in", k.name)
+		}
+	}
+}
+func TestWorkerAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		kind          string
+		load, compute int64
+		want          string
+	}{
+		// ResNet50 with num_workers=0: 46.8 ms of loading per 104 ms step.
+		{"single-process DataLoader", 46800 * usec, 104 * msec, "num_workers=2, pin_memory=True, persistent_workers=True). Derived as ceil(load / compute) + 1 = ceil(46.8 ms / 104 ms) + 1 = 2: one worker loading in the background keeps up with compute, plus one spare."},
+		{"single-process DataLoader", 30 * msec, 10 * msec, "= 4: 3 workers loading side by side keep up"},
+		{"multi-process DataLoader", 5 * msec, 10 * msec, "ceil(k * (10.0 ms + 5.00 ms) / 10.0 ms) would keep up (from k = 4: 6)"},
+	} {
+		if got := workerAdvice(tc.kind, tc.load, tc.compute); !strings.Contains(got, tc.want) {
+			t.Errorf("workerAdvice(%s, %d, %d) = %q, want it to hold %q", tc.kind, tc.load, tc.compute, got, tc.want)
+		}
+	}
+}
