@@ -45,7 +45,7 @@ func (a *adviser) copyFinding() (analyze.Finding, bool) {
 		set = analyze.Setting{Name: "pin_memory", Value: "True"}
 	}
 	return analyze.Finding{
-		ID: analyze.FindBlockingCopy, Severity: "medium", Message: msg, Fix: fix,
+		ID: FindBlockingCopy, Severity: "medium", Message: msg, Fix: fix,
 		Idle: c.Idle, Share: share, Calls: []string{t.Call}, Settings: []analyze.Setting{set},
 		Sites: a.sitesOf(analyze.InSync, t.Call, 3),
 	}, true

@@ -19,7 +19,7 @@ func (a *adviser) erraticFinding() *analyze.Finding {
 		msg += fmt.Sprintf(" The trace shows %s (%s).", plural(w.Workers, "loader worker"), w.From)
 	}
 	return &analyze.Finding{
-		ID:      analyze.FindErraticLoader,
+		ID:      FindErraticLoader,
 		Message: msg,
 		Fix:     a.workerFix("Add loader workers until the loop stops waiting on them, and prefetch to the device; more workers stop helping once loading keeps up with compute (tracegap sweep over a few counts shows where)."),
 	}

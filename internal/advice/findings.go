@@ -57,12 +57,12 @@ func (a *adviser) findings() {
 	untracedDecided := r.Verdict == analyze.HostBound && float64(r.Idle.HostWork())/wd <= a.r.Options.HostThreshold
 	for i := range fs {
 		fs[i].Severity = "medium"
-		if fs[i].Verdict() == r.Verdict || fs[i].ID == analyze.FindUntracedThread && untracedDecided {
+		if VerdictOf(fs[i].ID) == r.Verdict || fs[i].ID == FindUntracedThread && untracedDecided {
 			fs[i].Severity = "high"
 		}
 	}
 	fs = a.structure(fs)
-	analyze.SortFindings(fs)
+	SortFindings(fs)
 	r.Findings = fs
 }
 
@@ -93,7 +93,7 @@ func (a *adviser) forcedSync(steps int64, share float64) analyze.Finding {
 	}
 	dev := a.deviceWord()
 	return analyze.Finding{
-		ID: analyze.FindForcedSync,
+		ID: FindForcedSync,
 		// The thread's name is the trace's ("python/1", "thread 1
 		// (python)"), never capitalized: "Python/1" is no thread.
 		Message: fmt.Sprintf("On %s the host blocks on the %s in %s (%s). Each time the %s drains its queue and then idles until the host has returned and launched new work: %s of idle in all, %s of the window.",
@@ -171,9 +171,9 @@ func (a *adviser) slowInput(load, compute int64, share float64) analyze.Finding 
 	msg += loaderOf(kind).note
 	// An inline loader fast enough for compute is another finding than a
 	// slow one: its fix is overlap, not more workers (the verdict rule).
-	id := analyze.FindSlowInput
+	id := FindSlowInput
 	if load <= compute && !a.f.LoaderInBackground {
-		id = analyze.FindInlineInput
+		id = FindInlineInput
 	}
 	return analyze.Finding{ID: id, Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute)), Settings: a.workerSettings(kind, load, compute)}
 }
@@ -203,7 +203,7 @@ func (a *adviser) dispatch(share float64) analyze.Finding {
 	}
 	dev := a.deviceWord()
 	return analyze.Finding{
-		ID: analyze.FindDispatch,
+		ID: FindDispatch,
 		Message: fmt.Sprintf("The %s waits on host work other than input and syncs for %s of the window%s, mostly while %s is in %s: the host issues work more slowly than the %s runs it.",
 			dev, human.Share(share), between, threadName(a.f.Causes[analyze.Host].Thread), what, dev),
 		Fix: a.dispatchFix(),
@@ -263,7 +263,7 @@ func (a *adviser) runtimeWork(share float64) analyze.Finding {
 	}
 	dev := a.deviceWord()
 	return analyze.Finding{
-		ID: analyze.FindRuntimeWork,
+		ID: FindRuntimeWork,
 		Message: fmt.Sprintf("The %s waits on runtime work for %s of the window, mostly in %s%s. Compilation, program loading, allocation or defragmentation holds the next work back.",
 			dev, human.Share(share), what, where),
 		Fix: a.runtimeFix(),
@@ -272,7 +272,7 @@ func (a *adviser) runtimeWork(share float64) analyze.Finding {
 
 func (a *adviser) untracedThread(share float64) analyze.Finding {
 	return analyze.Finding{
-		ID: analyze.FindUntracedThread,
+		ID: FindUntracedThread,
 		Message: fmt.Sprintf("For %s of the window the %s waits on %s while that thread shows no traced event, so the cause cannot be told.%s",
 			human.Share(share), a.deviceWord(), threadName(a.f.Causes[analyze.Untraced].Thread), a.untracedBetween()) +
 			a.elsewhereNote(analyze.Untraced, "the thread may be waiting on that work"),

@@ -20,11 +20,11 @@ func (a *adviser) likelyInput() {
 	}
 	per := human.Duration(d / int64(max(r.Window.Steps, 1)))
 	r.Findings = append(r.Findings, analyze.Finding{
-		ID:       analyze.FindLikelyInput,
+		ID:       FindLikelyInput,
 		Severity: "medium",
 		Message: fmt.Sprintf("The profile has no Python frames on the loop thread %s (the Python tracer was off). The %s idles for %s of the window (%s per step) while that thread shows nothing between a step's start and its first dispatch, where a training loop gets its next batch: likely the input pipeline. It stays untraced in the figures until a profile shows it.",
 			threadName(a.f.Loop), a.deviceWord(), human.Share(share), per),
 		Fix: "Profile again with the Python tracer (jax.profiler.ProfileOptions() with python_tracer_level=1, passed as profiler_options to jax.profiler.start_trace) to see what fills that stretch; if it is grain's iterator, load in grain worker processes (grain_worker_count) and prefetch to the device.",
 	})
-	analyze.SortFindings(r.Findings)
+	SortFindings(r.Findings)
 }

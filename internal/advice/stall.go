@@ -29,7 +29,7 @@ func (a *adviser) stalledFinding(share float64) analyze.Finding {
 		parts = append(parts, fmt.Sprintf("%d more", len(r.Dependencies)-maxDepsNamed))
 	}
 	return analyze.Finding{
-		ID: analyze.FindStalledDevice,
+		ID: FindStalledDevice,
 		Message: fmt.Sprintf("The %s had the work that ended its gaps already queued, and still idled for %s, %s of the window: it waited on a dependency, not on the host. What the trace shows it waited on: %s.",
 			dev, human.Duration(r.Idle.Of(analyze.Stall)), human.Share(share), strings.Join(parts, "; ")),
 		Fix:   "Look at what the queued work waits on, not at the host: the events one stream waits on (cudaStreamWaitEvent) and the work on the other stream that records them, collectives waiting on slower ranks (analyse every rank's trace together: tracegap job), and the nodes inside CUDA graph replays (profile them with nsys --cuda-graph-trace=node). Removing host syncs or adding loader workers will not close these gaps.",
@@ -58,7 +58,7 @@ func dependencyPhrase(d analyze.Waited) string {
 func (a *adviser) syncOnStalled(share float64) analyze.Finding {
 	r := a.r
 	return analyze.Finding{
-		ID: analyze.FindSyncOnStalled,
+		ID: FindSyncOnStalled,
 		Message: fmt.Sprintf("The host blocked in %s for %s, %s of the window, while the %s was stalled with work queued: the sync waits on the same dependency, so removing it would not close the gaps.",
 			a.stalledSyncCalls(), human.Duration(r.StalledInSync), human.Share(share), a.deviceWord()),
 		Fix:   "Fix the dependency first (see the stalled finding); then move the sync off the step, so that the host can queue the next step's work meanwhile.",

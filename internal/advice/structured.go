@@ -22,19 +22,19 @@ func (a *adviser) structure(fs []analyze.Finding) []analyze.Finding {
 		f := &fs[i]
 		var c analyze.Cause
 		switch f.ID {
-		case analyze.FindForcedSync:
+		case FindForcedSync:
 			f.Idle, c = r.Idle.Sync(), analyze.InSync
 			f.Calls = a.f.Sync.Names(3)
-		case analyze.FindSlowInput, analyze.FindInlineInput:
+		case FindSlowInput, FindInlineInput:
 			f.Idle, c = r.Idle.Of(analyze.Input), analyze.Input
 			f.Calls = a.f.Causes[analyze.Input].Names(1)
-		case analyze.FindDispatch:
+		case FindDispatch:
 			f.Idle, c = r.Idle.Of(analyze.Host), analyze.Host
 			f.Calls = a.f.Causes[analyze.Host].Names(3)
-		case analyze.FindRuntimeWork:
+		case FindRuntimeWork:
 			f.Idle, c = r.Idle.Of(analyze.Runtime), analyze.Runtime
 			f.Calls = a.f.Causes[analyze.Runtime].Names(3)
-		case analyze.FindUntracedThread:
+		case FindUntracedThread:
 			f.Idle, c = r.Idle.Of(analyze.Untraced), analyze.Untraced
 		default:
 			continue
@@ -46,7 +46,7 @@ func (a *adviser) structure(fs []analyze.Finding) []analyze.Finding {
 		if l := siteList(f.Sites); l != "" {
 			f.Message += " Called from " + l + "."
 		}
-		if f.ID == analyze.FindForcedSync {
+		if f.ID == FindForcedSync {
 			f.Message += a.syncCountNote(a.sitesOf(analyze.InSync, "", len(r.CallSites)))
 		}
 	}
@@ -79,7 +79,7 @@ func (a *adviser) opFindings(wd float64) []analyze.Finding {
 			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", plural(o.Calls, "call"), human.Duration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
 		}
 		f := analyze.Finding{
-			ID: analyze.FindCostlyOp, Severity: "info",
+			ID: FindCostlyOp, Severity: "info",
 			Message: fmt.Sprintf("The %s waits on %s%s for %s, %s of the window%s.",
 				a.deviceWord(), o.Name, where, human.Duration(o.Idle), human.Share(share), per),
 			Fix:  o.Fix,

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"iter"
 	"math"
 	"slices"
@@ -174,25 +173,3 @@ func Covered(busy []Interval, w Interval) int64 {
 // TopGaps returns the indexes of the k longest gaps, longest first, as
 // Result.TopGaps holds them.
 func TopGaps(gaps []Gap, k int) []int { return topGaps(gaps, k) }
-
-// Verdict returns the verdict that the cause f is about gives
-// (forced-sync: sequential, slow-input: data-bound, inline-input: sequential, dispatch-overhead:
-// host-bound); empty when f is about no such cause. A finding is of high
-// severity when its verdict is the run's.
-func (f Finding) Verdict() Verdict { return verdictOf(f.ID) }
-
-// SortFindings orders findings most severe first, keeping the order of
-// findings of one severity, as Result.Findings are.
-func SortFindings(fs []Finding) {
-	slices.SortStableFunc(fs, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
-}
-
-func severityRank(s string) int {
-	switch s {
-	case "high":
-		return 0
-	case "medium":
-		return 1
-	}
-	return 2
-}

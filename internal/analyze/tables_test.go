@@ -1,59 +1,6 @@
 package analyze
 
-import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"testing"
-)
-
-// TestFindingIDsFromTable: the code of the analysis (this package, its
-// job package, compare and check) names findings by their constants, so
-// that findingKinds lists every id a report can hold: no id is written
-// as a literal outside result.go, and no Finding is made with a literal ID.
-func TestFindingIDsFromTable(t *testing.T) {
-	ids := FindingIDs()
-	if len(ids) != len(slices.Compact(slices.Sorted(slices.Values(ids)))) {
-		t.Errorf("finding ids %q: an id is listed twice", ids)
-	}
-	var files []string
-	for _, dir := range []string{".", "job", "../advice", "../compare", "../check"} {
-		m, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") || name == "result.go" {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.BasicLit:
-				if s, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING && slices.Contains(ids, s) {
-					t.Errorf("%s: the finding id %q is written out: use its constant", fset.Position(n.Pos()), s)
-				}
-			case *ast.KeyValueExpr:
-				if k, ok := n.Key.(*ast.Ident); ok && k.Name == "ID" {
-					if lit, ok := n.Value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						t.Errorf("%s: a finding with the literal id %s: add it to findingKinds and use its constant", fset.Position(n.Pos()), lit.Value)
-					}
-				}
-			}
-			return true
-		})
-	}
-}
+import "testing"
 
 // TestLoaderKinds: a name of each kind of input pipeline is named as that
 // kind, so that no row shadows a later one, and every row has a case here.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 )
 
@@ -34,11 +35,11 @@ func (j *analysis) findings() {
 	}
 	if j.clockFixed {
 		fs = append(fs, analyze.Finding{
-			ID: analyze.FindClockAlignment, Severity: "info", Message: capitalize(j.res.Clock) + ".",
+			ID: advice.FindClockAlignment, Severity: "info", Message: capitalize(j.res.Clock) + ".",
 			Fix: "Nothing to fix: this is how the ranks' timelines were put side by side.",
 		})
 	}
-	analyze.SortFindings(fs)
+	advice.SortFindings(fs)
 	o.Findings = fs
 }
 
@@ -55,7 +56,7 @@ func (j *analysis) verdictFinding() (analyze.Finding, bool) {
 	for _, r := range active {
 		for i := range r.res.Findings {
 			f := &r.res.Findings[i]
-			if f.Verdict() != v || f.Severity != "high" {
+			if advice.VerdictOf(f.ID) != v || f.Severity != "high" {
 				continue
 			}
 			ranks++
@@ -112,7 +113,7 @@ func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 	msg += j.doingText(r, doing) + "."
 	fix, id := doingFix(doing), doingFinding(doing)
 	for _, f := range r.res.Findings {
-		if f.ID == id || id == analyze.FindSlowInput && f.ID == analyze.FindInlineInput {
+		if f.ID == id || id == advice.FindSlowInput && f.ID == advice.FindInlineInput {
 			id = f.ID
 			msg += fmt.Sprintf(" Rank %d alone: %s", r.num, f.Message)
 			fix = f.Fix
@@ -120,10 +121,10 @@ func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 		}
 	}
 	sev := "medium"
-	if (analyze.Finding{ID: id}).Verdict() == j.res.Overall.Verdict {
+	if advice.VerdictOf(id) == j.res.Overall.Verdict {
 		sev = "high"
 	}
-	return analyze.Finding{ID: analyze.FindStraggler, Severity: sev, Message: msg, Fix: fix}, true
+	return analyze.Finding{ID: advice.FindStraggler, Severity: sev, Message: msg, Fix: fix}, true
 }
 
 // doingText says what the straggler did while the others waited.
@@ -149,13 +150,13 @@ func (j *analysis) doingText(r *rankState, doing string) string {
 func doingFinding(doing string) string {
 	switch doing {
 	case "input":
-		return analyze.FindSlowInput
+		return advice.FindSlowInput
 	case "sync":
-		return analyze.FindForcedSync
+		return advice.FindForcedSync
 	case "host":
-		return analyze.FindDispatch
+		return advice.FindDispatch
 	case "untraced":
-		return analyze.FindUntracedThread
+		return advice.FindUntracedThread
 	}
 	return ""
 }
@@ -189,7 +190,7 @@ func (j *analysis) waitFinding() (analyze.Finding, bool) {
 		sev = "medium"
 	}
 	return analyze.Finding{
-		ID: analyze.FindCollectiveWait, Severity: sev,
+		ID: advice.FindCollectiveWait, Severity: sev,
 		Message: fmt.Sprintf("Collectives took %s per rank over the window: %s (%s of their time) waiting for the slowest rank to arrive and %s transferring; the wait is %s of the ranks' time.",
 			human.Duration((wait+transfer)/n), human.Duration(wait/n), human.Share(float64(wait)/float64(wait+transfer)), human.Duration(transfer/n), human.Share(share)),
 		Fix: "The waiting part is not communication cost: it goes away when the straggler arrives on time. The transfer part is; overlap it with compute (DDP gradient buckets, FSDP prefetching).",
@@ -204,7 +205,7 @@ func (j *analysis) imbalanceFinding() (analyze.Finding, bool) {
 		return analyze.Finding{}, false
 	}
 	return analyze.Finding{
-		ID: analyze.FindLoadImbalance, Severity: "medium",
+		ID: advice.FindLoadImbalance, Severity: "medium",
 		Message: fmt.Sprintf("Ranks waited %s in collectives (summed over ranks, %s of their time) for ranks whose devices had more work to do: the work is not spread evenly.", human.Duration(c), human.Share(share)),
 		Fix:     doingFix("compute"),
 	}, true
@@ -250,7 +251,7 @@ func (j *analysis) spreadFinding() (analyze.Finding, bool) {
 	if js.Straggler >= 0 {
 		fmt.Fprintf(&b, " Rank %d, the straggler%s.", rk(js.Straggler), j.doingText(j.ranks[js.Straggler], js.Doing))
 	}
-	return analyze.Finding{ID: analyze.FindStepSpread, Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
+	return analyze.Finding{ID: advice.FindStepSpread, Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
 }
 
 // widestStep returns the job step whose rank lengths differ most, with the
