@@ -12,17 +12,17 @@ import (
 )
 
 // TestFindingIDsFromTable: the code that writes or reads findings (this
-// package, analyze, its job package, compare and check) names them by
-// their constants, so that findingKinds lists every id a report can hold:
-// no id is written as a literal outside ids.go, and no Finding is made
-// with a literal ID.
+// package, jobadvice, analyze, its job package, compare and check) names
+// them by their constants, so that findingKinds lists every id a report
+// can hold: no id is written as a literal outside ids.go, and no Finding
+// is made with a literal ID.
 func TestFindingIDsFromTable(t *testing.T) {
 	ids := FindingIDs()
 	if len(ids) != len(slices.Compact(slices.Sorted(slices.Values(ids)))) {
 		t.Errorf("finding ids %q: an id is listed twice", ids)
 	}
 	var files []string
-	for _, dir := range []string{".", "../analyze", "../analyze/job", "../compare", "../check"} {
+	for _, dir := range []string{".", "jobadvice", "../analyze", "../analyze/job", "../compare", "../check"} {
 		m, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -55,6 +55,18 @@ type Result struct {
 	Collectives int
 	// Clock says how the ranks' clocks were aligned.
 	Clock string
+	// Facts are what the job's findings are written from beyond these
+	// figures; package advice/jobadvice writes the findings
+	// (Overall.Findings).
+	Facts Facts
+}
+
+// Facts are the plain data a job's findings need beyond its figures.
+type Facts struct {
+	// Active indexes Result.Ranks: the ranks with device work.
+	Active []int
+	// ClockFixed is set when a rank's clock needed a correction.
+	ClockFixed bool
 }
 
 // Rank is one rank's figures within the job. Times are ns on the rank's
@@ -196,6 +208,16 @@ type Step struct {
 	// Collectives are the step's collectives, in the order every rank
 	// ran them.
 	Collectives []Collective
+}
+
+// Waited returns the time rank i (an index in Result.Ranks) waited in the
+// step's collectives.
+func (s *Step) Waited(i int) int64 {
+	var w int64
+	for _, c := range s.Collectives {
+		w += c.Waits[i]
+	}
+	return w
 }
 
 // Collective is the k-th collective of a step on every rank.
@@ -412,7 +434,19 @@ func (j *analysis) run() {
 	j.rankFigures()
 	j.steps()
 	j.overall()
-	j.findings()
+	j.res.Facts = j.facts()
+}
+
+// facts gathers what the job's findings are written from beyond its
+// figures (package advice/jobadvice writes them).
+func (j *analysis) facts() Facts {
+	f := Facts{ClockFixed: j.clockFixed}
+	for i, r := range j.ranks {
+		if len(r.parts) > 0 {
+			f.Active = append(f.Active, i)
+		}
+	}
+	return f
 }
 
 // active returns the ranks with device work.
