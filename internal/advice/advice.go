@@ -17,10 +17,12 @@ type adviser struct {
 	f *analyze.Facts
 }
 
-// Add writes r's findings, most severe first, into r.Findings, from its
-// figures and Facts. A result without device work gets none.
+// Add writes r's findings, most severe first, into r.Findings, and the
+// fixes of its known op costs (OpCost.Fix), from its figures and Facts. A
+// result without device work gets no finding.
 func Add(r *analyze.Result) {
 	a := &adviser{r: r, f: &r.Facts}
+	opFix(r)
 	a.findings()
 	a.likelyInput()
 }

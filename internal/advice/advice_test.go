@@ -1,6 +1,7 @@
 package advice
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,6 +116,22 @@ func TestWorkerAdvice(t *testing.T) {
 	} {
 		if got := workerAdvice(tc.kind, tc.load, tc.compute); !strings.Contains(got, tc.want) {
 			t.Errorf("workerAdvice(%s, %d, %d) = %q, want it to hold %q", tc.kind, tc.load, tc.compute, got, tc.want)
+		}
+	}
+}
+
+// TestOpFixes: every known op cost the analysis names has a fix here, and
+// every fix is of a known cost.
+func TestOpFixes(t *testing.T) {
+	known := analyze.KnownCosts()
+	for _, k := range known {
+		if x, ok := opFixes[k]; !ok || x.fix == "" || x.setting.Name == "" {
+			t.Errorf("known cost %q has no fix or setting", k)
+		}
+	}
+	for k := range opFixes {
+		if !slices.Contains(known, k) {
+			t.Errorf("fix for %q, which the analysis does not name", k)
 		}
 	}
 }

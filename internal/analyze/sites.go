@@ -85,8 +85,11 @@ type OpCost struct {
 	Idle int64
 	// Frame is the user-code frame the op is most called from.
 	Frame Frame
-	// Fix is the op's own fix when it is a known cost (optimizer step,
-	// zero_grad, collate); Setting the setting that fix changes.
+	// Known is the known cost the op is (KnownCosts: "zero_grad",
+	// "optimizer.step", "collate"), "" when it is none.
+	Known string `json:"-"`
+	// Fix is the op's own fix when it is a known cost; Setting the
+	// setting that fix changes. Package advice writes them (advice.Add).
 	Fix     string
 	Setting *Setting
 }
@@ -97,23 +100,18 @@ type Setting struct {
 	Value string
 }
 
-// knownCosts are host ops with a fix of their own, matched by substring
-// of the op's name, lower-cased.
-var knownCosts = []struct {
-	match   string
-	fix     string
-	setting Setting
-}{
-	{"zero_grad", "Drop gradients instead of zeroing them: optimizer.zero_grad(set_to_none=True) (the default from PyTorch 2.0) launches nothing where zeroing launches a kernel per parameter.", Setting{"zero_grad.set_to_none", "True"}},
-	{"optimizer.step", "Run the optimizer step as a few fused kernels: a fused or foreach optimizer (torch.optim.AdamW(..., fused=True) or foreach=True); an optimizer that works on the CPU (Shampoo's preconditioner, say) belongs on the device or off the step.", Setting{"optimizer.fused", "True"}},
-	{"collate", "Collate in the loader's workers, not on the training thread: DataLoader(num_workers>0), and keep collate_fn to stacking tensors.", Setting{"DataLoader.num_workers", ">0"}},
-}
+// knownCosts are host ops with a fix of their own (package advice holds
+// the fixes), matched by substring of the op's name, lower-cased.
+var knownCosts = []string{"zero_grad", "optimizer.step", "collate"}
+
+// KnownCosts returns the known costs, OpCost.Known's values.
+func KnownCosts() []string { return slices.Clone(knownCosts) }
 
 // knownCost returns the index in knownCosts of the op named name, or -1.
 func knownCost(name string) int {
 	l := strings.ToLower(name)
 	for i, k := range knownCosts {
-		if strings.Contains(l, k.match) {
+		if strings.Contains(l, k) {
 			return i
 		}
 	}
@@ -742,7 +740,7 @@ func (a *analyzer) opCosts(st *siteTally, ndev int64) []OpCost {
 		}
 		o.Frame = parseFrame(bestName)
 		if k := knownCost(o.Name); k >= 0 {
-			o.Fix, o.Setting = knownCosts[k].fix, &knownCosts[k].setting
+			o.Known = knownCosts[k]
 		}
 		idx[name] = len(ops)
 		ops = append(ops, o)
