@@ -149,7 +149,7 @@ var scenarios = []scenario{
 		// event, 20 ms into b's timeline. Untraced idle alone (50 of
 		// 115 ms) is over the host threshold and host work (5 ms) is not:
 		// host-bound, at low confidence as the largest share of idle is
-		// untraced (TestFindings checks the finding naming the thread
+		// untraced (advice's TestFindings checks the finding naming the thread
 		// and how to capture it).
 		name:    "k/untraced",
 		loop:    tracetest.Loop{Steps: 6, NoStepMarkers: true, UntracedInput: true, Input: 20 * msec, Dispatch: 1 * msec, Compute: 10 * msec},
