@@ -17,12 +17,13 @@ type adviser struct {
 	f *analyze.Facts
 }
 
-// Add writes r's findings, most severe first, into r.Findings, and the
-// fixes of its known op costs (OpCost.Fix), from its figures and Facts. A
-// result without device work gets no finding.
+// Add writes r's findings, most severe first, into r.Findings, the fixes
+// of its known op costs (OpCost.Fix) and its stack hint (StackHint), from
+// its figures and Facts. A result without device work gets no finding.
 func Add(r *analyze.Result) {
 	a := &adviser{r: r, f: &r.Facts}
 	opFix(r)
+	stackHint(r)
 	a.findings()
 	a.likelyInput()
 }

@@ -49,6 +49,7 @@ func TestFrameworkFixes(t *testing.T) {
 		"dispatch": (*adviser).dispatchFix,
 		"runtime":  (*adviser).runtimeFix,
 		"untraced": (*adviser).untracedFix,
+		"stacks":   func(a *adviser) string { return stackHintFor(a.r.Framework, false) },
 	}
 	tests := []struct {
 		f      analyze.Framework
@@ -56,9 +57,9 @@ func TestFrameworkFixes(t *testing.T) {
 		// want holds a phrase each fix must use, by fix.
 		want map[string]string
 	}{
-		{f: analyze.PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True"}},
-		{f: analyze.JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1"}},
-		{f: analyze.TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1"}},
+		{f: analyze.PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True", "stacks": "with_stack=True"}},
+		{f: analyze.JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1", "stacks": "jax.profiler.start_trace"}},
+		{f: analyze.TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1", "stacks": "tf.profiler.experimental.start"}},
 		{f: analyze.VLLM, want: map[string]string{"dispatch": "eager mode (the trace holds no CUDA or HIP graph launch)"}},
 		{f: analyze.VLLM, graphs: true, want: map[string]string{"dispatch": "vLLM already replays CUDA graphs"}},
 	}

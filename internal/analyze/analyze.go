@@ -194,7 +194,7 @@ func (a *analyzer) run() error {
 	a.res.Loader = a.findLoader()
 	a.stabilityReason()
 	a.insights()
-	a.res.Facts = a.gatherFacts()
+	a.gatherFacts(&a.res.Facts)
 	a.likelyInput()
 	return nil
 }

@@ -53,6 +53,10 @@ type Facts struct {
 	// first dispatch on an untraced loop thread (ns, averaged over
 	// devices).
 	BeforeDispatch int64
+	// UserFrames is set when the call sites name frames of the user's
+	// code; CallFrames when the trace has Python frames around the calls
+	// (all in library code when UserFrames is not set).
+	UserFrames, CallFrames bool
 }
 
 // CauseFacts is the idle of one cause by name and by thread.
@@ -112,9 +116,10 @@ func (c *CauseFacts) Names(k int) []string {
 	return out
 }
 
-// gatherFacts gathers the Facts of the finished attribution.
-func (a *analyzer) gatherFacts() Facts {
-	f := Facts{DeviceKind: a.deviceKind(), WindowBusy: a.avgWindowBusy(), Loop: a.threadOf(a.loop)}
+// gatherFacts fills f with the Facts of the finished attribution, beyond
+// those the call sites gave (insights).
+func (a *analyzer) gatherFacts(f *Facts) {
+	f.DeviceKind, f.WindowBusy, f.Loop = a.deviceKind(), a.avgWindowBusy(), a.threadOf(a.loop)
 	for c := range NumCauses {
 		f.Causes[c] = a.causeFacts(a.tally.names[c], a.tally.threads[c])
 	}
@@ -137,7 +142,6 @@ func (a *analyzer) gatherFacts() Facts {
 	}
 	f.Untraced = a.untracedStretch()
 	f.BeforeDispatch = a.untracedBeforeDispatch()
-	return f
 }
 
 // causeFacts sums one cause's tally.

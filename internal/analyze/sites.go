@@ -258,9 +258,7 @@ func (a *analyzer) insights() {
 	slices.SortFunc(r.CallSites, func(x, y CallSite) int {
 		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()), cmp.Compare(x.Cause, y.Cause))
 	})
-	if !st.user {
-		r.StackHint = a.stackHint(st.stacks)
-	}
+	r.Facts.UserFrames, r.Facts.CallFrames = st.user, st.stacks
 	r.Ops = a.opCosts(st, n)
 	r.Copies = a.copyStats(st.copies, n)
 }
@@ -697,29 +695,6 @@ func frameworkFile(file string, grain bool) bool {
 		lib = ""
 	}
 	return base == file && lib != "" || lib == "Python" && strings.Contains(file, "python3")
-}
-
-// stackHints say how each framework records Python stacks; PyTorch's
-// stands for the others.
-var stackHints = map[Framework]string{
-	JAX:        "profile with the Python tracer on (jax.profiler.ProfileOptions() with python_tracer_level=1, passed to jax.profiler.start_trace)",
-	TensorFlow: "profile with the Python tracer on (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1), passed to tf.profiler.experimental.start)",
-	PyTorch:    "profile with torch.profiler.profile(..., with_stack=True) to record them",
-}
-
-// stackHint says how to record Python stacks in the framework that wrote
-// the trace, so that a later report can name the lines of code; stacks is
-// set when the trace has frames around the calls, but none of the user's
-// code.
-func (a *analyzer) stackHint(stacks bool) string {
-	if stacks {
-		return "The trace's Python frames around these calls are all in library code (the frameworks, NumPy, Python's own modules), so no line of your code can be named: the Python tracer records a frame only when it is entered after the capture starts, so start the capture before the function that runs the loop is entered."
-	}
-	how, ok := stackHints[a.res.Framework]
-	if !ok {
-		how = stackHints[PyTorch]
-	}
-	return "The trace has no Python frames, so no call site can be named: " + how + "."
 }
 
 // opCosts returns the ops that caused host idle, most idle first, with
