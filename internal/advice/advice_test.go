@@ -136,3 +136,22 @@ func TestOpFixes(t *testing.T) {
 		}
 	}
 }
+
+// TestDerive: each case of the worker estimate is derived from its own
+// figures.
+func TestDerive(t *testing.T) {
+	for _, tt := range []struct {
+		p    analyze.WorkerPlan
+		want string
+	}{
+		{analyze.WorkerPlan{}, ""},
+		{analyze.WorkerPlan{Case: analyze.WorkersInline, N: 3, OK: true, Input: 20 * msec, Compute: 10 * msec}, "ceil(L / C) + 1 = ceil(20.0 ms / 10.0 ms) + 1 = 3:"},
+		{analyze.WorkerPlan{Case: analyze.WorkersBehind, N: 5, OK: true, Step: 40 * msec, Compute: 20 * msec, PerBatch: 80 * msec, Workers: 2}, "with k = 2 workers a batch comes every step of T = 40.0 ms, so a worker takes about P = k * T = 80.0 ms per batch; ceil(P / C) + 1 = ceil(80.0 ms / 20.0 ms) + 1 = 5"},
+		{analyze.WorkerPlan{Case: analyze.WorkersPerBatchEnough, N: 4, OK: true, Compute: 40 * msec, PerBatch: 120 * msec, Workers: 4}, "a worker takes P = 120 ms per batch, so 4 deliver one per 30.0 ms against C = 40.0 ms"},
+		{analyze.WorkerPlan{Case: analyze.WorkersUnknownShort, Step: 30 * msec, Compute: 10 * msec}, "each takes about k * T = k * 30.0 ms per batch, so about ceil(k * 30.0 ms / 10.0 ms) + 1"},
+	} {
+		if got := derive(&tt.p); !strings.Contains(got, tt.want) || (tt.want == "") != (got == "") {
+			t.Errorf("derive(%+v) = %q, want it to hold %q", tt.p, got, tt.want)
+		}
+	}
+}

@@ -84,10 +84,10 @@ func TestWorkerLoaderScenarios(t *testing.T) {
 		r := analyzeSpec(t, WorkerScenario(tt.k, true).Spec())
 		st := r.Stability()
 		step, _ := r.StepTime()
-		n, why, ok := r.WorkerEstimate()
-		if st.Label != tt.label || r.Verdict != tt.verdict || step != tt.step || !ok || n != tt.estimate {
-			t.Errorf("k=%d: %s, %s, step %d, estimate %d (%s), want %s, %s, step %d, estimate %d",
-				tt.k, st.Sentence(), r.Verdict, step, n, why, tt.label, tt.verdict, tt.step, tt.estimate)
+		p := r.WorkerPlan()
+		if st.Label != tt.label || r.Verdict != tt.verdict || step != tt.step || !p.OK || p.N != tt.estimate {
+			t.Errorf("k=%d: %s, %s, step %d, estimate %+v, want %s, %s, step %d, estimate %d",
+				tt.k, st.Sentence(), r.Verdict, step, p, tt.label, tt.verdict, tt.step, tt.estimate)
 		}
 		if r.Loader.Workers != tt.k || !r.Loader.Known {
 			t.Errorf("k=%d: loader %+v, want %d workers read from the metadata", tt.k, r.Loader, tt.k)
@@ -105,7 +105,7 @@ func TestWorkerThreads(t *testing.T) {
 	l := WorkerScenario(2, false)
 	l.Loader.ShowWorkers = true
 	r := analyzeSpec(t, l.Spec())
-	n, _, _ := r.WorkerEstimate()
+	n := r.WorkerPlan().N
 	if r.Loader.Workers != 2 || r.Loader.PerBatch != 150_000_000 || n != 5 {
 		t.Errorf("loader %+v, estimate %d; want 2 workers, 150 ms per batch, estimate 5", r.Loader, n)
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/report"
 )
@@ -55,6 +56,6 @@ func jsonStability(res *analyze.Result) report.StabilityV1 {
 func jsonLoader(res *analyze.Result) report.LoaderV1 {
 	l := res.Loader
 	out := report.LoaderV1{Known: l.Known, Workers: l.Workers, From: l.From, PerBatchNs: l.PerBatch, Background: l.Background}
-	out.Estimate, out.Derivation, _ = res.WorkerEstimate()
+	out.Estimate, out.Derivation, _ = advice.WorkerEstimate(res)
 	return out
 }
