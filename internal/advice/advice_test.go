@@ -155,3 +155,26 @@ func TestDerive(t *testing.T) {
 		}
 	}
 }
+
+// TestStabilitySentence: the step times' stability in a line, graded from
+// MinSteadySteps steps on.
+func TestStabilitySentence(t *testing.T) {
+	for _, tt := range []struct {
+		durs []int64
+		want string
+	}{
+		{nil, "no steps"},
+		{[]int64{3_070_000}, "not graded, 1 step only: median 3.07 ms, max 3.07 ms"},
+		{[]int64{10_000_000, 30_000_000}, "not graded, 2 steps only: median 20.0 ms, max 30.0 ms"},
+		{[]int64{10_000_000, 10_000_000, 10_000_000}, "stable: median 10.0 ms, p90 10.0 ms, max 10.0 ms, spread 0.0% over 3 steps"},
+	} {
+		r := &analyze.Result{}
+		for _, d := range tt.durs {
+			r.Steps = append(r.Steps, analyze.Step{Dur: d})
+		}
+		st := r.Stability()
+		if got := StabilitySentence(&st); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.durs, got, tt.want)
+		}
+	}
+}

@@ -293,22 +293,6 @@ func median(ds []int64) int64 {
 	return (s[m-1] + s[m]) / 2
 }
 
-// Sentence says the stability in a line: the label and the figures.
-func (st *Stability) Sentence() string {
-	if st.Steps == 0 {
-		return "no steps"
-	}
-	if st.Label == TooFewSteps {
-		return fmt.Sprintf("not graded, %s only: median %s, max %s", plural(st.Steps, "step"), human.Duration(st.Median), human.Duration(st.Max))
-	}
-	s := fmt.Sprintf("%s: median %s, p90 %s, max %s, spread %s over %s",
-		st.Label, human.Duration(st.Median), human.Duration(st.P90), human.Duration(st.Max), human.Share(st.Spread), plural(st.Steps, "step"))
-	if n := len(st.Slow); n > 0 {
-		s += fmt.Sprintf("; %s over %.1fx the median", plural(n, "step"), SlowFactor)
-	}
-	return s
-}
-
 // LoaderSentence describes the erratic-loader signature; empty without it.
 func (l *ErraticLoader) LoaderSentence() string {
 	if l == nil {

@@ -17,7 +17,7 @@ func stabilityLine(res *analyze.Result) string {
 	if st.Steps == 0 {
 		return ""
 	}
-	line := "step times " + st.Sentence()
+	line := "step times " + advice.StabilitySentence(&st)
 	if len(st.Slow) > 0 {
 		names := make([]string, 0, len(st.Slow))
 		for _, i := range st.Slow[:min(len(st.Slow), 5)] {
