@@ -178,3 +178,26 @@ func TestStabilitySentence(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionSentence: each way the verdict rule decides, with its
+// figures.
+func TestDecisionSentence(t *testing.T) {
+	share := func(name string, v, threshold float64) analyze.CauseShare {
+		return analyze.CauseShare{Name: name, Share: v, Threshold: threshold}
+	}
+	shares := [4]analyze.CauseShare{share("sync", 0.01, 0.05), share("input", 0.3, 0.05), share("host", 0.02, 0.15), share("stalled", 0, 0.15)}
+	for _, tt := range []struct {
+		d    analyze.Decision
+		want string
+	}{
+		{analyze.Decision{How: analyze.DecidedEmpty}, "the window is empty"},
+		{analyze.Decision{How: analyze.DecidedNone, Shares: shares}, "no cause of device idle passes its threshold: sync 1.0% (threshold 5.0%), input 30.0% (5.0%), other host work 2.0% (15.0%), stalled 0.0% (15.0%)"},
+		{analyze.Decision{How: analyze.DecidedByUntraced, Untraced: 0.4, HostThreshold: 0.15}, "device idle while the waited-for host thread shows no event is 40.0% of the window (over the host threshold 15.0%)"},
+		{analyze.Decision{How: analyze.DecidedByShare, Top: shares[1], Slow: true, Input: 20 * msec, Busy: 10 * msec}, "input-caused device idle is 30.0% of the window (threshold 5.0%), and loading (20.0 ms) takes longer than the device's compute (10.0 ms)"},
+		{analyze.Decision{How: analyze.DecidedByShare, Top: shares[1], Background: true, Input: 5 * msec, Busy: 10 * msec}, "the loop still waits on their queue (5.00 ms against compute 10.0 ms)"},
+	} {
+		if got := DecisionSentence(&tt.d); !strings.Contains(got, tt.want) {
+			t.Errorf("DecisionSentence(%+v) = %q, want it to hold %q", tt.d, got, tt.want)
+		}
+	}
+}

@@ -158,9 +158,9 @@ func (x *Analysis) Rule() Rule {
 // Decide applies the rule to idle time split by cause over a window of
 // length dur in which the launching threads spent input in the input
 // pipeline and the devices were busy for busy (averaged over devices). It
-// returns the verdict, the secondary verdicts and a sentence with the
-// deciding figures.
-func (r *Rule) Decide(idle *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+// returns the verdict, the secondary verdicts and what decided, with the
+// deciding figures (advice.DecisionSentence writes it).
+func (r *Rule) Decide(idle *Breakdown, dur, input, busy int64) (Verdict, []Verdict, Decision) {
 	return decide(&r.Options, r.LoaderInBackground, idle, dur, input, busy)
 }
 

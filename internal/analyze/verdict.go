@@ -56,13 +56,13 @@ func (a *analyzer) summarize() {
 			r.Idle.AddAll(&r.Steps[i].Idle)
 		}
 	}
-	var deciding string
-	r.Verdict, r.Secondary, deciding = a.decide(&r.Idle, w.End-w.Start, r.Loading, busy)
+	r.Verdict, r.Secondary, r.Facts.Decision = a.decide(&r.Idle, w.End-w.Start, r.Loading, busy)
 	r.StalledInSync = a.stall.inSync / n
 	r.Dependencies = a.dependencies(n)
 	r.Secondary = stalledSync(&a.opt, r.Verdict, r.Secondary, r.StalledInSync, w.End-w.Start)
+	// The deciding sentence, first of the reasons, is advice's
+	// (advice.Add writes it from Facts.Decision).
 	r.Confidence, r.Reasons = a.confidence()
-	r.Reasons = append([]string{deciding}, r.Reasons...)
 }
 
 func (a *analyzer) deviceFigures(d *device) Device {
@@ -165,30 +165,72 @@ func (a *analyzer) loaderInBackground() bool {
 // share is a cause's part of a window, with its threshold and the verdict
 // it gives.
 type share struct {
-	name      string
-	v, thresh float64
-	verdict   Verdict
+	CauseShare
+	verdict Verdict
 }
+
+// CauseShare is a cause's share of a window with its threshold: Name is
+// "sync", "input", "host" or "stalled".
+type CauseShare struct {
+	Name             string
+	Share, Threshold float64
+}
+
+// Decision is what decided a verdict, as plain data; package advice
+// writes it as the verdict's sentence (advice.DecisionSentence).
+type Decision struct {
+	// How says which part of the rule decided.
+	How Decided
+	// Shares are the shares of sync, input, other host work and stalled
+	// idle with their thresholds, in that order; Top is the one that
+	// decided (DecidedByShare).
+	Shares [4]CauseShare
+	Top    CauseShare
+	// Untraced is the untraced share that decided host-bound against
+	// HostThreshold (DecidedByUntraced).
+	Untraced, HostThreshold float64
+	// Slow is set when loading (Input per step or window) took longer
+	// than compute (Busy); Background when the loader runs in background
+	// workers: they tell sequential from data-bound.
+	Slow, Background bool
+	Input, Busy      int64
+}
+
+// Decided says which part of the verdict rule decided.
+type Decided int
+
+const (
+	// DecidedEmpty: the window is empty.
+	DecidedEmpty Decided = iota
+	// DecidedByShare: a cause's share passed its threshold, the largest
+	// over its threshold deciding.
+	DecidedByShare
+	// DecidedByUntraced: no cause passed its threshold, untraced idle
+	// the host threshold.
+	DecidedByUntraced
+	// DecidedNone: nothing passed its threshold: parallel.
+	DecidedNone
+)
 
 // decide applies the verdict rule (DESIGN.md, "How the verdict is
 // reached") to idle split b over a window of length dur, in which the
 // launching threads spent input loading data (L) and the devices were busy
 // for busy (C, averaged). It returns the verdict, the secondary verdicts and
-// a sentence with the deciding figures.
+// what decided, with the deciding figures.
 //
 // The rule is MaxText's: loading must be faster than compute. A sync or an
 // inline loader that is faster than compute but not overlapped with it is
 // sequential; a loader slower than compute, or background workers the loop
 // still waits on, is data-bound.
-func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, Decision) {
 	return decide(&a.opt, a.loaderInBackground(), b, dur, input, busy)
 }
 
 // decide is the verdict rule with opt's thresholds, for a loader that runs
 // in background workers or not.
-func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, Decision) {
 	if dur <= 0 {
-		return Parallel, nil, "the window is empty"
+		return Parallel, nil, Decision{How: DecidedEmpty}
 	}
 	f := float64(dur)
 	slow := input > busy
@@ -200,26 +242,30 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 		inputV = DataBound
 	}
 	shares := []share{
-		{"sync", float64(b.Sync()) / f, opt.SyncThreshold, syncV},
-		{"input", float64(b.Of(Input)) / f, opt.InputThreshold, inputV},
-		{"host", float64(b.HostWork()) / f, opt.HostThreshold, HostBound},
-		{"stalled", float64(b.Of(Stall)) / f, opt.StallThreshold, Stalled},
+		{CauseShare{"sync", float64(b.Sync()) / f, opt.SyncThreshold}, syncV},
+		{CauseShare{"input", float64(b.Of(Input)) / f, opt.InputThreshold}, inputV},
+		{CauseShare{"host", float64(b.HostWork()) / f, opt.HostThreshold}, HostBound},
+		{CauseShare{"stalled", float64(b.Of(Stall)) / f, opt.StallThreshold}, Stalled},
+	}
+	d := Decision{Slow: slow, Background: background, Input: input, Busy: busy, HostThreshold: opt.HostThreshold}
+	for i, s := range shares {
+		d.Shares[i] = s.CauseShare
 	}
 	var over []share
 	for _, s := range shares {
-		if s.v > s.thresh {
+		if s.Share > s.Threshold {
 			over = append(over, s)
 		}
 	}
 	if len(over) == 0 {
 		if u := float64(b.Of(Untraced)) / f; u > opt.HostThreshold {
-			return HostBound, nil, fmt.Sprintf("device idle while the waited-for host thread shows no event is %s of the window (over the host threshold %s): the device waits on host time the profile does not show",
-				human.Share(u), human.Share(opt.HostThreshold))
+			d.How, d.Untraced = DecidedByUntraced, u
+			return HostBound, nil, d
 		}
-		return Parallel, nil, fmt.Sprintf("no cause of device idle passes its threshold: sync %s (threshold %s), input %s (%s), other host work %s (%s), stalled %s (%s)",
-			human.Share(shares[0].v), human.Share(shares[0].thresh), human.Share(shares[1].v), human.Share(shares[1].thresh), human.Share(shares[2].v), human.Share(shares[2].thresh), human.Share(shares[3].v), human.Share(shares[3].thresh))
+		d.How = DecidedNone
+		return Parallel, nil, d
 	}
-	slices.SortStableFunc(over, func(x, y share) int { return cmp.Compare(y.v, x.v) })
+	slices.SortStableFunc(over, func(x, y share) int { return cmp.Compare(y.Share, x.Share) })
 	top := over[0]
 	var sec []Verdict
 	for _, s := range over[1:] {
@@ -227,15 +273,8 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 			sec = append(sec, s.verdict)
 		}
 	}
-	what := top.name + "-caused device idle"
-	switch top.name {
-	case "host":
-		what = "device idle caused by other host work (dispatch, launches, Python, runtime)"
-	case "stalled":
-		what = "device idle with the work that ended it already queued (stalled on a dependency, not on the host)"
-	}
-	why := fmt.Sprintf("%s is %s of the window (threshold %s)", what, human.Share(top.v), human.Share(top.thresh))
-	return top.verdict, sec, why + loadClause(top.name, slow, background, input, busy)
+	d.How, d.Top = DecidedByShare, top.CauseShare
+	return top.verdict, sec, d
 }
 
 // stalledSync adds sequential to the secondary verdicts sec of a stalled
@@ -247,24 +286,6 @@ func stalledSync(opt *Options, v Verdict, sec []Verdict, inSync, dur int64) []Ve
 		return sec
 	}
 	return append(sec, Sequential)
-}
-
-// loadClause says how loading compares with compute where that decided
-// between sequential and data-bound.
-func loadClause(cause string, slow, background bool, input, busy int64) string {
-	l, c := human.Duration(input), human.Duration(busy)
-	switch {
-	case cause == "sync" && slow:
-		return fmt.Sprintf(", and the input it exposes (%s) takes longer than the device's compute (%s), so removing the sync would not hide it", l, c)
-	case cause == "input" && background:
-		// L is then the loop's wait on the workers, not their time per batch.
-		return fmt.Sprintf(", and the loader already runs in background workers: the loop still waits on their queue (%s against compute %s), so they deliver batches more slowly than compute", l, c)
-	case cause == "input" && slow:
-		return fmt.Sprintf(", and loading (%s) takes longer than the device's compute (%s)", l, c)
-	case cause == "input":
-		return fmt.Sprintf(", and loading (%s) is faster than the device's compute (%s) but runs inline, not overlapped with it", l, c)
-	}
-	return ""
 }
 
 // confidence grades the verdict and says why it is not high.

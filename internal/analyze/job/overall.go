@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 )
 
@@ -57,11 +58,11 @@ func (j *analysis) overall() {
 	j.overallSteps(act)
 	slices.SortStableFunc(o.Gaps, func(x, y analyze.Gap) int { return cmp.Compare(x.Start, y.Start) })
 	o.TopGaps = analyze.TopGaps(o.Gaps, j.opt.TopGaps)
-	var deciding string
+	var deciding analyze.Decision
 	load, compute := j.slowestLoader()
 	o.Verdict, o.Secondary, deciding = act[0].rule.Decide(&o.Idle, o.Window.Dur(), load, compute)
 	o.Confidence, o.Reasons = j.confidence(act)
-	o.Reasons = append([]string{"over the job's ranks, with collective waits counted as idle: " + deciding}, o.Reasons...)
+	o.Reasons = append([]string{"over the job's ranks, with collective waits counted as idle: " + advice.DecisionSentence(&deciding)}, o.Reasons...)
 }
 
 // overallDevices adds rank r's devices and gaps to Overall, on the job's
