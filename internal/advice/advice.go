@@ -17,14 +17,14 @@ type adviser struct {
 	f *analyze.Facts
 }
 
-// Add writes r's findings, most severe first, into r.Findings, the
-// sentence of what decided its verdict (first of r.Reasons), the fixes of
-// its known op costs (OpCost.Fix) and its stack hint (StackHint), from its
-// figures and Facts; call it once per result. A result without device
-// work gets no finding.
+// Add writes r's findings, most severe first, into r.Findings, its
+// reasons (what decided the verdict, why the confidence is not high), the
+// fixes of its known op costs (OpCost.Fix) and its stack hint
+// (StackHint), from its figures and Facts. A result without device work
+// gets no finding.
 func Add(r *analyze.Result) {
 	a := &adviser{r: r, f: &r.Facts}
-	decisionReason(r)
+	reasons(r)
 	opFix(r)
 	stackHint(r)
 	a.findings()

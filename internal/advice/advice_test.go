@@ -201,3 +201,26 @@ func TestDecisionSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestReasons: the reasons of a run without device work and why a run's
+// confidence is not high, each from its grounds, in order.
+func TestReasons(t *testing.T) {
+	nodev := noDeviceReasons(&analyze.Grounds{HostEvents: 12, HostSteps: &analyze.HostSteps{N: 2, Source: "ProfilerStep", Dur: 40 * msec, Input: 10 * msec}, Truncated: true})
+	want := []string{
+		"the trace holds 12 host events but no device activity (no kernels, copies or device ops): nothing to attribute",
+		"host only: 2 steps (ProfilerStep) of 20.0 ms on average; the input pipeline takes 5.00 ms of each, 25.0% of the steps' time",
+		"the trace file was cut short and only its first part was read: the device activity may be in the part that is missing (profilers write device events after host events)",
+	}
+	if !slices.Equal(nodev, want) {
+		t.Errorf("no-device reasons %q, want %q", nodev, want)
+	}
+	conf := confidenceReasons(&analyze.Grounds{FewSteps: 2, MostlyUntraced: true, Untraced: 7 * msec, FewLinks: true, Linked: 3, LinkWork: 10})
+	want = []string{
+		"only 2 steps in the window: too few to tell a steady state",
+		"the largest share of device idle (7.00 ms) falls where the waited-for host thread shows no event: it was not traced",
+		"only 3 of 10 pieces of device work link back to a host launch: the waited-for thread is a best guess",
+	}
+	if !slices.Equal(conf, want) {
+		t.Errorf("confidence reasons %q, want %q", conf, want)
+	}
+}

@@ -33,13 +33,6 @@ func DecisionSentence(d *analyze.Decision) string {
 	return why + loadClause(top.Name, d.Slow, d.Background, d.Input, d.Busy)
 }
 
-// decisionReason writes the deciding sentence first among r's reasons.
-func decisionReason(r *analyze.Result) {
-	if r.Verdict != analyze.NoDevice {
-		r.Reasons = append([]string{DecisionSentence(&r.Facts.Decision)}, r.Reasons...)
-	}
-}
-
 // loadClause says how loading compares with compute where that decided
 // between sequential and data-bound.
 func loadClause(cause string, slow, background bool, input, busy int64) string {

@@ -53,9 +53,10 @@ type Facts struct {
 	// first dispatch on an untraced loop thread (ns, averaged over
 	// devices).
 	BeforeDispatch int64
-	// Decision is what decided the verdict: advice writes it as the
-	// first of the reasons.
+	// Decision is what decided the verdict and Grounds why its
+	// confidence is not high: advice writes them as the reasons.
 	Decision Decision
+	Grounds  Grounds
 	// UserFrames is set when the call sites name frames of the user's
 	// code; CallFrames when the trace has Python frames around the calls
 	// (all in library code when UserFrames is not set).

@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"regexp"
 	"slices"
@@ -239,20 +237,4 @@ func (a *analyzer) untracedBeforeDispatch() int64 {
 		}
 	}
 	return sum / int64(len(a.devs))
-}
-
-// likelyInput names the likely input share of a JAX profile taken without
-// the Python tracer in a reason, when it passes the input threshold (the
-// likely-input finding is advice's, from Facts.BeforeDispatch). The
-// verdict and the figures stay as the trace shows them.
-func (a *analyzer) likelyInput() {
-	r := a.res
-	d := r.Facts.BeforeDispatch
-	share := float64(d) / float64(max(r.Window.Dur(), 1))
-	if r.Verdict == NoDevice || share <= a.opt.InputThreshold {
-		return
-	}
-	per := human.Duration(d / int64(max(r.Window.Steps, 1)))
-	r.Reasons = append(r.Reasons, fmt.Sprintf("likely the input pipeline: the loop thread (%s) shows nothing from the step's start to its first dispatch, where a training loop gets its batch; %s of the window (%s per step) of untraced idle falls there",
-		a.threadName(a.loop), human.Share(share), per))
 }

@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"slices"
 )
@@ -291,31 +289,4 @@ func median(ds []int64) int64 {
 		return s[m]
 	}
 	return (s[m-1] + s[m]) / 2
-}
-
-// LoaderSentence describes the erratic-loader signature; empty without it.
-func (l *ErraticLoader) LoaderSentence() string {
-	if l == nil {
-		return ""
-	}
-	s := "the step times are erratic: "
-	if l.Wait > 0 {
-		s += fmt.Sprintf("a long input wait (%s) every %s, the steps between fed at once", human.Duration(l.Wait), plural(l.Period, "step"))
-	} else {
-		s += fmt.Sprintf("near-zero steps among long ones, a long step about every %s", plural(l.Period, "step"))
-	}
-	s += ": a loader that cannot keep up, its prefetch buffer hiding it part of the time"
-	if l.Batch > 0 && l.Compute > 0 {
-		s += fmt.Sprintf(" (it delivers a batch every %s against %s of compute per step)", human.Duration(l.Batch), human.Duration(l.Compute))
-	}
-	return s
-}
-
-// stabilityReason adds the erratic-loader signature to the verdict's
-// reasons.
-func (a *analyzer) stabilityReason() {
-	st := a.res.Stability()
-	if st.Loader != nil {
-		a.res.Reasons = append(a.res.Reasons, st.Loader.LoaderSentence())
-	}
 }

@@ -3,9 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
-	"strings"
 )
 
 // summarize turns the per-device attribution into the result's figures,
@@ -60,9 +58,9 @@ func (a *analyzer) summarize() {
 	r.StalledInSync = a.stall.inSync / n
 	r.Dependencies = a.dependencies(n)
 	r.Secondary = stalledSync(&a.opt, r.Verdict, r.Secondary, r.StalledInSync, w.End-w.Start)
-	// The deciding sentence, first of the reasons, is advice's
-	// (advice.Add writes it from Facts.Decision).
-	r.Confidence, r.Reasons = a.confidence()
+	// The reasons are advice's (advice.Add writes them from
+	// Facts.Decision and Facts.Grounds).
+	r.Confidence, r.Facts.Grounds = a.confidence()
 }
 
 func (a *analyzer) deviceFigures(d *device) Device {
@@ -288,35 +286,72 @@ func stalledSync(opt *Options, v Verdict, sec []Verdict, inSync, dur int64) []Ve
 	return append(sec, Sequential)
 }
 
-// confidence grades the verdict and says why it is not high.
-func (a *analyzer) confidence() (Confidence, []string) {
+// confidence grades the verdict and gives the grounds of why it is not
+// high (advice writes them as reasons).
+func (a *analyzer) confidence() (Confidence, Grounds) {
 	r := a.res
-	var reasons []string
-	low := false
-	switch {
-	case r.Window.Steps == 0:
-		reasons = append(reasons, "no step markers found: the window is the devices' whole span, warm-up and tail included")
-	case r.Window.Steps < MinSteadySteps:
-		reasons = append(reasons, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(r.Window.Steps, "step")))
+	var g Grounds
+	g.NoSteps = r.Window.Steps == 0
+	if !g.NoSteps && r.Window.Steps < MinSteadySteps {
+		g.FewSteps = r.Window.Steps
 	}
 	if r.Idle.MostlyUntraced(r.Window.Dur()) {
-		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", human.Duration(r.Idle.Of(Untraced))))
+		g.MostlyUntraced, g.Untraced = true, r.Idle.Of(Untraced)
 	}
-	if a.t.Truncated {
-		reasons = append(reasons, "the trace was cut short and only its first part was read")
-	}
+	g.Truncated = a.t.Truncated
 	if a.loop >= 0 && r.Window.Steps > 0 && a.guessed > 0 && float64(a.guessed) >= 0.5*float64(a.links.work) {
-		reasons = append(reasons, fmt.Sprintf("%d of %d pieces of device work link to no dispatch (no launch link, no XProf flow from a program's run): each step holds the work that started after its dispatch returned, which is wrong where the host ran several steps ahead", a.guessed, a.links.work))
+		g.Unlinked, g.Work = a.guessed, a.links.work
 	}
 	if w := float64(r.Window.Dur()); w > 0 && float64(r.Idle.Of(Runtime))/w > a.opt.InputThreshold && a.runtimeIsWarmup() {
-		reasons = append(reasons, fmt.Sprintf("the window holds warm-up the step markers did not exclude: %s of device idle in %s (first launches, module loading, allocator growth)",
-			human.Duration(r.Idle.Of(Runtime)), strings.Join(a.top(a.tally.names[Runtime], 3), ", ")))
+		g.Warmup, g.WarmupIdle, g.WarmupNames = true, r.Idle.Of(Runtime), a.top(a.tally.names[Runtime], 3)
 	}
 	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
-		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))
+		g.FewLinks, g.Linked, g.LinkWork = true, l.linked, l.work
 	}
-	return Grade(low, len(reasons)), reasons
+	return Grade(g.MostlyUntraced, g.count()), g
+}
+
+// Grounds are what a result's reasons are written from (advice writes
+// them): why the confidence is not high, and what a trace without device
+// work still shows.
+type Grounds struct {
+	// NoSteps: no step markers; FewSteps: the window's steps when there
+	// are fewer than MinSteadySteps (0 otherwise).
+	NoSteps  bool
+	FewSteps int
+	// MostlyUntraced: the largest share of idle is untraced, Untraced.
+	MostlyUntraced bool
+	Untraced       int64
+	// Truncated: the trace was cut short.
+	Truncated bool
+	// Unlinked of Work pieces of a JAX program's device work link to no
+	// dispatch (0: not a reason).
+	Unlinked, Work int
+	// Warmup: the window holds warm-up, WarmupIdle of runtime idle in
+	// WarmupNames.
+	Warmup      bool
+	WarmupIdle  int64
+	WarmupNames []string
+	// FewLinks: only Linked of LinkWork pieces of device work link back to
+	// a host launch.
+	FewLinks         bool
+	Linked, LinkWork int
+	// Without device work: the host events, and the steps the host
+	// marked (nil when none).
+	HostEvents int
+	HostSteps  *HostSteps
+}
+
+// count returns how many reasons lower the confidence of a run with
+// device work.
+func (g *Grounds) count() int {
+	n := 0
+	for _, b := range []bool{g.NoSteps || g.FewSteps > 0, g.MostlyUntraced, g.Truncated, g.Unlinked > 0, g.Warmup, g.FewLinks} {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // Grade is the confidence of a verdict with n reasons to doubt it, low
