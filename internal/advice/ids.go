@@ -23,7 +23,7 @@ const (
 	FindErraticLoader  = "erratic-loader"
 	FindBlockingCopy   = "blocking-copy"
 	FindCostlyOp       = "costly-op"
-	// A job's own findings (internal/analyze/job).
+	// A job's own findings (internal/advice/jobadvice).
 	FindStraggler      = "straggler"
 	FindCollectiveWait = "collective-wait"
 	FindLoadImbalance  = "load-imbalance"

@@ -7,9 +7,9 @@ import (
 )
 
 // This file is the seam between attribution and advice: the figures of an
-// analysis that its findings are written from (package advice), as plain
-// data on the Result, so that advice reads no trace and no analyzer state
-// and this package writes no finding.
+// analysis that its findings and reasons are written from (package
+// advice), as plain data on the Result, so that advice reads no trace and
+// no analyzer state and this package writes no finding and no reason.
 
 // Facts are what the analysis found beyond the Result's figures that the
 // findings name: the work each cause's idle was spent in, the threads

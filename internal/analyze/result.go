@@ -257,7 +257,8 @@ type Result struct {
 	LoopUntraced bool
 	Verdict      Verdict
 	Confidence   Confidence
-	// Reasons explain a confidence below high, and the deciding numbers.
+	// Reasons explain a confidence below high, and the deciding numbers:
+	// package advice writes them from Facts.Decision and Facts.Grounds.
 	Reasons []string
 	// Secondary lists the other causes over their thresholds, as the
 	// verdicts they would have given.
@@ -287,8 +288,9 @@ type Result struct {
 	// Findings are the conclusions with their fixes, most severe first:
 	// package advice writes them from the figures and Facts.
 	Findings []Finding
-	// Facts are what the findings are written from (see Facts); a job's
-	// summary does not keep them, its findings written already.
+	// Facts are what the findings and reasons are written from (see
+	// Facts); a job's summary does not keep them, its findings and
+	// reasons written already.
 	Facts Facts `json:"-"`
 	// Loader is what the trace says of the input pipeline's workers.
 	Loader Loader
