@@ -21,9 +21,12 @@ type adviser struct {
 	res *job.Result
 }
 
-// Add writes the job's findings, most severe first, into
-// res.Overall.Findings, from its figures, its ranks' findings and Facts.
+// Add writes the job's clock sentence (Clock), its reasons and its
+// findings, most severe first (Overall.Reasons, Overall.Findings), from its
+// figures, its ranks' findings and reasons, and its Facts.
 func Add(res *job.Result) {
+	res.Clock = clockSentence(&res.Facts.Clock)
+	reasons(res)
 	(&adviser{res: res}).findings()
 }
 

@@ -26,7 +26,6 @@ func plainJob(wait, compute, transfer int64, clockFixed bool) *job.Result {
 		Overall: analyze.Result{Verdict: analyze.Parallel, Options: opt},
 		Ranks:   []job.Rank{rank(0), rank(1)},
 		Wait:    w, Transfer: transfer,
-		Clock: "the ranks' clocks were 2 ms apart",
 		Facts: job.Facts{Active: []int{0, 1}, ClockFixed: clockFixed},
 	}
 }
@@ -61,5 +60,30 @@ func TestJobFindingsFromPlainData(t *testing.T) {
 				t.Errorf("message %q lacks %q", res.Overall.Findings[0].Message, tt.says)
 			}
 		})
+	}
+}
+
+// TestJobReasonsAndClock: the job's reasons carry the ranks' own (each
+// once, naming the ranks), then its notes, and the clock sentence says how
+// the clocks were aligned, all from plain data.
+func TestJobReasonsAndClock(t *testing.T) {
+	res := plainJob(0, 0, 0, true)
+	res.Ranks[0].Result.Reasons = []string{"rank 0 decided", "too few steps", "cut short"}
+	res.Ranks[1].Result.Reasons = []string{"rank 1 decided", "too few steps"}
+	res.Facts.Notes = []job.Note{{Kind: job.NoteMissingRanks, N: 2, M: 8}, {Kind: job.NoteMismatch, N: 3}}
+	res.Facts.Clock = job.ClockFacts{Matched: 12, Worst: 2 * msec, WorstRank: 1, Unmatched: []string{"3"}, Ref: 0}
+	Add(res)
+	want := []string{
+		"over the job's ranks, with collective waits counted as idle: the window is empty",
+		"every rank: too few steps",
+		"rank 0: cut short",
+		"2 of the job's 8 ranks were given: the others' waits and stragglers are not seen",
+		"in 3 step(s) the ranks ran different numbers of collectives: only as many as every rank ran are matched, in order",
+	}
+	if got := res.Overall.Reasons; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reasons %q, want %q", got, want)
+	}
+	if want := "clocks aligned on the ends of the ranks' collectives, which finish together: the largest correction is 2.00 ms (rank 1); rank(s) 3 share no matched collective with rank 0 and keep their own clock"; res.Clock != want {
+		t.Errorf("clock %q, want %q", res.Clock, want)
 	}
 }
