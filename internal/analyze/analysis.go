@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"iter"
 	"math"
 	"slices"
@@ -159,9 +158,9 @@ func (x *Analysis) Rule() Rule {
 // Decide applies the rule to idle time split by cause over a window of
 // length dur in which the launching threads spent input in the input
 // pipeline and the devices were busy for busy (averaged over devices). It
-// returns the verdict, the secondary verdicts and a sentence with the
-// deciding figures.
-func (r *Rule) Decide(idle *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+// returns the verdict, the secondary verdicts and what decided, with the
+// deciding figures (advice.DecisionSentence writes it).
+func (r *Rule) Decide(idle *Breakdown, dur, input, busy int64) (Verdict, []Verdict, Decision) {
 	return decide(&r.Options, r.LoaderInBackground, idle, dur, input, busy)
 }
 
@@ -174,15 +173,3 @@ func Covered(busy []Interval, w Interval) int64 {
 // TopGaps returns the indexes of the k longest gaps, longest first, as
 // Result.TopGaps holds them.
 func TopGaps(gaps []Gap, k int) []int { return topGaps(gaps, k) }
-
-// Verdict returns the verdict that the cause f is about gives
-// (forced-sync: sequential, slow-input: data-bound, inline-input: sequential, dispatch-overhead:
-// host-bound); empty when f is about no such cause. A finding is of high
-// severity when its verdict is the run's.
-func (f Finding) Verdict() Verdict { return verdictOf(f.ID) }
-
-// SortFindings orders findings most severe first, keeping the order of
-// findings of one severity, as Result.Findings are.
-func SortFindings(fs []Finding) {
-	slices.SortStableFunc(fs, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
-}

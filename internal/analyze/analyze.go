@@ -192,10 +192,8 @@ func (a *analyzer) run() error {
 	a.tally.flush()
 	a.summarize()
 	a.res.Loader = a.findLoader()
-	a.stabilityReason()
 	a.insights()
-	a.findings()
-	a.likelyInput()
+	a.gatherFacts(&a.res.Facts)
 	return nil
 }
 
@@ -213,22 +211,17 @@ func (a *analyzer) admitGaps() error {
 	return a.opt.Admit(n)
 }
 
-// noDevice sets the verdict of a trace without device activity. A cut
-// trace is graded low: Kineto writes device events after the host ones, so
-// the cut may have taken all of them.
+// noDevice sets the verdict of a trace without device activity, with the
+// grounds of its reasons (advice writes them). A cut trace is graded low:
+// Kineto writes device events after the host ones, so the cut may have
+// taken all of them.
 func (a *analyzer) noDevice() {
 	r := a.res
 	r.Verdict, r.Confidence = NoDevice, High
-	r.Reasons = []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
-	if n := a.countHost(); n > 0 {
-		r.Reasons[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", n)
-	}
-	if steps := a.hostOnlySteps(); steps != "" {
-		r.Reasons = append(r.Reasons, steps)
-	}
-	if a.t.Truncated {
+	g := &r.Facts.Grounds
+	g.HostEvents, g.HostSteps, g.Truncated = a.countHost(), a.hostOnlySteps(), a.t.Truncated
+	if g.Truncated {
 		r.Confidence = Low
-		r.Reasons = append(r.Reasons, "the trace file was cut short and only its first part was read: the device activity may be in the part that is missing (profilers write device events after host events)")
 	}
 }
 

@@ -49,7 +49,7 @@ func TestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Analyze(tr, DefaultOptions())
+	res, err := analyzeAdvised(tr, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

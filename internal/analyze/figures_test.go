@@ -54,7 +54,7 @@ func TestRealFigures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Analyze(tr, DefaultOptions())
+			res, err := analyzeAdvised(tr, DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func readBack(t *testing.T, write func(io.Writer, *tracetest.Spec) error, s *tra
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
-	res, err := Analyze(tr, DefaultOptions())
+	res, err := analyzeAdvised(tr, DefaultOptions())
 	if err != nil {
 		t.Fatalf("Analyze: %v", err)
 	}
@@ -77,11 +77,31 @@ func formatNeutral(r *Result) *Result {
 	for i := range c.Dependencies {
 		c.Dependencies[i].Stream = ""
 	}
+	c.Facts = neutralFacts(r.Facts)
 	c.Findings = nil
 	for _, f := range r.Findings {
 		c.Findings = append(c.Findings, Finding{ID: f.ID, Severity: f.Severity})
 	}
 	return &c
+}
+
+// neutralFacts strips the thread names and indexes from f.
+func neutralFacts(f Facts) Facts {
+	th := func(t *Thread) { t.Track, t.Name = min(t.Track, 0), "" }
+	for c := range f.Causes {
+		th(&f.Causes[c].Thread)
+	}
+	th(&f.Sync.Thread)
+	th(&f.InputThread)
+	th(&f.Loop)
+	for c, w := range f.Elsewhere {
+		if w != nil {
+			x := *w
+			x.Thread = ""
+			f.Elsewhere[c] = &x
+		}
+	}
+	return f
 }
 
 // TestFormatsAgree checks that a scenario gives the same Result, gap by gap

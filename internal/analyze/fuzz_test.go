@@ -129,7 +129,7 @@ func FuzzAnalyze(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opt, s := decodeSpec(data)
-		res, err := Analyze(tracetest.Build(s), opt)
+		res, err := analyzeAdvised(tracetest.Build(s), opt)
 		if err != nil {
 			t.Fatalf("Analyze: %v", err)
 		}
@@ -147,7 +147,7 @@ func FuzzAnalyze(f *testing.F) {
 				// Where the analysis breaks a tie by track order (two
 				// threads' launches sharing a correlation id, step
 				// candidates at one instant), XPlane's order rules.
-				if want, err = Analyze(tracetest.Build(xplaneOrder(s)), opt); err != nil {
+				if want, err = analyzeAdvised(tracetest.Build(xplaneOrder(s)), opt); err != nil {
 					t.Fatalf("Analyze in XPlane's order: %v", err)
 				}
 			}
@@ -159,7 +159,7 @@ func FuzzAnalyze(f *testing.F) {
 			if err != nil {
 				t.Fatalf("reading the spec back from %s: %v", w.name, err)
 			}
-			back, err := Analyze(tr, opt)
+			back, err := analyzeAdvised(tr, opt)
 			if err != nil {
 				t.Fatalf("Analyze of the %s trace: %v", w.name, err)
 			}
@@ -391,7 +391,7 @@ func TestFuzzEncoding(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			opt, s := decodeSpec(encodeSpec(0, sc.loop.Spec()))
-			res, err := Analyze(tracetest.Build(s), opt)
+			res, err := analyzeAdvised(tracetest.Build(s), opt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,23 +1,26 @@
 package analyze
 
-import (
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
-)
+// HostSteps are the steps a trace without device work still shows: how
+// many, how they were found, their time and the part of it the host spent
+// in the input pipeline (the time any host thread was inside an input
+// event and not in a blocking call, merged over the threads), summed.
+type HostSteps struct {
+	N          int
+	Source     string
+	Dur, Input int64
+}
 
-// hostOnlySteps says what a trace without device work still shows: its
-// steps and the share of them the host spent in the input pipeline (the
-// time any host thread was inside an input event and not in a blocking
-// call, merged over the threads). Empty when the trace has no steps.
-func (a *analyzer) hostOnlySteps() string {
+// hostOnlySteps returns the steps of a trace without device work, nil
+// when it has none.
+func (a *analyzer) hostOnlySteps() *HostSteps {
 	pattern, err := a.stepPattern()
 	if err != nil {
-		return "" // Validate has compiled it already
+		return nil // Validate has compiled it already
 	}
 	scan := a.scanHost(pattern)
 	steps, src := a.findSteps(scan)
 	if len(steps) == 0 {
-		return ""
+		return nil
 	}
 	var loading []Interval
 	for _, th := range a.scanned {
@@ -28,10 +31,5 @@ func (a *analyzer) hostOnlySteps() string {
 		dur += s.end - s.start
 		input += timeIn(loading, Interval{s.start, s.end})
 	}
-	n := int64(len(steps))
-	msg := fmt.Sprintf("host only: %s (%s) of %s on average", plural(len(steps), "step"), src, human.Duration(dur/n))
-	if input == 0 {
-		return msg + "; no input pipeline event in them"
-	}
-	return msg + fmt.Sprintf("; the input pipeline takes %s of each, %s of the steps' time", human.Duration(input/n), human.Share(float64(input)/float64(max(dur, 1))))
+	return &HostSteps{N: len(steps), Source: src, Dur: dur, Input: input}
 }

@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"regexp"
 	"slices"
@@ -239,28 +237,4 @@ func (a *analyzer) untracedBeforeDispatch() int64 {
 		}
 	}
 	return sum / int64(len(a.devs))
-}
-
-// likelyInput names the likely input share of a JAX profile taken without
-// the Python tracer, in a reason and a finding, when it passes the input
-// threshold. The verdict and the figures stay as the trace shows them.
-func (a *analyzer) likelyInput() {
-	r := a.res
-	d := a.untracedBeforeDispatch()
-	share := float64(d) / float64(max(r.Window.Dur(), 1))
-	if r.Verdict == NoDevice || share <= a.opt.InputThreshold {
-		return
-	}
-	per := human.Duration(d / int64(max(r.Window.Steps, 1)))
-	loop := a.threadName(a.loop)
-	r.Reasons = append(r.Reasons, fmt.Sprintf("likely the input pipeline: the loop thread (%s) shows nothing from the step's start to its first dispatch, where a training loop gets its batch; %s of the window (%s per step) of untraced idle falls there",
-		loop, human.Share(share), per))
-	r.Findings = append(r.Findings, Finding{
-		ID:       FindLikelyInput,
-		Severity: "medium",
-		Message: fmt.Sprintf("The profile has no Python frames on the loop thread %s (the Python tracer was off). The %s idles for %s of the window (%s per step) while that thread shows nothing between a step's start and its first dispatch, where a training loop gets its next batch: likely the input pipeline. It stays untraced in the figures until a profile shows it.",
-			loop, a.deviceWord(), human.Share(share), per),
-		Fix: "Profile again with the Python tracer (jax.profiler.ProfileOptions() with python_tracer_level=1, passed as profiler_options to jax.profiler.start_trace) to see what fills that stretch; if it is grain's iterator, load in grain worker processes (grain_worker_count) and prefetch to the device.",
-	})
-	slices.SortStableFunc(r.Findings, func(x, y Finding) int { return cmp.Compare(severityRank(x.Severity), severityRank(y.Severity)) })
 }

@@ -491,6 +491,7 @@ func analysisOf(t *testing.T, tr *trace.Trace, err error) *Analysis {
 	if err != nil {
 		t.Fatal(err)
 	}
+	advised(x.Result())
 	return x
 }
 
@@ -595,9 +596,9 @@ func TestFrameworkPatternsJoined(t *testing.T) {
 // may be below the 4 running) and the fix gives the formula in k.
 func TestJAXWorkersOfUnknownCount(t *testing.T) {
 	r := analyzeSpec(t, tracetest.JAXProgram{Steps: 12, Workers: 4, Load: 80 * msec, Dispatch: msec, Compute: 10 * msec}.Spec())
-	n, why, ok := r.WorkerEstimate()
-	if ok || n != 0 || !strings.Contains(why, "does not say how many") || r.Loader.Known || !r.Loader.Background {
-		t.Errorf("estimate %d, %v (%s), loader %+v; want none, workers in the background of unknown count", n, ok, why, r.Loader)
+	p := r.WorkerPlan()
+	if p.OK || p.N != 0 || p.Case != WorkersUnknownShort || r.Loader.Known || !r.Loader.Background {
+		t.Errorf("estimate %+v, loader %+v; want none, workers in the background of unknown count falling behind", p, r.Loader)
 	}
 	f := findingOf(r, "slow-input")
 	if f == nil || !strings.Contains(f.Fix, "with k workers now") || regexp.MustCompile(`grain_worker_count=\d`).MatchString(f.Fix) || len(f.Settings) != 0 ||
@@ -669,8 +670,8 @@ func TestJAXWorkerAdviceSameOnGPUAndTPU(t *testing.T) {
 			}
 		}
 		r := analyzeXPlane(t, s).Result()
-		if n, why, ok := r.WorkerEstimate(); !ok || n != 5 {
-			t.Errorf("TPU %v: estimate %d, %v (%s); want 5", tpu, n, ok, why)
+		if p := r.WorkerPlan(); !p.OK || p.N != 5 {
+			t.Errorf("TPU %v: estimate %+v; want 5", tpu, p)
 		}
 		f := findingOf(r, "slow-input")
 		if f == nil || !strings.Contains(f.Fix, "grain_worker_count=5 (with grain_per_worker_buffer_size") ||

@@ -26,7 +26,7 @@ func analyzeAsXPlane(t *testing.T, s *tracetest.Spec) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Analyze(tr, DefaultOptions())
+	r, err := analyzeAdvised(tr, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

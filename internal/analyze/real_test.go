@@ -22,7 +22,7 @@ func TestRealTraces(t *testing.T) {
 			tr, err := trace.Open(filepath.Join(dir, name), trace.Options{})
 			var res *Result
 			if err == nil {
-				res, err = Analyze(tr, DefaultOptions())
+				res, err = analyzeAdvised(tr, DefaultOptions())
 			}
 			if slices.Contains(want, "error") {
 				if err == nil {

@@ -257,7 +257,8 @@ type Result struct {
 	LoopUntraced bool
 	Verdict      Verdict
 	Confidence   Confidence
-	// Reasons explain a confidence below high, and the deciding numbers.
+	// Reasons explain a confidence below high, and the deciding numbers:
+	// package advice writes them from Facts.Decision and Facts.Grounds.
 	Reasons []string
 	// Secondary lists the other causes over their thresholds, as the
 	// verdicts they would have given.
@@ -284,8 +285,13 @@ type Result struct {
 	Gaps []Gap
 	// TopGaps indexes the longest Gaps, longest first.
 	TopGaps []int
-	// Findings are the conclusions with their fixes, most severe first.
+	// Findings are the conclusions with their fixes, most severe first:
+	// package advice writes them from the figures and Facts.
 	Findings []Finding
+	// Facts are what the findings and reasons are written from (see
+	// Facts); a job's summary does not keep them, its findings and
+	// reasons written already.
+	Facts Facts `json:"-"`
 	// Loader is what the trace says of the input pipeline's workers.
 	Loader Loader
 	// CallSites are the calls the idle is blamed on, each with the
@@ -451,67 +457,9 @@ type Dependency struct {
 	Gaps int
 }
 
-// The finding ids, stable across versions, for scripts and
-// --fail-on-finding. Code names a finding by its constant; findingKinds
-// lists them all.
-const (
-	FindForcedSync     = "forced-sync"
-	FindSlowInput      = "slow-input"
-	FindInlineInput    = "inline-input"
-	FindDispatch       = "dispatch-overhead"
-	FindRuntimeWork    = "runtime-work"
-	FindUntracedThread = "untraced-thread"
-	FindStalledDevice  = "stalled-device"
-	FindSyncOnStalled  = "sync-on-stalled"
-	FindLikelyInput    = "likely-input"
-	FindErraticLoader  = "erratic-loader"
-	FindBlockingCopy   = "blocking-copy"
-	FindCostlyOp       = "costly-op"
-	// A job's own findings (internal/analyze/job).
-	FindStraggler      = "straggler"
-	FindCollectiveWait = "collective-wait"
-	FindLoadImbalance  = "load-imbalance"
-	FindStepSpread     = "step-spread"
-	FindClockAlignment = "clock-alignment"
-)
-
-// findingKinds is every finding id, in the order docs list them, with the
-// verdict whose fix it gives ("" for none): Finding.Verdict.
-var findingKinds = []struct {
-	id      string
-	verdict Verdict
-}{
-	{FindForcedSync, Sequential}, {FindSlowInput, DataBound}, {FindInlineInput, Sequential},
-	{FindDispatch, HostBound}, {FindRuntimeWork, HostBound}, {FindUntracedThread, ""},
-	{FindStalledDevice, Stalled}, {FindSyncOnStalled, ""}, {FindLikelyInput, ""},
-	{FindErraticLoader, ""}, {FindBlockingCopy, ""}, {FindCostlyOp, ""},
-	{FindStraggler, ""}, {FindCollectiveWait, ""}, {FindLoadImbalance, ""},
-	{FindStepSpread, ""}, {FindClockAlignment, ""},
-}
-
-// FindingIDs returns every finding id, for parsers, help and docs tests.
-func FindingIDs() []string {
-	ids := make([]string, len(findingKinds))
-	for i, k := range findingKinds {
-		ids[i] = k.id
-	}
-	return ids
-}
-
-// verdictOf returns the verdict a finding id gives the fix of, "" for
-// none.
-func verdictOf(id string) Verdict {
-	for _, k := range findingKinds {
-		if k.id == id {
-			return k.verdict
-		}
-	}
-	return ""
-}
-
 // Finding is one conclusion and what to do about it.
 type Finding struct {
-	// ID is one of the finding ids above (FindForcedSync, ...).
+	// ID is one of the finding ids (advice.FindForcedSync, ...).
 	ID string
 	// Severity is "high", "medium" or "info".
 	Severity string

@@ -149,7 +149,7 @@ var scenarios = []scenario{
 		// event, 20 ms into b's timeline. Untraced idle alone (50 of
 		// 115 ms) is over the host threshold and host work (5 ms) is not:
 		// host-bound, at low confidence as the largest share of idle is
-		// untraced (TestFindings checks the finding naming the thread
+		// untraced (advice's TestFindings checks the finding naming the thread
 		// and how to capture it).
 		name:    "k/untraced",
 		loop:    tracetest.Loop{Steps: 6, NoStepMarkers: true, UntracedInput: true, Input: 20 * msec, Dispatch: 1 * msec, Compute: 10 * msec},
@@ -232,7 +232,7 @@ var scenarios = []scenario{
 
 func analyzeSpec(t *testing.T, s *tracetest.Spec) *Result {
 	t.Helper()
-	res, err := Analyze(tracetest.Build(s), DefaultOptions())
+	res, err := analyzeAdvised(tracetest.Build(s), DefaultOptions())
 	if err != nil {
 		t.Fatalf("Analyze: %v", err)
 	}
@@ -375,7 +375,7 @@ func TestNoDevice(t *testing.T) {
 		{"cut-file", read, Low, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Analyze(tc.t, DefaultOptions())
+			res, err := analyzeAdvised(tc.t, DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,7 +399,7 @@ func TestBadOptions(t *testing.T) {
 	} {
 		o := DefaultOptions()
 		mod(&o)
-		if _, err := Analyze(tracetest.Build(scenarios[0].loop.Spec()), o); err == nil {
+		if _, err := analyzeAdvised(tracetest.Build(scenarios[0].loop.Spec()), o); err == nil {
 			t.Errorf("options %+v: no error", o)
 		}
 	}

@@ -85,8 +85,11 @@ type OpCost struct {
 	Idle int64
 	// Frame is the user-code frame the op is most called from.
 	Frame Frame
-	// Fix is the op's own fix when it is a known cost (optimizer step,
-	// zero_grad, collate); Setting the setting that fix changes.
+	// Known is the known cost the op is (KnownCosts: "zero_grad",
+	// "optimizer.step", "collate"), "" when it is none.
+	Known string `json:"-"`
+	// Fix is the op's own fix when it is a known cost; Setting the
+	// setting that fix changes. Package advice writes them (advice.Add).
 	Fix     string
 	Setting *Setting
 }
@@ -97,23 +100,18 @@ type Setting struct {
 	Value string
 }
 
-// knownCosts are host ops with a fix of their own, matched by substring
-// of the op's name, lower-cased.
-var knownCosts = []struct {
-	match   string
-	fix     string
-	setting Setting
-}{
-	{"zero_grad", "Drop gradients instead of zeroing them: optimizer.zero_grad(set_to_none=True) (the default from PyTorch 2.0) launches nothing where zeroing launches a kernel per parameter.", Setting{"zero_grad.set_to_none", "True"}},
-	{"optimizer.step", "Run the optimizer step as a few fused kernels: a fused or foreach optimizer (torch.optim.AdamW(..., fused=True) or foreach=True); an optimizer that works on the CPU (Shampoo's preconditioner, say) belongs on the device or off the step.", Setting{"optimizer.fused", "True"}},
-	{"collate", "Collate in the loader's workers, not on the training thread: DataLoader(num_workers>0), and keep collate_fn to stacking tensors.", Setting{"DataLoader.num_workers", ">0"}},
-}
+// knownCosts are host ops with a fix of their own (package advice holds
+// the fixes), matched by substring of the op's name, lower-cased.
+var knownCosts = []string{"zero_grad", "optimizer.step", "collate"}
+
+// KnownCosts returns the known costs, OpCost.Known's values.
+func KnownCosts() []string { return slices.Clone(knownCosts) }
 
 // knownCost returns the index in knownCosts of the op named name, or -1.
 func knownCost(name string) int {
 	l := strings.ToLower(name)
 	for i, k := range knownCosts {
-		if strings.Contains(l, k.match) {
+		if strings.Contains(l, k) {
 			return i
 		}
 	}
@@ -260,9 +258,7 @@ func (a *analyzer) insights() {
 	slices.SortFunc(r.CallSites, func(x, y CallSite) int {
 		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Frame.String(), y.Frame.String()), cmp.Compare(x.Cause, y.Cause))
 	})
-	if !st.user {
-		r.StackHint = a.stackHint(st.stacks)
-	}
+	r.Facts.UserFrames, r.Facts.CallFrames = st.user, st.stacks
 	r.Ops = a.opCosts(st, n)
 	r.Copies = a.copyStats(st.copies, n)
 }
@@ -701,29 +697,6 @@ func frameworkFile(file string, grain bool) bool {
 	return base == file && lib != "" || lib == "Python" && strings.Contains(file, "python3")
 }
 
-// stackHints say how each framework records Python stacks; PyTorch's
-// stands for the others.
-var stackHints = map[Framework]string{
-	JAX:        "profile with the Python tracer on (jax.profiler.ProfileOptions() with python_tracer_level=1, passed to jax.profiler.start_trace)",
-	TensorFlow: "profile with the Python tracer on (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1), passed to tf.profiler.experimental.start)",
-	PyTorch:    "profile with torch.profiler.profile(..., with_stack=True) to record them",
-}
-
-// stackHint says how to record Python stacks in the framework that wrote
-// the trace, so that a later report can name the lines of code; stacks is
-// set when the trace has frames around the calls, but none of the user's
-// code.
-func (a *analyzer) stackHint(stacks bool) string {
-	if stacks {
-		return "The trace's Python frames around these calls are all in library code (the frameworks, NumPy, Python's own modules), so no line of your code can be named: the Python tracer records a frame only when it is entered after the capture starts, so start the capture before the function that runs the loop is entered."
-	}
-	how, ok := stackHints[a.res.Framework]
-	if !ok {
-		how = stackHints[PyTorch]
-	}
-	return "The trace has no Python frames, so no call site can be named: " + how + "."
-}
-
 // opCosts returns the ops that caused host idle, most idle first, with
 // their calls, host time and launches on the waited-for threads.
 func (a *analyzer) opCosts(st *siteTally, ndev int64) []OpCost {
@@ -742,7 +715,7 @@ func (a *analyzer) opCosts(st *siteTally, ndev int64) []OpCost {
 		}
 		o.Frame = parseFrame(bestName)
 		if k := knownCost(o.Name); k >= 0 {
-			o.Fix, o.Setting = knownCosts[k].fix, &knownCosts[k].setting
+			o.Known = knownCosts[k]
 		}
 		idx[name] = len(ops)
 		ops = append(ops, o)

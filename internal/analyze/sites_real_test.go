@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,7 +114,13 @@ func TestRealDispatchNamesSites(t *testing.T) {
 	if f == nil {
 		t.Fatal("no dispatch-overhead finding")
 	}
-	for _, call := range siteCalls(res.CallSites, Host, 3) {
+	var calls []string // the first three distinct calls of host sites
+	for _, s := range res.CallSites {
+		if s.Cause == Host && !slices.Contains(calls, s.Call) && len(calls) < 3 {
+			calls = append(calls, s.Call)
+		}
+	}
+	for _, call := range calls {
 		if !strings.Contains(f.Message, call) {
 			t.Errorf("the finding does not name the call site %q: %s", call, f.Message)
 		}

@@ -28,7 +28,7 @@ func TestReaderWarningsCarried(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := tracetest.Build(loop.Spec())
 			tr.Warnings, tr.Truncated = tt.warnings, tt.truncated
-			res, err := Analyze(tr, DefaultOptions())
+			res, err := analyzeAdvised(tr, DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

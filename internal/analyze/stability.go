@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"slices"
 )
@@ -291,66 +289,4 @@ func median(ds []int64) int64 {
 		return s[m]
 	}
 	return (s[m-1] + s[m]) / 2
-}
-
-// Sentence says the stability in a line: the label and the figures.
-func (st *Stability) Sentence() string {
-	if st.Steps == 0 {
-		return "no steps"
-	}
-	if st.Label == TooFewSteps {
-		return fmt.Sprintf("not graded, %s only: median %s, max %s", plural(st.Steps, "step"), human.Duration(st.Median), human.Duration(st.Max))
-	}
-	s := fmt.Sprintf("%s: median %s, p90 %s, max %s, spread %s over %s",
-		st.Label, human.Duration(st.Median), human.Duration(st.P90), human.Duration(st.Max), human.Share(st.Spread), plural(st.Steps, "step"))
-	if n := len(st.Slow); n > 0 {
-		s += fmt.Sprintf("; %s over %.1fx the median", plural(n, "step"), SlowFactor)
-	}
-	return s
-}
-
-// LoaderSentence describes the erratic-loader signature; empty without it.
-func (l *ErraticLoader) LoaderSentence() string {
-	if l == nil {
-		return ""
-	}
-	s := "the step times are erratic: "
-	if l.Wait > 0 {
-		s += fmt.Sprintf("a long input wait (%s) every %s, the steps between fed at once", human.Duration(l.Wait), plural(l.Period, "step"))
-	} else {
-		s += fmt.Sprintf("near-zero steps among long ones, a long step about every %s", plural(l.Period, "step"))
-	}
-	s += ": a loader that cannot keep up, its prefetch buffer hiding it part of the time"
-	if l.Batch > 0 && l.Compute > 0 {
-		s += fmt.Sprintf(" (it delivers a batch every %s against %s of compute per step)", human.Duration(l.Batch), human.Duration(l.Compute))
-	}
-	return s
-}
-
-// stabilityReason adds the erratic-loader signature to the verdict's
-// reasons.
-func (a *analyzer) stabilityReason() {
-	st := a.res.Stability()
-	if st.Loader != nil {
-		a.res.Reasons = append(a.res.Reasons, st.Loader.LoaderSentence())
-	}
-}
-
-// erraticFinding is the finding of the erratic-loader signature, nil
-// without it.
-func (a *analyzer) erraticFinding() *Finding {
-	st := a.res.Stability()
-	if st.Loader == nil {
-		return nil
-	}
-	l := st.Loader
-	msg := capitalize(l.LoaderSentence()) + "."
-	if w := a.res.Loader; w.Workers > 0 {
-		msg += fmt.Sprintf(" The trace shows %s (%s).", plural(w.Workers, "loader worker"), w.From)
-	}
-	return &Finding{
-		ID:      FindErraticLoader,
-		Message: msg,
-		Fix:     a.workerFix("Add loader workers until the loop stops waiting on them, and prefetch to the device; more workers stop helping once loading keeps up with compute (tracegap sweep over a few counts shows where)."),
-	}
 }

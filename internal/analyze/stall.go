@@ -2,12 +2,8 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
-	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/tracegap/tracegap/trace"
 )
@@ -149,85 +145,4 @@ func (a *analyzer) dependencies(n int64) []Dependency {
 		return cmp.Or(cmp.Compare(y.Idle, x.Idle), cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Call, y.Call), cmp.Compare(x.Stream, y.Stream))
 	})
 	return out
-}
-
-// maxDepsNamed bounds the dependencies a finding names.
-const maxDepsNamed = 3
-
-// stalledFinding says what the device waited on while it had work queued.
-func (a *analyzer) stalledFinding(share float64) Finding {
-	r := a.res
-	dev := a.deviceWord()
-	var parts []string
-	var calls []string
-	for _, d := range r.Dependencies[:min(len(r.Dependencies), maxDepsNamed)] {
-		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d.Waited), human.Duration(d.Idle), plural(d.Gaps, "gap")))
-		if d.Call != "" {
-			calls = append(calls, d.Call)
-		}
-	}
-	if len(r.Dependencies) > maxDepsNamed {
-		parts = append(parts, fmt.Sprintf("%d more", len(r.Dependencies)-maxDepsNamed))
-	}
-	return Finding{
-		ID: FindStalledDevice,
-		Message: fmt.Sprintf("The %s had the work that ended its gaps already queued, and still idled for %s, %s of the window: it waited on a dependency, not on the host. What the trace shows it waited on: %s.",
-			dev, human.Duration(r.Idle.Of(Stall)), human.Share(share), strings.Join(parts, "; ")),
-		Fix:   "Look at what the queued work waits on, not at the host: the events one stream waits on (cudaStreamWaitEvent) and the work on the other stream that records them, collectives waiting on slower ranks (analyse every rank's trace together: tracegap job), and the nodes inside CUDA graph replays (profile them with nsys --cuda-graph-trace=node). Removing host syncs or adding loader workers will not close these gaps.",
-		Idle:  r.Idle.Of(Stall),
-		Share: share,
-		Calls: calls,
-	}
-}
-
-// dependencyPhrase says what a dependency is in a few words.
-func dependencyPhrase(d Waited) string {
-	switch d.Kind {
-	case "graph":
-		return fmt.Sprintf("a node of a graph replay (%s) on %s", d.Call, d.Stream)
-	case "collective":
-		return fmt.Sprintf("the collective %s on %s, waiting on the other ranks", d.Call, d.Stream)
-	case "event":
-		return fmt.Sprintf("an event %s waited on (%s before the launch)", d.Stream, d.Call)
-	}
-	return fmt.Sprintf("work on %s whose dependency the trace does not show: no stream wait, graph or collective", d.Stream)
-}
-
-// syncOnStalled reports blocking calls made while the device was stalled:
-// they wait on the dependency, so they are not what holds the device
-// idle.
-func (a *analyzer) syncOnStalled(share float64) Finding {
-	r := a.res
-	return Finding{
-		ID: FindSyncOnStalled,
-		Message: fmt.Sprintf("The host blocked in %s for %s, %s of the window, while the %s was stalled with work queued: the sync waits on the same dependency, so removing it would not close the gaps.",
-			a.stalledSyncCalls(), human.Duration(r.StalledInSync), human.Share(share), a.deviceWord()),
-		Fix:   "Fix the dependency first (see the stalled finding); then move the sync off the step, so that the host can queue the next step's work meanwhile.",
-		Idle:  r.StalledInSync,
-		Share: share,
-	}
-}
-
-// stalledSyncCalls names the blocking calls of the stalled segments,
-// most idle first.
-func (a *analyzer) stalledSyncCalls() string {
-	r := a.res
-	by := map[string]int64{}
-	for i := range r.Gaps {
-		g := &r.Gaps[i]
-		if g.Split.Of(Stall) == 0 {
-			continue
-		}
-		for s := range r.Segments(g) {
-			if s.Cause == Stall && s.Sync != 0 {
-				by[r.CallName(s.Sync)] += s.Dur
-			}
-		}
-	}
-	names := slices.Collect(maps.Keys(by))
-	slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(by[y], by[x]), cmp.Compare(x, y)) })
-	if len(names) == 0 {
-		return "blocking calls"
-	}
-	return strings.Join(names[:min(len(names), maxDepsNamed)], ", ")
 }

@@ -39,7 +39,7 @@ func analyzeJSON(t *testing.T, doc string) *Result {
 // mustAnalyze analyses tr with the default options.
 func mustAnalyze(t *testing.T, tr *trace.Trace) *Result {
 	t.Helper()
-	res, err := Analyze(tr, DefaultOptions())
+	res, err := analyzeAdvised(tr, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

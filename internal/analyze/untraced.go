@@ -2,24 +2,22 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 
 	"github.com/tracegap/tracegap/trace"
 )
 
-// untracedLookBack bounds how many events before a stretch untracedBetween
+// untracedLookBack bounds how many events before a stretch untracedStretch
 // looks at for the one that returned last.
 const untracedLookBack = 256
 
-// untracedBetween says what the longest untraced stretch of idle is, as a
-// sentence for the untraced-thread finding: the calls on the waited-for
-// thread it falls between (the last to return before it, the first to
-// start after it). Host code runs there that the profile does not show:
-// Python between calls without the Python tracer, a C++ loop without host
-// tracing. Empty when no gap has untraced idle.
-func (a *analyzer) untracedBetween() string {
+// untracedStretch returns the longest untraced stretch of idle, for the
+// untraced-thread finding, with the calls on the waited-for thread it
+// falls between (the last to return before it, the first to start after
+// it). Host code runs there that the profile does not show: Python
+// between calls without the Python tracer, a C++ loop without host
+// tracing. Nil when no gap has untraced idle.
+func (a *analyzer) untracedStretch() *Stretch {
 	var best *Gap
 	var seg Segment // best's longest untraced segment
 	for i := range a.res.Gaps {
@@ -34,7 +32,7 @@ func (a *analyzer) untracedBetween() string {
 		}
 	}
 	if best == nil {
-		return ""
+		return nil
 	}
 	evs := a.t.TrackEvents(int(best.Track))
 	end := seg.Start + seg.Dur
@@ -46,16 +44,12 @@ func (a *analyzer) untracedBetween() string {
 		}
 	}
 	k, _ := slices.BinarySearchFunc(evs, end, func(e trace.Event, t int64) int { return cmp.Compare(e.Start, t) })
-	what := fmt.Sprintf(" The longest stretch, %s of a %s gap on %s,", human.Duration(seg.Dur), human.Duration(best.Dur), best.Device)
-	switch {
-	case before >= 0 && k < len(evs):
-		what += fmt.Sprintf(" falls after %s returned and before %s began:", a.t.Str(evs[before].Name), a.t.Str(evs[k].Name))
-	case before >= 0:
-		what += fmt.Sprintf(" falls after %s returned, with no event after it:", a.t.Str(evs[before].Name))
-	case k < len(evs):
-		what += fmt.Sprintf(" falls before %s began, with no event before it:", a.t.Str(evs[k].Name))
-	default:
-		what += " falls where the thread shows no event at all:"
+	st := &Stretch{Dur: seg.Dur, GapDur: best.Dur, Device: best.Device}
+	if before >= 0 {
+		st.Before, st.HasBefore = a.t.Str(evs[before].Name), true
 	}
-	return what + " host code runs there between those calls that the profile does not show."
+	if k < len(evs) {
+		st.After, st.HasAfter = a.t.Str(evs[k].Name), true
+	}
+	return st
 }

@@ -3,9 +3,7 @@ package analyze
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
-	"strings"
 )
 
 // summarize turns the per-device attribution into the result's figures,
@@ -56,13 +54,13 @@ func (a *analyzer) summarize() {
 			r.Idle.AddAll(&r.Steps[i].Idle)
 		}
 	}
-	var deciding string
-	r.Verdict, r.Secondary, deciding = a.decide(&r.Idle, w.End-w.Start, r.Loading, busy)
+	r.Verdict, r.Secondary, r.Facts.Decision = a.decide(&r.Idle, w.End-w.Start, r.Loading, busy)
 	r.StalledInSync = a.stall.inSync / n
 	r.Dependencies = a.dependencies(n)
 	r.Secondary = stalledSync(&a.opt, r.Verdict, r.Secondary, r.StalledInSync, w.End-w.Start)
-	r.Confidence, r.Reasons = a.confidence()
-	r.Reasons = append([]string{deciding}, r.Reasons...)
+	// The reasons are advice's (advice.Add writes them from
+	// Facts.Decision and Facts.Grounds).
+	r.Confidence, r.Facts.Grounds = a.confidence()
 }
 
 func (a *analyzer) deviceFigures(d *device) Device {
@@ -165,30 +163,72 @@ func (a *analyzer) loaderInBackground() bool {
 // share is a cause's part of a window, with its threshold and the verdict
 // it gives.
 type share struct {
-	name      string
-	v, thresh float64
-	verdict   Verdict
+	CauseShare
+	verdict Verdict
 }
+
+// CauseShare is a cause's share of a window with its threshold: Name is
+// "sync", "input", "host" or "stalled".
+type CauseShare struct {
+	Name             string
+	Share, Threshold float64
+}
+
+// Decision is what decided a verdict, as plain data; package advice
+// writes it as the verdict's sentence (advice.DecisionSentence).
+type Decision struct {
+	// How says which part of the rule decided.
+	How Decided
+	// Shares are the shares of sync, input, other host work and stalled
+	// idle with their thresholds, in that order; Top is the one that
+	// decided (DecidedByShare).
+	Shares [4]CauseShare
+	Top    CauseShare
+	// Untraced is the untraced share that decided host-bound against
+	// HostThreshold (DecidedByUntraced).
+	Untraced, HostThreshold float64
+	// Slow is set when loading (Input per step or window) took longer
+	// than compute (Busy); Background when the loader runs in background
+	// workers: they tell sequential from data-bound.
+	Slow, Background bool
+	Input, Busy      int64
+}
+
+// Decided says which part of the verdict rule decided.
+type Decided int
+
+const (
+	// DecidedEmpty: the window is empty.
+	DecidedEmpty Decided = iota
+	// DecidedByShare: a cause's share passed its threshold, the largest
+	// over its threshold deciding.
+	DecidedByShare
+	// DecidedByUntraced: no cause passed its threshold, untraced idle
+	// the host threshold.
+	DecidedByUntraced
+	// DecidedNone: nothing passed its threshold: parallel.
+	DecidedNone
+)
 
 // decide applies the verdict rule (DESIGN.md, "How the verdict is
 // reached") to idle split b over a window of length dur, in which the
 // launching threads spent input loading data (L) and the devices were busy
 // for busy (C, averaged). It returns the verdict, the secondary verdicts and
-// a sentence with the deciding figures.
+// what decided, with the deciding figures.
 //
 // The rule is MaxText's: loading must be faster than compute. A sync or an
 // inline loader that is faster than compute but not overlapped with it is
 // sequential; a loader slower than compute, or background workers the loop
 // still waits on, is data-bound.
-func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+func (a *analyzer) decide(b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, Decision) {
 	return decide(&a.opt, a.loaderInBackground(), b, dur, input, busy)
 }
 
 // decide is the verdict rule with opt's thresholds, for a loader that runs
 // in background workers or not.
-func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, string) {
+func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64) (Verdict, []Verdict, Decision) {
 	if dur <= 0 {
-		return Parallel, nil, "the window is empty"
+		return Parallel, nil, Decision{How: DecidedEmpty}
 	}
 	f := float64(dur)
 	slow := input > busy
@@ -200,26 +240,30 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 		inputV = DataBound
 	}
 	shares := []share{
-		{"sync", float64(b.Sync()) / f, opt.SyncThreshold, syncV},
-		{"input", float64(b.Of(Input)) / f, opt.InputThreshold, inputV},
-		{"host", float64(b.HostWork()) / f, opt.HostThreshold, HostBound},
-		{"stalled", float64(b.Of(Stall)) / f, opt.StallThreshold, Stalled},
+		{CauseShare{"sync", float64(b.Sync()) / f, opt.SyncThreshold}, syncV},
+		{CauseShare{"input", float64(b.Of(Input)) / f, opt.InputThreshold}, inputV},
+		{CauseShare{"host", float64(b.HostWork()) / f, opt.HostThreshold}, HostBound},
+		{CauseShare{"stalled", float64(b.Of(Stall)) / f, opt.StallThreshold}, Stalled},
+	}
+	d := Decision{Slow: slow, Background: background, Input: input, Busy: busy, HostThreshold: opt.HostThreshold}
+	for i, s := range shares {
+		d.Shares[i] = s.CauseShare
 	}
 	var over []share
 	for _, s := range shares {
-		if s.v > s.thresh {
+		if s.Share > s.Threshold {
 			over = append(over, s)
 		}
 	}
 	if len(over) == 0 {
 		if u := float64(b.Of(Untraced)) / f; u > opt.HostThreshold {
-			return HostBound, nil, fmt.Sprintf("device idle while the waited-for host thread shows no event is %s of the window (over the host threshold %s): the device waits on host time the profile does not show",
-				human.Share(u), human.Share(opt.HostThreshold))
+			d.How, d.Untraced = DecidedByUntraced, u
+			return HostBound, nil, d
 		}
-		return Parallel, nil, fmt.Sprintf("no cause of device idle passes its threshold: sync %s (threshold %s), input %s (%s), other host work %s (%s), stalled %s (%s)",
-			human.Share(shares[0].v), human.Share(shares[0].thresh), human.Share(shares[1].v), human.Share(shares[1].thresh), human.Share(shares[2].v), human.Share(shares[2].thresh), human.Share(shares[3].v), human.Share(shares[3].thresh))
+		d.How = DecidedNone
+		return Parallel, nil, d
 	}
-	slices.SortStableFunc(over, func(x, y share) int { return cmp.Compare(y.v, x.v) })
+	slices.SortStableFunc(over, func(x, y share) int { return cmp.Compare(y.Share, x.Share) })
 	top := over[0]
 	var sec []Verdict
 	for _, s := range over[1:] {
@@ -227,15 +271,8 @@ func decide(opt *Options, background bool, b *Breakdown, dur, input, busy int64)
 			sec = append(sec, s.verdict)
 		}
 	}
-	what := top.name + "-caused device idle"
-	switch top.name {
-	case "host":
-		what = "device idle caused by other host work (dispatch, launches, Python, runtime)"
-	case "stalled":
-		what = "device idle with the work that ended it already queued (stalled on a dependency, not on the host)"
-	}
-	why := fmt.Sprintf("%s is %s of the window (threshold %s)", what, human.Share(top.v), human.Share(top.thresh))
-	return top.verdict, sec, why + loadClause(top.name, slow, background, input, busy)
+	d.How, d.Top = DecidedByShare, top.CauseShare
+	return top.verdict, sec, d
 }
 
 // stalledSync adds sequential to the secondary verdicts sec of a stalled
@@ -249,53 +286,72 @@ func stalledSync(opt *Options, v Verdict, sec []Verdict, inSync, dur int64) []Ve
 	return append(sec, Sequential)
 }
 
-// loadClause says how loading compares with compute where that decided
-// between sequential and data-bound.
-func loadClause(cause string, slow, background bool, input, busy int64) string {
-	l, c := human.Duration(input), human.Duration(busy)
-	switch {
-	case cause == "sync" && slow:
-		return fmt.Sprintf(", and the input it exposes (%s) takes longer than the device's compute (%s), so removing the sync would not hide it", l, c)
-	case cause == "input" && background:
-		// L is then the loop's wait on the workers, not their time per batch.
-		return fmt.Sprintf(", and the loader already runs in background workers: the loop still waits on their queue (%s against compute %s), so they deliver batches more slowly than compute", l, c)
-	case cause == "input" && slow:
-		return fmt.Sprintf(", and loading (%s) takes longer than the device's compute (%s)", l, c)
-	case cause == "input":
-		return fmt.Sprintf(", and loading (%s) is faster than the device's compute (%s) but runs inline, not overlapped with it", l, c)
-	}
-	return ""
-}
-
-// confidence grades the verdict and says why it is not high.
-func (a *analyzer) confidence() (Confidence, []string) {
+// confidence grades the verdict and gives the grounds of why it is not
+// high (advice writes them as reasons).
+func (a *analyzer) confidence() (Confidence, Grounds) {
 	r := a.res
-	var reasons []string
-	low := false
-	switch {
-	case r.Window.Steps == 0:
-		reasons = append(reasons, "no step markers found: the window is the devices' whole span, warm-up and tail included")
-	case r.Window.Steps < MinSteadySteps:
-		reasons = append(reasons, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(r.Window.Steps, "step")))
+	var g Grounds
+	g.NoSteps = r.Window.Steps == 0
+	if !g.NoSteps && r.Window.Steps < MinSteadySteps {
+		g.FewSteps = r.Window.Steps
 	}
 	if r.Idle.MostlyUntraced(r.Window.Dur()) {
-		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", human.Duration(r.Idle.Of(Untraced))))
+		g.MostlyUntraced, g.Untraced = true, r.Idle.Of(Untraced)
 	}
-	if a.t.Truncated {
-		reasons = append(reasons, "the trace was cut short and only its first part was read")
-	}
+	g.Truncated = a.t.Truncated
 	if a.loop >= 0 && r.Window.Steps > 0 && a.guessed > 0 && float64(a.guessed) >= 0.5*float64(a.links.work) {
-		reasons = append(reasons, fmt.Sprintf("%d of %d pieces of device work link to no dispatch (no launch link, no XProf flow from a program's run): each step holds the work that started after its dispatch returned, which is wrong where the host ran several steps ahead", a.guessed, a.links.work))
+		g.Unlinked, g.Work = a.guessed, a.links.work
 	}
 	if w := float64(r.Window.Dur()); w > 0 && float64(r.Idle.Of(Runtime))/w > a.opt.InputThreshold && a.runtimeIsWarmup() {
-		reasons = append(reasons, fmt.Sprintf("the window holds warm-up the step markers did not exclude: %s of device idle in %s (first launches, module loading, allocator growth)",
-			human.Duration(r.Idle.Of(Runtime)), strings.Join(a.top(a.tally.names[Runtime], 3), ", ")))
+		g.Warmup, g.WarmupIdle, g.WarmupNames = true, r.Idle.Of(Runtime), a.top(a.tally.names[Runtime], 3)
 	}
 	if l := a.links; a.loop < 0 && l.work > 0 && float64(l.linked) < 0.5*float64(l.work) {
-		reasons = append(reasons, fmt.Sprintf("only %d of %d pieces of device work link back to a host launch: the waited-for thread is a best guess", l.linked, l.work))
+		g.FewLinks, g.Linked, g.LinkWork = true, l.linked, l.work
 	}
-	return Grade(low, len(reasons)), reasons
+	return Grade(g.MostlyUntraced, g.count()), g
+}
+
+// Grounds are what a result's reasons are written from (advice writes
+// them): why the confidence is not high, and what a trace without device
+// work still shows.
+type Grounds struct {
+	// NoSteps: no step markers; FewSteps: the window's steps when there
+	// are fewer than MinSteadySteps (0 otherwise).
+	NoSteps  bool
+	FewSteps int
+	// MostlyUntraced: the largest share of idle is untraced, Untraced.
+	MostlyUntraced bool
+	Untraced       int64
+	// Truncated: the trace was cut short.
+	Truncated bool
+	// Unlinked of Work pieces of a JAX program's device work link to no
+	// dispatch (0: not a reason).
+	Unlinked, Work int
+	// Warmup: the window holds warm-up, WarmupIdle of runtime idle in
+	// WarmupNames.
+	Warmup      bool
+	WarmupIdle  int64
+	WarmupNames []string
+	// FewLinks: only Linked of LinkWork pieces of device work link back to
+	// a host launch.
+	FewLinks         bool
+	Linked, LinkWork int
+	// Without device work: the host events, and the steps the host
+	// marked (nil when none).
+	HostEvents int
+	HostSteps  *HostSteps
+}
+
+// count returns how many reasons lower the confidence of a run with
+// device work.
+func (g *Grounds) count() int {
+	n := 0
+	for _, b := range []bool{g.NoSteps || g.FewSteps > 0, g.MostlyUntraced, g.Truncated, g.Unlinked > 0, g.Warmup, g.FewLinks} {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // Grade is the confidence of a verdict with n reasons to doubt it, low
@@ -309,4 +365,12 @@ func Grade(low bool, n int) Confidence {
 		return Medium
 	}
 	return High
+}
+
+// plural returns "1 call", "3 calls".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

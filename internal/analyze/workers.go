@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"regexp"
 	"slices"
 	"strconv"
@@ -63,7 +61,7 @@ func (a *analyzer) findLoader() Loader {
 	}
 	// The names are matched once each, and the events looked at only
 	// when some name is the iterator's.
-	single := newNameTest(func(name string) bool { return describeLoader(name) == singleProcessLoader }, a.t)
+	single := newNameTest(func(name string) bool { return LoaderKindOf(name) == LoaderSingleProcess }, a.t)
 	if !single.any() {
 		return l
 	}
@@ -113,13 +111,14 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 	return tracks, median(frames)
 }
 
-// WorkerEstimate returns the loader workers that would keep up with the
-// devices, and its derivation, from what the trace shows: C, the device
-// busy time per step; T, the step time; L, the input wait per step; k, the
-// workers the trace shows (Result.Loader); P, a worker's time per batch.
-// Workers need ceil(P / C) to deliver a batch per C, and get one spare, as
-// an inline loader does: ceil(P / C) + 1, never fewer than the k already
-// running.
+// WorkerPlan returns the loader workers that would keep up with the
+// devices, with the figures and the case of its derivation (advice writes
+// the derivation: advice.WorkerEstimate), from what the trace shows: C,
+// the device busy time per step; T, the step time; L, the input wait per
+// step; k, the workers the trace shows (Result.Loader); P, a worker's time
+// per batch. Workers need ceil(P / C) to deliver a batch per C, and get one
+// spare, as an inline loader does: ceil(P / C) + 1, never fewer than the k
+// already running.
 //
 //   - P in the trace (the workers' own frames): that P.
 //   - k workers, with L not over 5% of C or T not over C by more than 5%:
@@ -128,67 +127,87 @@ func (a *analyzer) workerTracks() ([]int, int64) {
 //     P = k * T per batch.
 //   - inline (k = 0): P = L.
 //
-// ok is false without steps or compute, and when workers run (the loop
-// waits on their queue) but their count is not in the trace: the
-// derivation then says so, with the formula in k, rather than give a
-// count that may be below the workers already running.
-func (r *Result) WorkerEstimate() (n int, derivation string, ok bool) {
-	e := r.workerEstimate()
-	return e.n, e.why, e.ok
-}
-
-// workerEstimate is WorkerEstimate's answer, with the case it found.
-type workerEstimate struct {
-	n   int
-	why string
-	ok  bool
-	// short is set when workers run, their count not in the trace, and
-	// fall behind: why then gives the count as a formula in k.
-	short bool
-}
-
-func (r *Result) workerEstimate() workerEstimate {
+// OK is false without steps or compute, and when workers run (the loop
+// waits on their queue) but their count is not in the trace: the case
+// then says whether they keep up, rather than give a count that may be
+// below the workers already running.
+func (r *Result) WorkerPlan() WorkerPlan {
 	input, c, okS := r.PerStep()
 	t, _ := r.StepTime()
 	l := r.Loader
 	if !okS || c <= 0 {
-		return workerEstimate{}
+		return WorkerPlan{}
 	}
-	C := human.Duration(c)
+	p := WorkerPlan{Input: input, Step: t, Compute: c, PerBatch: l.PerBatch, Workers: l.Workers}
 	if !l.Known {
-		if !l.Background {
-			return workerEstimate{}
+		switch {
+		case !l.Background:
+			return WorkerPlan{}
+		case keepsUp(input, t, c):
+			p.Case = WorkersUnknownKeepUp
+		default:
+			p.Case = WorkersUnknownShort
 		}
-		if keepsUp(input, t, c) {
-			return workerEstimate{why: fmt.Sprintf("workers run (the loop takes batches from their queue), their count not in the trace; steps of T = %s against C = %s of compute, the loop waiting %s per step: the loader keeps up",
-				human.Duration(t), C, human.Duration(input))}
-		}
-		return workerEstimate{short: true, why: fmt.Sprintf("workers already run (the loop waits on their queue) but the trace does not say how many: with k workers now, each takes about k * T = k * %s per batch, so about ceil(k * %s / %s) + 1 would keep up, more than k",
-			human.Duration(t), human.Duration(t), C)}
+		return p
 	}
+	p.OK = true
 	switch {
 	case l.PerBatch > 0 && l.Workers > 0:
 		need := ceilDiv(l.PerBatch, c)
 		if need <= l.Workers {
-			return workerEstimate{n: l.Workers, ok: true, why: fmt.Sprintf("a worker takes P = %s per batch, so %d deliver one per %s against C = %s of compute: the loader keeps up, more workers would not help",
-				human.Duration(l.PerBatch), l.Workers, human.Duration(l.PerBatch/int64(l.Workers)), C)}
+			p.Case, p.N = WorkersPerBatchEnough, l.Workers
+			return p
 		}
-		n := need + 1
-		return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, where P is a worker's time per batch and C the compute per step, plus one spare", human.Duration(l.PerBatch), C, n)}
+		p.Case, p.N = WorkersPerBatch, need+1
+		return p
 	case l.Workers > 0:
-		p := int64(l.Workers) * t
-		need := ceilDiv(p, c)
+		p.PerBatch = int64(l.Workers) * t
+		need := ceilDiv(p.PerBatch, c)
 		if need <= l.Workers || keepsUp(input, t, c) {
-			return workerEstimate{n: l.Workers, ok: true, why: fmt.Sprintf("steps of T = %s against C = %s of compute, the loop waiting %s per step on %d workers: the loader keeps up, more workers would not help",
-				human.Duration(t), C, human.Duration(input), l.Workers)}
+			p.Case, p.N = WorkersKeepUp, l.Workers
+			return p
 		}
-		n := need + 1
-		return workerEstimate{n: n, ok: true, why: fmt.Sprintf("with k = %d workers a batch comes every step of T = %s, so a worker takes about P = k * T = %s per batch; ceil(P / C) + 1 = ceil(%s / %s) + 1 = %d, plus one spare",
-			l.Workers, human.Duration(t), human.Duration(p), human.Duration(p), C, n)}
+		p.Case, p.N = WorkersBehind, need+1
+		return p
 	}
-	n := ceilDiv(input, c) + 1
-	return workerEstimate{n: n, ok: true, why: fmt.Sprintf("ceil(L / C) + 1 = ceil(%s / %s) + 1 = %d: loading side by side at the pace of compute, plus one spare", human.Duration(input), C, n)}
+	p.Case, p.N = WorkersInline, ceilDiv(input, c)+1
+	return p
 }
+
+// WorkerPlan is the worker count the trace supports (see
+// Result.WorkerPlan): N workers when OK, with the case that gave it and
+// its figures (ns per step): L, T, C, P (k * T when the workers are
+// waited on) and k.
+type WorkerPlan struct {
+	Case                           WorkerCase
+	N                              int
+	OK                             bool
+	Input, Step, Compute, PerBatch int64
+	Workers                        int
+}
+
+// WorkerCase is the case of the worker estimate that applies.
+type WorkerCase int
+
+const (
+	// WorkersNone: no estimate (no steps or compute, or an inline loader
+	// of unknown workers).
+	WorkersNone WorkerCase = iota
+	// WorkersUnknownKeepUp and WorkersUnknownShort: workers run, their
+	// count not in the trace, and keep up or fall behind.
+	WorkersUnknownKeepUp
+	WorkersUnknownShort
+	// WorkersPerBatchEnough and WorkersPerBatch: P in the trace, and the k
+	// workers are enough or N = ceil(P / C) + 1 are needed.
+	WorkersPerBatchEnough
+	WorkersPerBatch
+	// WorkersKeepUp and WorkersBehind: k workers keep up, or fall behind
+	// and N = ceil(k * T / C) + 1 are needed.
+	WorkersKeepUp
+	WorkersBehind
+	// WorkersInline: an inline loader, N = ceil(L / C) + 1.
+	WorkersInline
+)
 
 // keepsUp reports whether workers keep up by the step figures: the loop
 // waits on them for no more than 5% of compute C per step, or steps of T
@@ -200,64 +219,4 @@ func keepsUp(input, t, c int64) bool {
 // ceilDiv returns ceil(x / y) for y > 0.
 func ceilDiv(x, y int64) int {
 	return int((x + y - 1) / y)
-}
-
-// workerFix advises the worker count in the framework's terms where the
-// trace gives one, and otherwise returns fallback.
-func (a *analyzer) workerFix(fallback string) string {
-	r := a.res
-	if r.Framework == TensorFlow {
-		return fallback // tf.data has no worker count: workerAdvice's tf.data terms
-	}
-	e := r.workerEstimate()
-	n, why, ok := e.n, e.why, e.ok
-	name, setting := "DataLoader's num_workers", fmt.Sprintf("DataLoader(num_workers=%d, prefetch_factor=2 or more)", n)
-	switch {
-	case r.Framework == JAX && a.datasetAPI():
-		name, setting = "the pipeline's worker processes, ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=k))", fmt.Sprintf("ds.mp_prefetch(grain.MultiprocessingOptions(num_workers=%d))", n)
-	case r.Framework == JAX:
-		name, setting = "grain_worker_count", fmt.Sprintf("grain_worker_count=%d (with %s of 2 or more)", n, grainBufferKnob)
-	}
-	tune := ""
-	if r.Framework == JAX {
-		tune = " " + grainAutoTune
-	}
-	if e.short {
-		return fmt.Sprintf("Raise %s: %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", name, why, tune)
-	}
-	if !ok || r.Loader.Workers == 0 {
-		return fallback
-	}
-	if n <= r.Loader.Workers {
-		return fmt.Sprintf("Keep the %d workers (%s): %s. Look elsewhere for the idle.", r.Loader.Workers, r.Loader.From, why)
-	}
-	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why, tune)
-}
-
-// workerSettings is the setting workerFix recommends, as the finding's
-// structured fields: none when the workers the trace shows are enough.
-func (a *analyzer) workerSettings(kind string, load, compute int64) []Setting {
-	r := a.res
-	e := r.workerEstimate()
-	n, ok := e.n, e.ok
-	switch {
-	case !ok && e.why != "":
-		return nil // workers of unknown count: no count to set
-	case !ok || r.Loader.Workers == 0 || r.Framework == TensorFlow:
-		return workerSetting(kind, load, compute)
-	case n <= r.Loader.Workers:
-		return nil
-	case r.Framework == JAX && a.datasetAPI():
-		return []Setting{{"grain.mp_prefetch.num_workers", fmt.Sprint(n)}}
-	case r.Framework == JAX:
-		return []Setting{{"grain.worker_count", fmt.Sprint(n)}}
-	}
-	return []Setting{{"DataLoader.num_workers", fmt.Sprint(n)}}
-}
-
-// datasetAPI reports whether the loop loads with grain's Dataset API (its
-// input is named so: describeLoader).
-func (a *analyzer) datasetAPI() bool {
-	names := a.inputNames()
-	return len(names) > 0 && describeLoader(names[0]) == grainDataset
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/compare"
 )
 
@@ -47,7 +47,7 @@ func (l *findingList) Set(s string) error {
 	}
 	for _, id := range strings.Split(s, ",") {
 		id = strings.TrimSpace(id)
-		if ids := analyze.FindingIDs(); !slices.Contains(ids, id) {
+		if ids := advice.FindingIDs(); !slices.Contains(ids, id) {
 			return fmt.Errorf("unknown finding kind %q: expected one of %s", id, strings.Join(ids, ", "))
 		}
 		*l.v = append(*l.v, id)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/render"
@@ -135,7 +136,7 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 	}
 	var res *analyze.Result
 	err = irun.Protect("annotating", func() error {
-		if res, err = analyze.Analyze(t, e.Analysis); err != nil {
+		if res, err = advice.Analyze(t, e.Analysis); err != nil {
 			return err
 		}
 		for _, w := range t.Warnings {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
@@ -72,7 +73,7 @@ func openAnalyzed(t *testing.T, path string) (*trace.Trace, *analyze.Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := analyze.Analyze(tr, af.options())
+	res, err := advice.Analyze(tr, af.options())
 	if err != nil {
 		t.Fatal(err)
 	}

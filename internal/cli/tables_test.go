@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/render"
@@ -19,7 +20,7 @@ import (
 // repeat: verdicts, causes (names, JSON keys, the parts of a job's wait),
 // finding ids, trace formats and report formats.
 func tableNames() map[string][]string {
-	names := map[string][]string{"finding": analyze.FindingIDs(), "format": trace.FormatNames()}
+	names := map[string][]string{"finding": advice.FindingIDs(), "format": trace.FormatNames()}
 	for _, v := range analyze.Verdicts() {
 		names["verdict"] = append(names["verdict"], string(v))
 	}

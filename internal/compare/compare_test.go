@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/internal/trace/xplane"
@@ -437,7 +438,7 @@ func TestSyncSitesAfterSync(t *testing.T) {
 // over devices: summed over them, they would hold twice that.
 func TestSyncSitesPerDevice(t *testing.T) {
 	loop := tracetest.Loop{Steps: 6, Input: 5 * ms, Dispatch: 1 * ms, Compute: 20 * ms, Sync: true, Devices: 2}
-	r, err := analyze.Analyze(tracetest.Build(loop.Spec()), analyze.DefaultOptions())
+	r, err := advice.Analyze(tracetest.Build(loop.Spec()), analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +461,7 @@ func TestSyncSitesPerDevice(t *testing.T) {
 func TestSyntheticGenerated(t *testing.T) {
 	summarizeLoop := func(l tracetest.Loop) Summary {
 		t.Helper()
-		r, err := analyze.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
+		r, err := advice.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -619,7 +620,7 @@ func summarizeXPlane(t *testing.T, p tracetest.JAXProgram) Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	r, err := advice.Analyze(tr, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 )
 
@@ -238,8 +239,8 @@ func Summarize(r *analyze.Result) Summary {
 
 // The analysis's findings on input-caused idle (analyze.Finding.ID).
 const (
-	findingInlineInput = analyze.FindInlineInput
-	findingSlowInput   = analyze.FindSlowInput
+	findingInlineInput = advice.FindInlineInput
+	findingSlowInput   = advice.FindSlowInput
 )
 
 // inputFinding returns r's finding on input-caused idle, or nil.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
@@ -17,7 +18,7 @@ func workerRuns(t *testing.T, ks ...int) []SweepRun {
 	var runs []SweepRun
 	for _, k := range ks {
 		l := tracetest.Loop{Steps: 12, Compute: 43_000_000, Loader: &tracetest.WorkerLoader{Workers: k, PerBatch: 150_000_000, Metadata: true}}
-		r, err := analyze.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
+		r, err := advice.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,9 @@
 package compare
 
-import "github.com/tracegap/tracegap/internal/analyze"
+import (
+	"github.com/tracegap/tracegap/internal/advice"
+	"github.com/tracegap/tracegap/internal/analyze"
+)
 
 // Synthetic is the synthetic-data test: a run fed synthetic data (no input
 // pipeline) gives the step time the real run should reach. If the real
@@ -65,7 +68,7 @@ const (
 	// target, and its devices wait on input more than on syncs: its
 	// loader runs inline, fast enough but not overlapped with compute
 	// (the verdict rule's sequential case, the inline-input finding).
-	InlineInput Outcome = analyze.FindInlineInput
+	InlineInput Outcome = advice.FindInlineInput
 	// SyncBound: the input fits, yet the new run is slower than the
 	// target, not from waiting on input; a forced synchronization is the
 	// likely cause.

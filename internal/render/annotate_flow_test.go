@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
@@ -37,7 +38,7 @@ func TestAnnotateFlows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := analyze.Analyze(tr, analyze.DefaultOptions())
+			res, err := advice.Analyze(tr, analyze.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/internal/trace/xplane"
@@ -32,7 +33,7 @@ func TestAnnotateXPlane(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := analyze.Analyze(tr, analyze.DefaultOptions())
+			res, err := advice.Analyze(tr, analyze.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestAnnotateXPlane(t *testing.T) {
 			if len(again.Events) != len(tr.Events)+events {
 				t.Errorf("read back: %d events, want %d and %d added", len(again.Events), len(tr.Events), events)
 			}
-			res2, err := analyze.Analyze(again, analyze.DefaultOptions())
+			res2, err := advice.Analyze(again, analyze.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

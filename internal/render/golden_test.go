@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/internal/render"
@@ -110,7 +111,7 @@ func analyzed(t testing.TB, gt goldenTrace) *analyze.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	res, err := advice.Analyze(tr, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/internal/untrusted"
@@ -19,7 +20,7 @@ import (
 func stackedCopyLoop(t *testing.T) *analyze.Result {
 	t.Helper()
 	l := tracetest.Loop{Steps: 6, Input: 3 * ms, InputName: "## sparse_data_dist ##", PageableCopy: ms, Dispatch: ms, Compute: 10 * ms, Stacks: true}
-	res, err := analyze.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
+	res, err := advice.Analyze(tracetest.Build(l.Spec()), analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice/jobadvice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
@@ -32,7 +33,7 @@ func analyzeJob(t *testing.T, spec tracetest.Job) *job.Result {
 	for _, s := range spec.Specs() {
 		ts = append(ts, tracetest.Build(s))
 	}
-	jr, err := job.Analyze(ts, analyze.DefaultOptions())
+	jr, err := adviseJob(ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +331,7 @@ func TestJobVerdictFinding(t *testing.T) {
 		s.Rank, s.WorldSize = r, 2
 		ts = append(ts, tracetest.Build(s))
 	}
-	jr, err := job.Analyze(ts, analyze.DefaultOptions())
+	jr, err := adviseJob(ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,4 +361,14 @@ func TestJobVerdictFinding(t *testing.T) {
 			}
 		}
 	}
+}
+
+// adviseJob analyses the job of ts with the default options and writes
+// its findings.
+func adviseJob(ts []*trace.Trace) (*job.Result, error) {
+	jr, err := job.Analyze(ts, analyze.DefaultOptions())
+	if err == nil {
+		jobadvice.Add(jr)
+	}
+	return jr, err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
@@ -29,7 +30,7 @@ func TestPartialReachesReport(t *testing.T) {
 	if !tr.Truncated || len(tr.Warnings) == 0 {
 		t.Fatalf("truncated %v, warnings %q: want a truncated trace saying so", tr.Truncated, tr.Warnings)
 	}
-	res, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	res, err := advice.Analyze(tr, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/report"
 )
@@ -16,7 +17,7 @@ func stabilityLine(res *analyze.Result) string {
 	if st.Steps == 0 {
 		return ""
 	}
-	line := "step times " + st.Sentence()
+	line := "step times " + advice.StabilitySentence(&st)
 	if len(st.Slow) > 0 {
 		names := make([]string, 0, len(st.Slow))
 		for _, i := range st.Slow[:min(len(st.Slow), 5)] {
@@ -55,6 +56,6 @@ func jsonStability(res *analyze.Result) report.StabilityV1 {
 func jsonLoader(res *analyze.Result) report.LoaderV1 {
 	l := res.Loader
 	out := report.LoaderV1{Known: l.Known, Workers: l.Workers, From: l.From, PerBatchNs: l.PerBatch, Background: l.Background}
-	out.Estimate, out.Derivation, _ = res.WorkerEstimate()
+	out.Estimate, out.Derivation, _ = advice.WorkerEstimate(res)
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
 	"github.com/tracegap/tracegap/internal/untrusted"
@@ -73,7 +74,7 @@ func TestStepChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	res, err := advice.Analyze(tr, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

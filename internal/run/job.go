@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/tracegap/tracegap/internal/advice/jobadvice"
 	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/objects"
@@ -63,7 +64,9 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 	var jr *job.Result
 	err := Protect("analysing the job", func() error {
 		var err error
-		jr, err = job.Merge(sums, e.Analysis)
+		if jr, err = job.Merge(sums, e.Analysis); err == nil {
+			jobadvice.Add(jr)
+		}
 		return err
 	})
 	if err == nil {

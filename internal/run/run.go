@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/trace"
@@ -101,7 +102,7 @@ func (e *Engine) Analyze(ctx context.Context, in Input) (*analyze.Result, error)
 		if err := ctx.Err(); err != nil { // the client went away while it was read
 			return fmt.Errorf("%s: %w", t.Path, err)
 		}
-		if res, err = analyze.Analyze(t, opt); err != nil {
+		if res, err = advice.Analyze(t, opt); err != nil {
 			return fmt.Errorf("%s: %w", t.Path, err)
 		}
 		return nil

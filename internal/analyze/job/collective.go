@@ -3,12 +3,10 @@ package job
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"math/bits"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
 )
@@ -127,7 +125,7 @@ func (r *rankState) collect() {
 func (j *analysis) match() {
 	act := j.active()
 	if len(act) < 2 {
-		j.reasons = append(j.reasons, "fewer than 2 ranks have device work: no collective can be matched across ranks")
+		j.note(NoteFewActive, 0, 0)
 		return
 	}
 	common := stepNums(act[0].steps, markerNum)
@@ -140,7 +138,7 @@ func (j *analysis) match() {
 	}
 	switch {
 	case noSteps:
-		j.reasons = append(j.reasons, "not every rank has step markers: the k-th collective of each rank's whole trace is taken to be the same one")
+		j.note(NoteNoStepMarkers, 0, 0)
 		for _, r := range act {
 			for _, p := range r.parts {
 				for i := range p.colls {
@@ -150,7 +148,7 @@ func (j *analysis) match() {
 		}
 		common, window = []int64{pseudoStep}, []int64{pseudoStep}
 	case len(common) == 0:
-		j.reasons = append(j.reasons, "the ranks' traces share no step number (captured at different steps?): their collectives cannot be matched")
+		j.note(NoteNoCommonStep, 0, 0)
 		return
 	}
 	j.window = window
@@ -161,7 +159,7 @@ func (j *analysis) match() {
 		}
 	}
 	if mismatch > 0 {
-		j.reasons = append(j.reasons, fmt.Sprintf("in %d step(s) the ranks ran different numbers of collectives: only as many as every rank ran are matched, in order", mismatch))
+		j.note(NoteMismatch, mismatch, 0)
 	}
 }
 
@@ -264,16 +262,10 @@ func (j *analysis) align() {
 	for i, r := range j.ranks {
 		r.off = raw[i] - zero
 	}
-	switch {
-	case len(j.groups) == 0:
-		j.res.Clock = "no collective matched across ranks: each rank's clock is taken as is"
-	case worst == 0:
-		j.res.Clock = fmt.Sprintf("the ranks' clocks agree: their matched collectives (%d) end at the same instants", len(j.groups))
-	default:
-		j.res.Clock = fmt.Sprintf("clocks aligned on the ends of the ranks' collectives, which finish together: the largest correction is %s (rank %d)", human.Duration(worst), worstRank)
-	}
+	c := &j.res.Facts.Clock
+	c.Matched, c.Worst, c.WorstRank, c.Unmatched = len(j.groups), worst, worstRank, unmatched
 	if len(unmatched) > 0 {
-		j.res.Clock += fmt.Sprintf("; rank(s) %s share no matched collective with rank %d and keep their own clock", strings.Join(unmatched, ", "), act[0].num)
+		c.Ref = act[0].num
 	}
 }
 

@@ -33,7 +33,7 @@ func TestFiguresAddUp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jr, err := Analyze(tt.traces(t), analyze.DefaultOptions())
+			jr, err := analyzeAdvised(tt.traces(t), analyze.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func checkFiguresAddUp(t *testing.T, jr *Result) {
 	for i, rk := range jr.Ranks {
 		fromRanks += rk.Wait.Total()
 		for k := range jr.Steps {
-			perRank[i] += stepWait(&jr.Steps[k], i) // as the step-spread finding gives it
+			perRank[i] += jr.Steps[k].Waited(i) // as the step-spread finding gives it
 		}
 		if perRank[i] != rk.Wait.Total() {
 			t.Errorf("rank %d: waits %d in its steps' collectives, %d in the ranks' table", rk.Rank, perRank[i], rk.Wait.Total())

@@ -53,8 +53,72 @@ type Result struct {
 	// Collectives counts the collectives matched across ranks in the
 	// window's steps.
 	Collectives int
-	// Clock says how the ranks' clocks were aligned.
+	// Clock says how the ranks' clocks were aligned: package
+	// advice/jobadvice writes it from Facts.Clock.
 	Clock string
+	// Facts are what the job's findings are written from beyond these
+	// figures; package advice/jobadvice writes the findings
+	// (Overall.Findings).
+	Facts Facts
+}
+
+// Facts are the plain data a job's findings, reasons and clock sentence
+// need beyond its figures.
+type Facts struct {
+	// Active indexes Result.Ranks: the ranks with device work.
+	Active []int
+	// ClockFixed is set when a rank's clock needed a correction; Clock
+	// is how the clocks were aligned.
+	ClockFixed bool
+	Clock      ClockFacts
+	// Notes are what the job analysis could not see or match, in the
+	// order found.
+	Notes []Note
+	// Decision is what decided Overall's verdict.
+	Decision analyze.Decision
+}
+
+// ClockFacts say how the ranks' clocks were aligned: on Matched
+// collectives, the largest correction Worst (ns) of rank WorstRank; the
+// ranks Unmatched share no matched collective with rank Ref.
+type ClockFacts struct {
+	Matched   int
+	Worst     int64
+	WorstRank int64
+	Unmatched []string
+	Ref       int
+}
+
+// Note is something the job analysis could not see or match, with its
+// figures (N, M: see the kinds).
+type Note struct {
+	Kind NoteKind
+	N, M int
+}
+
+// NoteKind is a kind of Note.
+type NoteKind int
+
+const (
+	// NoteInputOrder: not every trace names its rank; the input order
+	// numbers them.
+	NoteInputOrder NoteKind = iota
+	// NoteMissingRanks: N of the job's M ranks were given.
+	NoteMissingRanks
+	// NoteFewActive: fewer than 2 ranks have device work.
+	NoteFewActive
+	// NoteNoStepMarkers: not every rank has step markers.
+	NoteNoStepMarkers
+	// NoteNoCommonStep: the ranks share no step number.
+	NoteNoCommonStep
+	// NoteMismatch: in N steps the ranks ran different numbers of
+	// collectives.
+	NoteMismatch
+)
+
+// note adds a Note to the job's facts.
+func (j *analysis) note(k NoteKind, n, m int) {
+	j.res.Facts.Notes = append(j.res.Facts.Notes, Note{k, n, m})
 }
 
 // Rank is one rank's figures within the job. Times are ns on the rank's
@@ -107,6 +171,12 @@ type WaitSplit struct {
 	// collective, or started the step, later than the waiting rank, so the
 	// cause lies before (an earlier step, or before the trace began).
 	Late int64
+}
+
+// MostlyLate reports whether most of the wait was carried in from before
+// the stretch it was measured over (Late outweighs Compute and Idle).
+func (w *WaitSplit) MostlyLate() bool {
+	return w.Late > 0 && w.Late >= w.Compute && w.Late >= w.Idle.Attributed()
 }
 
 // Total returns the whole wait.
@@ -198,6 +268,16 @@ type Step struct {
 	Collectives []Collective
 }
 
+// Waited returns the time rank i (an index in Result.Ranks) waited in the
+// step's collectives.
+func (s *Step) Waited(i int) int64 {
+	var w int64
+	for _, c := range s.Collectives {
+		w += c.Waits[i]
+	}
+	return w
+}
+
 // Collective is the k-th collective of a step on every rank.
 type Collective struct {
 	// Index is k: the collective's place in its step, from 0.
@@ -271,17 +351,17 @@ func Merge(sums []*Summary, opt analyze.Options) (*Result, error) {
 		}
 		s.listGaps(opt.TopGaps)
 	}
-	nums, world, note, err := rankNumbers(ids)
+	nums, world, inputOrder, err := rankNumbers(ids)
 	if err != nil {
 		return nil, err
 	}
 	j := newAnalysis(sums, nums, opt)
-	if note != "" {
-		j.reasons = append(j.reasons, note)
+	if inputOrder {
+		j.note(NoteInputOrder, 0, 0)
 	}
 	j.res.WorldSize = world
 	if world > len(sums) {
-		j.reasons = append(j.reasons, fmt.Sprintf("%d of the job's %d ranks were given: the others' waits and stragglers are not seen", len(sums), world))
+		j.note(NoteMissingRanks, len(sums), world)
 	}
 	j.run()
 	return j.res, nil
@@ -295,8 +375,8 @@ type rankID struct {
 
 // rankNumbers reads each rank's number and world size from its metadata.
 // When not every rank names its number, the input order numbers them and
-// note says so.
-func rankNumbers(ids []rankID) (nums []int, world int, note string, err error) {
+// inputOrder is set.
+func rankNumbers(ids []rankID) (nums []int, world int, inputOrder bool, err error) {
 	nums = make([]int, len(ids))
 	seen := map[int]int{}
 	for i, id := range ids {
@@ -305,24 +385,24 @@ func rankNumbers(ids []rankID) (nums []int, world int, note string, err error) {
 			for k := range nums {
 				nums[k] = k
 			}
-			return nums, len(ids), "not every trace names its rank (Kineto distributedInfo): ranks are numbered in input order", nil
+			return nums, len(ids), true, nil
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 0 {
-			return nil, 0, "", fmt.Errorf("%s: rank %q: expected a number of 0 or more", id.name, s)
+			return nil, 0, false, fmt.Errorf("%s: rank %q: expected a number of 0 or more", id.name, s)
 		}
 		if k, dup := seen[n]; dup {
-			return nil, 0, "", fmt.Errorf("%s and %s both hold rank %d: expected one trace per rank", ids[k].name, id.name, n)
+			return nil, 0, false, fmt.Errorf("%s and %s both hold rank %d: expected one trace per rank", ids[k].name, id.name, n)
 		}
 		seen[n], nums[i] = i, n
 		if w, err := strconv.Atoi(strings.TrimSpace(id.meta["world_size"])); err == nil {
 			if world != 0 && w != world {
-				return nil, 0, "", fmt.Errorf("%s: world size %d, but another trace says %d: expected traces of one job", id.name, w, world)
+				return nil, 0, false, fmt.Errorf("%s: world size %d, but another trace says %d: expected traces of one job", id.name, w, world)
 			}
 			world = w
 		}
 	}
-	return nums, max(world, len(ids)), "", nil
+	return nums, max(world, len(ids)), false, nil
 }
 
 func traceName(path string, i int) string {
@@ -370,8 +450,7 @@ type analysis struct {
 	// groups are the collectives matched across ranks, by step and index.
 	groups []*group
 	// window holds the step numbers common to all ranks' windows.
-	window  []int64
-	reasons []string
+	window []int64
 	// clockFixed is set when a rank's clock needed a correction.
 	clockFixed bool
 	res        *Result
@@ -412,7 +491,19 @@ func (j *analysis) run() {
 	j.rankFigures()
 	j.steps()
 	j.overall()
-	j.findings()
+	j.facts()
+}
+
+// facts completes what the job's findings and reasons are written from
+// beyond its figures (package advice/jobadvice writes them).
+func (j *analysis) facts() {
+	f := &j.res.Facts
+	f.ClockFixed = j.clockFixed
+	for i, r := range j.ranks {
+		if len(r.parts) > 0 {
+			f.Active = append(f.Active, i)
+		}
+	}
 }
 
 // active returns the ranks with device work.

@@ -88,7 +88,7 @@ func TestAnalyzeSlowInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jr, err := Analyze(jobTraces(t, tt.job, tt.format), analyze.DefaultOptions())
+			jr, err := analyzeAdvised(jobTraces(t, tt.job, tt.format), analyze.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestAnalyzeImbalance(t *testing.T) {
 	const extra = 300_000
 	job := tracetest.Job{Steps: 5, Input: []int64{100_000, 100_000, 100_000}, Dispatch: 20_000,
 		CollectiveDispatch: 20_000, Compute: 500_000, ExtraCompute: []int64{0, 0, extra}, Transfer: 50_000}
-	jr, err := Analyze(jobTraces(t, job, "build"), analyze.DefaultOptions())
+	jr, err := analyzeAdvised(jobTraces(t, job, "build"), analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestAnalyzeRanks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jr, err := Analyze(tt.traces, analyze.DefaultOptions())
+			jr, err := analyzeAdvised(tt.traces, analyze.DefaultOptions())
 			if tt.errSub != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errSub) {
 					t.Fatalf("error %v, want one saying %q", err, tt.errSub)
@@ -261,7 +261,7 @@ func TestIsCollective(t *testing.T) {
 // made rank 7 late happened before the traced step.
 func TestAnalyzeDLRM(t *testing.T) {
 	ts := dlrmTraces(t)
-	jr, err := Analyze(ts, analyze.DefaultOptions())
+	jr, err := analyzeAdvised(ts, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

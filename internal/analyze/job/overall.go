@@ -3,9 +3,7 @@ package job
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
-	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
 )
@@ -20,7 +18,6 @@ func (j *analysis) overall() {
 	act := j.active()
 	if len(act) == 0 {
 		o.Verdict, o.Confidence = analyze.NoDevice, analyze.High
-		o.Reasons = []string{"no rank's trace holds device activity (no kernels, copies or device ops): nothing to attribute"}
 		return
 	}
 	n := int64(len(act))
@@ -57,11 +54,9 @@ func (j *analysis) overall() {
 	j.overallSteps(act)
 	slices.SortStableFunc(o.Gaps, func(x, y analyze.Gap) int { return cmp.Compare(x.Start, y.Start) })
 	o.TopGaps = analyze.TopGaps(o.Gaps, j.opt.TopGaps)
-	var deciding string
 	load, compute := j.slowestLoader()
-	o.Verdict, o.Secondary, deciding = act[0].rule.Decide(&o.Idle, o.Window.Dur(), load, compute)
-	o.Confidence, o.Reasons = j.confidence(act)
-	o.Reasons = append([]string{"over the job's ranks, with collective waits counted as idle: " + deciding}, o.Reasons...)
+	o.Verdict, o.Secondary, j.res.Facts.Decision = act[0].rule.Decide(&o.Idle, o.Window.Dur(), load, compute)
+	o.Confidence = j.confidence()
 }
 
 // overallDevices adds rank r's devices and gaps to Overall, on the job's
@@ -212,46 +207,38 @@ func (p *participant) stepSplits() map[int64]waitVec {
 	return p.bySteps
 }
 
-// confidence grades the job's verdict: the ranks' own reasons, merged
-// where several ranks give the same, and the job's.
-func (j *analysis) confidence(act []*rankState) (analyze.Confidence, []string) {
+// confidence grades the job's verdict by its reasons (package
+// advice/jobadvice writes them): the ranks' own, counted once where
+// several ranks give the same, the job's notes, and its own doubts.
+func (j *analysis) confidence() analyze.Confidence {
 	o := &j.res.Overall
 	low := false
-	var order []string
-	who := map[string][]string{}
+	seen := map[string]bool{}
+	n := len(j.res.Facts.Notes)
 	for _, r := range j.ranks {
-		rs := r.res.Reasons
-		if r.res.Verdict != analyze.NoDevice && len(rs) > 0 {
-			rs = rs[1:] // the first is the rank's deciding sentence
-		}
 		low = low || r.res.Confidence == analyze.Low
-		for _, s := range rs {
-			if who[s] == nil {
-				order = append(order, s)
+		for _, s := range RankReasons(r.res) {
+			if !seen[s] {
+				seen[s] = true
+				n++
 			}
-			who[s] = append(who[s], fmt.Sprint(r.num))
 		}
 	}
-	var reasons []string
-	for _, s := range order {
-		ranks := "rank " + who[s][0]
-		switch {
-		case len(who[s]) == len(j.ranks):
-			ranks = "every rank"
-		case len(who[s]) > 1:
-			ranks = "ranks " + strings.Join(who[s], ", ")
+	for _, doubt := range []bool{j.res.Wait.MostlyLate(), o.Idle.MostlyUntraced(o.Window.Dur())} {
+		if doubt {
+			low = true
+			n++
 		}
-		reasons = append(reasons, ranks+": "+s)
 	}
-	reasons = append(reasons, j.reasons...)
-	w := &j.res.Wait
-	if l := w.Late; l > 0 && l >= w.Compute && l >= w.Idle.Attributed() {
-		low = true
-		reasons = append(reasons, fmt.Sprintf("most collective waiting (%s of %s, summed over ranks) was carried in from before the stretch it was measured over: the straggler entered it late, and the trace does not show why", human.Duration(l), human.Duration(w.Total())))
+	return analyze.Grade(low, n)
+}
+
+// RankReasons returns the reasons of a rank's result that the job's
+// reasons carry: all but the first, the rank's deciding sentence, when it
+// has device work.
+func RankReasons(res *analyze.Result) []string {
+	if res.Verdict != analyze.NoDevice && len(res.Reasons) > 0 {
+		return res.Reasons[1:]
 	}
-	if o.Idle.MostlyUntraced(o.Window.Dur()) {
-		low = true
-		reasons = append(reasons, fmt.Sprintf("the largest share of device idle (%s per rank) falls where the waited-for host thread shows no event: it was not traced", human.Duration(o.Idle.Of(analyze.Untraced))))
-	}
-	return analyze.Grade(low, len(reasons)), reasons
+	return res.Reasons
 }

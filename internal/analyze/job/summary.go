@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -114,6 +115,7 @@ func Summarize(t *trace.Trace, opt analyze.Options) (*Summary, error) {
 
 func summarize(t *trace.Trace, a *analyze.Analysis) *Summary {
 	res := a.Result()
+	advice.Add(res) // the summary keeps the rank's findings, not their facts
 	s := &Summary{
 		Format: SummaryFormat, Version: SummaryVersion, Path: t.Path, StartNs: t.StartNs,
 		LoaderInBackground: a.Rule().LoaderInBackground, Steps: a.StepMarkers(), Result: res,

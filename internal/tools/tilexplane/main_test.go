@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/trace"
@@ -99,7 +100,7 @@ func open(t *testing.T, path string) *trace.Trace {
 
 func verdict(t *testing.T, tr *trace.Trace) analyze.Verdict {
 	t.Helper()
-	r, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	r, err := advice.Analyze(tr, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

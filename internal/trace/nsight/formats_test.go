@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/trace"
@@ -123,7 +124,7 @@ func analyzeAs(t *testing.T, s *tracetest.Spec, format string, write func(io.Wri
 	if tr.Format != format {
 		t.Fatalf("read as %s, want %s", tr.Format, format)
 	}
-	res, err := analyze.Analyze(tr, analyze.DefaultOptions())
+	res, err := advice.Analyze(tr, analyze.DefaultOptions())
 	if err != nil {
 		t.Fatalf("%s: %v", format, err)
 	}

@@ -1,30 +1,17 @@
-package analyze
+package advice
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
-	"strings"
+
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
-// The kinds of input pipeline that findings name, where code tells them
-// apart; loaderKinds holds what each is.
-const (
-	singleProcessLoader = "single-process DataLoader"
-	multiProcessLoader  = "multi-process DataLoader"
-	tfDataLoader        = "tf.data pipeline"
-	grainLoader         = "grain loader"
-	// grainDataset is the loader kind of grain's Dataset API.
-	grainDataset = "grain Dataset pipeline"
-	// anyLoader is the kind of an input pipeline no row recognises.
-	anyLoader = "input pipeline"
-)
-
-// loaderKind is a kind of input pipeline: its name in findings, the input
-// event names that show it, and how its fix adds workers.
+// loaderKind is what the findings say of a kind of input pipeline
+// (analyze.LoaderKindOf names them): how its fix adds workers.
 type loaderKind struct {
-	name  string
-	match func(name string) bool
+	name string
 	// queued is set where the input time is the wait on the loader's
 	// own workers, or on none: a loader fast enough for compute still
 	// needs workers, not just overlap (workerAdvice).
@@ -36,40 +23,28 @@ type loaderKind struct {
 	// advice.
 	advice func(load, compute int64) string
 	// settings are the settings of n workers; nil: none.
-	settings func(n string) []Setting
+	settings func(n string) []analyze.Setting
 }
 
-// loaderKinds are the kinds of input pipeline, most specific first:
-// describeLoader names a pipeline by the first that matches.
+// loaderKinds are the kinds of input pipeline with advice of their own.
 var loaderKinds = []loaderKind{
-	{name: singleProcessLoader, match: contains("_SingleProcessDataLoaderIter"), queued: true,
+	{name: analyze.LoaderSingleProcess, queued: true,
 		note: " Without workers, loading never overlaps compute.", advice: singleProcessAdvice,
-		settings: func(n string) []Setting {
-			return []Setting{{"DataLoader.num_workers", n}, {"DataLoader.pin_memory", "True"}}
+		settings: func(n string) []analyze.Setting {
+			return []analyze.Setting{{Name: "DataLoader.num_workers", Value: n}, {Name: "DataLoader.pin_memory", Value: "True"}}
 		}},
-	{name: multiProcessLoader, match: contains("_MultiProcessingDataLoaderIter"), queued: true, advice: multiProcessAdvice},
-	{name: "DataPipe", match: contains("DataPipe")},
-	{name: tfDataLoader, match: func(name string) bool {
-		return strings.Contains(name, "IteratorGetNext") || strings.HasPrefix(name, "Iterator::")
-	}, advice: func(_, _ int64) string {
+	{name: analyze.LoaderMultiProcess, queued: true, advice: multiProcessAdvice},
+	{name: analyze.LoaderTFData, advice: func(_, _ int64) string {
 		return "Parallelise the tf.data pipeline: map(num_parallel_calls=tf.data.AUTOTUNE), prefetch(tf.data.AUTOTUNE), cache or preprocess offline."
 	}},
-	{name: grainLoader, match: func(name string) bool {
-		return strings.Contains(name, "grain") || strings.HasPrefix(name, "data_loader.py:") || strings.Contains(name, "process_prefetch")
-	}, advice: grainLoaderAdvice, settings: func(n string) []Setting { return []Setting{{"grain.worker_count", n}} }},
-	{name: grainDataset, match: func(name string) bool {
-		return strings.HasPrefix(name, "prefetch.py:") || strings.Contains(name, "DatasetIterator.") || strings.HasPrefix(name, "Prefetch.") ||
-			grainModuleFrame().MatchString(name)
-	}, advice: grainDatasetAdvice, settings: func(n string) []Setting { return []Setting{{"grain.mp_prefetch.num_workers", n}} }},
-	{name: "MaxText input pipeline", match: func(name string) bool { return strings.HasPrefix(name, "multihost_dataloading.py:") }},
+	{name: analyze.LoaderGrain, advice: grainLoaderAdvice, settings: func(n string) []analyze.Setting { return []analyze.Setting{{Name: "grain.worker_count", Value: n}} }},
+	{name: analyze.LoaderGrainDataset, advice: grainDatasetAdvice, settings: func(n string) []analyze.Setting {
+		return []analyze.Setting{{Name: "grain.mp_prefetch.num_workers", Value: n}}
+	}},
 }
 
-// contains returns a test for names holding s.
-func contains(s string) func(string) bool {
-	return func(name string) bool { return strings.Contains(name, s) }
-}
-
-// loaderOf returns the row of kind, a row of no advice for anyLoader.
+// loaderOf returns the row of kind, a row of no advice for the kinds
+// without one.
 func loaderOf(kind string) loaderKind {
 	for _, k := range loaderKinds {
 		if k.name == kind {
@@ -77,17 +52,6 @@ func loaderOf(kind string) loaderKind {
 		}
 	}
 	return loaderKind{name: kind}
-}
-
-// describeLoader names the kind of input pipeline a name shows, for
-// findings.
-func describeLoader(name string) string {
-	for _, k := range loaderKinds {
-		if k.match(name) {
-			return k.name
-		}
-	}
-	return anyLoader
 }
 
 // workerAdvice estimates the loader workers that would hide input of load
@@ -112,7 +76,7 @@ func workerAdvice(kind string, load, compute int64) string {
 
 // workerSetting is the worker count slowInput recommends, as a setting;
 // nil when it recommends none.
-func workerSetting(kind string, load, compute int64) []Setting {
+func workerSetting(kind string, load, compute int64) []analyze.Setting {
 	k := loaderOf(kind)
 	if compute <= 0 || load <= compute && !k.queued || k.settings == nil {
 		return nil

@@ -1,9 +1,9 @@
-package analyze
+package advice
 
 import (
 	"strings"
 
-	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/internal/analyze"
 )
 
 // The fixes of the findings in the terms of the framework that recorded the
@@ -12,13 +12,13 @@ import (
 // mode. UnknownFramework gets advice that names each framework's way.
 
 // syncFix says how to take a sync off the step.
-func (a *analyzer) syncFix() string {
-	switch a.res.Framework {
-	case JAX:
+func (a *adviser) syncFix() string {
+	switch a.r.Framework {
+	case analyze.JAX:
 		return "Move the read of device values off the step: keep this step's metrics as jax.Array and read them (jax.device_get) a step later, when the device has finished them, as MaxText buffers its metrics; drop print(loss), float(loss), np.asarray and block_until_ready from the step."
-	case TensorFlow:
+	case analyze.TensorFlow:
 		return "Keep the step inside the graph: read tensors back (.numpy(), float(loss), printing a tensor) every N steps or through tf.summary and Keras callbacks rather than every step, and keep tf.py_function out of the step."
-	case UnknownFramework:
+	case analyze.UnknownFramework:
 		return "Move the sync off the step: read the previous step's metrics instead of this one's, and drop the per-step reads of device values (.item(), print(loss), block_until_ready, .numpy())."
 	}
 	return "Move the sync off the step: log the previous step's loss instead of this one's, drop .item(), print(loss) and torch.cuda.synchronize() from the step, and pin memory (pin_memory=True, non_blocking=True) for host-device copies."
@@ -26,18 +26,18 @@ func (a *analyzer) syncFix() string {
 
 // dispatchFix says how to cut host overhead: no CUDA graphs for JAX, whose
 // compiled functions are the unit of dispatch; graph mode for vLLM.
-func (a *analyzer) dispatchFix() string {
-	switch a.res.Framework {
-	case JAX:
+func (a *adviser) dispatchFix() string {
+	switch a.r.Framework {
+	case analyze.JAX:
 		return "Dispatch fewer, larger compiled functions: jax.jit the whole step instead of calling many small jitted functions or un-jitted jnp ops from Python, move Python loops into lax.scan / lax.fori_loop, and keep host-side NumPy work off the step."
-	case VLLM:
-		if !a.graphLaunches() {
+	case analyze.VLLM:
+		if !a.f.GraphLaunches {
 			return "vLLM ran in eager mode (the trace holds no CUDA or HIP graph launch): every op is launched from Python one by one. Serve in graph mode, which replays captured CUDA graphs: enforce_eager=False (drop --enforce-eager), with the batch sizes you serve among the captured sizes (compilation_config's cudagraph_capture_sizes), since larger batches run eagerly."
 		}
 		return "vLLM already replays CUDA graphs: the host time is outside them. Look at what runs eagerly: batches larger than the captured sizes (raise compilation_config's cudagraph_capture_sizes), prefill, the scheduler and sampling."
-	case TensorFlow:
+	case analyze.TensorFlow:
 		return "Run the step as one compiled graph: wrap it in tf.function (jit_compile=True for XLA), raise Keras's steps_per_execution so that one call runs several steps, and keep Python and NumPy work off the step."
-	case UnknownFramework:
+	case analyze.UnknownFramework:
 		return "Cut per-op host overhead: capture the step in CUDA graphs or compile it (torch.compile, jax.jit, tf.function), fuse small ops into larger kernels, and keep Python and CPU-side work off the step."
 	}
 	return "Cut per-op host overhead: capture the step in CUDA graphs (torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), compile it (torch.compile), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step."
@@ -47,22 +47,22 @@ func (a *analyzer) dispatchFix() string {
 // the steps: for JAX, the advice for each kind of work among the names
 // the idle was most spent in, most idle first (compilation when none is
 // named).
-func (a *analyzer) runtimeFix() string {
-	switch a.res.Framework {
-	case JAX:
+func (a *adviser) runtimeFix() string {
+	switch a.r.Framework {
+	case analyze.JAX:
 		var parts []string
-		seen := map[runtimeKind]bool{}
-		for _, name := range a.top(a.tally.names[Runtime], 3) {
-			if k := kindOfRuntime(name); !seen[k] {
+		seen := map[analyze.RuntimeKind]bool{}
+		for _, name := range a.f.Causes[analyze.Runtime].Names(3) {
+			if k := analyze.RuntimeKindOf(name); !seen[k] {
 				seen[k] = true
 				parts = append(parts, jaxRuntimeFixes[k])
 			}
 		}
 		if len(parts) == 0 {
-			parts = append(parts, jaxRuntimeFixes[runtimeCompile])
+			parts = append(parts, jaxRuntimeFixes[analyze.RuntimeCompile])
 		}
 		return strings.Join(parts, " ")
-	case TensorFlow:
+	case analyze.TensorFlow:
 		return "Trace once: give tf.function an input_signature (or reduce_retracing=True) and static shapes so that it does not retrace, and warm up before profiling; reuse device memory instead of allocating it each step."
 	}
 	if a.runtimeIsWarmup() {
@@ -76,135 +76,66 @@ func (a *analyzer) runtimeFix() string {
 const warmupFix = "Warm up before profiling: run a few steps before the profiler's active ones (torch.profiler.schedule(wait=1, warmup=2, active=N)); keep the caching allocator warm (no torch.cuda.empty_cache() in the loop: freed memory is allocated again with cudaMalloc, and cudaFree synchronizes the device); load modules eagerly (CUDA_MODULE_LOADING=EAGER) so that no first launch loads kernel code."
 
 // runtimeIsWarmup reports whether the runtime work the idle was spent in
-// most is warm-up (see runtimeWarmup).
-func (a *analyzer) runtimeIsWarmup() bool {
-	top := a.top(a.tally.names[Runtime], 1)
-	return len(top) == 1 && kindOfRuntime(top[0]) == runtimeWarmup
-}
-
-// runtimeKind is the kind of runtime work a name shows.
-type runtimeKind int
-
-const (
-	runtimeCompile runtimeKind = iota
-	runtimeLoad
-	runtimeAlloc
-	runtimeDefrag
-	// runtimeWarmup is CUDA or HIP warm-up: loading kernel code (a slow
-	// first launch, cuModuleLoad), freeing device memory and allocating
-	// pinned host memory.
-	runtimeWarmup
-)
-
-// kindOfRuntime returns the kind of the runtime work named name (one of
-// runtimePatterns): compilation unless the name shows otherwise.
-func kindOfRuntime(name string) runtimeKind {
-	switch {
-	case warmupNamePattern().MatchString(name), allocNamePattern().MatchString(name), launchNamePattern().MatchString(name):
-		return runtimeWarmup
-	case strings.Contains(name, "Defragment"):
-		return runtimeDefrag
-	case strings.Contains(name, "LoadProgram"):
-		return runtimeLoad
-	case strings.Contains(name, "alloc"), strings.Contains(name, "Alloc"), strings.Contains(name, "Malloc"):
-		return runtimeAlloc
-	}
-	return runtimeCompile
+// most is warm-up (see analyze.RuntimeWarmup).
+func (a *adviser) runtimeIsWarmup() bool {
+	top := a.f.Causes[analyze.Runtime].Names(1)
+	return len(top) == 1 && analyze.RuntimeKindOf(top[0]) == analyze.RuntimeWarmup
 }
 
 // jaxRuntimeFixes are the JAX fixes by kind of runtime work. None assumes a
 // training loop: an inference server compiles, loads and fragments memory
 // as well.
-var jaxRuntimeFixes = map[runtimeKind]string{
-	runtimeCompile: "Compile once: keep shapes static (pad or bucket batches and requests), pass Python scalars as arrays or mark them static_argnums, and warm up every shape before profiling or serving; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs.",
-	runtimeLoad:    "Loading a program (LoadProgram, LoadProgramCacheMiss) follows each new compilation: warm up every shape before profiling or serving and keep the set of shapes small (pad or bucket them).",
-	runtimeAlloc:   "Buffer allocation on a first call is warm-up: warm up before profiling; if it recurs, keep shapes static so that buffers are reused.",
-	runtimeWarmup:  "Loading kernel code and the first launches are warm-up: warm up every shape before profiling, and load modules eagerly (CUDA_MODULE_LOADING=EAGER) so that no launch loads code.",
-	runtimeDefrag:  "DefragmentMemory means device memory was too fragmented for the next program's buffers: donate the inputs a call replaces (jax.jit(..., donate_argnums=...)), drop references to arrays no longer needed (or x.delete()) so that they are freed early, keep shapes few so that buffers are reused, and lower peak memory.",
+var jaxRuntimeFixes = map[analyze.RuntimeKind]string{
+	analyze.RuntimeCompile: "Compile once: keep shapes static (pad or bucket batches and requests), pass Python scalars as arrays or mark them static_argnums, and warm up every shape before profiling or serving; jax.config.update(\"jax_log_compiles\", True) names each recompilation, and the persistent compilation cache saves it across runs.",
+	analyze.RuntimeLoad:    "Loading a program (LoadProgram, LoadProgramCacheMiss) follows each new compilation: warm up every shape before profiling or serving and keep the set of shapes small (pad or bucket them).",
+	analyze.RuntimeAlloc:   "Buffer allocation on a first call is warm-up: warm up before profiling; if it recurs, keep shapes static so that buffers are reused.",
+	analyze.RuntimeWarmup:  "Loading kernel code and the first launches are warm-up: warm up every shape before profiling, and load modules eagerly (CUDA_MODULE_LOADING=EAGER) so that no launch loads code.",
+	analyze.RuntimeDefrag:  "DefragmentMemory means device memory was too fragmented for the next program's buffers: donate the inputs a call replaces (jax.jit(..., donate_argnums=...)), drop references to arrays no longer needed (or x.delete()) so that they are freed early, keep shapes few so that buffers are reused, and lower peak memory.",
 }
 
 // untracedMarks say, per framework, how to name a stretch of a thread that
 // the trace's Python frames do not cover; PyTorch's stands for the others.
-var untracedMarks = map[Framework]string{
-	JAX:        "with jax.profiler.TraceAnnotation(\"load\")",
-	TensorFlow: "with tf.profiler.experimental.Trace(\"load\")",
-	PyTorch:    "with torch.profiler.record_function(\"load\")",
+var untracedMarks = map[analyze.Framework]string{
+	analyze.JAX:        "with jax.profiler.TraceAnnotation(\"load\")",
+	analyze.TensorFlow: "with tf.profiler.experimental.Trace(\"load\")",
+	analyze.PyTorch:    "with torch.profiler.record_function(\"load\")",
 }
 
 // untracedFix says how to capture what an untraced thread does: the
 // Python tracer where the trace has no Python frames, an annotation of
 // the stretch where it has them (the thread then ran code outside Python
 // or outside the tracer's reach).
-func (a *analyzer) untracedFix() string {
-	if a.hasFrames() {
-		mark, ok := untracedMarks[a.res.Framework]
+func (a *adviser) untracedFix() string {
+	if a.f.HasFrames {
+		mark, ok := untracedMarks[a.r.Framework]
 		if !ok {
-			mark = untracedMarks[PyTorch]
+			mark = untracedMarks[analyze.PyTorch]
 		}
 		return "The trace has Python frames, but not in these stretches: the thread ran native code, waited outside Python, or ran before the tracer saw the frame enter. Wrap the work between steps in named annotations (" + mark + ", one per part) to see which part it is."
 	}
-	switch a.res.Framework {
-	case JAX:
+	switch a.r.Framework {
+	case analyze.JAX:
 		// A run without steps may serve rather than train: no batches.
 		what, mark := "the loop does between dispatches (most often getting the next batch)", "mark steps with jax.profiler.StepTraceAnnotation(\"train\", step_num=step)"
-		if a.res.Window.Steps == 0 {
+		if a.r.Window.Steps == 0 {
 			what, mark = "the thread does between dispatches (preparing inputs, reading results back, Python between calls)", "mark each step or request with jax.profiler.StepTraceAnnotation(name, step_num=n)"
 		}
 		return "Capture the Python tracer to see what " + what + ": jax.profiler.start_trace(dir, profiler_options=jax.profiler.ProfileOptions()) with python_tracer_level=1 and host_tracer_level=2, and " + mark + "."
-	case TensorFlow:
+	case analyze.TensorFlow:
 		return "Profile with the Python and host tracers (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1, host_tracer_level=2)) and mark steps with tf.profiler.experimental.Trace(\"train\", step_num=step, _r=1) to see what that thread does."
 	}
 	return "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does."
 }
 
-// loaderKind returns the kind of input pipeline named (describeLoader), or
-// for a nameless one, the framework's own: tf.data for TensorFlow.
-func (a *analyzer) loaderKind(name string) string {
-	if name != "" {
-		return describeLoader(name)
+// loaderKind returns the kind of the input pipeline the idle was spent in
+// (Facts.InputKind), or without one, the framework's own: tf.data for
+// TensorFlow.
+func (a *adviser) loaderKind() string {
+	if a.f.InputName != "" {
+		return a.f.InputKind
 	}
-	if a.res.Framework == TensorFlow {
-		return tfDataLoader
+	if a.r.Framework == analyze.TensorFlow {
+		return analyze.LoaderTFData
 	}
-	return anyLoader
-}
-
-// graphLaunches reports whether the trace launches captured graphs.
-func (a *analyzer) graphLaunches() bool {
-	m := newMatcher(graphLaunchPattern())
-	for _, s := range a.t.Strings {
-		if m.match(s) {
-			return true
-		}
-	}
-	return false
-}
-
-// inputNames returns the input event the idle was spent in most, or else,
-// when syncs took that idle (a loader run after print(loss)), the input
-// event the launching threads spent most time in; at most one name.
-func (a *analyzer) inputNames() []string {
-	if names := a.top(a.tally.names[Input], 1); len(names) > 0 {
-		return names
-	}
-	m := map[trace.StrID]int64{}
-	for _, tr := range a.launchingThreads() {
-		th := a.thread(tr)
-		for i := range th.evs {
-			if e := &th.evs[i]; a.cls.of(e.Name) == classInput {
-				m[e.Name] += e.Dur()
-			}
-		}
-	}
-	return a.top(m, 1)
-}
-
-// hasFrames reports whether any name of the trace is a Python frame.
-func (a *analyzer) hasFrames() bool {
-	for id := range a.t.Strings {
-		if a.factsOf(trace.StrID(id))&factFrame != 0 {
-			return true
-		}
-	}
-	return false
+	return analyze.LoaderAny
 }

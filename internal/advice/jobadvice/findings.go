@@ -1,19 +1,39 @@
-package job
+// Package jobadvice writes a job's own findings (the straggler, the
+// collectives' wait, step spread, load imbalance, clock alignment) from the
+// plain data of a job analysis (job.Result and its Facts), as package
+// advice writes a single run's.
+package jobadvice
 
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/human"
 )
+
+// adviser writes the findings of one job.
+type adviser struct {
+	res *job.Result
+}
+
+// Add writes the job's clock sentence (Clock), its reasons and its
+// findings, most severe first (Overall.Reasons, Overall.Findings), from its
+// figures, its ranks' findings and reasons, and its Facts.
+func Add(res *job.Result) {
+	res.Clock = clockSentence(&res.Facts.Clock)
+	reasons(res)
+	(&adviser{res: res}).findings()
+}
 
 // findings writes the job's conclusions, most severe first: the straggler,
 // the collectives' wait and transfer, why step lengths differ across
 // ranks, load imbalance, and how the clocks were aligned.
-func (j *analysis) findings() {
+func (j *adviser) findings() {
 	o := &j.res.Overall
 	if o.Verdict == analyze.NoDevice {
 		return
@@ -32,13 +52,13 @@ func (j *analysis) findings() {
 			fs = append([]analyze.Finding{f}, fs...)
 		}
 	}
-	if j.clockFixed {
+	if j.res.Facts.ClockFixed {
 		fs = append(fs, analyze.Finding{
-			ID: analyze.FindClockAlignment, Severity: "info", Message: capitalize(j.res.Clock) + ".",
+			ID: advice.FindClockAlignment, Severity: "info", Message: capitalize(j.res.Clock) + ".",
 			Fix: "Nothing to fix: this is how the ranks' timelines were put side by side.",
 		})
 	}
-	analyze.SortFindings(fs)
+	advice.SortFindings(fs)
 	o.Findings = fs
 }
 
@@ -47,20 +67,20 @@ func (j *analysis) findings() {
 // rank where it holds the most idle, with how many ranks share it. None
 // when no rank has one (a parallel job, or a verdict only the collective
 // waits gave).
-func (j *analysis) verdictFinding() (analyze.Finding, bool) {
+func (j *adviser) verdictFinding() (analyze.Finding, bool) {
 	v := j.res.Overall.Verdict
 	var best *analyze.Finding
 	bestRank, ranks := 0, 0
 	active := j.active()
 	for _, r := range active {
-		for i := range r.res.Findings {
-			f := &r.res.Findings[i]
-			if f.Verdict() != v || f.Severity != "high" {
+		for i := range r.Result.Findings {
+			f := &r.Result.Findings[i]
+			if advice.VerdictOf(f.ID) != v || f.Severity != "high" {
 				continue
 			}
 			ranks++
 			if best == nil || f.Idle > best.Idle {
-				best, bestRank = f, r.num
+				best, bestRank = f, r.Rank
 			}
 			break
 		}
@@ -76,19 +96,19 @@ func (j *analysis) verdictFinding() (analyze.Finding, bool) {
 
 // windowTime sums the ranks' window lengths: the time the job's shares are
 // of when summed over ranks.
-func (j *analysis) windowTime() int64 {
+func (j *adviser) windowTime() int64 {
 	var t int64
 	for _, r := range j.active() {
-		t += r.res.Window.Dur()
+		t += r.Result.Window.Dur()
 	}
 	return t
 }
 
 // stragglerFinding names the rank that made the others wait longest over
 // the window's steps, and what held it back.
-func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
-	imposed := make([]int64, len(j.ranks))
-	splits := make([]WaitSplit, len(j.ranks))
+func (j *adviser) stragglerFinding() (analyze.Finding, bool) {
+	imposed := make([]int64, len(j.res.Ranks))
+	splits := make([]job.WaitSplit, len(j.res.Ranks))
 	for _, js := range j.res.Steps {
 		for _, c := range js.Collectives {
 			imposed[c.Straggler] += c.Split.Total()
@@ -104,30 +124,30 @@ func (j *analysis) stragglerFinding() (analyze.Finding, bool) {
 	if imposed[best] == 0 {
 		return analyze.Finding{}, false
 	}
-	r := j.ranks[best]
+	r := &j.res.Ranks[best]
 	doing := splits[best].Doing()
 	steps := len(j.res.Steps)
 	msg := fmt.Sprintf("Rank %d holds the job back: it was the straggler in %d of %d step(s), and the other ranks waited for it %s in all in collectives (%s of the ranks' time)",
-		r.num, j.res.Ranks[best].Straggles, steps, human.Duration(imposed[best]), human.Share(float64(imposed[best])/float64(max(j.windowTime(), 1))))
+		r.Rank, j.res.Ranks[best].Straggles, steps, human.Duration(imposed[best]), human.Share(float64(imposed[best])/float64(max(j.windowTime(), 1))))
 	msg += j.doingText(r, doing) + "."
 	fix, id := doingFix(doing), doingFinding(doing)
-	for _, f := range r.res.Findings {
-		if f.ID == id || id == analyze.FindSlowInput && f.ID == analyze.FindInlineInput {
+	for _, f := range r.Result.Findings {
+		if f.ID == id || id == advice.FindSlowInput && f.ID == advice.FindInlineInput {
 			id = f.ID
-			msg += fmt.Sprintf(" Rank %d alone: %s", r.num, f.Message)
+			msg += fmt.Sprintf(" Rank %d alone: %s", r.Rank, f.Message)
 			fix = f.Fix
 			break
 		}
 	}
 	sev := "medium"
-	if (analyze.Finding{ID: id}).Verdict() == j.res.Overall.Verdict {
+	if advice.VerdictOf(id) == j.res.Overall.Verdict {
 		sev = "high"
 	}
-	return analyze.Finding{ID: analyze.FindStraggler, Severity: sev, Message: msg, Fix: fix}, true
+	return analyze.Finding{ID: advice.FindStraggler, Severity: sev, Message: msg, Fix: fix}, true
 }
 
 // doingText says what the straggler did while the others waited.
-func (j *analysis) doingText(r *rankState, doing string) string {
+func (j *adviser) doingText(r *job.Rank, doing string) string {
 	switch doing {
 	case "input":
 		return "; meanwhile its host was in the input pipeline"
@@ -149,13 +169,13 @@ func (j *analysis) doingText(r *rankState, doing string) string {
 func doingFinding(doing string) string {
 	switch doing {
 	case "input":
-		return analyze.FindSlowInput
+		return advice.FindSlowInput
 	case "sync":
-		return analyze.FindForcedSync
+		return advice.FindForcedSync
 	case "host":
-		return analyze.FindDispatch
+		return advice.FindDispatch
 	case "untraced":
-		return analyze.FindUntracedThread
+		return advice.FindUntracedThread
 	}
 	return ""
 }
@@ -177,7 +197,7 @@ func doingFix(doing string) string {
 }
 
 // waitFinding splits the collectives' time into waiting and transfer.
-func (j *analysis) waitFinding() (analyze.Finding, bool) {
+func (j *adviser) waitFinding() (analyze.Finding, bool) {
 	wait, transfer := j.res.Wait.Total(), j.res.Transfer
 	if wait+transfer == 0 {
 		return analyze.Finding{}, false
@@ -185,11 +205,11 @@ func (j *analysis) waitFinding() (analyze.Finding, bool) {
 	n := int64(len(j.active()))
 	share := float64(wait) / float64(max(j.windowTime(), 1))
 	sev := "info"
-	if share > j.opt.InputThreshold {
+	if share > j.res.Overall.Options.InputThreshold {
 		sev = "medium"
 	}
 	return analyze.Finding{
-		ID: analyze.FindCollectiveWait, Severity: sev,
+		ID: advice.FindCollectiveWait, Severity: sev,
 		Message: fmt.Sprintf("Collectives took %s per rank over the window: %s (%s of their time) waiting for the slowest rank to arrive and %s transferring; the wait is %s of the ranks' time.",
 			human.Duration((wait+transfer)/n), human.Duration(wait/n), human.Share(float64(wait)/float64(wait+transfer)), human.Duration(transfer/n), human.Share(share)),
 		Fix: "The waiting part is not communication cost: it goes away when the straggler arrives on time. The transfer part is; overlap it with compute (DDP gradient buckets, FSDP prefetching).",
@@ -197,14 +217,14 @@ func (j *analysis) waitFinding() (analyze.Finding, bool) {
 }
 
 // imbalanceFinding reports waits for ranks whose devices had more work.
-func (j *analysis) imbalanceFinding() (analyze.Finding, bool) {
+func (j *adviser) imbalanceFinding() (analyze.Finding, bool) {
 	c := j.res.Wait.Compute
 	share := float64(c) / float64(max(j.windowTime(), 1))
-	if c == 0 || share <= j.opt.InputThreshold {
+	if c == 0 || share <= j.res.Overall.Options.InputThreshold {
 		return analyze.Finding{}, false
 	}
 	return analyze.Finding{
-		ID: analyze.FindLoadImbalance, Severity: "medium",
+		ID: advice.FindLoadImbalance, Severity: "medium",
 		Message: fmt.Sprintf("Ranks waited %s in collectives (summed over ranks, %s of their time) for ranks whose devices had more work to do: the work is not spread evenly.", human.Duration(c), human.Share(share)),
 		Fix:     doingFix("compute"),
 	}, true
@@ -213,7 +233,7 @@ func (j *analysis) imbalanceFinding() (analyze.Finding, bool) {
 // spreadFinding explains why step lengths differ across ranks, for the
 // step where they differ most: the ranks start it at different times and
 // finish it together, because collectives make the early ones wait.
-func (j *analysis) spreadFinding() (analyze.Finding, bool) {
+func (j *adviser) spreadFinding() (analyze.Finding, bool) {
 	js, lo, hi := j.widestStep()
 	if js == nil || js.Dur[hi] == 0 || float64(js.Dur[hi]-js.Dur[lo]) < 0.1*float64(js.Dur[hi]) {
 		return analyze.Finding{}, false
@@ -223,7 +243,7 @@ func (j *analysis) spreadFinding() (analyze.Finding, bool) {
 		// markers measure queueing, not what the other ranks made it do.
 		return analyze.Finding{}, false
 	}
-	rk := func(i int) int { return j.ranks[i].num }
+	rk := func(i int) int { return j.res.Ranks[i].Rank }
 	var b strings.Builder
 	fmt.Fprintf(&b, "Step lengths differ across ranks: %s takes %s on rank %d and %s on rank %d.",
 		js.Name, human.Duration(js.Dur[lo]), rk(lo), human.Duration(js.Dur[hi]), rk(hi))
@@ -242,21 +262,21 @@ func (j *analysis) spreadFinding() (analyze.Finding, bool) {
 				b.WriteString("; ")
 			}
 			c := biggestWait(js, i)
-			fmt.Fprintf(&b, "rank %d %s (%s in collective %d, %s, for rank %d)", rk(i), human.Duration(stepWait(js, i)),
+			fmt.Fprintf(&b, "rank %d %s (%s in collective %d, %s, for rank %d)", rk(i), human.Duration(js.Waited(i)),
 				human.Duration(c.Waits[i]), c.Index+1, shortKernel(c.Name), rk(c.Straggler))
 		}
 		b.WriteString(".")
 	}
 	if js.Straggler >= 0 {
-		fmt.Fprintf(&b, " Rank %d, the straggler%s.", rk(js.Straggler), j.doingText(j.ranks[js.Straggler], js.Doing))
+		fmt.Fprintf(&b, " Rank %d, the straggler%s.", rk(js.Straggler), j.doingText(&j.res.Ranks[js.Straggler], js.Doing))
 	}
-	return analyze.Finding{ID: analyze.FindStepSpread, Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
+	return analyze.Finding{ID: advice.FindStepSpread, Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
 }
 
 // widestStep returns the job step whose rank lengths differ most, with the
 // indexes of its shortest and longest rank.
-func (j *analysis) widestStep() (*Step, int, int) {
-	var best *Step
+func (j *adviser) widestStep() (*job.Step, int, int) {
+	var best *job.Step
 	var blo, bhi int
 	for si := range j.res.Steps {
 		js := &j.res.Steps[si]
@@ -281,15 +301,16 @@ func (j *analysis) widestStep() (*Step, int, int) {
 
 // stepSpread returns the first and last rank to enter the step, and how far
 // apart the ranks' starts and ends are on the job's timeline.
-func (j *analysis) stepSpread(js *Step) (first, last int, starts, ends int64) {
+func (j *adviser) stepSpread(js *job.Step) (first, last int, starts, ends int64) {
 	var s0, s1, e0, e1 int64
 	seen := false
-	for i, r := range j.ranks {
-		s := r.windowStep(js.Num)
+	for i := range j.res.Ranks {
+		r := &j.res.Ranks[i]
+		s := windowStep(r.Result, js.Num)
 		if s == nil {
 			continue
 		}
-		st, en := s.Start+r.off, s.Start+s.Dur+r.off
+		st, en := s.Start+r.Offset, s.Start+s.Dur+r.Offset
 		if !seen || st < s0 {
 			s0, first = st, i
 		}
@@ -309,27 +330,19 @@ func (j *analysis) stepSpread(js *Step) (first, last int, starts, ends int64) {
 
 // waiters returns the indexes of the n ranks that waited longest in the
 // step's collectives, longest first.
-func waiters(js *Step, n int) []int {
+func waiters(js *job.Step, n int) []int {
 	var idx []int
 	for i := range js.Dur {
-		if stepWait(js, i) > 0 {
+		if js.Waited(i) > 0 {
 			idx = append(idx, i)
 		}
 	}
-	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(stepWait(js, y), stepWait(js, x)) })
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(js.Waited(y), js.Waited(x)) })
 	return idx[:min(n, len(idx))]
 }
 
-func stepWait(js *Step, i int) int64 {
-	var w int64
-	for _, c := range js.Collectives {
-		w += c.Waits[i]
-	}
-	return w
-}
-
-func biggestWait(js *Step, i int) *Collective {
-	var best *Collective
+func biggestWait(js *job.Step, i int) *job.Collective {
+	var best *job.Collective
 	for k := range js.Collectives {
 		if c := &js.Collectives[k]; best == nil || c.Waits[i] > best.Waits[i] {
 			best = c
@@ -351,4 +364,23 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// active returns the ranks with device work (job.Facts.Active).
+func (j *adviser) active() []*job.Rank {
+	rs := make([]*job.Rank, 0, len(j.res.Facts.Active))
+	for _, i := range j.res.Facts.Active {
+		rs = append(rs, &j.res.Ranks[i])
+	}
+	return rs
+}
+
+// windowStep returns the step of res's window numbered num, nil when none.
+func windowStep(res *analyze.Result, num int64) *analyze.Step {
+	for i := range res.Steps {
+		if res.Steps[i].Num == num {
+			return &res.Steps[i]
+		}
+	}
+	return nil
 }

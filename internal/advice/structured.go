@@ -1,9 +1,11 @@
-package analyze
+package advice
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"strings"
+
+	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // This file gives findings their figures as fields beside the English:
@@ -13,39 +15,39 @@ import (
 
 // structure fills the fields of the findings made from the causes' tallies
 // and adds the findings about copies and known op costs.
-func (a *analyzer) structure(fs []Finding) []Finding {
-	r := a.res
+func (a *adviser) structure(fs []analyze.Finding) []analyze.Finding {
+	r := a.r
 	wd := float64(max(r.Window.Dur(), 1))
 	for i := range fs {
 		f := &fs[i]
-		var c Cause
+		var c analyze.Cause
 		switch f.ID {
 		case FindForcedSync:
-			f.Idle, c = r.Idle.Sync(), InSync
-			f.Calls = a.top(mergeNames(a.tally.names[InSync], a.tally.names[AfterSync]), 3)
+			f.Idle, c = r.Idle.Sync(), analyze.InSync
+			f.Calls = a.f.Sync.Names(3)
 		case FindSlowInput, FindInlineInput:
-			f.Idle, c = r.Idle.Of(Input), Input
-			f.Calls = a.top(a.tally.names[Input], 1)
+			f.Idle, c = r.Idle.Of(analyze.Input), analyze.Input
+			f.Calls = a.f.Causes[analyze.Input].Names(1)
 		case FindDispatch:
-			f.Idle, c = r.Idle.Of(Host), Host
-			f.Calls = a.top(a.tally.names[Host], 3)
+			f.Idle, c = r.Idle.Of(analyze.Host), analyze.Host
+			f.Calls = a.f.Causes[analyze.Host].Names(3)
 		case FindRuntimeWork:
-			f.Idle, c = r.Idle.Of(Runtime), Runtime
-			f.Calls = a.top(a.tally.names[Runtime], 3)
+			f.Idle, c = r.Idle.Of(analyze.Runtime), analyze.Runtime
+			f.Calls = a.f.Causes[analyze.Runtime].Names(3)
 		case FindUntracedThread:
-			f.Idle, c = r.Idle.Of(Untraced), Untraced
+			f.Idle, c = r.Idle.Of(analyze.Untraced), analyze.Untraced
 		default:
 			continue
 		}
 		f.Share = float64(f.Idle) / wd
-		if c != Untraced {
+		if c != analyze.Untraced {
 			f.Sites = a.sitesOf(c, "", 3)
 		}
 		if l := siteList(f.Sites); l != "" {
 			f.Message += " Called from " + l + "."
 		}
 		if f.ID == FindForcedSync {
-			f.Message += a.syncCountNote(a.sitesOf(InSync, "", len(r.CallSites)))
+			f.Message += a.syncCountNote(a.sitesOf(analyze.InSync, "", len(r.CallSites)))
 		}
 	}
 	if f, ok := a.copyFinding(); ok {
@@ -61,9 +63,9 @@ const minOpShare = 0.02
 // opFindings names the known op costs (optimizer step, zero_grad, collate)
 // that hold the devices idle for more than minOpShare of the window, each
 // with its own fix.
-func (a *analyzer) opFindings(wd float64) []Finding {
-	var fs []Finding
-	for _, o := range a.res.Ops {
+func (a *adviser) opFindings(wd float64) []analyze.Finding {
+	var fs []analyze.Finding
+	for _, o := range a.r.Ops {
 		share := float64(o.Idle) / wd
 		if o.Fix == "" || share <= minOpShare {
 			continue
@@ -76,18 +78,18 @@ func (a *analyzer) opFindings(wd float64) []Finding {
 		if o.Calls > 0 {
 			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", plural(o.Calls, "call"), human.Duration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
 		}
-		f := Finding{
+		f := analyze.Finding{
 			ID: FindCostlyOp, Severity: "info",
 			Message: fmt.Sprintf("The %s waits on %s%s for %s, %s of the window%s.",
 				a.deviceWord(), o.Name, where, human.Duration(o.Idle), human.Share(share), per),
 			Fix:  o.Fix,
 			Idle: o.Idle, Share: share, Calls: []string{o.Name},
-			Sites: a.sitesOf(Host, o.Name, 3),
+			Sites: a.sitesOf(analyze.Host, o.Name, 3),
 		}
 		if o.Setting != nil {
-			f.Settings = []Setting{*o.Setting}
+			f.Settings = []analyze.Setting{*o.Setting}
 		}
-		if share > a.opt.InputThreshold {
+		if share > a.r.Options.InputThreshold {
 			f.Severity = "medium"
 		}
 		fs = append(fs, f)
@@ -97,9 +99,9 @@ func (a *analyzer) opFindings(wd float64) []Finding {
 
 // sitesOf returns the call sites of cause c (in-sync: all sync), of the
 // call named call when not empty, most idle first, at most k.
-func (a *analyzer) sitesOf(c Cause, call string, k int) []CallSite {
-	var out []CallSite
-	for _, s := range a.res.CallSites {
+func (a *adviser) sitesOf(c analyze.Cause, call string, k int) []analyze.CallSite {
+	var out []analyze.CallSite
+	for _, s := range a.r.CallSites {
 		if s.Cause == c && (call == "" || s.Call == call) && len(out) < k {
 			out = append(out, s)
 		}
@@ -115,7 +117,7 @@ func workersFor(load, compute int64) int {
 
 // siteList writes call sites for a message: "train.py:45 <module> (5
 // calls)".
-func siteList(sites []CallSite) string {
+func siteList(sites []analyze.CallSite) string {
 	var parts []string
 	for _, s := range sites {
 		if !s.Frame.IsZero() {
@@ -123,4 +125,9 @@ func siteList(sites []CallSite) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ceilDiv returns ceil(x / y) for y > 0.
+func ceilDiv(x, y int64) int {
+	return int((x + y - 1) / y)
 }

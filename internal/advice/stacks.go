@@ -1,0 +1,35 @@
+package advice
+
+import "github.com/tracegap/tracegap/internal/analyze"
+
+// stackHints say how each framework records Python stacks; PyTorch's
+// stands for the others.
+var stackHints = map[analyze.Framework]string{
+	analyze.JAX:        "profile with the Python tracer on (jax.profiler.ProfileOptions() with python_tracer_level=1, passed to jax.profiler.start_trace)",
+	analyze.TensorFlow: "profile with the Python tracer on (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1), passed to tf.profiler.experimental.start)",
+	analyze.PyTorch:    "profile with torch.profiler.profile(..., with_stack=True) to record them",
+}
+
+// stackHint writes r.StackHint when its call sites name no line of the
+// user's code: how to record Python stacks in the framework that wrote the
+// trace, so that a later report can name them. A result without device
+// work has no call sites and gets none.
+func stackHint(r *analyze.Result) {
+	if r.Verdict == analyze.NoDevice || r.Facts.UserFrames {
+		return
+	}
+	r.StackHint = stackHintFor(r.Framework, r.Facts.CallFrames)
+}
+
+// stackHintFor is the hint for a trace of framework f; frames is set when
+// the trace has frames around the calls, but none of the user's code.
+func stackHintFor(f analyze.Framework, frames bool) string {
+	if frames {
+		return "The trace's Python frames around these calls are all in library code (the frameworks, NumPy, Python's own modules), so no line of your code can be named: the Python tracer records a frame only when it is entered after the capture starts, so start the capture before the function that runs the loop is entered."
+	}
+	how, ok := stackHints[f]
+	if !ok {
+		how = stackHints[analyze.PyTorch]
+	}
+	return "The trace has no Python frames, so no call site can be named: " + how + "."
+}
