@@ -21,16 +21,24 @@ func Duration(ns int64) string {
 		}
 		return "-" + Duration(-ns)
 	}
-	v := float64(ns)
+	return scaled(ns, [4]string{"ns", "us", "ms", "s"})
+}
+
+// scaled writes n, counted in units[0], in the largest of units (each a
+// thousand of the one before) that keeps the number at 1 or more, with
+// three significant figures, rounding up into the next unit where three
+// would not hold it.
+func scaled(n int64, units [4]string) string {
+	v := float64(n)
 	switch {
 	case v < 999.5:
-		return strconv.FormatInt(ns, 10) + " ns"
+		return strconv.FormatInt(n, 10) + " " + units[0]
 	case v < 999_500:
-		return sig3(v/1e3) + " us"
+		return sig3(v/1e3) + " " + units[1]
 	case v < 999_500_000:
-		return sig3(v/1e6) + " ms"
+		return sig3(v/1e6) + " " + units[2]
 	}
-	return sig3(v/1e9) + " s"
+	return sig3(v/1e9) + " " + units[3]
 }
 
 // sig3 writes v, at least 0.9995, with three significant figures (all its
@@ -58,15 +66,4 @@ func Share(v float64) string {
 // Bytes writes a byte count in decimal units with three significant
 // figures, as Duration rounds: "812 B", "12.3 MB", "1.00 MB" (for 999,999
 // bytes), "1.05 GB".
-func Bytes(n int64) string {
-	v := float64(n)
-	switch {
-	case v < 999.5:
-		return strconv.FormatInt(n, 10) + " B"
-	case v < 999_500:
-		return sig3(v/1e3) + " kB"
-	case v < 999_500_000:
-		return sig3(v/1e6) + " MB"
-	}
-	return sig3(v/1e9) + " GB"
-}
+func Bytes(n int64) string { return scaled(n, [4]string{"B", "kB", "MB", "GB"}) }
