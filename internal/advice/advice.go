@@ -24,6 +24,7 @@ type adviser struct {
 // gets no finding.
 func Add(r *analyze.Result) {
 	a := &adviser{r: r, f: &r.Facts}
+	r.Loader.From = loaderFrom(r.Loader)
 	reasons(r)
 	opFix(r)
 	stackHint(r)

@@ -224,3 +224,22 @@ func TestReasons(t *testing.T) {
 		t.Errorf("confidence reasons %q, want %q", conf, want)
 	}
 }
+
+// TestLoaderFrom: where the worker count was read, in words, for each
+// source the analysis names.
+func TestLoaderFrom(t *testing.T) {
+	for _, tt := range []struct {
+		l    analyze.Loader
+		want string
+	}{
+		{analyze.Loader{Known: true, Workers: 8, Source: analyze.LoaderFromMeta, MetaKey: "num_workers"}, "num_workers in the trace's metadata"},
+		{analyze.Loader{Known: true, Workers: 1, Source: analyze.LoaderFromThreads}, "1 worker thread in the trace"},
+		{analyze.Loader{Known: true, Workers: 4, Source: analyze.LoaderFromThreads}, "4 worker threads in the trace"},
+		{analyze.Loader{Known: true, Source: analyze.LoaderFromIterator}, "the single-process DataLoader iterator"},
+		{analyze.Loader{}, ""},
+	} {
+		if got := loaderFrom(tt.l); got != tt.want {
+			t.Errorf("loaderFrom(%+v) = %q, want %q", tt.l, got, tt.want)
+		}
+	}
+}

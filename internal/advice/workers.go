@@ -96,3 +96,16 @@ func derive(p *analyze.WorkerPlan) string {
 	}
 	return ""
 }
+
+// loaderFrom says where the trace says how many loader workers there are.
+func loaderFrom(l analyze.Loader) string {
+	switch l.Source {
+	case analyze.LoaderFromMeta:
+		return l.MetaKey + " in the trace's metadata"
+	case analyze.LoaderFromThreads:
+		return plural(l.Workers, "worker thread") + " in the trace"
+	case analyze.LoaderFromIterator:
+		return "the single-process DataLoader iterator"
+	}
+	return ""
+}

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 )
 
@@ -367,10 +366,4 @@ func Grade(low bool, n int) Confidence {
 	return High
 }
 
-// plural returns "1 call", "3 calls".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+

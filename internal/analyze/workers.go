@@ -14,10 +14,13 @@ type Loader struct {
 	// is then that count, 0 for a loader inline on the loop thread.
 	Known   bool
 	Workers int
-	// From says where the count was read ("num_workers in the trace's
-	// metadata", "4 worker threads in the trace", "the single-process
-	// DataLoader iterator").
-	From string
+	// Source says where the count was read, MetaKey the metadata key
+	// when there; From says it in words (package advice writes it:
+	// "num_workers in the trace's metadata", "4 worker threads in the
+	// trace", "the single-process DataLoader iterator").
+	Source  LoaderSource
+	MetaKey string
+	From    string
 	// PerBatch is a worker's median time per batch where the workers'
 	// own frames are in the trace; 0 when they are not.
 	PerBatch int64
@@ -37,6 +40,17 @@ var (
 	workerFrame = regexp.MustCompile(`_utils/fetch\.py|_worker_loop|process_prefetch`)
 )
 
+// LoaderSource is where a trace says how many loader workers there are.
+type LoaderSource uint8
+
+// Where a worker count is read (Loader.Source).
+const (
+	LoaderUnknown      LoaderSource = iota
+	LoaderFromMeta                  // a key of the trace's metadata
+	LoaderFromThreads               // worker threads in the trace
+	LoaderFromIterator              // the single-process DataLoader iterator: none
+)
+
 // metaWorkerKeys are the metadata keys that carry a worker count, as a
 // script adds them with the profiler's add_metadata_json.
 var metaWorkerKeys = []string{"num_workers", "grain_worker_count"}
@@ -50,13 +64,12 @@ func (a *analyzer) findLoader() Loader {
 	l.PerBatch = perBatch
 	for _, k := range metaWorkerKeys {
 		if n, err := strconv.Atoi(a.t.Meta[k]); err == nil && n >= 0 {
-			l.Known, l.Workers, l.From = true, n, k+" in the trace's metadata"
+			l.Known, l.Workers, l.Source, l.MetaKey = true, n, LoaderFromMeta, k
 			return l
 		}
 	}
 	if len(tracks) > 0 {
-		l.Known, l.Workers = true, len(tracks)
-		l.From = plural(len(tracks), "worker thread") + " in the trace"
+		l.Known, l.Workers, l.Source = true, len(tracks), LoaderFromThreads
 		return l
 	}
 	// The names are matched once each, and the events looked at only
@@ -69,7 +82,7 @@ func (a *analyzer) findLoader() Loader {
 		th := a.thread(tr)
 		for i := range th.evs {
 			if single.matches(th.evs[i].Name) {
-				l.Known, l.Workers, l.From = true, 0, "the single-process DataLoader iterator"
+				l.Known, l.Workers, l.Source = true, 0, LoaderFromIterator
 				return l
 			}
 		}
