@@ -365,5 +365,3 @@ func Grade(low bool, n int) Confidence {
 	}
 	return High
 }
-
-
