@@ -81,9 +81,19 @@ func TestFrameworkFixes(t *testing.T) {
 }
 
 func TestPlural(t *testing.T) {
-	for n, want := range map[int]string{0: "0 blocking calls", 1: "1 blocking call", 2: "2 blocking calls"} {
-		if got := plural(n, "blocking call"); got != want {
-			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+	for _, tt := range []struct {
+		n          int
+		noun, want string
+	}{
+		{0, "blocking call", "0 blocking calls"},
+		{1, "blocking call", "1 blocking call"},
+		{2, "blocking call", "2 blocking calls"},
+		{1, "copy", "1 copy"},
+		{5, "copy", "5 copies"},
+		{2, "delay", "2 delays"},
+	} {
+		if got := plural(tt.n, tt.noun); got != tt.want {
+			t.Errorf("plural(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
 		}
 	}
 }

@@ -33,7 +33,7 @@ func (a *adviser) copyFinding() (analyze.Finding, bool) {
 	}
 	size := "copy"
 	if t.Bytes > 0 {
-		size = formatBytes(t.Bytes) + " copy"
+		size = human.Bytes(t.Bytes) + " copy"
 	}
 	msg := fmt.Sprintf("A %s %s %s memory (%s%s) blocks the host for %s per step (%s per step): the %s drains its queue and idles %s, %s of the window, while the host waits for it.",
 		what, size, map[bool]string{true: "into " + cmp.Or(c.Memory, "host"), false: "from " + cmp.Or(c.Memory, "host")}[c.Direction == "DtoH"], t.Call, where, human.Duration(t.HostBlocked/int64(steps)),
@@ -49,18 +49,4 @@ func (a *adviser) copyFinding() (analyze.Finding, bool) {
 		Idle: c.Idle, Share: share, Calls: []string{t.Call}, Settings: []analyze.Setting{set},
 		Sites: a.sitesOf(analyze.InSync, t.Call, 3),
 	}, true
-}
-
-// formatBytes writes n as "704 B", "1.50 MiB".
-func formatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f, u := float64(n), 0
-	for f >= 1024 && u < len(units)-1 {
-		f /= 1024
-		u++
-	}
-	if u == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.3g %s", f, units[u])
 }

@@ -135,6 +135,9 @@ func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.HasSuffix(stem, "a") && !strings.HasSuffix(stem, "e") && !strings.HasSuffix(stem, "o") {
+		return fmt.Sprintf("%d %sies", n, stem) // "copies", not "copys"
+	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
