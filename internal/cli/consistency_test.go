@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/tracegap/tracegap/internal/human"
 	"html"
 	"math"
 	"path/filepath"
@@ -202,7 +203,7 @@ func jsonFigures(t *testing.T, res *analyze.Result, doc string) figures {
 		shares:     map[string]string{},
 	}
 	if len(res.Steps) > 0 {
-		f.step, f.busy = render.Duration(fg.StepNs), render.Duration(fg.BusyPerStepNs)
+		f.step, f.busy = human.Duration(fg.StepNs), human.Duration(fg.BusyPerStepNs)
 	}
 	for _, c := range analyze.Causes() {
 		f.shares[c.String()] = ratio(c.Key()+"_share", r.IdleBreakdown.Ns[c], r.IdleBreakdown.Share[c])
@@ -215,7 +216,7 @@ func summaryFigures(res *analyze.Result) figures {
 	s := compare.Summarize(res)
 	f := figures{util: pct(s.Utilization), attributed: pct(s.IdleShare), shares: map[string]string{}}
 	if !s.PerWindow {
-		f.step, f.busy = render.Duration(s.StepTime), render.Duration(s.DeviceBusy)
+		f.step, f.busy = human.Duration(s.StepTime), human.Duration(s.DeviceBusy)
 	}
 	for _, c := range analyze.Causes() {
 		f.shares[c.String()] = pct(s.IdleOf(c.String()).Share)

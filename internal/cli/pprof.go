@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strings"
 
@@ -102,7 +103,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 			idle += g.Dur
 		}
 		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %d gaps; view it with: go tool pprof -http=: %s\n",
-			safe(out), render.Duration(idle), len(res.Gaps), safe(out))
+			safe(out), human.Duration(idle), len(res.Gaps), safe(out))
 	}
 	return exitOK
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strconv"
 	"strings"
@@ -219,7 +220,7 @@ func (a *annotator) slice(tid int, name, cat string, start, dur int64, args map[
 // gapArgs are a gap's figures and what the host was doing.
 func (a *annotator) gapArgs(g *analyze.Gap) map[string]any {
 	args := map[string]any{
-		"idle":        Duration(g.Dur),
+		"idle":        human.Duration(g.Dur),
 		"cause":       g.Cause.String(),
 		"why":         "the host was " + g.Cause.About(),
 		"host_thread": g.Thread,
@@ -248,7 +249,7 @@ func (a *annotator) gapArgs(g *analyze.Gap) map[string]any {
 func stepArgs(s *analyze.Step) map[string]any {
 	args := map[string]any{
 		"verdict":        string(s.Verdict),
-		"step_time":      Duration(s.Dur),
+		"step_time":      human.Duration(s.Dur),
 		"device_busy_ns": s.DeviceBusy,
 		"input_ns":       s.Input,
 		"sync_ns":        s.Sync,

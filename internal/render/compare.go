@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"math"
 	"strconv"
@@ -58,16 +59,16 @@ func SyntheticConclusion(s *compare.Synthetic) string {
 	}
 	if s.InputUnseen != "" {
 		return fmt.Sprintf("the new run's step (%s) reaches the target (%s): it keeps up, though its input time cannot be seen: %s.",
-			Duration(s.NewStep), Duration(s.Target), s.InputUnseen)
+			human.Duration(s.NewStep), human.Duration(s.Target), s.InputUnseen)
 	}
 	fits := "is longer than"
 	if s.InputFits {
 		fits = "fits inside"
 	}
 	in := fmt.Sprintf("the new run's input (%s per step) %s the synthetic run's compute (%s per step)",
-		Duration(s.NewInput), fits, Duration(s.BaseCompute))
+		human.Duration(s.NewInput), fits, human.Duration(s.BaseCompute))
 	slower := fmt.Sprintf(", yet its step (%s) is %s slower than the target (%s)",
-		Duration(s.NewStep), percent(float64(s.NewStep)/float64(max(s.Target, 1))-1), Duration(s.Target))
+		human.Duration(s.NewStep), human.Share(float64(s.NewStep)/float64(max(s.Target, 1))-1), human.Duration(s.Target))
 	switch {
 	case s.Outcome == compare.InputBound && !s.InputFits:
 		return in + ": the input pipeline is the bottleneck; add loader workers, prefetch, or preprocess offline."
@@ -75,19 +76,19 @@ func SyntheticConclusion(s *compare.Synthetic) string {
 		return in + slower + inputWait(s)
 	case s.Outcome == compare.KeepsUp:
 		return in + fmt.Sprintf(" and its step (%s) reaches the target (%s): the input pipeline keeps up.",
-			Duration(s.NewStep), Duration(s.Target))
+			human.Duration(s.NewStep), human.Duration(s.Target))
 	}
 	msg := in + slower + ": the input pipeline is not the bottleneck, and a forced synchronization is the likely cause"
 	if len(s.Syncs) == 0 {
 		if s.NewSync > 0 || s.NewAfterSync > 0 {
 			return msg + fmt.Sprintf(": the new run spends %s per step in blocking calls, and its device idles %s per step right after they return.",
-				Duration(s.NewSync), Duration(s.NewAfterSync))
+				human.Duration(s.NewSync), human.Duration(s.NewAfterSync))
 		}
 		return msg + "; no blocking call was found in the new run, so look at the host work in its gaps."
 	}
 	names := make([]string, 0, 3)
 	for _, site := range s.Syncs[:min(3, len(s.Syncs))] {
-		names = append(names, fmt.Sprintf("%s (%s in %s)", site.Name, Duration(site.Time), counted(site.Gaps, "gap")))
+		names = append(names, fmt.Sprintf("%s (%s in %s)", site.Name, human.Duration(site.Time), counted(site.Gaps, "gap")))
 	}
 	return msg + ": " + strings.Join(names, ", ") + "."
 }
@@ -113,7 +114,7 @@ func inputWait(s *compare.Synthetic) string {
 		why += " " + f.Fix
 	}
 	return fmt.Sprintf(", and its device idles %s per step waiting on input (%s on syncs): %s",
-		Duration(s.NewInputIdle), Duration(s.NewSyncIdle), why)
+		human.Duration(s.NewInputIdle), human.Duration(s.NewSyncIdle), why)
 }
 
 // unseenConclusion says why the test does not conclude: the new run's
@@ -125,7 +126,7 @@ func unseenConclusion(s *compare.Synthetic) string {
 	}
 	if s.Slower {
 		msg += fmt.Sprintf(". Its step (%s) is %s slower than the target (%s), from input or a sync the test cannot tell apart",
-			Duration(s.NewStep), percent(float64(s.NewStep)/float64(max(s.Target, 1))-1), Duration(s.Target))
+			human.Duration(s.NewStep), human.Share(float64(s.NewStep)/float64(max(s.Target, 1))-1), human.Duration(s.Target))
 	}
 	return msg + "."
 }
@@ -134,10 +135,10 @@ func unseenConclusion(s *compare.Synthetic) string {
 func RegressionMessage(r compare.Regression) string {
 	if r.Metric == compare.MetricStepTime {
 		return fmt.Sprintf("step time grew %s (%s -> %s), limit %s",
-			percent(r.Change), Duration(int64(r.Base)), Duration(int64(r.New)), percent(r.Limit))
+			human.Share(r.Change), human.Duration(int64(r.Base)), human.Duration(int64(r.New)), human.Share(r.Limit))
 	}
 	return fmt.Sprintf("attributed %s grew %.1f points (%s -> %s), limit %.1f points",
-		r.Metric, r.Change*100, percent(r.Base), percent(r.New), r.Limit*100)
+		r.Metric, r.Change*100, human.Share(r.Base), human.Share(r.New), r.Limit*100)
 }
 
 func compareText(w io.Writer, c *compare.Comparison) error {
@@ -160,15 +161,15 @@ func compareText(w io.Writer, c *compare.Comparison) error {
 	}
 	if s := c.Synthetic; s != nil {
 		fmt.Fprintf(w, "\nsynthetic-data test (%s):\n", cmpSyntheticWhy(s))
-		fmt.Fprintf(w, "  target step %s (base); base compute %s per step\n", Duration(s.Target), Duration(s.BaseCompute))
-		fmt.Fprintf(w, "  new step %s; new input %s per step\n", Duration(s.NewStep), Duration(s.NewInput))
+		fmt.Fprintf(w, "  target step %s (base); base compute %s per step\n", human.Duration(s.Target), human.Duration(s.BaseCompute))
+		fmt.Fprintf(w, "  new step %s; new input %s per step\n", human.Duration(s.NewStep), human.Duration(s.NewInput))
 		fmt.Fprintf(w, "  %s\n", untrusted.Terminal(SyntheticConclusion(s)))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "  sync %s in %s: %s\n", Duration(site.Time), counted(site.Gaps, "gap"), untrusted.Terminal(stackString(site.Stack)))
+			fmt.Fprintf(w, "  sync %s in %s: %s\n", human.Duration(site.Time), counted(site.Gaps, "gap"), untrusted.Terminal(stackString(site.Stack)))
 		}
 	}
 	if c.Limit > 0 {
-		fmt.Fprintf(w, "\nregressions (limit %s): %s\n", percent(c.Limit), untrusted.Terminal(cmpRegressions(c, "; ")))
+		fmt.Fprintf(w, "\nregressions (limit %s): %s\n", human.Share(c.Limit), untrusted.Terminal(cmpRegressions(c, "; ")))
 	}
 	return nil
 }
@@ -208,9 +209,9 @@ func cmpRegressions(c *compare.Comparison, sep string) string {
 
 func cmpValue(r *compare.Row, v float64) string {
 	if r.Unit == compare.UnitShare {
-		return percent(v)
+		return human.Share(v)
 	}
-	return Duration(int64(math.Round(v)))
+	return human.Duration(int64(math.Round(v)))
 }
 
 func cmpDiff(r *compare.Row) string {
@@ -221,7 +222,7 @@ func cmpDiff(r *compare.Row) string {
 	if r.Unit == compare.UnitShare {
 		return sign + strconv.FormatFloat(r.Diff*100, 'f', 1, 64) + " pt"
 	}
-	return sign + Duration(int64(math.Round(r.Diff)))
+	return sign + human.Duration(int64(math.Round(r.Diff)))
 }
 
 func cmpRatio(x float64) string {
@@ -247,13 +248,13 @@ func compareMarkdown(w io.Writer, c *compare.Comparison) error {
 	}
 	if s := c.Synthetic; s != nil {
 		fmt.Fprintf(w, "\n### Synthetic-data test\n\n%s. Target step %s, base compute %s per step; new step %s, new input %s per step.\n\n%s\n",
-			mdEscape(cmpSyntheticWhy(s)), Duration(s.Target), Duration(s.BaseCompute), Duration(s.NewStep), Duration(s.NewInput), mdEscape(untrusted.Terminal(SyntheticConclusion(s))))
+			mdEscape(cmpSyntheticWhy(s)), human.Duration(s.Target), human.Duration(s.BaseCompute), human.Duration(s.NewStep), human.Duration(s.NewInput), mdEscape(untrusted.Terminal(SyntheticConclusion(s))))
 		for _, site := range s.Syncs {
-			fmt.Fprintf(w, "- %s: %s in %s\n", untrusted.MarkdownCode(stackString(site.Stack)), Duration(site.Time), counted(site.Gaps, "gap"))
+			fmt.Fprintf(w, "- %s: %s in %s\n", untrusted.MarkdownCode(stackString(site.Stack)), human.Duration(site.Time), counted(site.Gaps, "gap"))
 		}
 	}
 	if c.Limit > 0 {
-		fmt.Fprintf(w, "\n**Regressions** (limit %s): %s\n", percent(c.Limit), mdEscape(cmpRegressions(c, "; ")))
+		fmt.Fprintf(w, "\n**Regressions** (limit %s): %s\n", human.Share(c.Limit), mdEscape(cmpRegressions(c, "; ")))
 	}
 	return nil
 }

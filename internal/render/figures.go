@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/tracegap/tracegap/internal/human"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
@@ -36,10 +37,10 @@ func figuresLine(res *analyze.Result) string {
 	var parts []string
 	if st, ok := res.StepTime(); ok {
 		_, busy, _ := res.PerStep()
-		parts = append(parts, "step time "+Duration(st)+" (device busy "+Duration(busy)+")")
+		parts = append(parts, "step time "+human.Duration(st)+" (device busy "+human.Duration(busy)+")")
 	}
-	parts = append(parts, "utilization "+percent(res.Utilization()),
-		"attributed idle "+percent(share(res.Idle.Attributed(), res.Window.Dur()))+
+	parts = append(parts, "utilization "+human.Share(res.Utilization()),
+		"attributed idle "+human.Share(share(res.Idle.Attributed(), res.Window.Dur()))+
 			" in "+counted(len(res.Gaps), "gap")+" of "+shortDuration(res.Options.MinGap)+" or more")
 	return strings.Join(parts, ", ")
 }
@@ -51,5 +52,5 @@ func outsideLine(w analyze.Window) string {
 	if w.TraceEnd <= 0 {
 		return ""
 	}
-	return "outside it: " + Duration(w.Lead()) + " before, " + Duration(w.Tail()) + " after the last device work"
+	return "outside it: " + human.Duration(w.Lead()) + " before, " + human.Duration(w.Tail()) + " after the last device work"
 }

@@ -9,14 +9,10 @@ import (
 	"github.com/tracegap/tracegap/internal/human"
 )
 
-// Duration formats ns nanoseconds for people (human.Duration): "850 ns",
-// "12.4 us", "48.2 ms", "2.31 s".
-func Duration(ns int64) string { return human.Duration(ns) }
-
-// shortDuration is Duration without trailing zeros, for settings: "20 us"
+// shortDuration is human.Duration without trailing zeros, for settings: "20 us"
 // rather than "20.0 us".
 func shortDuration(ns int64) string {
-	s := Duration(ns)
+	s := human.Duration(ns)
 	num, unit, ok := strings.Cut(s, " ")
 	if !ok || !strings.Contains(num, ".") {
 		return s
@@ -33,9 +29,6 @@ func shortPercent(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1e4)/100, 'f', -1, 64) + "%"
 }
 
-// percent formats a fraction as a percentage with one decimal: "31.2%".
-func percent(f float64) string { return human.Share(f) }
-
 // share returns part/whole, 0 when whole is not positive.
 func share(part, whole int64) float64 {
 	if whole <= 0 {
@@ -43,9 +36,6 @@ func share(part, whole int64) float64 {
 	}
 	return float64(part) / float64(whole)
 }
-
-// byteSize formats a byte count: "812 B", "12.3 MB", "1.05 GB".
-func byteSize(n int64) string { return human.Bytes(n) }
 
 // counted formats n things: "1 gap", "1,234 gaps".
 func counted(n int, noun string) string {

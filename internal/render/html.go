@@ -3,6 +3,7 @@ package render
 import (
 	_ "embed"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"path/filepath"
@@ -174,7 +175,7 @@ func newHTMLRun(res *analyze.Result, i int, opt Options) htmlRun {
 		d := &res.Devices[j]
 		r.Devices = append(r.Devices, htmlDevice{
 			ID:    d.ID,
-			Facts: percent(d.Utilization) + " busy over " + Duration(d.End-d.Start),
+			Facts: human.Share(d.Utilization) + " busy over " + human.Duration(d.End-d.Start),
 			SVG:   template.HTML(deviceSVG(res, d, gaps[d.ID], a)),
 		})
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +32,7 @@ func sitesTable(res *analyze.Result) *table {
 		if site == "" {
 			site = "-"
 		}
-		tb.add(site, s.Call, causeWord(s.Cause), strconv.Itoa(s.Count), Duration(s.Idle), percent(share(s.Idle, res.Window.Dur())))
+		tb.add(site, s.Call, causeWord(s.Cause), strconv.Itoa(s.Count), human.Duration(s.Idle), human.Share(share(s.Idle, res.Window.Dur())))
 	}
 	return tb
 }
@@ -63,7 +64,7 @@ func moreSitesNote(res *analyze.Result) string {
 	var parts []string
 	for _, c := range analyze.Causes() {
 		if by[c] > 0 {
-			parts = append(parts, causeWord(c)+" "+Duration(by[c]))
+			parts = append(parts, causeWord(c)+" "+human.Duration(by[c]))
 		}
 	}
 	return fmt.Sprintf("%s, not shown (the JSON report lists every one): %s.", counted(len(rest), "more call site"), strings.Join(parts, ", "))
@@ -77,7 +78,7 @@ func unsitedNote(res *analyze.Result) string {
 	var parts []string
 	for _, c := range analyze.Causes() {
 		if u[c] > 0 {
-			parts = append(parts, causeWord(c)+" "+Duration(u[c]))
+			parts = append(parts, causeWord(c)+" "+human.Duration(u[c]))
 		}
 	}
 	if len(parts) == 0 {
@@ -97,7 +98,7 @@ func opsTable(res *analyze.Result) *table {
 		}
 		per, lpc := "-", "-"
 		if o.Calls > 0 {
-			per = Duration(o.Host / int64(o.Calls))
+			per = human.Duration(o.Host / int64(o.Calls))
 		}
 		if o.Calls > 0 && linked {
 			lpc = strconv.FormatFloat(float64(o.Launches)/float64(o.Calls), 'f', 1, 64)
@@ -106,7 +107,7 @@ func opsTable(res *analyze.Result) *table {
 		if o.Setting != nil {
 			set = o.Setting.Name + "=" + o.Setting.Value
 		}
-		tb.add(o.Name, strconv.Itoa(o.Calls), per, lpc, Duration(o.Idle), percent(share(o.Idle, res.Window.Dur())), set)
+		tb.add(o.Name, strconv.Itoa(o.Calls), per, lpc, human.Duration(o.Idle), human.Share(share(o.Idle, res.Window.Dur())), set)
 	}
 	return tb
 }
@@ -119,12 +120,12 @@ func copiesTable(res *analyze.Result) *table {
 	for _, c := range res.Copies {
 		top := ""
 		if t := c.Top; t.Count > 0 {
-			top = fmt.Sprintf("%s x%d, %s", byteSize(t.Bytes), t.Count, Duration(t.HostBlocked))
+			top = fmt.Sprintf("%s x%d, %s", human.Bytes(t.Bytes), t.Count, human.Duration(t.HostBlocked))
 			if !t.Frame.IsZero() {
 				top += " at " + t.Frame.String()
 			}
 		}
-		tb.add(c.Kind(), strconv.Itoa(c.Count), byteSize(c.Bytes), Duration(c.Device), Duration(c.HostBlocked), Duration(c.Idle), top)
+		tb.add(c.Kind(), strconv.Itoa(c.Count), human.Bytes(c.Bytes), human.Duration(c.Device), human.Duration(c.HostBlocked), human.Duration(c.Idle), top)
 	}
 	return tb
 }
@@ -196,7 +197,7 @@ func timelineLines(res *analyze.Result, limit int, esc func(string) string, jr *
 		}
 		s := &res.Steps[i]
 		name := untrusted.Pad(untrusted.Clip(stepName(res, i), timelineName, esc), timelineName)
-		out = append(out, fmt.Sprintf("%s |%s| %s", name, stepBar(s, stepRest(jr, i)), Duration(s.Dur)))
+		out = append(out, fmt.Sprintf("%s |%s| %s", name, stepBar(s, stepRest(jr, i)), human.Duration(s.Dur)))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"strconv"
@@ -189,14 +190,14 @@ func waitLine(jr *job.Result) string {
 	var parts []string
 	for _, p := range w.Parts() {
 		if p.Ns > 0 {
-			parts = append(parts, p.Name+" "+Duration(p.Ns))
+			parts = append(parts, p.Name+" "+human.Duration(p.Ns))
 		}
 	}
-	s := fmt.Sprintf("In collectives, summed over ranks: %s waiting for the slowest rank", Duration(w.Total()))
+	s := fmt.Sprintf("In collectives, summed over ranks: %s waiting for the slowest rank", human.Duration(w.Total()))
 	if len(parts) > 0 {
 		s += " (while it was in: " + strings.Join(parts, ", ") + ")"
 	}
-	return s + ", " + Duration(jr.Transfer) + " transferring."
+	return s + ", " + human.Duration(jr.Transfer) + " transferring."
 }
 
 func (t *textWriter) jobText(jr *job.Result) {
@@ -236,9 +237,9 @@ func jobRanksTable(jr *job.Result) *table {
 		"in input", "in syncs", "alone", "in the job", "straggler in")
 	for _, r := range jr.Ranks {
 		win := r.Result.Window.Dur()
-		tb.add(strconv.Itoa(r.Rank), Duration(r.StepTime), percent(share(r.Busy, win)), Duration(r.Wait.Total()), Duration(r.Transfer),
-			percent(share(r.Idle.Of(analyze.Input), win)), percent(share(r.Idle.Sync(), win)), percent(share(r.Idle.Of(analyze.Host), win)),
-			Duration(r.Input), Duration(r.Sync), string(r.Result.Verdict), string(r.Verdict),
+		tb.add(strconv.Itoa(r.Rank), human.Duration(r.StepTime), human.Share(share(r.Busy, win)), human.Duration(r.Wait.Total()), human.Duration(r.Transfer),
+			human.Share(share(r.Idle.Of(analyze.Input), win)), human.Share(share(r.Idle.Sync(), win)), human.Share(share(r.Idle.Of(analyze.Host), win)),
+			human.Duration(r.Input), human.Duration(r.Sync), string(r.Result.Verdict), string(r.Verdict),
 			fmt.Sprintf("%d/%d", r.Straggles, len(jr.Steps)))
 	}
 	return tb
@@ -258,7 +259,7 @@ func jobStepsTable(jr *job.Result, n int) *table {
 		if s.Straggler >= 0 {
 			who = fmt.Sprintf("rank %d (%s)", jr.Ranks[s.Straggler].Rank, s.Doing)
 		}
-		tb.add(s.Name, Duration(lo), Duration(hi), who, Duration(s.Wait), strconv.Itoa(len(s.Collectives)))
+		tb.add(s.Name, human.Duration(lo), human.Duration(hi), who, human.Duration(s.Wait), strconv.Itoa(len(s.Collectives)))
 	}
 	return tb
 }
@@ -293,7 +294,7 @@ func jobCollectivesTable(jr *job.Result, n int) *table {
 				transfer += c.Transfers[k]
 			}
 			tb.add(s.Name, strconv.Itoa(c.Index+1), c.Name, "rank "+strconv.Itoa(jr.Ranks[c.Straggler].Rank),
-				Duration(c.Spread), Duration(wait), Duration(transfer), c.Split.Doing())
+				human.Duration(c.Spread), human.Duration(wait), human.Duration(transfer), c.Split.Doing())
 		}
 	}
 	return tb
@@ -354,12 +355,12 @@ func rankRow(r *job.Rank, a axis) *htmlRankRow {
 	var marks []mark
 	for _, iv := range r.Waits {
 		marks = append(marks, mark{start: iv.Start + r.Offset, end: iv.End + r.Offset, color: waitColor, busy: iv.End - iv.Start,
-			title: fmt.Sprintf("rank %d waited %s in a collective for the slowest rank", r.Rank, Duration(iv.End-iv.Start))})
+			title: fmt.Sprintf("rank %d waited %s in a collective for the slowest rank", r.Rank, human.Duration(iv.End-iv.Start))})
 	}
 	rows := []tlRow{{marks: marks, y: 2, h: h - 4, noun: "waits"}}
 	var b strings.Builder
 	openTimeline(&b, a, "tl", h, rows)
 	drawRows(&b, a, rows)
 	b.WriteString("</svg>")
-	return &htmlRankRow{Rank: r.Rank, Waiting: Duration(r.Wait.Total()), Transfer: Duration(r.Transfer), SVG: template.HTML(b.String())}
+	return &htmlRankRow{Rank: r.Rank, Waiting: human.Duration(r.Wait.Total()), Transfer: human.Duration(r.Transfer), SVG: template.HTML(b.String())}
 }

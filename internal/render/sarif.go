@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"maps"
 	"slices"
@@ -153,7 +154,7 @@ func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
 			continue
 		}
 		text := fmt.Sprintf("%s. This line held the device idle for %s (%s of the window, %s, %d calls): %s",
-			msg, Duration(s.Idle), percent(share(s.Idle, r.Window.Dur())), s.Cause, s.Count, s.Call)
+			msg, human.Duration(s.Idle), human.Share(share(s.Idle, r.Window.Dur())), s.Cause, s.Count, s.Call)
 		if !s.Via.IsZero() {
 			text += " via " + s.Via.String()
 		}

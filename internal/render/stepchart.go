@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
@@ -50,7 +51,7 @@ func stepChartSVG(res *analyze.Result, n int) string {
 			h := float64(ns) * scale
 			y -= h
 			fmt.Fprintf(&b, `<rect class="sc" data-step="%d" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s</title></rect>`+"\n",
-				i, x, y, bw-pad, h, fill, tipText(fmt.Sprintf("%s: %s %s of %s", name, what, Duration(ns), Duration(s.Dur))))
+				i, x, y, bw-pad, h, fill, tipText(fmt.Sprintf("%s: %s %s of %s", name, what, human.Duration(ns), human.Duration(s.Dur))))
 		}
 		part(s.DeviceBusy, busyColor, "busy")
 		for _, c := range analyze.Causes() {
@@ -61,7 +62,7 @@ func stepChartSVG(res *analyze.Result, n int) string {
 	if st := res.Stability(); st.Median > 0 {
 		y := float64(stepChartH) - float64(st.Median)*scale
 		fmt.Fprintf(&b, `<line class="median" x1="0" x2="%d" y1="%.2f" y2="%.2f" stroke="#222" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
-			stepChartW, y, y, tipText("median step "+Duration(st.Median)))
+			stepChartW, y, y, tipText("median step "+human.Duration(st.Median)))
 	}
 	b.WriteString("</svg>")
 	return b.String()

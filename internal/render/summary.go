@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
@@ -73,50 +74,50 @@ func sentence(res *analyze.Result) string {
 	switch res.Verdict {
 	case analyze.Parallel:
 		fmt.Fprintf(&b, "%s %s busy %s of %s; no cause of idle is over its threshold (sync %s, input %s, other host work %s)",
-			dev, was, percent(res.Utilization()), where,
-			percent(share(idle.Sync(), win)), percent(share(idle.Of(analyze.Input), win)), percent(share(idle.HostWork(), win)))
+			dev, was, human.Share(res.Utilization()), where,
+			human.Share(share(idle.Sync(), win)), human.Share(share(idle.Of(analyze.Input), win)), human.Share(share(idle.HostWork(), win)))
 	case analyze.Sequential:
 		if idle.Of(analyze.Input) > idle.Sync() {
 			fmt.Fprintf(&b, "%s waited on an input pipeline that runs inline, not overlapped with compute, for %s of %s",
-				dev, percent(share(idle.Of(analyze.Input), win)), where)
+				dev, human.Share(share(idle.Of(analyze.Input), win)), where)
 			if in, busy, ok := res.PerStep(); ok {
-				fmt.Fprintf(&b, "; loading takes %s per step against %s of %s work: fast enough, run it in the background", Duration(in), Duration(busy), kind)
+				fmt.Fprintf(&b, "; loading takes %s per step against %s of %s work: fast enough, run it in the background", human.Duration(in), human.Duration(busy), kind)
 			}
 			break
 		}
 		fmt.Fprintf(&b, "%s waited on the host's blocking calls for %s of %s: %s inside a sync, %s right after one",
-			dev, percent(share(idle.Sync(), win)), where,
-			percent(share(idle.Of(analyze.InSync), win)), percent(share(idle.Of(analyze.AfterSync), win)))
+			dev, human.Share(share(idle.Sync(), win)), where,
+			human.Share(share(idle.Of(analyze.InSync), win)), human.Share(share(idle.Of(analyze.AfterSync), win)))
 	case analyze.DataBound:
 		if idle.Of(analyze.Input) >= idle.Sync() {
-			fmt.Fprintf(&b, "%s waited on the input pipeline for %s of %s", dev, percent(share(idle.Of(analyze.Input), win)), where)
+			fmt.Fprintf(&b, "%s waited on the input pipeline for %s of %s", dev, human.Share(share(idle.Of(analyze.Input), win)), where)
 		} else {
 			fmt.Fprintf(&b, "%s waited on blocking calls that exposed the input pipeline for %s of %s",
-				dev, percent(share(idle.Sync(), win)), where)
+				dev, human.Share(share(idle.Sync(), win)), where)
 		}
 		if in, busy, ok := res.PerStep(); ok && res.Loader.Background {
 			// The loop's wait on the workers, not their time per batch.
-			fmt.Fprintf(&b, "; the loop waits %s per step on its loader's background workers, against %s of %s work", Duration(in), Duration(busy), kind)
+			fmt.Fprintf(&b, "; the loop waits %s per step on its loader's background workers, against %s of %s work", human.Duration(in), human.Duration(busy), kind)
 		} else if ok {
-			fmt.Fprintf(&b, "; the input pipeline takes %s per step against %s of %s work", Duration(in), Duration(busy), kind)
+			fmt.Fprintf(&b, "; the input pipeline takes %s per step against %s of %s work", human.Duration(in), human.Duration(busy), kind)
 		}
 	case analyze.HostBound:
 		if share(idle.HostWork(), win) <= res.Options.HostThreshold {
 			// Untraced idle alone decided (see analyze's rule).
 			fmt.Fprintf(&b, "%s waited on host time the profile does not show for %s of %s",
-				dev, percent(share(idle.Of(analyze.Untraced), win)), where)
+				dev, human.Share(share(idle.Of(analyze.Untraced), win)), where)
 			break
 		}
 		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for %s of %s",
-			dev, percent(share(idle.HostWork(), win)), where)
+			dev, human.Share(share(idle.HostWork(), win)), where)
 	case analyze.Stalled:
 		fmt.Fprintf(&b, "%s had the work that ended its gaps already queued for %s of %s: it waited on a dependency (streams, events, collectives, graph nodes), not on the host",
-			dev, percent(share(idle.Of(analyze.Stall), win)), where)
+			dev, human.Share(share(idle.Of(analyze.Stall), win)), where)
 		if len(res.Dependencies) > 0 && res.Dependencies[0].Kind != "unknown" {
 			fmt.Fprintf(&b, "; most of it %s", dependencyWords(res.Dependencies[0].Waited))
 		}
 	default:
-		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, percent(res.Utilization()), where)
+		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, human.Share(res.Utilization()), where)
 	}
 	return b.String()
 }

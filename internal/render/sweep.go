@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"strings"
@@ -53,10 +54,10 @@ func sweepTable(s *compare.Sweep) *table {
 		if i == s.Knee {
 			label += " (knee)"
 		}
-		cells := []string{label, Duration(sm.StepTime), Duration(sm.StepMedian), Duration(sm.StepP90), sm.Stability,
-			percent(sm.Utilization), Duration(sm.Input)}
+		cells := []string{label, human.Duration(sm.StepTime), human.Duration(sm.StepMedian), human.Duration(sm.StepP90), sm.Stability,
+			human.Share(sm.Utilization), human.Duration(sm.Input)}
 		for _, c := range analyze.Causes() {
-			cells = append(cells, percent(sm.IdleOf(c.String()).Share))
+			cells = append(cells, human.Share(sm.IdleOf(c.String()).Share))
 		}
 		tb.add(append(cells, string(sm.Verdict))...)
 	}
@@ -141,7 +142,7 @@ func sweepChart(s *compare.Sweep) template.HTML {
 			fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="%s"/>`, x+4, y, bw-8, ph, p.color)
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="middle">%s</text>`, x+bw/2, h+15, template.HTMLEscapeString(r.Label))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="middle">%s</text>`, x+bw/2, h+30, template.HTMLEscapeString(Duration(sm.StepTime)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="middle">%s</text>`, x+bw/2, h+30, template.HTMLEscapeString(human.Duration(sm.StepTime)))
 	}
 	fmt.Fprintf(&b, `<text x="4" y="12" font-size="11">step time: <tspan fill="%s">device busy</tspan>, <tspan fill="%s">idle on input</tspan>, <tspan fill="%s">syncs</tspan>, <tspan fill="%s">other</tspan> (the report's colours)</text></svg>`,
 		busyColor, causeColor[analyze.Input], causeColor[analyze.InSync], neutralGrey)

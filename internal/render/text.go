@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"slices"
 	"strconv"
@@ -138,7 +139,7 @@ func sourceFacts(s *analyze.Source, fw analyze.Framework) string {
 		facts = append(facts, string(fw))
 	}
 	if s.Bytes > 0 {
-		facts = append(facts, byteSize(s.Bytes))
+		facts = append(facts, human.Bytes(s.Bytes))
 	}
 	facts = append(facts, count(s.Events)+" events")
 	if s.Truncated {
@@ -192,8 +193,8 @@ func devicesTable(res *analyze.Result, n int, jr *job.Result) *table {
 	}
 	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", last)
 	for _, d := range res.Devices[:min(n, len(res.Devices))] {
-		tb.add(d.ID, Duration(d.End-d.Start), Duration(d.Busy), Duration(d.Idle),
-			percent(d.Utilization), count(d.Gaps), percent(share(d.WindowBusy, res.Window.Dur())))
+		tb.add(d.ID, human.Duration(d.End-d.Start), human.Duration(d.Busy), human.Duration(d.Idle),
+			human.Share(d.Utilization), count(d.Gaps), human.Share(share(d.WindowBusy, res.Window.Dur())))
 	}
 	return tb
 }
@@ -214,7 +215,7 @@ func windowLine(w analyze.Window) string {
 	if w.StepSource != "" {
 		parts[0] += " (" + w.StepSource + ")"
 	}
-	parts = append(parts, Duration(w.Dur()))
+	parts = append(parts, human.Duration(w.Dur()))
 	if w.WarmupDropped {
 		parts = append(parts, "warm-up step dropped")
 	}
@@ -254,15 +255,15 @@ func breakdownTable(res *analyze.Result, jr *job.Result) *table {
 	total := int64(0)
 	for _, r := range rows {
 		total += r.ns
-		tb.add(r.name, Duration(r.ns), percent(share(r.ns, win)), r.what)
+		tb.add(r.name, human.Duration(r.ns), human.Share(share(r.ns, win)), r.what)
 	}
-	tb.add("all idle", Duration(total), percent(share(total, win)), "(attributed and below min-gap)")
+	tb.add("all idle", human.Duration(total), human.Share(share(total, win)), "(attributed and below min-gap)")
 	if jr != nil {
 		for _, r := range restRows(jr.Rest, "window") {
-			tb.add(r.name, Duration(r.ns), percent(share(r.ns, win)), r.what)
+			tb.add(r.name, human.Duration(r.ns), human.Share(share(r.ns, win)), r.what)
 		}
 		busy := int64(res.Utilization()*float64(win) + 0.5)
-		tb.add("busy", Duration(busy), percent(share(busy, win)), "(device busy, collective waits taken out: the utilization)")
+		tb.add("busy", human.Duration(busy), human.Share(share(busy, win)), "(device busy, collective waits taken out: the utilization)")
 	}
 	return tb
 }
@@ -289,7 +290,7 @@ func thresholdCheck(res *analyze.Result) string {
 	b, o, win := &res.Idle, &res.Options, res.Window.Dur()
 	item := func(name string, ns int64, thr float64) string {
 		s := share(ns, win)
-		out := fmt.Sprintf("%s %s (threshold %s)", name, percent(s), shortPercent(thr))
+		out := fmt.Sprintf("%s %s (threshold %s)", name, human.Share(s), shortPercent(thr))
 		if s > thr {
 			out += " OVER"
 		}
@@ -322,7 +323,7 @@ func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth i
 			// The thread did not hold the device: say what did.
 			what = "queued, waiting " + dependencyWords(*g.Waits)
 		}
-		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), Duration(g.Dur), g.Cause.String(),
+		tb.add(strconv.Itoa(i+1), g.Device, msTime(g.Start), human.Duration(g.Dur), g.Cause.String(),
 			stepName(res, g.Step), g.Thread, what)
 	}
 	return tb
@@ -372,9 +373,9 @@ func stepsTable(res *analyze.Result, limit int, jr *job.Result) (tb *table, more
 	var idle int64
 	var rest job.Rest
 	row := func(name, start string, dur, busy, input, sync, idle int64, r job.Rest, verdict string) {
-		cells := []string{name, start, Duration(dur), Duration(busy), Duration(input), Duration(sync), Duration(idle)}
+		cells := []string{name, start, human.Duration(dur), human.Duration(busy), human.Duration(input), human.Duration(sync), human.Duration(idle)}
 		if jr != nil {
-			cells = append(cells, Duration(r.Compute+r.Late), Duration(r.Outside))
+			cells = append(cells, human.Duration(r.Compute+r.Late), human.Duration(r.Outside))
 		}
 		tb.add(append(cells, verdict)...)
 	}

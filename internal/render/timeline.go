@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"html"
 	"strconv"
 	"strings"
@@ -123,7 +124,7 @@ func merge(run []mark, noun string) mark {
 		}
 	}
 	if noun != "" {
-		m.title = fmt.Sprintf("%d %s, %s in %s", len(run), noun, Duration(m.busy), Duration(m.end-m.start))
+		m.title = fmt.Sprintf("%d %s, %s in %s", len(run), noun, human.Duration(m.busy), human.Duration(m.end-m.start))
 	}
 	return m
 }
@@ -173,7 +174,7 @@ func deviceSVG(res *analyze.Result, d *analyze.Device, gaps []int, a axis) strin
 			title: gapTitle(res, g)})
 		for s := range res.Segments(g) {
 			host = append(host, mark{start: s.Start, end: s.Start + s.Dur, color: causeColor[s.Cause%analyze.NumCauses], busy: s.Dur,
-				title: fmt.Sprintf("%s for %s:%s", s.Cause, Duration(s.Dur), tipStack(res.Stack(s.Stack)))})
+				title: fmt.Sprintf("%s for %s:%s", s.Cause, human.Duration(s.Dur), tipStack(res.Stack(s.Stack)))})
 		}
 	}
 	rows := []tlRow{
@@ -292,7 +293,7 @@ func tipText(s string) string { return strings.ReplaceAll(html.EscapeString(s), 
 // it waited for and what that thread was mostly in, and for a runtime gap
 // the other thread's work it waited on, as the text report says.
 func gapTitle(res *analyze.Result, g *analyze.Gap) string {
-	t := fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", Duration(g.Dur), msTime(g.Start), g.Cause, untrusted.Terminal(g.Thread), tipStack(HostStack(res, g)))
+	t := fmt.Sprintf("gap %s at %s: %s\nwaited for %s, mostly in:%s", human.Duration(g.Dur), msTime(g.Start), g.Cause, untrusted.Terminal(g.Thread), tipStack(HostStack(res, g)))
 	if call := waitedCall(res, g); call != "" && g.Cause == analyze.Runtime {
 		t += "\n  waiting on " + untrusted.Clip(call, tipFrameWidth, untrusted.Terminal)
 	}
@@ -344,7 +345,7 @@ func stepsSVG(res *analyze.Result, n int, a axis) string {
 		}
 		fmt.Fprintf(&b, `<rect class="s" data-i="%d" x="%s" y="1" width="%s" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
 			i, a.x(s.Start), a.w(s.Dur), stepsSVGH-2, fill,
-			tipText(fmt.Sprintf("%s: %s, device busy %s, %s (click to zoom)", untrusted.Terminal(stepName(res, i)), Duration(s.Dur), Duration(s.DeviceBusy), s.Verdict)))
+			tipText(fmt.Sprintf("%s: %s, device busy %s, %s (click to zoom)", untrusted.Terminal(stepName(res, i)), human.Duration(s.Dur), human.Duration(s.DeviceBusy), s.Verdict)))
 	}
 	outside(&b, res, a, stepsSVGH)
 	b.WriteString("</svg>")
