@@ -44,11 +44,8 @@ func treeOf(path string) tree {
 // naming a prefix with objects under it. A path that cannot be looked at
 // is not one: reading it says what is wrong.
 func IsDir(path string) bool {
-	if objects.IsURL(path) {
-		dir, err := objects.IsDir(context.Background(), path)
-		return err == nil && dir
-	}
-	return localTree{}.isDir(path)
+	dir, err := isDirArg(path)
+	return err == nil && dir
 }
 
 // localTree is the local file system.
@@ -94,7 +91,10 @@ func (bucketTree) readDir(dir string) ([]dirEntry, error) {
 	return out, nil
 }
 
-func (bucketTree) isDir(path string) bool { return IsDir(path) }
+func (bucketTree) isDir(path string) bool {
+	dir, err := objects.IsDir(context.Background(), path)
+	return err == nil && dir
+}
 
 func (bucketTree) join(dir, name string) string { return objects.Join(dir, name) }
 

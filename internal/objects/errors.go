@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"gocloud.dev/gcerrors"
@@ -46,7 +47,7 @@ func describe(err error) error {
 		what = "not found (no such bucket)"
 	case code == gcerrors.NotFound:
 		what = "not found"
-	case contains(refusedCredentials, api):
+	case api != "" && slices.Contains(refusedCredentials, api):
 		what = "access denied: the store refused the credentials"
 	case code == gcerrors.PermissionDenied:
 		what = "access denied"
@@ -76,15 +77,6 @@ func apiCode(err error) string {
 func mentionsCredentials(err error) bool {
 	s := strings.ToLower(err.Error())
 	return strings.Contains(s, "credential") && !strings.Contains(s, "refused")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s && s != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // firstLine returns the first line of s, clipped, so that an error stays

@@ -121,12 +121,10 @@ func (r *reservation) grow(to int64, when string) error {
 const gapNeed = 560
 
 // admitGaps grows the reservation, that of a trace read, by the memory of
-// up to n gaps, for analyze.Options.Admit.
+// up to n gaps, for analyze.Options.Admit. r.n is read unlocked: only the
+// goroutine that reads and analyses the input changes it (see grow).
 func (r *reservation) admitGaps(n int) error {
-	r.b.mu.Lock()
-	base := r.n
-	r.b.mu.Unlock()
-	return r.grow(base+int64(n)*gapNeed, fmt.Sprintf("for its %d gaps", n))
+	return r.grow(r.n+int64(n)*gapNeed, fmt.Sprintf("for its %d gaps", n))
 }
 
 func (b *Budget) release(n int64) {
