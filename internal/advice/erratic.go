@@ -14,7 +14,7 @@ func (a *adviser) erraticFinding() *analyze.Finding {
 		return nil
 	}
 	l := st.Loader
-	msg := capitalize(loaderSentence(l)) + "."
+	msg := Capitalize(loaderSentence(l)) + "."
 	if w := a.r.Loader; w.Workers > 0 {
 		msg += fmt.Sprintf(" The trace shows %s (%s).", plural(w.Workers, "loader worker"), w.From)
 	}

@@ -159,11 +159,11 @@ func (a *adviser) slowInput(load, compute int64, share float64) analyze.Finding 
 	dev := a.deviceWord()
 	thr := threadName(a.f.InputThread)
 	msg := fmt.Sprintf("%s takes %s per step on %s, the thread the %s waits on, against %s of %s work per step; ",
-		capitalize(loader), human.Duration(load), thr, dev, human.Duration(compute), dev)
+		Capitalize(loader), human.Duration(load), thr, dev, human.Duration(compute), dev)
 	if a.r.Loader.Background {
 		// The time is the wait on the workers' queue, not their pace.
 		msg = fmt.Sprintf("%s runs in background workers, and %s, the thread the %s waits on, still waits %s per step on their queue, against %s of %s work per step: they deliver batches more slowly than the %s runs them; ",
-			capitalize(loader), thr, dev, human.Duration(load), human.Duration(compute), dev, dev)
+			Capitalize(loader), thr, dev, human.Duration(load), human.Duration(compute), dev, dev)
 	}
 	if share > a.r.Options.InputThreshold {
 		msg += fmt.Sprintf("the %s idles in it for %s of the window.", dev, human.Share(share))
@@ -175,13 +175,15 @@ func (a *adviser) slowInput(load, compute int64, share float64) analyze.Finding 
 	// An inline loader fast enough for compute is another finding than a
 	// slow one: its fix is overlap, not more workers (the verdict rule).
 	id := FindSlowInput
-	if load <= compute && !a.f.LoaderInBackground {
+	if load <= compute && !a.r.Loader.Background {
 		id = FindInlineInput
 	}
 	return analyze.Finding{ID: id, Message: msg, Fix: a.workerFix(workerAdvice(kind, load, compute)), Settings: a.workerSettings(kind, load, compute)}
 }
 
-func capitalize(s string) string {
+// Capitalize returns s with its first letter upper-case, to open a
+// sentence with a phrase.
+func Capitalize(s string) string {
 	if s == "" {
 		return s
 	}

@@ -128,11 +128,11 @@ func (a *adviser) untracedFix() string {
 }
 
 // loaderKind returns the kind of the input pipeline the idle was spent in
-// (Facts.InputKind), or without one, the framework's own: tf.data for
+// (analyze.LoaderKindOf its name), or without one, the framework's own: tf.data for
 // TensorFlow.
 func (a *adviser) loaderKind() string {
 	if a.f.InputName != "" {
-		return a.f.InputKind
+		return analyze.LoaderKindOf(a.f.InputName)
 	}
 	if a.r.Framework == analyze.TensorFlow {
 		return analyze.LoaderTFData

@@ -61,7 +61,7 @@ func (a *adviser) workerSettings(kind string, load, compute int64) []analyze.Set
 // datasetAPI reports whether the loop loads with grain's Dataset API (its
 // input is named so: analyze.LoaderKindOf).
 func (a *adviser) datasetAPI() bool {
-	return a.f.InputName != "" && a.f.InputKind == analyze.LoaderGrainDataset
+	return a.f.InputName != "" && analyze.LoaderKindOf(a.f.InputName) == analyze.LoaderGrainDataset
 }
 
 // WorkerEstimate returns the loader workers that would keep up with the

@@ -27,17 +27,13 @@ type Facts struct {
 	// window, on the host's clock.
 	SyncCalls int
 	// InputName is the input event the idle was spent in most, or the
-	// one the launching threads spent most time in; InputKind is the
-	// kind of pipeline it shows (LoaderKindOf), "" without one.
-	InputName, InputKind string
+	// one the launching threads spent most time in; "" without one.
+	InputName string
 	// InputThread is the thread the devices waited on for input: the one
 	// with most input idle, else the one with most sync idle.
 	InputThread Thread
 	// Loop is a JAX program's loop thread (Track -1 when none).
 	Loop Thread
-	// LoaderInBackground is set when the loop takes batches from
-	// background workers (the verdict rule's).
-	LoaderInBackground bool
 	// WindowBusy is the devices' busy time in the window, averaged.
 	WindowBusy int64
 	// HasFrames is set when some name of the trace is a Python frame;
@@ -127,17 +123,16 @@ func (a *analyzer) gatherFacts(f *Facts) {
 	for c := range NumCauses {
 		f.Causes[c] = a.causeFacts(a.tally.names[c], a.tally.threads[c])
 	}
-	f.Sync = a.causeFacts(mergeNames(a.tally.names[InSync], a.tally.names[AfterSync]), mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
+	f.Sync = a.causeFacts(merge(a.tally.names[InSync], a.tally.names[AfterSync]), merge(a.tally.threads[InSync], a.tally.threads[AfterSync]))
 	_, f.SyncCalls = a.syncCallsInWindow()
 	if names := a.inputNames(); len(names) > 0 {
-		f.InputName, f.InputKind = names[0], LoaderKindOf(names[0])
+		f.InputName = names[0]
 	}
 	thr := topThread(a.tally.threads[Input])
 	if thr < 0 {
 		thr = f.Sync.Thread.Track
 	}
 	f.InputThread = a.threadOf(thr)
-	f.LoaderInBackground = a.loaderInBackground()
 	f.HasFrames, f.GraphLaunches = a.hasFrames(), a.graphLaunches()
 	for _, c := range []Cause{InSync, Untraced} {
 		if w, ok := a.workElsewhere(c); ok {

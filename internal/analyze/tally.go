@@ -150,26 +150,16 @@ func (a *analyzer) threadName(tr int32) string {
 // figures: counted over the window on the host's clock (a step's sync can
 // start before the device ends the step before).
 func (a *analyzer) syncCallsInWindow() (int32, int) {
-	thr := topThread(mergeThreads(a.tally.threads[InSync], a.tally.threads[AfterSync]))
+	thr := topThread(merge(a.tally.threads[InSync], a.tally.threads[AfterSync]))
 	if thr < 0 {
 		return thr, 0
 	}
 	return thr, countIn(a.thread(thr).syncs, a.hostWindow())
 }
 
-func mergeThreads(x, y map[int32]int64) map[int32]int64 {
-	m := map[int32]int64{}
-	for k, v := range x {
-		m[k] += v
-	}
-	for k, v := range y {
-		m[k] += v
-	}
-	return m
-}
-
-func mergeNames(x, y map[trace.StrID]int64) map[trace.StrID]int64 {
-	m := map[trace.StrID]int64{}
+// merge returns the sums of x and y by key.
+func merge[K comparable](x, y map[K]int64) map[K]int64 {
+	m := map[K]int64{}
 	for k, v := range x {
 		m[k] += v
 	}

@@ -54,7 +54,7 @@ func (j *adviser) findings() {
 	}
 	if j.res.Facts.ClockFixed {
 		fs = append(fs, analyze.Finding{
-			ID: advice.FindClockAlignment, Severity: "info", Message: capitalize(j.res.Clock) + ".",
+			ID: advice.FindClockAlignment, Severity: "info", Message: advice.Capitalize(j.res.Clock) + ".",
 			Fix: "Nothing to fix: this is how the ranks' timelines were put side by side.",
 		})
 	}
@@ -129,7 +129,7 @@ func (j *adviser) stragglerFinding() (analyze.Finding, bool) {
 	steps := len(j.res.Steps)
 	msg := fmt.Sprintf("Rank %d holds the job back: it was the straggler in %d of %d step(s), and the other ranks waited for it %s in all in collectives (%s of the ranks' time)",
 		r.Rank, j.res.Ranks[best].Straggles, steps, human.Duration(imposed[best]), human.Share(float64(imposed[best])/float64(max(j.windowTime(), 1))))
-	msg += j.doingText(r, doing) + "."
+	msg += doingText(doing) + "."
 	fix, id := doingFix(doing), doingFinding(doing)
 	for _, f := range r.Result.Findings {
 		if f.ID == id || id == advice.FindSlowInput && f.ID == advice.FindInlineInput {
@@ -147,7 +147,7 @@ func (j *adviser) stragglerFinding() (analyze.Finding, bool) {
 }
 
 // doingText says what the straggler did while the others waited.
-func (j *adviser) doingText(r *job.Rank, doing string) string {
+func doingText(doing string) string {
 	switch doing {
 	case "input":
 		return "; meanwhile its host was in the input pipeline"
@@ -268,7 +268,7 @@ func (j *adviser) spreadFinding() (analyze.Finding, bool) {
 		b.WriteString(".")
 	}
 	if js.Straggler >= 0 {
-		fmt.Fprintf(&b, " Rank %d, the straggler%s.", rk(js.Straggler), j.doingText(&j.res.Ranks[js.Straggler], js.Doing))
+		fmt.Fprintf(&b, " Rank %d, the straggler%s.", rk(js.Straggler), doingText(js.Doing))
 	}
 	return analyze.Finding{ID: advice.FindStepSpread, Severity: "medium", Message: b.String(), Fix: doingFix(js.Doing)}, true
 }
@@ -357,13 +357,6 @@ func shortKernel(name string) string {
 		return name[:i]
 	}
 	return name
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // active returns the ranks with device work (job.Facts.Active).
