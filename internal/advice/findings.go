@@ -25,7 +25,7 @@ func (a *adviser) findings() {
 		input, busy, ok := r.PerStep()
 		if !ok {
 			input = r.Loading // over the window, without steps
-			busy = a.f.WindowBusy
+			busy = r.WindowBusy()
 		}
 		fs = append(fs, a.slowInput(input, busy, v))
 	}

@@ -34,8 +34,6 @@ type Facts struct {
 	InputThread Thread
 	// Loop is a JAX program's loop thread (Track -1 when none).
 	Loop Thread
-	// WindowBusy is the devices' busy time in the window, averaged.
-	WindowBusy int64
 	// HasFrames is set when some name of the trace is a Python frame;
 	// GraphLaunches when the trace launches captured graphs.
 	HasFrames, GraphLaunches bool
@@ -119,7 +117,7 @@ func (c *CauseFacts) Names(k int) []string {
 // gatherFacts fills f with the Facts of the finished attribution, beyond
 // those the call sites gave (insights).
 func (a *analyzer) gatherFacts(f *Facts) {
-	f.DeviceKind, f.WindowBusy, f.Loop = a.deviceKind(), a.avgWindowBusy(), a.threadOf(a.loop)
+	f.DeviceKind, f.Loop = a.deviceKind(), a.threadOf(a.loop)
 	for c := range NumCauses {
 		f.Causes[c] = a.causeFacts(a.tally.names[c], a.tally.threads[c])
 	}

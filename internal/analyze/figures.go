@@ -31,6 +31,19 @@ func (r *Result) Utilization() float64 {
 	return float64(busy) / float64(win*int64(len(r.Devices)))
 }
 
+// WindowBusy returns the devices' busy time in the window, averaged over
+// devices; 0 without devices.
+func (r *Result) WindowBusy() int64 {
+	if len(r.Devices) == 0 {
+		return 0
+	}
+	var busy int64
+	for i := range r.Devices {
+		busy += r.Devices[i].WindowBusy
+	}
+	return busy / int64(len(r.Devices))
+}
+
 // PerStep returns what the verdict rule compares for a typical step: the
 // loading time L on the thread the device waits for, and the device's busy
 // time C, both means over the window's steps. ok is false without steps.

@@ -130,14 +130,6 @@ func topThread(m map[int32]int64) int32 {
 	return best
 }
 
-func (a *analyzer) avgWindowBusy() int64 {
-	var b int64
-	for _, d := range a.devs {
-		b += d.winBusy
-	}
-	return b / int64(len(a.devs))
-}
-
 func (a *analyzer) threadName(tr int32) string {
 	if tr < 0 || int(tr) >= len(a.t.Tracks) {
 		return "an unknown thread"

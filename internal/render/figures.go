@@ -21,12 +21,7 @@ func jsonFigures(res *analyze.Result) report.Figures {
 	}
 	f.StepNs, _ = res.StepTime()
 	_, f.BusyPerStepNs, _ = res.PerStep()
-	if n := int64(len(res.Devices)); n > 0 {
-		for i := range res.Devices {
-			f.WindowBusyNs += res.Devices[i].WindowBusy
-		}
-		f.WindowBusyNs /= n
-	}
+	f.WindowBusyNs = res.WindowBusy()
 	return f
 }
 
