@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 
 	"github.com/tracegap/tracegap/internal/advice/jobadvice"
 	"github.com/tracegap/tracegap/internal/analyze/job"
@@ -130,9 +129,25 @@ func ExpandArgs(args []string) ([]string, []inputs.Skipped, error) {
 
 // JobInputs reports whether paths are analysed as one job unless a flag
 // says otherwise: when any is a rank's summary, which is read only so, or
-// when they look like the ranks of one job (LooksLikeJob).
+// when they look like the ranks of one job (LooksLikeJob). Each input is
+// looked into once.
 func JobInputs(paths []string) bool {
-	return slices.ContainsFunc(paths, IsSummary) || LooksLikeJob(paths)
+	heads := make([]inputHead, len(paths))
+	for i, p := range paths {
+		if heads[i] = lookInto(p); heads[i].summary {
+			return true
+		}
+	}
+	if len(heads) < 2 {
+		return false
+	}
+	ranks := newRankSet()
+	for _, h := range heads {
+		if !ranks.add(h) {
+			return false
+		}
+	}
+	return true
 }
 
 // SummarizeFile summarizes the trace at path ("-" is Stdin) as Summarize
@@ -195,17 +210,7 @@ func peek(in Input) (Input, []byte, func(), error) {
 // IsSummary reports whether the file at path is a rank's summary
 // (job.ReadSummary) rather than a trace. Only a regular file is looked
 // into: looking at a pipe's or FIFO's head would consume it.
-func IsSummary(path string) bool {
-	if !objects.IsURL(path) && !trace.Regular(path) {
-		return false
-	}
-	_, head, closeIn, err := peek(Input{Path: path})
-	if err != nil {
-		return false
-	}
-	closeIn()
-	return job.LooksLikeSummary(head)
-}
+func IsSummary(path string) bool { return lookInto(path).summary }
 
 // LooksLikeJob reports whether the files are the ranks of one job: at
 // least two, each a rank's summary or a trace naming a different rank of
@@ -215,31 +220,61 @@ func LooksLikeJob(paths []string) bool {
 	if len(paths) < 2 {
 		return false
 	}
-	ranks := map[int]bool{}
-	world := -1
+	ranks := newRankSet()
 	for _, p := range paths {
-		if IsSummary(p) {
-			continue // the merge checks its rank
-		}
-		r, w, ok := probeRank(p)
-		if !ok || ranks[r] || (world >= 0 && w != world) {
+		if !ranks.add(lookInto(p)) {
 			return false
 		}
-		ranks[r], world = true, w
 	}
 	return true
 }
 
-// probeRank reads the rank and world size that the trace at path names
-// near its start (trace.ProbeRank), for a URL from the object's head.
-func probeRank(path string) (rank, world int, ok bool) {
-	if !objects.IsURL(path) {
-		return trace.ProbeRank(path)
+// rankSet gathers the ranks of one job's inputs.
+type rankSet struct {
+	ranks map[int]bool
+	world int
+}
+
+func newRankSet() *rankSet { return &rankSet{ranks: map[int]bool{}, world: -1} }
+
+// add adds the input h, reporting false when it cannot be a rank of the
+// job so far: it names no rank, one already seen, or another world size.
+// A summary is taken as it is: the merge checks its rank.
+func (s *rankSet) add(h inputHead) bool {
+	if h.summary {
+		return true
 	}
-	o, err := objects.Open(context.Background(), path)
+	if !h.ranked || s.ranks[h.rank] || (s.world >= 0 && h.world != s.world) {
+		return false
+	}
+	s.ranks[h.rank], s.world = true, h.world
+	return true
+}
+
+// inputHead is what the start of an input says of it: a rank's summary,
+// or a trace naming its rank and world size (trace.ProbeRankReader).
+type inputHead struct {
+	summary     bool
+	ranked      bool
+	rank, world int
+}
+
+// lookInto opens the input at path once and reads what its start says. A
+// path that is not a regular file or an object (a pipe or FIFO, whose head
+// looking would consume) or cannot be read says nothing.
+func lookInto(path string) inputHead {
+	if !objects.IsURL(path) && !trace.Regular(path) {
+		return inputHead{}
+	}
+	in, head, closeIn, err := peek(Input{Path: path})
 	if err != nil {
-		return 0, 0, false
+		return inputHead{}
 	}
-	defer o.Close()
-	return trace.ProbeRankReader(o)
+	defer closeIn()
+	if job.LooksLikeSummary(head) {
+		return inputHead{summary: true}
+	}
+	var h inputHead
+	h.rank, h.world, h.ranked = trace.ProbeRankReader(in.R)
+	return h
 }
