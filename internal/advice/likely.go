@@ -13,12 +13,10 @@ import (
 // trace shows them.
 func (a *adviser) likelyInput() {
 	r := a.r
-	d := a.f.BeforeDispatch
-	share := float64(d) / float64(max(r.Window.Dur(), 1))
-	if r.Verdict == analyze.NoDevice || share <= r.Options.InputThreshold {
+	share, per, ok := likelyShare(r)
+	if r.Verdict == analyze.NoDevice || !ok {
 		return
 	}
-	per := human.Duration(d / int64(max(r.Window.Steps, 1)))
 	r.Findings = append(r.Findings, analyze.Finding{
 		ID:       FindLikelyInput,
 		Severity: "medium",
@@ -27,4 +25,15 @@ func (a *adviser) likelyInput() {
 		Fix: "Profile again with the Python tracer (jax.profiler.ProfileOptions() with python_tracer_level=1, passed as profiler_options to jax.profiler.start_trace) to see what fills that stretch; if it is grain's iterator, load in grain worker processes (grain_worker_count) and prefetch to the device.",
 	})
 	SortFindings(r.Findings)
+}
+
+// likelyShare returns the share of the window, and the time per step, in
+// which a JAX loop thread profiled without the Python tracer shows
+// nothing before its first dispatch (Facts.BeforeDispatch); ok when the
+// share passes the input threshold.
+func likelyShare(r *analyze.Result) (share float64, per string, ok bool) {
+	d := r.Facts.BeforeDispatch
+	share = float64(d) / float64(max(r.Window.Dur(), 1))
+	per = human.Duration(d / int64(max(r.Window.Steps, 1)))
+	return share, per, share > r.Options.InputThreshold
 }

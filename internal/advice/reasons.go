@@ -82,12 +82,10 @@ func confidenceReasons(g *analyze.Grounds) []string {
 // without the Python tracer, when it passes the input threshold; "" when
 // it does not (see likelyInput, its finding).
 func likelyInputReason(r *analyze.Result) string {
-	d := r.Facts.BeforeDispatch
-	share := float64(d) / float64(max(r.Window.Dur(), 1))
-	if share <= r.Options.InputThreshold {
+	share, per, ok := likelyShare(r)
+	if !ok {
 		return ""
 	}
-	per := human.Duration(d / int64(max(r.Window.Steps, 1)))
 	return fmt.Sprintf("likely the input pipeline: the loop thread (%s) shows nothing from the step's start to its first dispatch, where a training loop gets its batch; %s of the window (%s per step) of untraced idle falls there",
 		threadName(r.Facts.Loop), human.Share(share), per)
 }
