@@ -1,0 +1,3 @@
+package serve
+
+import _ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
