@@ -22,6 +22,7 @@ import (
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/serve"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 func init() {
@@ -45,6 +46,8 @@ const serveDefaultMaxBytes = 16 << 30
 
 type serveFlags struct {
 	addr, dataDir, token string
+	database, blobs      string
+	checkStore           bool
 	maxUpload, maxMemory sizeFlag
 	maxTemp              sizeFlag
 	maxParts             int
@@ -61,7 +64,10 @@ type serveFlags struct {
 func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	f := &serveFlags{maxUpload: serve.DefaultMaxUpload, maxMemory: serveDefaultMaxMemory, minRate: serve.DefaultMinUploadRate, maxTemp: serve.DefaultMaxTemp}
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
-	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database")
+	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database; with --database and --blobs, for the uploads being received only")
+	fs.StringVar(&f.database, "database", "", "postgres:// URL of the PostgreSQL database for records and reports, which several servers may share (default $TRACEGAP_DATABASE, else SQLite in the data directory)")
+	fs.StringVar(&f.blobs, "blobs", "", "gs://, s3://, azblob:// or file:// URL of the directory for uploaded files, which several servers may share (default $TRACEGAP_BLOBS, else the data directory's blobs/)")
+	fs.BoolVar(&f.checkStore, "check-store", false, "check that every record's files are stored and every stored file has a record, print what does not match, and exit (1 when something does not)")
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
 	fs.Var(&f.maxTemp, "max-temp", "temporary space under the data directory's tmp/ that the uploads being received may hold together, archives' expanded traces included (507 past it)")
 	intVar(fs, &f.maxParts, "max-parts", "", serve.DefaultMaxParts, "parts of one multipart upload, form fields included (413 above)")
@@ -101,10 +107,45 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap serve: unexpected arguments %q: serve takes only flags\n", fs.Args())
 		return exitUsage
 	}
+	if f.checkStore {
+		return f.check(stdout, stderr)
+	}
 	if err := f.run(fs, stderr); err != nil {
 		fmt.Fprintf(stderr, "tracegap serve: %v\n", err)
 		return exitUsage
 	}
+	return exitOK
+}
+
+// storeFromEnv takes --database and --blobs from the environment where the
+// flags are not given: a database URL carries a password.
+func (f *serveFlags) storeFromEnv() {
+	if f.database == "" {
+		f.database = os.Getenv("TRACEGAP_DATABASE")
+	}
+	if f.blobs == "" {
+		f.blobs = os.Getenv("TRACEGAP_BLOBS")
+	}
+}
+
+// check is --check-store: one line per blob that does not match its
+// records, exit 1 when there is one, 2 when the store cannot be read.
+func (f *serveFlags) check(stdout, stderr io.Writer) int {
+	f.storeFromEnv()
+	cfg := serve.Config{DataDir: f.dataDir, Database: f.database, Blobs: f.blobs}
+	problems, err := serve.CheckStore(context.Background(), cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracegap serve: checking the store: %s\n", untrusted.Terminal(err.Error()))
+		return exitUsage
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "tracegap serve: the store is not consistent: %d problems\n", len(problems))
+		return exitCheck
+	}
+	fmt.Fprintln(stderr, "tracegap serve: the store is consistent: every record's files are stored, every stored file has a record")
 	return exitOK
 }
 
@@ -126,11 +167,14 @@ func (f *serveFlags) serveConfig(fs *pflag.FlagSet, logw io.Writer) (serve.Confi
 	if f.token == "" {
 		f.token = os.Getenv("TRACEGAP_TOKEN")
 	}
+	f.storeFromEnv()
 	// The server admits uploads by the engine's estimate itself (its
 	// queue is bounded too), so the engine runs without a Budget.
 	e := f.analysis.engine(1)
 	cfg := serve.Config{
 		DataDir:           f.dataDir,
+		Database:          f.database,
+		Blobs:             f.blobs,
 		Rules:             &rules,
 		MaxUpload:         int64(f.maxUpload),
 		MaxTemp:           int64(f.maxTemp),
@@ -192,6 +236,21 @@ func (f *serveFlags) rules(fs *pflag.FlagSet) (check.Rules, error) {
 	return rules, rules.Validate()
 }
 
+// where says where the server keeps what it stores.
+func (f *serveFlags) where() string {
+	if f.database == "" && f.blobs == "" {
+		return "data in " + f.dataDir
+	}
+	records, files := "records in "+f.dataDir, "files in "+f.dataDir
+	if f.database != "" {
+		records = "records in PostgreSQL"
+	}
+	if f.blobs != "" {
+		files = "files in " + f.blobs
+	}
+	return records + ", " + files + ", uploads received in " + f.dataDir
+}
+
 // run serves until SIGINT or SIGTERM, then stops accepting connections and
 // waits up to --shutdown-timeout for running requests to finish.
 func (f *serveFlags) run(fs *pflag.FlagSet, stderr io.Writer) error {
@@ -220,7 +279,7 @@ func (f *serveFlags) run(fs *pflag.FlagSet, stderr io.Writer) error {
 	if len(cfg.AllowedHosts) > 0 {
 		hosts = "Host " + strings.Join(cfg.AllowedHosts, ", ")
 	}
-	fmt.Fprintf(stderr, "tracegap serve: listening on http://%s (data in %s; %s; %s)\n", ln.Addr(), f.dataDir, auth, hosts)
+	fmt.Fprintf(stderr, "tracegap serve: listening on http://%s (%s; %s; %s)\n", ln.Addr(), f.where(), auth, hosts)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

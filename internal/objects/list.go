@@ -86,3 +86,33 @@ func List(ctx context.Context, dir string) ([]Entry, error) {
 		out = append(out, Entry{Name: name, Dir: obj.IsDir})
 	}
 }
+
+// Walk calls fn with the name, relative to the directory URL dir, of
+// every object under dir's prefix at any depth, in the store's order (by
+// key); an error from fn stops the walk and is returned.
+func Walk(ctx context.Context, dir string, fn func(name string) error) error {
+	l, err := parse(dir)
+	if err != nil {
+		return err
+	}
+	b, err := bucket(ctx, l)
+	if err != nil {
+		return describe(err)
+	}
+	prefix := dirKey(l.key)
+	it := b.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return describe(err)
+		}
+		if name := strings.TrimPrefix(obj.Key, prefix); name != "" && !obj.IsDir {
+			if err := fn(name); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"gocloud.dev/gcerrors"
 )
 
 // WriteFile writes the object that the URL raw names with write, and
@@ -38,6 +40,23 @@ func WriteFile(ctx context.Context, raw string, write func(io.Writer) error) (er
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", raw, describe(err))
+	}
+	return nil
+}
+
+// Remove deletes the object that the URL raw names; one that is not there
+// is not an error.
+func Remove(ctx context.Context, raw string) error {
+	l, err := parse(raw)
+	if err != nil {
+		return fmt.Errorf("removing %s: %w", raw, err)
+	}
+	b, err := bucket(ctx, l)
+	if err != nil {
+		return fmt.Errorf("removing %s: %w", raw, describe(err))
+	}
+	if err := b.Delete(ctx, l.key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("removing %s: %w", raw, describe(err))
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -282,8 +281,8 @@ func TestAuth(t *testing.T) {
 	if r := get(t, del); r.code != 404 {
 		t.Errorf("GET after DELETE = %d, want 404", r.code)
 	}
-	if _, err := os.Stat(ts.blobs.path(sha(data))); !os.IsNotExist(err) {
-		t.Errorf("blob still on disk after DELETE: %v", err)
+	if ok, err := ts.blobs.keep.exists(context.Background(), sha(data)); ok || err != nil {
+		t.Errorf("blob still stored after DELETE (%v)", err)
 	}
 	if r := do(t, "DELETE", del, nil, map[string]string{"Authorization": "Bearer " + token}); r.code != 404 {
 		t.Errorf("second DELETE = %d, want 404", r.code)

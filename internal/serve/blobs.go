@@ -1,7 +1,7 @@
 package serve
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,13 +11,14 @@ import (
 	"sync"
 )
 
-// blobs keeps uploaded files on disk, named by the SHA-256 of their bytes:
-// blobs/ab/ab12...ef. An upload is written to tmp/ first and renamed into
-// place only once it has been read completely and analysed, so a cut
-// connection or a failed analysis leaves nothing in blobs/.
+// blobs keeps uploaded files, named by the SHA-256 of their bytes, in a
+// blobStore: the data directory's blobs/ (blobs/ab/ab12...ef) or a bucket.
+// An upload is written to the data directory's tmp/ first and stored only
+// once it has been read completely and analysed, so a cut connection or a
+// failed analysis leaves nothing stored.
 type blobs struct {
-	dir string // <data-dir>/blobs
-	tmp string // <data-dir>/tmp, on the same file system so rename is atomic
+	keep blobStore
+	tmp  string // <data-dir>/tmp, on blobs/' file system so that rename is atomic
 
 	// The temporary files of all requests together hold at most max
 	// bytes (Config.MaxTemp): a write past it fails, with 507, before
@@ -30,14 +31,16 @@ type blobs struct {
 
 const tmpPattern = "upload-*"
 
-// openBlobs prepares the blob directories under dataDir and removes the
-// temporary files a crashed server left behind.
-func openBlobs(dataDir string, maxTemp int64) (*blobs, error) {
-	b := &blobs{dir: filepath.Join(dataDir, "blobs"), tmp: filepath.Join(dataDir, "tmp"), max: maxTemp, held: map[string]int64{}}
-	for _, d := range []string{b.dir, b.tmp} {
-		if err := os.MkdirAll(d, 0o750); err != nil {
-			return nil, fmt.Errorf("creating data directory: %w", err)
-		}
+// openBlobs prepares the temporary directory under dataDir, removing the
+// temporary files a crashed server left behind, over the store keep (nil:
+// the data directory's blobs/).
+func openBlobs(dataDir string, keep blobStore, maxTemp int64) (*blobs, error) {
+	if keep == nil {
+		keep = diskBlobs(filepath.Join(dataDir, "blobs"))
+	}
+	b := &blobs{keep: keep, tmp: filepath.Join(dataDir, "tmp"), max: maxTemp, held: map[string]int64{}}
+	if err := os.MkdirAll(b.tmp, 0o750); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
 	stale, err := filepath.Glob(filepath.Join(b.tmp, tmpPattern))
 	if err != nil {
@@ -58,21 +61,12 @@ func (b *blobs) create() (*os.File, error) {
 	return f, nil
 }
 
-// path returns where the blob with the given hex SHA-256 lives.
-func (b *blobs) path(sha string) string {
-	return filepath.Join(b.dir, sha[:2], sha)
-}
-
-// commit moves a complete temporary file into place as the blob sha.
-func (b *blobs) commit(tmp, sha string) error {
-	dst := b.path(sha)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+// commit stores a complete temporary file as the blob sha.
+func (b *blobs) commit(ctx context.Context, tmp, sha string) error {
+	if err := b.keep.put(ctx, sha, tmp); err != nil {
 		return fmt.Errorf("storing blob %s: %w", sha, err)
 	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return fmt.Errorf("storing blob %s: %w", sha, err)
-	}
-	b.release(tmp)
+	b.drop(tmp) // gone already where it was renamed into place
 	return nil
 }
 
@@ -134,22 +128,49 @@ func (w *quotaWriter) Write(p []byte) (int, error) {
 }
 
 // open opens the blob sha for reading.
-func (b *blobs) open(sha string) (*os.File, error) {
+func (b *blobs) open(ctx context.Context, sha string) (blobFile, error) {
 	if !validSHA(sha) {
 		return nil, fmt.Errorf("invalid blob name %q: expected 64 hex digits", sha)
 	}
-	return os.Open(b.path(sha))
+	return b.keep.open(ctx, sha)
 }
 
 // remove deletes the blob sha; a missing blob is not an error.
-func (b *blobs) remove(sha string) error {
+func (b *blobs) remove(ctx context.Context, sha string) error {
 	if !validSHA(sha) {
 		return fmt.Errorf("invalid blob name %q: expected 64 hex digits", sha)
 	}
-	if err := os.Remove(b.path(sha)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := b.keep.remove(ctx, sha); err != nil {
 		return fmt.Errorf("removing blob %s: %w", sha, err)
 	}
 	return nil
+}
+
+// local returns a file on disk holding the blob sha, for the analysis of
+// the upload called name: the blob itself where the store is a directory,
+// else a temporary copy, counted against the quota, which done removes.
+func (b *blobs) local(ctx context.Context, sha, name string) (path string, done func(), err error) {
+	if p, ok := b.keep.(diskBlobs); ok {
+		return p.path(sha), func() {}, nil
+	}
+	src, err := b.open(ctx, sha)
+	if err != nil {
+		return "", nil, err
+	}
+	defer src.Close()
+	f, err := b.create()
+	if err != nil {
+		return "", nil, err
+	}
+	_, err = io.Copy(b.quota(f, name), src)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.drop(f.Name())
+		return "", nil, fmt.Errorf("copying blob %s: %w", sha, err)
+	}
+	return f.Name(), func() { b.drop(f.Name()) }, nil
 }
 
 // temps lists the temporary files present (tests check that failed uploads

@@ -12,7 +12,6 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -397,7 +396,7 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		s.rawJob(w, r, rec)
 		return
 	}
-	f, err := s.blobs.open(rec.SHA256)
+	f, err := s.blobs.open(r.Context(), rec.SHA256)
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("trace %s: opening stored file: %w", id, err))
 		return
@@ -426,7 +425,7 @@ func rawName(rec Record, blob io.ReaderAt) string {
 // opened before the answer starts, so that a missing one is an error
 // rather than a cut tar.
 func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
-	files := make([]*os.File, len(rec.Files))
+	files := make([]blobFile, len(rec.Files))
 	names := make([]string, len(rec.Files))
 	defer func() {
 		for _, f := range files {
@@ -444,7 +443,7 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 			return
 		}
 		names[i] = name
-		f, err := s.blobs.open(file.SHA256)
+		f, err := s.blobs.open(r.Context(), file.SHA256)
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("job %s: opening stored file %s: %w", rec.ID, file.Name, err))
 			return

@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,14 +229,12 @@ func assertNothingStored(t *testing.T, ts *testServer) {
 		t.Errorf("store holds %d traces (err %v), want 0", total, err)
 	}
 	var files []string
-	filepath.WalkDir(ts.blobs.dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p)
-		}
+	ts.blobs.keep.walk(context.Background(), func(sha string) error {
+		files = append(files, sha)
 		return nil
 	})
 	if len(files) != 0 {
-		t.Errorf("blobs left on disk: %v", files)
+		t.Errorf("blobs left in %s: %v", ts.blobs.keep, files)
 	}
 	if tmp := ts.blobs.temps(); len(tmp) != 0 {
 		t.Errorf("temporary files left: %v", tmp)

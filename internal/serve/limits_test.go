@@ -285,7 +285,7 @@ func TestMigrateKeepsOldTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`DROP TABLE job_files`, `DROP TABLE reports`, `DROP TABLE traces`, migrations[0], `UPDATE schema_version SET version = 1`,
+		`DROP TABLE job_files`, `DROP TABLE reports`, `DROP TABLE traces`, sqliteMigrations[0], `UPDATE schema_version SET version = 1`,
 		`INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES ('0123456789abcdef', 'x', 'old', 1, 'chrome', 'parallel', 'high', 0)`,
 		`INSERT INTO reports (id, json, html) VALUES ('0123456789abcdef', '{}', '<p>')`,
 	} {

@@ -322,13 +322,11 @@ func (s *Server) renderHTML(ctx context.Context, id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := []Upload{{Path: s.blobs.path(rec.SHA256), Name: rec.Name, Format: rec.Format}}
-	if rec.Kind == KindJob {
-		files = files[:0]
-		for _, f := range rec.Files {
-			files = append(files, Upload{Path: s.blobs.path(f.SHA256), Name: path.Join(rec.Name, f.Name), Format: rec.Format})
-		}
+	files, done, err := s.localFiles(ctx, rec)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	rep, err := s.analyze(ctx, rec.Name, files, func() (Reports, error) {
 		b, err := s.cfg.RenderHTML(ctx, rec, files, settings)
 		return Reports{HTML: b}, err
@@ -381,4 +379,37 @@ func humanSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// localFiles returns the files of rec as an analysis reads them, on disk;
+// done removes the copies made of blobs kept in a bucket.
+func (s *Server) localFiles(ctx context.Context, rec Record) (files []Upload, done func(), err error) {
+	var dones []func()
+	done = func() {
+		for _, d := range dones {
+			d()
+		}
+	}
+	add := func(sha, name string) error {
+		p, d, err := s.blobs.local(ctx, sha, name)
+		if err != nil {
+			return fmt.Errorf("%s: reading stored file: %w", name, err)
+		}
+		dones = append(dones, d)
+		files = append(files, Upload{Path: p, Name: name, Format: rec.Format})
+		return nil
+	}
+	if rec.Kind != KindJob {
+		err = add(rec.SHA256, rec.Name)
+	}
+	for _, f := range rec.Files {
+		if err = add(f.SHA256, path.Join(rec.Name, f.Name)); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return files, done, nil
 }

@@ -1,3 +1,217 @@
 package serve
 
-import _ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+)
+
+// postgresMigrations build the PostgreSQL schema, as sqliteMigrations do
+// SQLite's; the first is the shape SQLite's reached at its version 5.
+// Never edit a released migration; append.
+var postgresMigrations = []string{
+	`CREATE TABLE traces (
+		seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id         TEXT NOT NULL UNIQUE,
+		kind       TEXT NOT NULL DEFAULT 'trace',
+		sha256     TEXT NOT NULL UNIQUE,
+		name       TEXT NOT NULL,
+		size       BIGINT NOT NULL,
+		format     TEXT NOT NULL,
+		verdict    TEXT NOT NULL,
+		confidence TEXT NOT NULL,
+		created_ns BIGINT NOT NULL
+	);
+	CREATE TABLE reports (
+		id       TEXT PRIMARY KEY REFERENCES traces(id) ON DELETE CASCADE,
+		json     BYTEA NOT NULL,
+		html     BYTEA NOT NULL,
+		summary  BYTEA,
+		settings BYTEA
+	);
+	CREATE TABLE job_files (
+		job_id TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+		idx    INTEGER NOT NULL,
+		name   TEXT NOT NULL,
+		sha256 TEXT NOT NULL,
+		size   BIGINT NOT NULL,
+		PRIMARY KEY (job_id, idx)
+	);
+	CREATE INDEX job_files_sha256 ON job_files(sha256);`,
+}
+
+// migrationLock is the advisory lock key the migrations run under: any
+// number, the same in every build ("tracegap" in ASCII).
+const migrationLock = 0x7472616365676170
+
+var postgres = dialect{
+	name:       "PostgreSQL",
+	migrations: postgresMigrations,
+	lock:       `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(migrationLock, 10) + `)`,
+	bind:       dollars,
+}
+
+// dollars numbers a query's ? placeholders as PostgreSQL's $1, $2, ...
+// The queries here hold no ? in a string literal.
+func dollars(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// IsPostgresURL reports whether dsn names a PostgreSQL database: a
+// postgres:// or postgresql:// URL.
+func IsPostgresURL(dsn string) bool {
+	scheme, _, ok := strings.Cut(dsn, "://")
+	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
+}
+
+// OpenPostgres connects to the PostgreSQL database dsn (a postgres:// URL)
+// and brings its schema up to date, once however many servers start
+// together. Errors name the database without its password.
+func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
+	where := redactURL(dsn)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", where, err)
+	}
+	// Uploads hold no connection while they wait or are analysed; these
+	// bound the connections of one server.
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", where, err)
+	}
+	s := &SQLStore{db: db, d: postgres, locks: &pgLocks{db: db}}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", where, err)
+	}
+	return s, nil
+}
+
+// redactURL returns dsn with its password hidden, for messages.
+func redactURL(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparsable database URL)"
+	}
+	return u.Redacted()
+}
+
+// pgLocks holds PostgreSQL advisory locks on contents, one per SHA-256,
+// for the servers sharing a database: the second server to receive a
+// content waits until the first has stored it, then finds its record, so
+// that no content is analysed twice. The locks are taken on one
+// connection of their own, so that uploads waiting for one hold no
+// connection; PostgreSQL drops them when the connection closes, however
+// the server dies.
+type pgLocks struct {
+	db   *sql.DB
+	mu   sync.Mutex
+	conn *sql.Conn
+}
+
+// lockKey is the advisory lock key of a content: the first 64 bits of its
+// SHA-256.
+func lockKey(sha string) int64 {
+	b, err := hex.DecodeString(sha[:min(len(sha), 16)])
+	if err != nil || len(b) < 8 {
+		b = append(b, make([]byte, 8)...)
+	}
+	return int64(binary.BigEndian.Uint64(b[:8]))
+}
+
+// try takes the lock of sha if no other server holds it. The query is not
+// cancelled with ctx: a query cut short would cost the connection, and the
+// locks the other uploads hold on it.
+func (l *pgLocks) try(ctx context.Context, sha string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var ok bool
+	err := l.do(ctx, func(c *sql.Conn) error {
+		return c.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(sha)).Scan(&ok)
+	})
+	return ok, err
+}
+
+// lock takes the lock of sha, waiting (polling, from 10 ms to 250 ms
+// apart) while another server holds it.
+func (l *pgLocks) lock(ctx context.Context, sha string) error {
+	wait := 10 * time.Millisecond
+	for {
+		ok, err := l.try(ctx, sha)
+		if ok || err != nil {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+}
+
+// unlock releases the lock of sha. A lock lost with its connection is
+// gone already.
+func (l *pgLocks) unlock(sha string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l.do(ctx, func(c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lockKey(sha))
+		return err
+	})
+}
+
+// do runs f on the locks' connection, opening it first, and drops the
+// connection when f fails, so that the next call opens another.
+func (l *pgLocks) do(ctx context.Context, f func(*sql.Conn) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		c, err := l.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("opening the lock connection: %w", err)
+		}
+		l.conn = c
+	}
+	if err := f(l.conn); err != nil {
+		l.conn.Close()
+		l.conn = nil
+		return fmt.Errorf("content lock: %w", err)
+	}
+	return nil
+}
+
+func (l *pgLocks) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != nil {
+		l.conn.Close()
+		l.conn = nil
+	}
+}

@@ -53,7 +53,8 @@ type JobAnalyzer func(ctx context.Context, name string, ranks []Upload) (Reports
 
 // Config configures a Server. DataDir and Analyze are required.
 type Config struct {
-	// DataDir holds blobs/, tmp/ and the database tracegap.db.
+	// DataDir holds tmp/ and, unless Blobs and Database name others, the
+	// blob directory blobs/ and the database tracegap.db.
 	DataDir string
 	// Analyze analyses uploads.
 	Analyze Analyzer
@@ -64,7 +65,16 @@ type Config struct {
 	// Rules are the rules a check applies before its query parameters
 	// (nil: check.DefaultRules()).
 	Rules *check.Rules
-	// Store overrides the SQLite store in DataDir (tests, other databases).
+	// Database, when set, is the postgres:// URL of the PostgreSQL
+	// database that keeps records and reports, which several servers may
+	// share; empty keeps them in DataDir's SQLite file tracegap.db.
+	Database string
+	// Blobs, when set, is the gs://, s3://, azblob:// or file:// URL of
+	// the directory that keeps uploaded files, which several servers may
+	// share; empty keeps them in DataDir/blobs. DataDir then holds only
+	// the uploads being received (tmp/), which is each server's own.
+	Blobs string
+	// Store overrides Database (tests, other databases).
 	Store Store
 	// MaxUpload caps an upload request's body (default DefaultMaxUpload).
 	MaxUpload int64
@@ -184,17 +194,16 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := openBlobs(cfg.DataDir, cfg.MaxTemp)
+	st, keep, err := openStores(context.Background(), cfg)
 	if err != nil {
 		lock.release()
 		return nil, err
 	}
-	st := cfg.Store
-	if st == nil {
-		if st, err = OpenSQLite(filepath.Join(cfg.DataDir, "tracegap.db")); err != nil {
-			lock.release()
-			return nil, err
-		}
+	b, err := openBlobs(cfg.DataDir, keep, cfg.MaxTemp)
+	if err != nil {
+		st.Close()
+		lock.release()
+		return nil, err
 	}
 	s := &Server{
 		cfg:     cfg,
@@ -204,6 +213,12 @@ func New(cfg Config) (*Server, error) {
 		admit:   newAdmission(cfg.MaxAnalyses, cfg.MaxMemory, cfg.MaxQueue),
 		lock:    lock,
 		shaBusy: map[string]chan struct{}{},
+	}
+	if n, err := s.sweep(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("removing the blobs no record holds: %w", err)
+	} else if n > 0 && cfg.Log != nil {
+		cfg.Log.Printf("removed %d blobs that no record held (left by a server stopped while storing an upload)", n)
 	}
 	s.routes()
 	return s, nil

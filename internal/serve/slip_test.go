@@ -96,7 +96,7 @@ func (ts *testServer) putJob(t *testing.T, name string, names ...string) string 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ts.blobs.commit(f.tmp, f.sha); err != nil {
+		if err := ts.blobs.commit(context.Background(), f.tmp, f.sha); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)

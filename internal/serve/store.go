@@ -104,9 +104,8 @@ type ListQuery struct {
 	Offset int
 }
 
-// Store keeps records and reports. The SQLite implementation is the only one
-// today; the interface leaves room for a shared database (PostgreSQL) when
-// several servers front one store.
+// Store keeps records and reports: SQLStore on SQLite (one server) or on
+// PostgreSQL (several servers, each a SharedStore user).
 type Store interface {
 	// Put adds rec with its reports (and a job's files). If a record with rec.SHA256 exists it
 	// returns that record and ErrExists.
@@ -130,6 +129,9 @@ type Store interface {
 	// Referenced reports whether a record still holds the blob sha: a
 	// trace of that content, or a job with a rank of it.
 	Referenced(ctx context.Context, sha string) (bool, error)
+	// Blobs calls fn with the SHA-256 of every blob a record holds,
+	// each once.
+	Blobs(ctx context.Context, fn func(sha string) error) error
 	// List returns a page of records, newest first, and the total count.
 	List(ctx context.Context, q ListQuery) ([]Record, int, error)
 	// Delete removes a record and its reports, returning what it removed.
@@ -137,6 +139,20 @@ type Store interface {
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	Close() error
+}
+
+// A SharedStore is a Store that serialises the uploads of one content
+// across the servers sharing it, as each server does among its own
+// requests: an upload holds its content's lock from before looking for an
+// existing record until its own is stored, so that one content is analysed
+// once; a blob is removed only under its content's lock.
+type SharedStore interface {
+	Store
+	// LockContent takes the lock of the content sha, waiting while
+	// another server holds it.
+	LockContent(ctx context.Context, sha string) (unlock func(), err error)
+	// TryLockContent takes the lock of sha if no server holds it.
+	TryLockContent(ctx context.Context, sha string) (unlock func(), ok bool, err error)
 }
 
 // IDLen is the length of a record id: 16 hex digits (64 bits) of the

@@ -13,7 +13,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -93,29 +92,83 @@ func (s *Server) busy(need int64) *httpError {
 
 // lockContent serialises uploads of the same content, so that the second of
 // two simultaneous identical uploads finds the first's record instead of
-// analysing again.
+// analysing again: among this server's requests, then, on a SharedStore,
+// across the servers sharing it.
 func (s *Server) lockContent(ctx context.Context, sha string) (unlock func(), err error) {
 	for {
-		s.shaMu.Lock()
-		ch, busy := s.shaBusy[sha]
-		if !busy {
-			ch = make(chan struct{})
-			s.shaBusy[sha] = ch
-			s.shaMu.Unlock()
-			return func() {
-				s.shaMu.Lock()
-				delete(s.shaBusy, sha)
-				s.shaMu.Unlock()
-				close(ch)
-			}, nil
+		ch, mine := s.claim(sha)
+		if mine {
+			return s.lockShared(ctx, sha, ch)
 		}
-		s.shaMu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// lockError answers an upload whose content's lock could not be taken:
+// its client left while it waited, or the database failed.
+func lockError(ctx context.Context, name string, err error) error {
+	if ctx.Err() != nil {
+		return errorf(http.StatusBadRequest, "%s: upload abandoned: %v", name, err)
+	}
+	return errorf(http.StatusServiceUnavailable, "%s: %v", name, err)
+}
+
+// tryLockContent is lockContent without waiting: ok is false while an
+// upload of sha holds its lock, here or on another server.
+func (s *Server) tryLockContent(ctx context.Context, sha string) (unlock func(), ok bool, err error) {
+	ch, mine := s.claim(sha)
+	if !mine {
+		return nil, false, nil
+	}
+	sh, shared := s.store.(SharedStore)
+	if !shared {
+		return func() { s.unclaim(sha, ch) }, true, nil
+	}
+	u, ok, err := sh.TryLockContent(ctx, sha)
+	if !ok || err != nil {
+		s.unclaim(sha, ch)
+		return nil, false, err
+	}
+	return func() { u(); s.unclaim(sha, ch) }, true, nil
+}
+
+// claim takes this server's lock of sha if it is free (mine); otherwise
+// ch is closed when it is released.
+func (s *Server) claim(sha string) (ch chan struct{}, mine bool) {
+	s.shaMu.Lock()
+	defer s.shaMu.Unlock()
+	if ch, busy := s.shaBusy[sha]; busy {
+		return ch, false
+	}
+	ch = make(chan struct{})
+	s.shaBusy[sha] = ch
+	return ch, true
+}
+
+func (s *Server) unclaim(sha string, ch chan struct{}) {
+	s.shaMu.Lock()
+	delete(s.shaBusy, sha)
+	s.shaMu.Unlock()
+	close(ch)
+}
+
+// lockShared takes the shared store's lock of sha, this server's being
+// held (ch).
+func (s *Server) lockShared(ctx context.Context, sha string, ch chan struct{}) (unlock func(), err error) {
+	sh, shared := s.store.(SharedStore)
+	if !shared {
+		return func() { s.unclaim(sha, ch) }, nil
+	}
+	u, err := sh.LockContent(ctx, sha)
+	if err != nil {
+		s.unclaim(sha, ch)
+		return nil, err
+	}
+	return func() { u(); s.unclaim(sha, ch) }, nil
 }
 
 // received is one file received in full into a temporary file, not yet
@@ -130,7 +183,7 @@ type received struct {
 func (s *Server) ingest(ctx context.Context, f received, format string) (stored, error) {
 	unlock, err := s.lockContent(ctx, f.sha)
 	if err != nil {
-		return stored{}, errorf(http.StatusBadRequest, "%s: upload abandoned: %v", f.name, err)
+		return stored{}, lockError(ctx, f.name, err)
 	}
 	defer unlock()
 	if rec, err := s.store.BySHA(ctx, f.sha); err == nil {
@@ -154,7 +207,7 @@ func (s *Server) ingestJob(ctx context.Context, name string, files []received, f
 	rec.ID = rec.SHA256[:IDLen]
 	unlock, err := s.lockContent(ctx, rec.SHA256)
 	if err != nil {
-		return stored{}, errorf(http.StatusBadRequest, "%s: upload abandoned: %v", name, err)
+		return stored{}, lockError(ctx, name, err)
 	}
 	defer unlock()
 	if old, err := s.store.BySHA(ctx, rec.SHA256); err == nil {
@@ -176,7 +229,7 @@ func (s *Server) ingestJob(ctx context.Context, name string, files []received, f
 	// A rank's blob may be another record's too: hold it while storing.
 	unlockRanks, err := s.lockAll(ctx, rec.blobSHAs())
 	if err != nil {
-		return stored{}, errorf(http.StatusBadRequest, "%s: upload abandoned: %v", name, err)
+		return stored{}, lockError(ctx, name, err)
 	}
 	defer unlockRanks()
 	return s.keep(ctx, rec, rep, files)
@@ -205,7 +258,7 @@ func (s *Server) keep(ctx context.Context, rec Record, rep Reports, files []rece
 		}
 	}
 	for i, f := range files {
-		if err := s.blobs.commit(f.tmp, f.sha); err != nil {
+		if err := s.blobs.commit(ctx, f.tmp, f.sha); err != nil {
 			drop(files[:i])
 			return stored{}, err
 		}
@@ -229,7 +282,7 @@ func (s *Server) dropBlob(ctx context.Context, sha string) error {
 	if err != nil || used {
 		return err
 	}
-	return s.blobs.remove(sha)
+	return s.blobs.remove(ctx, sha)
 }
 
 // lockAll takes the locks of every content in shas, in sorted order so that
@@ -329,8 +382,8 @@ func (s *Server) receiveError(err error, name string, size int64) error {
 // given, are the new copies, used to restore blobs lost from disk.
 func (s *Server) duplicate(ctx context.Context, rec Record, files []received) (stored, error) {
 	for _, f := range files {
-		if _, err := os.Stat(s.blobs.path(f.sha)); errors.Is(err, os.ErrNotExist) {
-			s.blobs.commit(f.tmp, f.sha)
+		if ok, err := s.blobs.keep.exists(ctx, f.sha); err == nil && !ok {
+			s.blobs.commit(ctx, f.tmp, f.sha)
 		}
 	}
 	rep, err := s.store.JSON(ctx, rec.ID)

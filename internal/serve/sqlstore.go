@@ -12,9 +12,10 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// migrations build the schema one version at a time: migrations[i] takes the
-// database from version i to i+1. Never edit a released migration; append.
-var migrations = []string{
+// sqliteMigrations build the SQLite schema one version at a time:
+// migrations[i] takes the database from version i to i+1. Never edit a
+// released migration; append.
+var sqliteMigrations = []string{
 	`CREATE TABLE traces (
 		seq        INTEGER PRIMARY KEY AUTOINCREMENT,
 		id         TEXT NOT NULL UNIQUE,
@@ -64,20 +65,39 @@ var migrations = []string{
 	WHERE summary IS NOT NULL AND figures IS NOT NULL AND figures ->> '$.version' = 1;`,
 }
 
-// SchemaVersion is the schema version this build writes.
-var SchemaVersion = len(migrations)
+// SchemaVersion is the SQLite schema version this build writes.
+var SchemaVersion = len(sqliteMigrations)
 
-// SQLiteStore is a Store in one SQLite database file, in WAL mode so that
-// readers never wait for the writer.
-type SQLiteStore struct {
+// SQLStore is a Store in a SQL database: one SQLite file (OpenSQLite), in
+// WAL mode so that readers never wait for the writer, or PostgreSQL
+// (OpenPostgres), which several servers share.
+type SQLStore struct {
 	db *sql.DB
+	d  dialect
+	// locks, for PostgreSQL, holds the advisory locks that serialise the
+	// uploads of one content across servers.
+	locks *pgLocks
 }
 
-var _ Store = (*SQLiteStore)(nil)
+var _ Store = (*SQLStore)(nil)
+
+// dialect is what differs between the databases a SQLStore runs on.
+type dialect struct {
+	name       string
+	migrations []string
+	// lock, run first in the migrations' transaction, keeps two servers
+	// starting together from migrating at once ("" where the database
+	// itself serialises writers).
+	lock string
+	// bind rewrites a query's ? placeholders as the driver expects them.
+	bind func(string) string
+}
+
+var sqlite = dialect{name: "SQLite", migrations: sqliteMigrations, bind: func(q string) string { return q }}
 
 // OpenSQLite opens (creating if needed) the database at path and brings its
 // schema up to SchemaVersion.
-func OpenSQLite(path string) (*SQLiteStore, error) {
+func OpenSQLite(path string) (*SQLStore, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
@@ -92,7 +112,7 @@ func OpenSQLite(path string) (*SQLiteStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", abs, err)
 	}
-	s := &SQLiteStore{db: db}
+	s := &SQLStore{db: db, d: sqlite}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", abs, err)
@@ -100,58 +120,62 @@ func OpenSQLite(path string) (*SQLiteStore, error) {
 	return s, nil
 }
 
-// migrate applies the migrations the database has not seen, each in its own
-// transaction with the version bump, so a crash leaves a consistent version.
-func (s *SQLiteStore) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+// migrate applies the migrations the database has not seen, in one
+// transaction with the version bump, so that a crash leaves the version
+// before; under the dialect's lock, so that servers starting together on
+// one database migrate it once.
+func (s *SQLStore) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	defer tx.Rollback()
+	if s.d.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lock); err != nil {
+			return fmt.Errorf("taking the migration lock: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("creating schema_version: %w", err)
 	}
-	v, err := s.version(ctx)
+	v, err := version(ctx, tx)
 	if err != nil {
 		return err
 	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this tracegap knows (%d): upgrade tracegap", v, len(migrations))
+	ms := s.d.migrations
+	if v > len(ms) {
+		return fmt.Errorf("schema version %d is newer than this tracegap knows (%d): upgrade tracegap", v, len(ms))
 	}
-	for ; v < len(migrations); v++ {
-		if err := s.apply(ctx, v); err != nil {
-			return err
+	if v == len(ms) {
+		return nil
+	}
+	for i := v; i < len(ms); i++ {
+		if _, err := tx.ExecContext(ctx, ms[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+		return fmt.Errorf("migration %d: %w", len(ms), err)
+	}
+	if _, err := tx.ExecContext(ctx, s.d.bind(`INSERT INTO schema_version (version) VALUES (?)`), len(ms)); err != nil {
+		return fmt.Errorf("migration %d: %w", len(ms), err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrating to version %d: %w", len(ms), err)
 	}
 	return nil
 }
 
-func (s *SQLiteStore) version(ctx context.Context) (int, error) {
+func version(ctx context.Context, q querier) (int, error) {
 	var v sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_version`).Scan(&v); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_version`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("reading schema version: %w", err)
 	}
 	return int(v.Int64), nil
 }
 
-func (s *SQLiteStore) apply(ctx context.Context, v int) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migration %d: %w", v+1, err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-		return fmt.Errorf("migration %d: %w", v+1, err)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
-		return fmt.Errorf("migration %d: %w", v+1, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, v+1); err != nil {
-		return fmt.Errorf("migration %d: %w", v+1, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migration %d: %w", v+1, err)
-	}
-	return nil
-}
-
 // Version returns the database's schema version.
-func (s *SQLiteStore) Version(ctx context.Context) (int, error) { return s.version(ctx) }
+func (s *SQLStore) Version(ctx context.Context) (int, error) { return version(ctx, s.db) }
 
 const recordColumns = `seq, id, kind, sha256, name, size, format, verdict, confidence, created_ns`
 
@@ -169,7 +193,7 @@ func scanRecord(sc scanner) (Record, error) {
 }
 
 // Put implements Store.
-func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record, error) {
+func (s *SQLStore) Put(ctx context.Context, rec Record, rep Reports) (Record, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
@@ -182,22 +206,23 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 	case !errors.Is(err, ErrNotFound):
 		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
 	}
-	if _, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE id = ?`, rec.ID)); err == nil {
+	if _, err := scanRecord(tx.QueryRowContext(ctx, s.d.bind(`SELECT `+recordColumns+` FROM traces WHERE id = ?`), rec.ID)); err == nil {
 		return Record{}, fmt.Errorf("storing %s: id already used by different content (SHA-256 %s)", rec.ID, rec.SHA256)
 	}
 	if rec.Kind == "" {
 		rec.Kind = KindTrace
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO traces (id, kind, sha256, name, size, format, verdict, confidence, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		rec.ID, rec.Kind, rec.SHA256, rec.Name, rec.Size, rec.Format, rec.Verdict, rec.Confidence, rec.Created.UnixNano())
+	err = tx.QueryRowContext(ctx, s.d.bind(`INSERT INTO traces (id, kind, sha256, name, size, format, verdict, confidence, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`),
+		rec.ID, rec.Kind, rec.SHA256, rec.Name, rec.Size, rec.Format, rec.Verdict, rec.Confidence, rec.Created.UnixNano()).Scan(&rec.Seq)
 	if err != nil {
-		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
-	}
-	if rec.Seq, err = res.LastInsertId(); err != nil {
+		// Stored meanwhile by another server on this database.
+		if old, gerr := s.record(ctx, s.db, `sha256`, rec.SHA256); gerr == nil {
+			return old, ErrExists
+		}
 		return Record{}, fmt.Errorf("storing %s: %w", rec.ID, err)
 	}
 	for i, f := range rec.Files {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, idx, name, sha256, size) VALUES (?, ?, ?, ?, ?)`, rec.ID, i, f.Name, f.SHA256, f.Size); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.bind(`INSERT INTO job_files (job_id, idx, name, sha256, size) VALUES (?, ?, ?, ?, ?)`), rec.ID, i, f.Name, f.SHA256, f.Size); err != nil {
 			return Record{}, fmt.Errorf("storing the files of %s: %w", rec.ID, err)
 		}
 	}
@@ -205,7 +230,7 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 	if html == nil { // not rendered yet: an empty report, not NULL
 		html = []byte{}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, json, html, summary, settings) VALUES (?, ?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, s.d.bind(`INSERT INTO reports (id, json, html, summary, settings) VALUES (?, ?, ?, ?, ?)`),
 		rec.ID, rep.JSON, html, rep.Summary, rep.Settings); err != nil {
 		return Record{}, fmt.Errorf("storing reports of %s: %w", rec.ID, err)
 	}
@@ -216,12 +241,12 @@ func (s *SQLiteStore) Put(ctx context.Context, rec Record, rep Reports) (Record,
 }
 
 // Get implements Store.
-func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
+func (s *SQLStore) Get(ctx context.Context, id string) (Record, error) {
 	return s.record(ctx, s.db, `id`, id)
 }
 
 // BySHA implements Store.
-func (s *SQLiteStore) BySHA(ctx context.Context, sha string) (Record, error) {
+func (s *SQLStore) BySHA(ctx context.Context, sha string) (Record, error) {
 	return s.record(ctx, s.db, `sha256`, sha)
 }
 
@@ -233,8 +258,8 @@ type querier interface {
 
 // record returns the record whose column (id or sha256) is v, with its
 // files.
-func (s *SQLiteStore) record(ctx context.Context, q querier, column, v string) (Record, error) {
-	rec, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE `+column+` = ?`, v))
+func (s *SQLStore) record(ctx context.Context, q querier, column, v string) (Record, error) {
+	rec, err := scanRecord(q.QueryRowContext(ctx, s.d.bind(`SELECT `+recordColumns+` FROM traces WHERE `+column+` = ?`), v))
 	if err != nil {
 		return Record{}, err
 	}
@@ -242,11 +267,11 @@ func (s *SQLiteStore) record(ctx context.Context, q querier, column, v string) (
 }
 
 // files reads a job's files into rec.
-func (s *SQLiteStore) files(ctx context.Context, q querier, rec *Record) error {
+func (s *SQLStore) files(ctx context.Context, q querier, rec *Record) error {
 	if rec.Kind != KindJob {
 		return nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT name, sha256, size FROM job_files WHERE job_id = ? ORDER BY idx`, rec.ID)
+	rows, err := q.QueryContext(ctx, s.d.bind(`SELECT name, sha256, size FROM job_files WHERE job_id = ? ORDER BY idx`), rec.ID)
 	if err != nil {
 		return fmt.Errorf("reading the files of %s: %w", rec.ID, err)
 	}
@@ -262,10 +287,10 @@ func (s *SQLiteStore) files(ctx context.Context, q querier, rec *Record) error {
 }
 
 // Referenced implements Store.
-func (s *SQLiteStore) Referenced(ctx context.Context, sha string) (bool, error) {
+func (s *SQLStore) Referenced(ctx context.Context, sha string) (bool, error) {
 	var used bool
-	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM traces WHERE sha256 = ? AND kind = 'trace')
-		OR EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?)`, sha, sha).Scan(&used)
+	err := s.db.QueryRowContext(ctx, s.d.bind(`SELECT EXISTS (SELECT 1 FROM traces WHERE sha256 = ? AND kind = 'trace')
+		OR EXISTS (SELECT 1 FROM job_files WHERE sha256 = ?)`), sha, sha).Scan(&used)
 	if err != nil {
 		return false, fmt.Errorf("looking for blob %s: %w", sha, err)
 	}
@@ -273,18 +298,18 @@ func (s *SQLiteStore) Referenced(ctx context.Context, sha string) (bool, error) 
 }
 
 // JSON implements Store.
-func (s *SQLiteStore) JSON(ctx context.Context, id string) ([]byte, error) {
+func (s *SQLStore) JSON(ctx context.Context, id string) ([]byte, error) {
 	return s.report(ctx, id, "json")
 }
 
 // HTML implements Store.
-func (s *SQLiteStore) HTML(ctx context.Context, id string) ([]byte, error) {
+func (s *SQLStore) HTML(ctx context.Context, id string) ([]byte, error) {
 	return s.report(ctx, id, "html")
 }
 
 // SetHTML implements Store.
-func (s *SQLiteStore) SetHTML(ctx context.Context, id string, html []byte) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE reports SET html = ? WHERE id = ?`, html, id)
+func (s *SQLStore) SetHTML(ctx context.Context, id string, html []byte) error {
+	res, err := s.db.ExecContext(ctx, s.d.bind(`UPDATE reports SET html = ? WHERE id = ?`), html, id)
 	if err != nil {
 		return fmt.Errorf("storing the HTML report of %s: %w", id, err)
 	}
@@ -295,7 +320,7 @@ func (s *SQLiteStore) SetHTML(ctx context.Context, id string, html []byte) error
 }
 
 // Summary implements Store.
-func (s *SQLiteStore) Summary(ctx context.Context, id string) ([]byte, error) {
+func (s *SQLStore) Summary(ctx context.Context, id string) ([]byte, error) {
 	b, err := s.report(ctx, id, "summary")
 	if err == nil && b == nil {
 		return nil, ErrNoSummary
@@ -304,13 +329,13 @@ func (s *SQLiteStore) Summary(ctx context.Context, id string) ([]byte, error) {
 }
 
 // Settings implements Store.
-func (s *SQLiteStore) Settings(ctx context.Context, id string) ([]byte, error) {
+func (s *SQLStore) Settings(ctx context.Context, id string) ([]byte, error) {
 	return s.report(ctx, id, "settings")
 }
 
-func (s *SQLiteStore) report(ctx context.Context, id, column string) ([]byte, error) {
+func (s *SQLStore) report(ctx context.Context, id, column string) ([]byte, error) {
 	var b []byte
-	err := s.db.QueryRowContext(ctx, `SELECT `+column+` FROM reports WHERE id = ?`, id).Scan(&b)
+	err := s.db.QueryRowContext(ctx, s.d.bind(`SELECT `+column+` FROM reports WHERE id = ?`), id).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -318,7 +343,7 @@ func (s *SQLiteStore) report(ctx context.Context, id, column string) ([]byte, er
 }
 
 // List implements Store.
-func (s *SQLiteStore) List(ctx context.Context, q ListQuery) ([]Record, int, error) {
+func (s *SQLStore) List(ctx context.Context, q ListQuery) ([]Record, int, error) {
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM traces`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("counting traces: %w", err)
@@ -327,9 +352,9 @@ func (s *SQLiteStore) List(ctx context.Context, q ListQuery) ([]Record, int, err
 	var rows *sql.Rows
 	var err error
 	if q.Before > 0 {
-		rows, err = s.db.QueryContext(ctx, `SELECT `+recordColumns+` FROM traces WHERE seq < ? ORDER BY seq DESC LIMIT ?`, q.Before, limit)
+		rows, err = s.db.QueryContext(ctx, s.d.bind(`SELECT `+recordColumns+` FROM traces WHERE seq < ? ORDER BY seq DESC LIMIT ?`), q.Before, limit)
 	} else {
-		rows, err = s.db.QueryContext(ctx, `SELECT `+recordColumns+` FROM traces ORDER BY seq DESC LIMIT ? OFFSET ?`, limit, max(q.Offset, 0))
+		rows, err = s.db.QueryContext(ctx, s.d.bind(`SELECT `+recordColumns+` FROM traces ORDER BY seq DESC LIMIT ? OFFSET ?`), limit, max(q.Offset, 0))
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing traces: %w", err)
@@ -356,7 +381,7 @@ func (s *SQLiteStore) List(ctx context.Context, q ListQuery) ([]Record, int, err
 }
 
 // Delete implements Store.
-func (s *SQLiteStore) Delete(ctx context.Context, id string) (Record, error) {
+func (s *SQLStore) Delete(ctx context.Context, id string) (Record, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Record{}, fmt.Errorf("deleting %s: %w", id, err)
@@ -366,14 +391,72 @@ func (s *SQLiteStore) Delete(ctx context.Context, id string) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM traces WHERE id = ?`, id); err != nil {
+	if _, err := tx.ExecContext(ctx, s.d.bind(`DELETE FROM traces WHERE id = ?`), id); err != nil {
 		return Record{}, fmt.Errorf("deleting %s: %w", id, err)
 	}
 	return rec, tx.Commit()
 }
 
 // Ping implements Store.
-func (s *SQLiteStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+func (s *SQLStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
 // Close implements Store.
-func (s *SQLiteStore) Close() error { return s.db.Close() }
+func (s *SQLStore) Close() error {
+	if s.locks != nil {
+		s.locks.close()
+	}
+	return s.db.Close()
+}
+
+// Blobs implements Store.
+func (s *SQLStore) Blobs(ctx context.Context, fn func(sha string) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT sha256 FROM traces WHERE kind = 'trace' UNION SELECT sha256 FROM job_files`)
+	if err != nil {
+		return fmt.Errorf("listing the blobs records hold: %w", err)
+	}
+	defer rows.Close()
+	var shas []string
+	for rows.Next() {
+		var sha string
+		if err := rows.Scan(&sha); err != nil {
+			return fmt.Errorf("listing the blobs records hold: %w", err)
+		}
+		shas = append(shas, sha)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("listing the blobs records hold: %w", err)
+	}
+	rows.Close() // before fn's queries: the pool may hold one connection
+	for _, sha := range shas {
+		if err := fn(sha); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LockContent implements SharedStore: on PostgreSQL it takes the content's
+// advisory lock; on SQLite, which one server holds, it has nothing to do.
+func (s *SQLStore) LockContent(ctx context.Context, sha string) (unlock func(), err error) {
+	if s.locks == nil {
+		return func() {}, nil
+	}
+	if err := s.locks.lock(ctx, sha); err != nil {
+		return nil, err
+	}
+	return func() { s.locks.unlock(sha) }, nil
+}
+
+// TryLockContent implements SharedStore.
+func (s *SQLStore) TryLockContent(ctx context.Context, sha string) (unlock func(), ok bool, err error) {
+	if s.locks == nil {
+		return func() {}, true, nil
+	}
+	if ok, err := s.locks.try(ctx, sha); !ok || err != nil {
+		return nil, false, err
+	}
+	return func() { s.locks.unlock(sha) }, true, nil
+}
+
+// Dialect names the database: "SQLite" or "PostgreSQL".
+func (s *SQLStore) Dialect() string { return s.d.name }

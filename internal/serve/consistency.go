@@ -1,0 +1,192 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/tracegap/tracegap/internal/objects"
+)
+
+// openStores opens what cfg names for records (Config.Store, a PostgreSQL
+// database, or the data directory's SQLite file) and for blobs (a bucket,
+// or nil for the data directory's blobs/).
+func openStores(ctx context.Context, cfg Config) (Store, blobStore, error) {
+	var keep blobStore
+	if cfg.Blobs != "" {
+		if !objects.IsURL(cfg.Blobs) {
+			return nil, nil, fmt.Errorf("blob store %q: expected a gs://, s3://, azblob:// or file:// URL", cfg.Blobs)
+		}
+		b, err := openBucketBlobs(ctx, cfg.Blobs)
+		if err != nil {
+			return nil, nil, err
+		}
+		keep = b
+	}
+	if cfg.Store != nil {
+		return cfg.Store, keep, nil
+	}
+	if cfg.Database == "" {
+		st, err := OpenSQLite(filepath.Join(cfg.DataDir, "tracegap.db"))
+		return st, keep, err
+	}
+	if !IsPostgresURL(cfg.Database) {
+		return nil, nil, fmt.Errorf("database %q: expected a postgres:// URL (or none, for SQLite in the data directory)", redactURL(cfg.Database))
+	}
+	st, err := OpenPostgres(ctx, cfg.Database)
+	return st, keep, err
+}
+
+// sweep removes the blobs that no record holds and no upload is storing:
+// those of an upload whose server died between storing its files and its
+// record. A blob is removed under its content's lock, after looking again
+// for a record, so that an upload storing it (here or on another server
+// sharing the store) keeps it. It returns how many it removed.
+func (s *Server) sweep(ctx context.Context) (int, error) {
+	held, err := heldBlobs(ctx, s.store)
+	if err != nil {
+		return 0, err
+	}
+	var orphans []string
+	err = s.blobs.keep.walk(ctx, func(sha string) error {
+		if _, ok := slices.BinarySearch(held, sha); !ok {
+			orphans = append(orphans, sha)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("listing %s: %w", s.blobs.keep, err)
+	}
+	removed := 0
+	for _, sha := range orphans {
+		ok, err := s.sweepOne(ctx, sha)
+		if err != nil {
+			return removed, err
+		}
+		if ok {
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+// sweepOne removes the blob sha if no upload holds its lock and no record
+// holds it.
+func (s *Server) sweepOne(ctx context.Context, sha string) (bool, error) {
+	unlock, ok, err := s.tryLockContent(ctx, sha)
+	if !ok || err != nil {
+		return false, err
+	}
+	defer unlock()
+	used, err := s.store.Referenced(ctx, sha)
+	if used || err != nil {
+		return false, err
+	}
+	return true, s.blobs.remove(ctx, sha)
+}
+
+// heldBlobs returns the SHA-256s of the blobs records hold, sorted.
+func heldBlobs(ctx context.Context, st Store) ([]string, error) {
+	var held []string
+	err := st.Blobs(ctx, func(sha string) error {
+		held = append(held, sha)
+		return nil
+	})
+	slices.Sort(held)
+	return held, err
+}
+
+// Problem is one inconsistency between the records and the blobs.
+type Problem struct {
+	// SHA256 is the blob's.
+	SHA256 string
+	// Orphan is true for a blob that no record holds; false for a blob
+	// that a record holds but the store lacks.
+	Orphan bool
+}
+
+func (p Problem) String() string {
+	if p.Orphan {
+		return "blob " + p.SHA256 + " is held by no record"
+	}
+	return "blob " + p.SHA256 + " is missing: a record holds it"
+}
+
+// CheckStore compares the records and the blobs that cfg names (as New
+// opens them) and returns what does not match: blobs no record holds,
+// blobs records hold that are not there. A blob that an upload is storing
+// now, on a server that shares a PostgreSQL database, is not reported; on
+// SQLite, check a stopped server.
+func CheckStore(ctx context.Context, cfg Config) ([]Problem, error) {
+	if cfg.DataDir != "" {
+		abs, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("data directory %q: %w", cfg.DataDir, err)
+		}
+		cfg.DataDir = abs
+	}
+	st, keep, err := openStores(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Store == nil {
+		defer st.Close()
+	}
+	if keep == nil {
+		keep = diskBlobs(filepath.Join(cfg.DataDir, "blobs"))
+	}
+	held, err := heldBlobs(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	var problems []Problem
+	seen := make([]bool, len(held))
+	err = keep.walk(ctx, func(sha string) error {
+		if i, ok := slices.BinarySearch(held, sha); ok {
+			seen[i] = true
+			return nil
+		}
+		if orphan, err := stillOrphan(ctx, st, sha); orphan || err != nil {
+			problems = append(problems, Problem{SHA256: sha, Orphan: true})
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", keep, err)
+	}
+	for i, sha := range held {
+		if seen[i] {
+			continue
+		}
+		// Looked at again: its record may have gone, with it, meanwhile.
+		used, err := st.Referenced(ctx, sha)
+		if err != nil {
+			return nil, err
+		}
+		there, err := keep.exists(ctx, sha)
+		if err != nil {
+			return nil, fmt.Errorf("looking for blob %s in %s: %w", sha, keep, err)
+		}
+		if used && !there {
+			problems = append(problems, Problem{SHA256: sha})
+		}
+	}
+	return problems, nil
+}
+
+// stillOrphan looks again, under the content's lock where the store is
+// shared, for a record holding the blob sha: false while an upload holds
+// the lock.
+func stillOrphan(ctx context.Context, st Store, sha string) (bool, error) {
+	if sh, ok := st.(SharedStore); ok {
+		unlock, ok, err := sh.TryLockContent(ctx, sha)
+		if !ok || err != nil {
+			return false, err
+		}
+		defer unlock()
+	}
+	used, err := st.Referenced(ctx, sha)
+	return !used && err == nil, err
+}
