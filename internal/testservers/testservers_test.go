@@ -130,3 +130,25 @@ func TestS3(t *testing.T) {
 		t.Errorf("Env() = %q: want the endpoint %s and the test identity", env, s.Endpoint)
 	}
 }
+
+// TestPostgresParallel checks parallel tests each get a database of their
+// own, and can use it.
+func TestPostgresParallel(t *testing.T) {
+	names := make([]string, 8)
+	t.Run("group", func(t *testing.T) {
+		for i := range names {
+			t.Run("", func(t *testing.T) {
+				t.Parallel()
+				c := connect(t, testservers.Postgres(t))
+				if _, err := c.Exec(context.Background(), "CREATE TABLE t (id int)"); err != nil {
+					t.Fatal(err)
+				}
+				names[i] = c.Config().Database
+			})
+		}
+	})
+	slices.Sort(names)
+	if len(slices.Compact(names)) != len(names) || names[0] == "" {
+		t.Errorf("parallel tests' databases: %q, want %d different names", names, len(names))
+	}
+}
