@@ -15,6 +15,7 @@ import (
 	"github.com/tracegap/tracegap/internal/cli"
 	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/testservers"
 )
 
 // tracegap runs the command line and returns its exit status and output.
@@ -111,7 +112,7 @@ func firstVerdict(report string) string {
 // checks each report equals that of the same files on disk.
 func TestS3Job(t *testing.T) {
 	s := needS3(t)
-	s.bucket(t, "job-reports")
+	s.Bucket(t, "job-reports")
 	local := linkDir(t, "job42", uploadDir(t, s, "job-reports", "job42/", filepath.Join(realtraces.Dir(t), jobDir)))
 	for _, format := range []string{"text", "json", "markdown", "html"} {
 		sameReport(t, local, "s3://job-reports/job42/", "analyze", "--format", format)
@@ -119,7 +120,7 @@ func TestS3Job(t *testing.T) {
 	sameReport(t, local, "s3://job-reports/job42", "check")
 	// The gocloud URL form, with the endpoint in the query rather than
 	// the environment, reads the same.
-	q := "?endpoint=" + s.endpoint + "&region=" + region + "&use_path_style=true"
+	q := "?endpoint=" + s.Endpoint + "&region=" + testservers.S3Region + "&use_path_style=true"
 	t.Setenv("AWS_ENDPOINT_URL", "")
 	code, out, stderr := tracegap("analyze", "s3://job-reports/job42/"+q)
 	if code != 0 || !strings.Contains(out, "s3://job-reports/job42") {
@@ -150,14 +151,14 @@ func linkDir(t *testing.T, name, dir string) string {
 
 // uploadDir uploads the files of dir under prefix in bucket and returns
 // dir.
-func uploadDir(t *testing.T, s *s3Server, bucket, prefix, dir string) string {
+func uploadDir(t *testing.T, s *testservers.S3Server, bucket, prefix, dir string) string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		s.upload(t, bucket, prefix+e.Name(), filepath.Join(dir, e.Name()))
+		s.Upload(t, bucket, prefix+e.Name(), filepath.Join(dir, e.Name()))
 	}
 	return dir
 }
@@ -166,10 +167,10 @@ func uploadDir(t *testing.T, s *s3Server, bucket, prefix, dir string) string {
 // XPlane, and a TensorBoard run folder's layout.
 func TestS3Object(t *testing.T) {
 	s := needS3(t)
-	s.bucket(t, "single")
+	s.Bucket(t, "single")
 	for _, name := range []string{"kineto-resnet50-workers0.pt.trace.json.gz", "xprof-tpu-inference.xplane.pb"} {
 		local := realtraces.Path(t, name)
-		s.upload(t, "single", "runs/"+name, local)
+		s.Upload(t, "single", "runs/"+name, local)
 		sameReport(t, local, "s3://single/runs/"+name, "analyze")
 		sameReport(t, local, "s3://single/runs/"+name, "analyze", "--format", "json")
 	}
@@ -187,7 +188,7 @@ func TestS3Object(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(run, "host.xplane.pb"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.upload(t, "single", "logs/plugins/profile/2024_01_02_03_04_05/host.xplane.pb", trace)
+	s.Upload(t, "single", "logs/plugins/profile/2024_01_02_03_04_05/host.xplane.pb", trace)
 	sameReport(t, filepath.Join(tb, "logs"), "s3://single/logs", "analyze")
 }
 
@@ -195,8 +196,8 @@ func TestS3Object(t *testing.T) {
 // and what was wrong, exit status 2.
 func TestS3Errors(t *testing.T) {
 	s := needS3(t)
-	s.bucket(t, "errs")
-	s.upload(t, "errs", "job/rank0.pt.trace.json.gz", realtraces.Path(t, "kineto-resnet50-workers0.pt.trace.json.gz"))
+	s.Bucket(t, "errs")
+	s.Upload(t, "errs", "job/rank0.pt.trace.json.gz", realtraces.Path(t, "kineto-resnet50-workers0.pt.trace.json.gz"))
 	cases := []struct {
 		name, url, want string
 		badKey          bool
@@ -210,7 +211,7 @@ func TestS3Errors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.badKey {
-				useS3(t, s.endpoint, accessKey, "not-the-secret")
+				useS3(t, s.Endpoint, testservers.S3AccessKey, "not-the-secret")
 			}
 			for _, cmd := range []string{"analyze", "summarize"} {
 				args := []string{cmd, c.url}
@@ -232,7 +233,7 @@ func TestS3Errors(t *testing.T) {
 // which must report as the same two phases on local files do.
 func TestS3TwoPhase(t *testing.T) {
 	s := needS3(t)
-	s.bucket(t, "twophase")
+	s.Bucket(t, "twophase")
 	job := filepath.Join(realtraces.Dir(t), jobDir)
 	uploadDir(t, s, "twophase", "job42/", job)
 	traces, err := filepath.Glob(filepath.Join(job, "*.pt.trace.json.gz"))
@@ -253,7 +254,7 @@ func TestS3TwoPhase(t *testing.T) {
 			t.Fatalf("summarize %s: exit %d: %s", url, code, stderr)
 		}
 	}
-	if keys := s.keys(t, "twophase", "job42/summaries/"); len(keys) != 8 {
+	if keys := s.Keys(t, "twophase", "job42/summaries/"); len(keys) != 8 {
 		t.Fatalf("summaries written: %v, want 8", keys)
 	}
 	for _, format := range []string{"text", "json"} {
@@ -275,12 +276,12 @@ func TestS3TwoPhase(t *testing.T) {
 // a write that fails part way through a multipart upload.
 func TestS3FailedRunWritesNothing(t *testing.T) {
 	s := needS3(t)
-	s.bucket(t, "failed")
+	s.Bucket(t, "failed")
 	bad := filepath.Join(t.TempDir(), "bad.pt.trace.json")
 	if err := os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X", "ts": `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.upload(t, "failed", "in/bad.pt.trace.json", bad)
+	s.Upload(t, "failed", "in/bad.pt.trace.json", bad)
 	for _, args := range [][]string{
 		{"summarize", "s3://failed/in/missing.pt.trace.json", "-o", "s3://failed/out/a.summary.json.gz"},
 		{"summarize", "s3://failed/in/bad.pt.trace.json", "-o", "s3://failed/out/b.summary.json.gz"},
@@ -302,13 +303,13 @@ func TestS3FailedRunWritesNothing(t *testing.T) {
 	if err == nil {
 		t.Error("a failed write returned no error")
 	}
-	if keys := s.keys(t, "failed", "out/"); len(keys) != 0 {
+	if keys := s.Keys(t, "failed", "out/"); len(keys) != 0 {
 		t.Errorf("failed runs wrote %v", keys)
 	}
 	if code, _, stderr := tracegap("analyze", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"), "-o", "s3://failed/out/report.json"); code != 0 {
 		t.Fatalf("analyze -o s3://...: exit %d: %s", code, stderr)
 	}
-	if keys := s.keys(t, "failed", "out/"); !slices.Equal(keys, []string{"out/report.json"}) {
+	if keys := s.Keys(t, "failed", "out/"); !slices.Equal(keys, []string{"out/report.json"}) {
 		t.Errorf("a run that succeeded wrote %v, want out/report.json", keys)
 	}
 }
@@ -320,13 +321,13 @@ func TestS3FailedRunWritesNothing(t *testing.T) {
 // characters: a store lists those as U+FFFD.)
 func TestHostileObjectNames(t *testing.T) {
 	s := needS3(t)
-	s.bucket(t, "hostile")
+	s.Bucket(t, "hostile")
 	meta := filepath.Join(t.TempDir(), "metrics.json")
 	if err := os.WriteFile(meta, []byte(`{"name": "metrics"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.upload(t, "hostile", "run/\u2028owned\u202e.json", meta)
-	s.upload(t, "hostile", "run/\u202ehost.xplane.pb", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"))
+	s.Upload(t, "hostile", "run/\u2028owned\u202e.json", meta)
+	s.Upload(t, "hostile", "run/\u202ehost.xplane.pb", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"))
 	code, stdout, stderr := tracegap("analyze", "s3://hostile/run/")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
