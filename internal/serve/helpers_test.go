@@ -81,6 +81,7 @@ func start(t *testing.T, cfg Config) *testServer {
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	sharedFor(t, &cfg)
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)

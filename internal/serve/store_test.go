@@ -9,28 +9,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tracegap/tracegap/internal/testservers"
 )
 
-// stores returns a fresh store of each kind: SQLite in a temporary file,
+// openers open a fresh store of each kind: SQLite in a temporary file,
 // and PostgreSQL in a new database of a real server (skipped where none
 // can start, except under CI).
-func stores(t *testing.T) map[string]Store {
-	t.Helper()
-	lite, err := OpenSQLite(t.TempDir() + "/t.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lite.Close() })
-	m := map[string]Store{"sqlite": lite}
-	if dsn := postgresDSN(t, false); dsn != "" {
-		pg, err := OpenPostgres(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { pg.Close() })
-		m["postgres"] = pg
-	}
-	return m
+var openers = map[string]func(t *testing.T) (Store, error){
+	"sqlite": func(t *testing.T) (Store, error) { return OpenSQLite(t.TempDir() + "/t.db") },
+	"postgres": func(t *testing.T) (Store, error) {
+		return OpenPostgres(context.Background(), testservers.Postgres(t))
+	},
 }
 
 // testSHA is a made-up SHA-256 whose first 16 digits (the record id and
@@ -48,8 +38,15 @@ func testRecord(n int, kind string, files ...File) (Record, Reports) {
 // TestStores runs the same calls on every kind of store and expects the
 // same answers.
 func TestStores(t *testing.T) {
-	for name, st := range stores(t) {
-		t.Run(name, func(t *testing.T) { exerciseStore(t, st) })
+	for name, open := range openers {
+		t.Run(name, func(t *testing.T) {
+			st, err := open(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			exerciseStore(t, st)
+		})
 	}
 }
 
@@ -168,7 +165,7 @@ func ids(recs []Record) []string {
 // TestPostgresMigratesOnce starts eight stores together on one new
 // database: each comes up, the schema is built once.
 func TestPostgresMigratesOnce(t *testing.T) {
-	dsn := postgresDSN(t, true)
+	dsn := testservers.Postgres(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	opened := make([]*SQLStore, 8)
@@ -200,7 +197,7 @@ func TestPostgresMigratesOnce(t *testing.T) {
 // TestPostgresContentLocks checks that a content's lock, held by one
 // server, keeps another waiting until it is released.
 func TestPostgresContentLocks(t *testing.T) {
-	dsn := postgresDSN(t, true)
+	dsn := testservers.Postgres(t)
 	a, err := OpenPostgres(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
