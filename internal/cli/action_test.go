@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/testservers"
 )
 
 // TestMain lets the test binary stand in for the tracegap command when a
@@ -17,7 +18,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TRACEGAP_AS_CLI") != "" {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testservers.Stop()
+	os.Exit(code)
 }
 
 // actionStep returns the run script of the step named name in the

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -23,6 +26,7 @@ import (
 	"github.com/tracegap/tracegap/internal/check"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/internal/serve"
+	"github.com/tracegap/tracegap/internal/testservers"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 )
 
@@ -127,11 +131,18 @@ func TestServiceAgrees(t *testing.T) {
 // testService is the upload service as `tracegap serve` configures it.
 type testService struct{ url string }
 
+// Under TRACEGAP_SERVE_STORE=shared (.ci/run), it keeps its records in
+// PostgreSQL and its files in an S3 bucket, real servers, through the
+// --database and --blobs flags.
 func newTestService(t *testing.T) *testService {
 	t.Helper()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	f := addServeFlags(fs)
-	if err := fs.Parse([]string{"--data-dir", t.TempDir()}); err != nil {
+	args := []string{"--data-dir", t.TempDir()}
+	if os.Getenv("TRACEGAP_SERVE_STORE") == "shared" {
+		args = append(args, sharedStoreFlags(t)...)
+	}
+	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := f.serveConfig(fs, io.Discard)
@@ -339,4 +350,82 @@ func TestServeConfig(t *testing.T) {
 	if _, err := f.serveConfig(fs, io.Discard); err == nil || !strings.Contains(err.Error(), `max_idle: invalid percentage "lots"`) {
 		t.Errorf("bad config: %v, want the bad key named", err)
 	}
+}
+
+var sharedBucket struct {
+	sync.Mutex
+	made bool
+	n    int
+}
+
+// sharedStoreFlags returns --database and --blobs flags naming a new
+// PostgreSQL database and a new directory in an S3 bucket, on real servers
+// (internal/testservers), and sets the AWS environment for the test.
+func sharedStoreFlags(t *testing.T) []string {
+	t.Helper()
+	s3 := testservers.S3(t)
+	dsn := testservers.Postgres(t)
+	testservers.UseS3Env(t, s3.Endpoint, testservers.S3AccessKey, testservers.S3SecretKey)
+	sharedBucket.Lock()
+	defer sharedBucket.Unlock()
+	if !sharedBucket.made {
+		s3.Bucket(t, "cli")
+		sharedBucket.made = true
+	}
+	sharedBucket.n++
+	return []string{"--database", dsn, "--blobs", fmt.Sprintf("s3://cli/%d/", sharedBucket.n)}
+}
+
+// TestCheckStore runs serve --check-store on a data directory: consistent
+// after an upload, then with a blob no record holds and with a record's
+// blob gone, each named on a line of its own, and on stores it cannot
+// open.
+func TestCheckStore(t *testing.T) {
+	dir := t.TempDir()
+	cfg := serve.Config{DataDir: dir, Analyze: func(context.Context, serve.Upload) (serve.Reports, error) {
+		return serve.Reports{Verdict: "parallel", Confidence: "high", Format: "chrome", JSON: []byte(`{}`)}, nil
+	}}
+	s, err := serve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	resp, err := http.Post(hs.URL+"/api/v1/traces?name=a", "application/json", strings.NewReader(`{"traceEvents":[]}`))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	hs.Close()
+	s.Close()
+	stored := fmt.Sprintf("%x", sha256.Sum256([]byte(`{"traceEvents":[]}`)))
+
+	check := func(want int, wantOut, wantErr string, args ...string) {
+		t.Helper()
+		code, stdout, stderr := runCmd(append([]string{"serve", "--check-store"}, args...)...)
+		if code != want || stdout != wantOut || !strings.Contains(stderr, wantErr) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("serve --check-store %q = %d, %q, %q; want %d, %q and one line with %q", args, code, stdout, stderr, want, wantOut, wantErr)
+		}
+	}
+	check(0, "", "the store is consistent", "--data-dir", dir)
+
+	orphan := strings.Repeat("ab", 32)
+	if err := os.MkdirAll(filepath.Join(dir, "blobs", "ab"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "blobs", "ab", orphan), []byte("x"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "blobs", stored[:2], stored)); err != nil {
+		t.Fatal(err)
+	}
+	check(1, "blob "+orphan+" is held by no record\nblob "+stored+" is missing: a record holds it\n", "not consistent: 2 problems", "--data-dir", dir)
+	check(2, "", "expected a postgres:// URL", "--data-dir", dir, "--database", "mysql://u:secret@h/db")
+	check(2, "", "expected a gs://, s3://, azblob:// or file:// URL", "--data-dir", dir, "--blobs", "/srv/blobs")
+	if _, _, stderr := runCmd("serve", "--check-store", "--data-dir", dir, "--database", "mysql://u:secret@h/db"); strings.Contains(stderr, "secret") {
+		t.Errorf("a database URL's password in a message: %s", stderr)
+	}
+
+	t.Run("shared", func(t *testing.T) {
+		check(0, "", "the store is consistent", append([]string{"--data-dir", t.TempDir()}, sharedStoreFlags(t)...)...)
+	})
 }
