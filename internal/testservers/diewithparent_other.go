@@ -4,5 +4,6 @@ package testservers
 
 import "syscall"
 
-// dieWithParent does nothing: only Linux stops a child with its parent.
-func dieWithParent(*syscall.SysProcAttr) {}
+// dieWithParent does nothing: only Linux signals a child when its parent
+// dies.
+func dieWithParent(*syscall.SysProcAttr, syscall.Signal) {}

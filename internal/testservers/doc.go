@@ -11,6 +11,9 @@
 //		os.Exit(code)
 //	}
 //
+// On Linux, should the test binary die without calling Stop, the kernel
+// kills its servers (their temporary directories stay behind).
+//
 // Where a server's binaries are missing the test that asks for it is
 // skipped, except when the CI environment variable is set (.ci/run sets
 // it and installs both): then it fails, so a CI run cannot pass by

@@ -157,7 +157,7 @@ func (s *pgServer) start(bin string) error {
 	defer logf.Close() // the server holds its own descriptor
 	s.cmd = s.command(cred, filepath.Join(bin, "postgres"), "-D", data)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	dieWithParent(s.cmd.SysProcAttr)
+	dieWithParent(s.cmd.SysProcAttr, syscall.SIGQUIT) // an immediate shutdown
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("starting postgres: %w", err)
 	}

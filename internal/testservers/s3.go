@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,6 +173,8 @@ func startWeed(bin string) (*S3Server, func(), error) {
 		return nil, nil, err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	dieWithParent(cmd.SysProcAttr, syscall.SIGKILL) // it may not stop on SIGTERM
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
