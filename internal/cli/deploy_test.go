@@ -12,29 +12,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// pendingServeFlags are flags of `tracegap serve` that the deployment
-// files use before the serve command has them: the test accepts them
-// (strings, or a bool for check-store) while serve lacks them, and fails
-// once serve has one, so that it is then removed from here and checked
-// as every other flag is.
-var pendingServeFlags = map[string]bool{"database": false, "blobs": false, "check-store": true}
-
-// serveFlagSet returns serve's flags, with the pending ones serve lacks.
+// serveFlagSet returns serve's flags.
 func serveFlagSet(t *testing.T) *pflag.FlagSet {
 	t.Helper()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addServeFlags(fs)
-	for name, isBool := range pendingServeFlags {
-		switch {
-		case fs.Lookup(name) != nil:
-			t.Errorf("serve has --%s now: remove it from pendingServeFlags in %s", name, "internal/cli/deploy_test.go")
-		case isBool:
-			fs.Bool(name, false, "pending")
-		default:
-			fs.String(name, "", "pending")
-		}
-	}
 	return fs
 }
 
