@@ -364,7 +364,7 @@ func TestPages(t *testing.T) {
 }
 
 func TestHealthAndMetrics(t *testing.T) {
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze})
+	ts := startAlone(t, Config{Analyze: (&fakeAnalyzer{}).analyze})
 	if r := get(t, ts.URL+"/healthz"); r.code != 200 || string(r.body) != "ok\n" {
 		t.Errorf("healthz = %d %q, want 200 ok", r.code, r.body)
 	}

@@ -61,7 +61,7 @@ func TestArchiveBytesCounted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MaxUpload: tt.maxUpload})
+			ts := startAlone(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MaxUpload: tt.maxUpload})
 			body, ctype := multipartBody(t, nil, map[string][]byte{tt.name: tt.tar}, []string{tt.name})
 			r := do(t, "POST", ts.URL+"/api/v1/traces", body, map[string]string{"Content-Type": ctype})
 			if r.code != tt.code || !bytes.Contains(r.body, []byte(tt.msg)) {

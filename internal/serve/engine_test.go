@@ -45,7 +45,7 @@ func TestPanicFailsOneUpload(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := start(t, Config{Analyze: tt.analyze, MaxAnalyses: 1})
+			ts := startAlone(t, Config{Analyze: tt.analyze, MaxAnalyses: 1})
 			r := ts.upload(t, "bug", []byte(runtest.PanicMagic), nil)
 			if r.code != http.StatusInternalServerError || r.errorText(t) != tt.want {
 				t.Fatalf("panicking upload = %d %s, want 500 %q", r.code, r.body, tt.want)
@@ -66,7 +66,7 @@ func TestMemoryAdmission(t *testing.T) {
 		cfg.UseEngine(&run.Engine{Analysis: analyze.DefaultOptions()}, render.Options{})
 		return cfg
 	}
-	refused := start(t, engine(1<<20))
+	refused := startAlone(t, engine(1<<20))
 	r := refused.upload(t, "gen.json", data, nil)
 	if r.code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("upload over the budget = %d %s, want 413", r.code, r.body)
@@ -76,7 +76,7 @@ func TestMemoryAdmission(t *testing.T) {
 	}
 	assertNothingStored(t, refused)
 
-	admitted := start(t, engine(64<<20))
+	admitted := startAlone(t, engine(64<<20))
 	admitted.mustUpload(t, "gen.json", data)
 }
 

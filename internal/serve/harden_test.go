@@ -75,7 +75,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // bodies while the only analysis slot is free: they are received before
 // they ask for it, so a whole upload goes through meanwhile.
 func TestSlowBodiesDoNotStarveUploads(t *testing.T) {
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MaxAnalyses: 1})
+	ts := startAlone(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MaxAnalyses: 1})
 	for i := range 12 {
 		rawRequest(t, ts, fmt.Sprintf("POST /api/v1/traces?name=slow%d HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789", i))
 	}
@@ -87,7 +87,7 @@ func TestSlowBodiesDoNotStarveUploads(t *testing.T) {
 // below the minimum rate once its grace has passed and is answered 408
 // naming the flag, long before its deadline.
 func TestTricklingUploadCutOff(t *testing.T) {
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MinUploadRate: 1 << 20, UploadGrace: 50 * time.Millisecond, UploadTimeout: time.Hour})
+	ts := startAlone(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MinUploadRate: 1 << 20, UploadGrace: 50 * time.Millisecond, UploadTimeout: time.Hour})
 	conn := rawRequest(t, ts, "POST /api/v1/traces?name=trickle HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789")
 	resp, body := readAnswer(t, conn)
 	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, "trickle: upload timed out after 10 bytes") || !strings.Contains(body, "--min-upload-rate") {
@@ -102,7 +102,7 @@ func TestTricklingUploadCutOff(t *testing.T) {
 // authorised upload is analysed meanwhile.
 func TestUnauthenticatedTakesNoSlot(t *testing.T) {
 	fa := &fakeAnalyzer{}
-	ts := start(t, Config{Analyze: fa.analyze, Token: "s3cret", MaxAnalyses: 1})
+	ts := startAlone(t, Config{Analyze: fa.analyze, Token: "s3cret", MaxAnalyses: 1})
 	const form = "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"bomb.json\"\r\n\r\n{\"verdict\":"
 	for range 10 {
 		conn := rawRequest(t, ts, "POST /api/v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000\r\n\r\n"+form)
@@ -264,7 +264,7 @@ func TestHTMLRenderedOnceOnFirstView(t *testing.T) {
 // and cancels it: it is neither analysed nor stored.
 func TestAbandonedUploadNotKept(t *testing.T) {
 	fa := &fakeAnalyzer{gate: make(chan struct{}), started: make(chan string, 2)}
-	ts := start(t, Config{Analyze: fa.analyze, MaxAnalyses: 1, MaxQueue: 1})
+	ts := startAlone(t, Config{Analyze: fa.analyze, MaxAnalyses: 1, MaxQueue: 1})
 	first := make(chan response, 1)
 	go func() { first <- ts.upload(t, "first", fakeReport("parallel", 1, 1e6), nil) }()
 	<-fa.started
@@ -329,7 +329,7 @@ func TestBombsAdmittedWithinBudget(t *testing.T) {
 		<-gate
 		return analyzeOne(ctx, u)
 	}
-	ts := start(t, cfg)
+	ts := startAlone(t, cfg)
 	// As `tracegap serve` does: the collector aims at half the budget
 	// above what the process held before the analyses, leaving the rest
 	// for what a soft limit overshoots.

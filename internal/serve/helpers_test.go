@@ -12,6 +12,9 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -66,12 +69,17 @@ func fakeReport(verdict string, n int, stepsNs ...int64) []byte {
 	return b
 }
 
-// testServer is a Server listening on a loopback port.
+// testServer is a Server listening on a loopback port. Under sharedEnv it
+// is the first of two replicas on the same storage, and URL is a
+// round-robin load balancer in front of both.
 type testServer struct {
 	*Server
 	URL  string
 	http *http.Server
 	done chan error
+	// peer, under sharedEnv, is the second replica; balancer serves URL.
+	peer     *testServer
+	balancer *httptest.Server
 }
 
 // start runs a Server for cfg on 127.0.0.1; it is shut down at the end of
@@ -81,7 +89,35 @@ func start(t *testing.T, cfg Config) *testServer {
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	shared := sharedFor(t, &cfg)
+	ts := startOne(t, cfg)
+	if shared {
+		peer := cfg
+		peer.DataDir = peerDir(t, cfg.DataDir)
+		ts.peer = startOne(t, peer)
+		ts.balance(t)
+	}
+	t.Cleanup(func() { ts.stop(t) })
+	return ts
+}
+
+// startAlone is start without the second replica: for tests of one
+// server's own connections, analysis slots, temporary space and metrics,
+// which a load balancer would spread over two. Under sharedEnv it is
+// still on the shared storage.
+func startAlone(t *testing.T, cfg Config) *testServer {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
 	sharedFor(t, &cfg)
+	ts := startOne(t, cfg)
+	t.Cleanup(func() { ts.stop(t) })
+	return ts
+}
+
+func startOne(t *testing.T, cfg Config) *testServer {
+	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -92,13 +128,39 @@ func start(t *testing.T, cfg Config) *testServer {
 	}
 	ts := &testServer{Server: s, URL: "http://" + ln.Addr().String(), http: s.HTTPServer(""), done: make(chan error, 1)}
 	go func() { ts.done <- ts.http.Serve(ln) }()
-	t.Cleanup(func() { ts.stop(t) })
 	return ts
+}
+
+// balance puts a load balancer in front of ts and its peer that sends
+// each request to the other replica than the one before, as a
+// round-robin balancer without session affinity does, and makes its URL
+// the test server's.
+func (ts *testServer) balance(t *testing.T) {
+	t.Helper()
+	var n atomic.Int64
+	targets := []string{ts.URL, ts.peer.URL}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			u, _ := url.Parse(targets[n.Add(1)%2])
+			r.SetURL(u)
+			r.Out.Host = r.In.Host
+		},
+		FlushInterval: -1,
+	}
+	ts.balancer = httptest.NewServer(rp)
+	ts.URL = ts.balancer.URL
 }
 
 // stop shuts the server down and closes its store; it may be called twice.
 func (ts *testServer) stop(t *testing.T) {
 	t.Helper()
+	if ts.balancer != nil {
+		ts.balancer.Close()
+		ts.balancer = nil
+	}
+	if ts.peer != nil {
+		ts.peer.stop(t)
+	}
 	if ts.http == nil {
 		return
 	}

@@ -51,7 +51,7 @@ func TestOversizeUpload(t *testing.T) {
 
 func TestBusyServerAnswers503(t *testing.T) {
 	fa := &fakeAnalyzer{gate: make(chan struct{}), started: make(chan string, 1)}
-	ts := start(t, Config{Analyze: fa.analyze, MaxAnalyses: 1})
+	ts := startAlone(t, Config{Analyze: fa.analyze, MaxAnalyses: 1})
 	first := make(chan response, 1)
 	go func() { first <- ts.upload(t, "first", fakeReport("parallel", 1, 1e6), nil) }()
 	<-fa.started // the only slot is taken
@@ -82,7 +82,7 @@ func TestBusyServerAnswers503(t *testing.T) {
 
 func TestQueuedUploadWaitsForSlot(t *testing.T) {
 	fa := &fakeAnalyzer{gate: make(chan struct{}), started: make(chan string)}
-	ts := start(t, Config{Analyze: fa.analyze, MaxAnalyses: 1, MaxQueue: 1})
+	ts := startAlone(t, Config{Analyze: fa.analyze, MaxAnalyses: 1, MaxQueue: 1})
 	answers := make(chan response, 2)
 	go func() { answers <- ts.upload(t, "first", fakeReport("parallel", 1, 1e6), nil) }()
 	if name := <-fa.started; name != "first" {
@@ -107,7 +107,7 @@ func TestQueuedUploadWaitsForSlot(t *testing.T) {
 }
 
 func TestSlowClientTimedOut(t *testing.T) {
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, UploadTimeout: 500 * time.Millisecond})
+	ts := startAlone(t, Config{Analyze: (&fakeAnalyzer{}).analyze, UploadTimeout: 500 * time.Millisecond})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestSlowClientTimedOut(t *testing.T) {
 
 func TestCutConnectionLeavesNothing(t *testing.T) {
 	fa := &fakeAnalyzer{}
-	ts := start(t, Config{Analyze: fa.analyze})
+	ts := startAlone(t, Config{Analyze: fa.analyze})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestCutConnectionLeavesNothing(t *testing.T) {
 
 func TestGracefulShutdownFinishesAnalyses(t *testing.T) {
 	fa := &fakeAnalyzer{gate: make(chan struct{}), started: make(chan string, 1)}
-	ts := start(t, Config{Analyze: fa.analyze})
+	ts := startAlone(t, Config{Analyze: fa.analyze})
 	data := fakeReport("parallel", 1, 1e6)
 	answer := make(chan response, 1)
 	go func() { answer <- ts.upload(t, "inflight", data, nil) }()

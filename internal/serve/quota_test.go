@@ -17,7 +17,7 @@ import (
 // quota, before a byte past it is written, and leaves nothing behind.
 func TestExpandingTarStopsAtTempQuota(t *testing.T) {
 	bomb := tracetest.ExpandingTar(8, 1<<20) // 8 MiB from about 8 KiB
-	ts := start(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MaxTemp: 2 << 20})
+	ts := startAlone(t, Config{Analyze: (&fakeAnalyzer{}).analyze, MaxTemp: 2 << 20})
 	body, ctype := multipartBody(t, nil, map[string][]byte{"logs.tar.gz": bomb}, []string{"logs.tar.gz"})
 	r := do(t, "POST", ts.URL+"/api/v1/traces", body, map[string]string{"Content-Type": ctype})
 	var got []uploadAnswer
@@ -39,7 +39,7 @@ func TestTempQuotaAcrossRequests(t *testing.T) {
 	fa := &fakeAnalyzer{gate: make(chan struct{}), started: make(chan string)}
 	first := fakeReport("parallel", 1, 1e6)
 	second := append(fakeReport("parallel", 2, 1e6), bytes.Repeat([]byte(" "), 1000)...)
-	ts := start(t, Config{Analyze: fa.analyze, MaxTemp: int64(len(first) + len(second) - 1)})
+	ts := startAlone(t, Config{Analyze: fa.analyze, MaxTemp: int64(len(first) + len(second) - 1)})
 	answer := make(chan response, 1)
 	go func() { answer <- ts.upload(t, "first", first, nil) }()
 	<-fa.started

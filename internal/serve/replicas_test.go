@@ -45,6 +45,7 @@ var storage struct {
 	bucket bool
 	n      int
 	byDir  map[string][2]string // a data directory's database and blobs, kept across restarts
+	peers  map[string]string    // a data directory's second replica's
 }
 
 // sharedStorage returns a new PostgreSQL database and a new directory in an
@@ -66,11 +67,12 @@ func sharedStorage(t *testing.T) (database, blobs string) {
 }
 
 // sharedFor gives a test server of data directory dir the shared storage
-// under sharedEnv: the same at each restart on dir.
-func sharedFor(t *testing.T, cfg *Config) {
+// under sharedEnv, the same at each restart on dir, and reports whether
+// it did.
+func sharedFor(t *testing.T, cfg *Config) bool {
 	t.Helper()
 	if os.Getenv(sharedEnv) != "shared" || cfg.Store != nil || cfg.Database != "" || cfg.Blobs != "" {
-		return
+		return false
 	}
 	storage.Lock()
 	got, ok := storage.byDir[cfg.DataDir]
@@ -88,6 +90,23 @@ func sharedFor(t *testing.T, cfg *Config) {
 		testservers.UseS3Env(t, s3.Endpoint, testservers.S3AccessKey, testservers.S3SecretKey)
 	}
 	cfg.Database, cfg.Blobs = got[0], got[1]
+	return true
+}
+
+// peerDir returns the data directory of the second replica beside the
+// one on dir: the same at each restart on dir.
+func peerDir(t *testing.T, dir string) string {
+	storage.Lock()
+	defer storage.Unlock()
+	if storage.peers == nil {
+		storage.peers = map[string]string{}
+	}
+	if p, ok := storage.peers[dir]; ok {
+		return p
+	}
+	p := t.TempDir()
+	storage.peers[dir] = p
+	return p
 }
 
 // post uploads data through the server at base and returns the status and
