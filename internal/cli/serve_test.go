@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -131,31 +133,46 @@ func TestServiceAgrees(t *testing.T) {
 // testService is the upload service as `tracegap serve` configures it.
 type testService struct{ url string }
 
-// Under TRACEGAP_SERVE_STORE=shared (.ci/run), it keeps its records in
-// PostgreSQL and its files in an S3 bucket, real servers, through the
-// --database and --blobs flags.
+// Under TRACEGAP_SERVE_STORE=shared (.ci/run), it is two replicas that
+// keep their records in PostgreSQL and their files in an S3 bucket, real
+// servers, through the --database and --blobs flags, behind a round-robin
+// balancer: a trace uploaded through one is checked through the other.
 func newTestService(t *testing.T) *testService {
 	t.Helper()
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	f := addServeFlags(fs)
-	args := []string{"--data-dir", t.TempDir()}
+	var store []string
+	replicas := 1
 	if os.Getenv("TRACEGAP_SERVE_STORE") == "shared" {
-		args = append(args, sharedStoreFlags(t)...)
+		store, replicas = sharedStoreFlags(t), 2
 	}
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
+	var urls []*url.URL
+	for range replicas {
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		f := addServeFlags(fs)
+		if err := fs.Parse(append([]string{"--data-dir", t.TempDir()}, store...)); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := f.serveConfig(fs, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := serve.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s.Handler())
+		t.Cleanup(func() { hs.Close(); s.Close() })
+		u, _ := url.Parse(hs.URL)
+		urls = append(urls, u)
 	}
-	cfg, err := f.serveConfig(fs, io.Discard)
-	if err != nil {
-		t.Fatal(err)
+	if replicas == 1 {
+		return &testService{url: urls[0].String()}
 	}
-	s, err := serve.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { hs.Close(); s.Close() })
-	return &testService{url: hs.URL}
+	var n atomic.Int64
+	lb := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(urls[n.Add(1)%int64(len(urls))])
+	}})
+	t.Cleanup(lb.Close)
+	return &testService{url: lb.URL}
 }
 
 // agree checks that the service's report and rule outcomes for the stored
