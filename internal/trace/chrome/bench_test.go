@@ -2,6 +2,7 @@ package chrome
 
 import (
 	"bytes"
+	"math"
 	"compress/gzip"
 	"io"
 	"os"
@@ -99,6 +100,26 @@ func BenchmarkReadParallel(b *testing.B) {
 	data := benchInput(b)
 	defer func(min int64) { parallelMin = min }(parallelMin)
 	parallelMin = 0
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tr, err := trace.Read(bytes.NewReader(data), int64(len(data)), trace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(tr.Events) == 0 {
+			b.Fatal("no events")
+		}
+	}
+}
+
+// BenchmarkReadSerial is BenchmarkRead with the parallel read turned off:
+// against BenchmarkRead at -cpu 2 and more, it measures what the parallel
+// read gains (docs/performance.md, "Chrome JSON reader").
+func BenchmarkReadSerial(b *testing.B) {
+	data := benchInput(b)
+	defer func(min int64) { parallelMin = min }(parallelMin)
+	parallelMin = math.MaxInt64
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
