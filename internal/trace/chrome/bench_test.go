@@ -2,9 +2,9 @@ package chrome
 
 import (
 	"bytes"
-	"math"
 	"compress/gzip"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
