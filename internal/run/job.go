@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/tracegap/tracegap/internal/advice/jobadvice"
 	"github.com/tracegap/tracegap/internal/analyze/job"
@@ -132,9 +133,9 @@ func ExpandArgs(args []string) ([]string, []inputs.Skipped, error) {
 // when they look like the ranks of one job (LooksLikeJob). Each input is
 // looked into once.
 func JobInputs(paths []string) bool {
-	heads := make([]inputHead, len(paths))
-	for i, p := range paths {
-		if heads[i] = lookInto(p); heads[i].summary {
+	heads := lookIntoAll(paths)
+	for _, h := range heads {
+		if h.summary {
 			return true
 		}
 	}
@@ -221,8 +222,8 @@ func LooksLikeJob(paths []string) bool {
 		return false
 	}
 	ranks := newRankSet()
-	for _, p := range paths {
-		if !ranks.add(lookInto(p)) {
+	for _, h := range lookIntoAll(paths) {
+		if !ranks.add(h) {
 			return false
 		}
 	}
@@ -257,6 +258,27 @@ type inputHead struct {
 	summary     bool
 	ranked      bool
 	rank, world int
+}
+
+// lookAhead is how many inputs lookIntoAll looks into at once: a job's
+// ranks in a bucket are thousands of requests, each waiting on the
+// network more than on the machine.
+const lookAhead = 16
+
+// lookIntoAll looks into every input (lookInto), lookAhead at a time.
+func lookIntoAll(paths []string) []inputHead {
+	heads := make([]inputHead, len(paths))
+	sem := make(chan struct{}, lookAhead)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		sem <- struct{}{}
+		wg.Go(func() {
+			heads[i] = lookInto(p)
+			<-sem
+		})
+	}
+	wg.Wait()
+	return heads
 }
 
 // lookInto opens the input at path once and reads what its start says. A
