@@ -437,6 +437,11 @@ func TestCheckStore(t *testing.T) {
 	}
 	check(1, "blob "+orphan+" is held by no record\nblob "+stored+" is missing: a record holds it\n", "not consistent: 2 problems", "--data-dir", dir)
 	check(2, "", "expected a postgres:// URL", "--data-dir", dir, "--database", "mysql://u:secret@h/db")
+	empty := t.TempDir()
+	check(2, "", "no database "+filepath.Join(empty, "tracegap.db")+": expected the data directory", "--data-dir", empty)
+	if left, _ := os.ReadDir(empty); len(left) != 0 {
+		t.Errorf("checking an empty directory wrote %d files in it", len(left))
+	}
 	check(2, "", "expected a gs://, s3://, azblob:// or file:// URL", "--data-dir", dir, "--blobs", "/srv/blobs")
 	if _, _, stderr := runCmd("serve", "--check-store", "--data-dir", dir, "--database", "mysql://u:secret@h/db"); strings.Contains(stderr, "secret") {
 		t.Errorf("a database URL's password in a message: %s", stderr)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -125,6 +126,13 @@ func CheckStore(ctx context.Context, cfg Config) ([]Problem, error) {
 			return nil, fmt.Errorf("data directory %q: %w", cfg.DataDir, err)
 		}
 		cfg.DataDir = abs
+	}
+	if cfg.Store == nil && cfg.Database == "" {
+		// Checked, not created: a check of the wrong directory says so.
+		db := filepath.Join(cfg.DataDir, "tracegap.db")
+		if _, err := os.Stat(db); err != nil {
+			return nil, fmt.Errorf("no database %s: expected the data directory of a tracegap serve (--data-dir), or --database", db)
+		}
 	}
 	st, keep, err := openStores(ctx, cfg)
 	if err != nil {
