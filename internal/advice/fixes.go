@@ -65,7 +65,7 @@ func (a *adviser) runtimeFix() string {
 	case analyze.TensorFlow:
 		return "Trace once: give tf.function an input_signature (or reduce_retracing=True) and static shapes so that it does not retrace, and warm up before profiling; reuse device memory instead of allocating it each step."
 	}
-	if a.runtimeIsWarmup() {
+	if analyze.WarmupFirst(a.f.Causes[analyze.Runtime].Names(1)) {
 		return warmupFix
 	}
 	return "Compile once and allocate once: warm up before the profiled steps, keep shapes static, and reuse device memory instead of freeing and allocating it each step."
@@ -74,13 +74,6 @@ func (a *adviser) runtimeFix() string {
 // warmupFix is the fix for CUDA or HIP warm-up in the window: not CUDA
 // graphs, which would not remove it.
 const warmupFix = "Warm up before profiling: run a few steps before the profiler's active ones (torch.profiler.schedule(wait=1, warmup=2, active=N)); keep the caching allocator warm (no torch.cuda.empty_cache() in the loop: freed memory is allocated again with cudaMalloc, and cudaFree synchronizes the device); load modules eagerly (CUDA_MODULE_LOADING=EAGER) so that no first launch loads kernel code."
-
-// runtimeIsWarmup reports whether the runtime work the idle was spent in
-// most is warm-up (see analyze.RuntimeWarmup).
-func (a *adviser) runtimeIsWarmup() bool {
-	top := a.f.Causes[analyze.Runtime].Names(1)
-	return len(top) == 1 && analyze.RuntimeKindOf(top[0]) == analyze.RuntimeWarmup
-}
 
 // jaxRuntimeFixes are the JAX fixes by kind of runtime work. None assumes a
 // training loop: an inference server compiles, loads and fragments memory

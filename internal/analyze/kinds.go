@@ -94,7 +94,10 @@ func RuntimeKindOf(name string) RuntimeKind {
 
 // runtimeIsWarmup reports whether the runtime work the idle was spent in
 // most is warm-up (see RuntimeWarmup).
-func (a *analyzer) runtimeIsWarmup() bool {
-	top := a.top(a.tally.names[Runtime], 1)
-	return len(top) == 1 && RuntimeKindOf(top[0]) == RuntimeWarmup
+func (a *analyzer) runtimeIsWarmup() bool { return WarmupFirst(a.top(a.tally.names[Runtime], 1)) }
+
+// WarmupFirst reports whether the first of names, the runtime work idle
+// time was spent in, most first, is warm-up (RuntimeWarmup).
+func WarmupFirst(names []string) bool {
+	return len(names) > 0 && RuntimeKindOf(names[0]) == RuntimeWarmup
 }
