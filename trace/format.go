@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/tracegap/tracegap/internal/trace/shared"
 )
 
 // Format describes a trace format that a reader can read. Everything the
@@ -235,7 +237,7 @@ func ProbeRank(path string) (rank, world int, ok bool) {
 // (an object in a bucket); it reads no more of r than the probe needs.
 func ProbeRankReader(r io.Reader) (rank, world int, ok bool) {
 	br := bufio.NewReader(r)
-	if magic, err := br.Peek(2); err == nil && IsGzip(magic) {
+	if magic, err := br.Peek(2); err == nil && shared.IsGzip(magic) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return 0, 0, false
@@ -257,7 +259,3 @@ func Regular(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
 }
-
-// IsGzip reports whether head, a file's first bytes, starts a gzip
-// stream (its magic bytes 1f 8b).
-func IsGzip(head []byte) bool { return len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b }

@@ -8,9 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"runtime"
+
+	"github.com/tracegap/tracegap/internal/trace/shared"
 )
 
 // Options bound what a reader may consume and let a caller watch progress.
@@ -82,26 +83,12 @@ const (
 // Options was reached.
 var ErrLimit = errors.New("limit exceeded")
 
-// FileError names the file name once in err, an error from opening or
-// stating it: an error from the file system names the file by the path
-// it was given ("open X: no such file or directory"), which need not be
-// the name the user knows it by, so its cause alone follows name, and
-// every command words a missing file alike: "X: no such file or
-// directory".
-func FileError(name string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return fmt.Errorf("%s: %w", name, err)
-}
-
 // Open reads the trace file at path, sniffing its format (gzip is detected by
 // its magic bytes and decompressed on the fly).
 func Open(path string, opt Options) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, FileError(path, err)
+		return nil, shared.FileError(path, err)
 	}
 	defer f.Close()
 	var size int64
@@ -145,7 +132,7 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	br := bufio.NewReaderSize(raw, bufSize(size))
 	head, _ := br.Peek(2)
 	var in io.Reader = br
-	compressed := IsGzip(head)
+	compressed := shared.IsGzip(head)
 	if compressed {
 		zr, err := gzip.NewReader(br)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/objects"
+	"github.com/tracegap/tracegap/internal/trace/shared"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -77,7 +78,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 		}
 		dir, err := isDirArg(p)
 		if err != nil {
-			return nil, nil, trace.FileError(p, err)
+			return nil, nil, shared.FileError(p, err)
 		}
 		if !dir {
 			out = append(out, p)
@@ -386,7 +387,7 @@ func notTrace(fs tree, path, suffix string, f *trace.Format) string {
 	}
 	defer file.Close()
 	var r io.Reader = bufio.NewReader(file)
-	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && trace.IsGzip(magic) {
+	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && shared.IsGzip(magic) {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return ""
