@@ -53,7 +53,7 @@ type Format struct {
 	// whatever they hold, events of them counted by Count, or, when
 	// events is -1, as many as plain divided by the smallest event the
 	// format can encode (see EventsNeed). A memory budget admits an input
-	// by it (internal/run). Nil: NeedDefault.
+	// by it (internal/run). Nil: plain four times over.
 	Need func(plain, events int64) int64
 	// Count, when set, counts the events the decompressed input r holds,
 	// at least as many as Read keeps, cheaply and keeping nothing; it
@@ -64,11 +64,11 @@ type Format struct {
 	Hidden bool
 }
 
-// EventCost is the most memory one event takes at the peak of reading
+// eventCost is the most memory one event takes at the peak of reading
 // and analysing a trace of the smallest events a format encodes: 28 bytes
 // measured on XPlane (empty events), 27 on Chrome JSON ({"ph":"X","ts":1}),
 // with room to spare for what the analysis keeps (docs/inputs.md).
-const EventCost = 40
+const eventCost = 40
 
 // EventsNeed returns the memory that events events take at most, or
 // when events is -1 (not counted), the events of plain bytes whose
@@ -77,21 +77,7 @@ func EventsNeed(plain, events, minEvent int64) int64 {
 	if events < 0 {
 		events = plain / minEvent
 	}
-	return events * EventCost
-}
-
-// NeedDefault is the Need of a format that registers none: its plain
-// bytes four times over.
-func NeedDefault(plain int64) int64 { return 4 * plain }
-
-// NeedOf returns the memory that reading and analysing plain bytes of f,
-// holding events events (-1: not counted), takes at most (f.Need, or
-// NeedDefault).
-func NeedOf(f Format, plain, events int64) int64 {
-	if f.Need == nil {
-		return NeedDefault(plain)
-	}
-	return f.Need(plain, events)
+	return events * eventCost
 }
 
 // SniffFormat returns the registered format whose sniffer recognises

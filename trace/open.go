@@ -212,7 +212,7 @@ func sniff(r *bufio.Reader, name string) (Format, error) {
 	if f, ok := sniffHead(Formats(), head); ok {
 		return f, nil
 	}
-	if what := Refused(head); what != "" {
+	if what := refused(head); what != "" {
 		return Format{}, fmt.Errorf("%s", what)
 	}
 	return Format{}, fmt.Errorf("unrecognised format: %s, expected %s", describeHead(head), FormatTitles())
