@@ -1,12 +1,11 @@
 package trace
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
-	"sync"
+
+	"github.com/tracegap/tracegap/internal/trace/formats"
 )
 
 // Format describes a trace format that a reader can read. Everything the
@@ -84,57 +83,39 @@ func EventsNeed(plain, events, minEvent int64) int64 {
 // head, the first bytes of a (decompressed) input, as Read would.
 func SniffFormat(head []byte) (Format, bool) { return sniffHead(Formats(), head) }
 
-// registry holds the registered formats.
-type registry struct {
-	mu      sync.Mutex
-	formats []Format // sorted by (Order, Name)
-}
+// registry holds the registered formats (formats.Registered), in
+// sniffing order.
+type registry struct{ r *formats.Registry }
 
-var formats registry
+var registered = registry{&formats.Registered}
 
 // Register makes a format known to Open, Read and Formats. Readers call
 // it from init. It panics if the format lacks a name, a sniffer or a
 // reader, or if its name is taken.
-func Register(f Format) { formats.register(f) }
+func Register(f Format) { registered.register(f) }
 
-func (r *registry) register(f Format) {
+func (r registry) register(f Format) {
 	if f.Name == "" || f.Sniff == nil || f.Read == nil {
 		panic(fmt.Sprintf("trace: Register of format %q without a name, Sniff or Read", f.Name))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if slices.ContainsFunc(r.formats, func(g Format) bool { return g.Name == f.Name }) {
+	f.Suffixes = slices.Clone(f.Suffixes)
+	e := formats.Entry{Name: f.Name, Title: f.Title, Order: f.Order, Suffixes: f.Suffixes, Hidden: f.Hidden, Format: f}
+	if !r.r.Add(e) {
 		panic(fmt.Sprintf("trace: Register called twice for format %q", f.Name))
 	}
-	f.Suffixes = slices.Clone(f.Suffixes)
-	i, _ := slices.BinarySearchFunc(r.formats, f, compareFormats)
-	r.formats = slices.Insert(r.formats, i, f)
 }
 
-func compareFormats(a, b Format) int {
-	return cmp.Or(cmp.Compare(a.Order, b.Order), strings.Compare(a.Name, b.Name))
-}
-
-func (r *registry) list() []Format {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.formats)
+func (r registry) list() []Format {
+	es := r.r.List()
+	fs := make([]Format, len(es))
+	for i, e := range es {
+		fs[i] = e.Format.(Format)
+	}
+	return fs
 }
 
 // Formats returns the registered formats in sniffing order.
-func Formats() []Format { return formats.list() }
-
-// FormatNames returns the registered formats' names in sniffing order,
-// hidden ones left out.
-func FormatNames() []string {
-	var names []string
-	for _, f := range Formats() {
-		if !f.Hidden {
-			names = append(names, f.Name)
-		}
-	}
-	return names
-}
+func Formats() []Format { return registered.list() }
 
 // LookupFormat returns the registered format called name. Its error says
 // which names are known.
@@ -144,46 +125,7 @@ func LookupFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return Format{}, fmt.Errorf("unknown format %q, expected %s", name, orList(FormatNames()))
-}
-
-// FormatTitles joins the registered formats' titles for a message that
-// says what input was expected: "Chrome trace-event JSON or XPlane
-// protobuf".
-func FormatTitles() string {
-	var titles []string
-	for _, f := range Formats() {
-		if !f.Hidden {
-			titles = append(titles, cmp.Or(f.Title, f.Name))
-		}
-	}
-	return orList(titles)
-}
-
-// FilePatterns lists the registered formats' file names for a message:
-// "*.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON) or
-// *.xplane.pb (XPlane protobuf)".
-func FilePatterns() string {
-	var each []string
-	for _, f := range Formats() {
-		if len(f.Suffixes) == 0 {
-			continue
-		}
-		globs := make([]string, len(f.Suffixes))
-		for i, s := range f.Suffixes {
-			globs[i] = "*" + s
-		}
-		each = append(each, fmt.Sprintf("%s (%s)", strings.Join(globs, ", "), cmp.Or(f.Title, f.Name)))
-	}
-	return orList(each)
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+	return Format{}, fmt.Errorf("unknown format %q, expected %s", name, formats.OrList(formats.Names()))
 }
 
 // sniffHead returns the first of fs that claims head.

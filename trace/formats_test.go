@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/trace"
 	_ "github.com/tracegap/tracegap/trace/all"
 )
@@ -32,10 +33,10 @@ func TestFormats(t *testing.T) {
 	}) {
 		t.Errorf("Formats() =\n %+v\nwant\n %+v", got, want)
 	}
-	if got, want := trace.FormatNames(), []string{"chrome", "xplane", "nsight"}; !slices.Equal(got, want) {
+	if got, want := formats.Names(), []string{"chrome", "xplane", "nsight"}; !slices.Equal(got, want) {
 		t.Errorf("FormatNames() = %q, want %q", got, want)
 	}
-	if got, want := trace.FormatTitles(), "Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export"; got != want {
+	if got, want := formats.Titles(), "Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export"; got != want {
 		t.Errorf("FormatTitles() = %q, want %q", got, want)
 	}
 	for _, tt := range []struct{ name, err string }{

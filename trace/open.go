@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/internal/trace/shared"
 )
 
@@ -207,7 +208,7 @@ func sniff(r *bufio.Reader, name string) (Format, error) {
 		}
 	}
 	if len(head) == 0 {
-		return Format{}, fmt.Errorf("empty file, expected a trace (%s)", FormatTitles())
+		return Format{}, fmt.Errorf("empty file, expected a trace (%s)", formats.Titles())
 	}
 	if f, ok := sniffHead(Formats(), head); ok {
 		return f, nil
@@ -215,7 +216,7 @@ func sniff(r *bufio.Reader, name string) (Format, error) {
 	if what := refused(head); what != "" {
 		return Format{}, fmt.Errorf("%s", what)
 	}
-	return Format{}, fmt.Errorf("unrecognised format: %s, expected %s", describeHead(head), FormatTitles())
+	return Format{}, fmt.Errorf("unrecognised format: %s, expected %s", describeHead(head), formats.Titles())
 }
 
 // describeHead says what an unrecognised input starts with: its first

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/objects"
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/internal/trace/shared"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -91,7 +92,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 			return nil, nil, err
 		}
 		if len(files) == 0 {
-			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), trace.FilePatterns(), asidePatterns(aside))
+			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), formats.FilePatterns(), asidePatterns(aside))
 		}
 		out = append(out, files...)
 	}
