@@ -71,7 +71,9 @@ const eventCost = 40
 
 // EventsNeed returns the memory that events events take at most, or
 // when events is -1 (not counted), the events of plain bytes whose
-// smallest event is minEvent bytes on the wire.
+// smallest event is minEvent bytes on the wire. A reader's Format.Need
+// adds it to what the reader holds besides its events, as the shipped
+// readers do.
 func EventsNeed(plain, events, minEvent int64) int64 {
 	if events < 0 {
 		events = plain / minEvent

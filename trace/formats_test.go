@@ -11,7 +11,8 @@ import (
 )
 
 // TestFormats checks what the shipped formats register: names, titles and
-// file suffixes, in sniffing order, and the names LookupFormat knows.
+// file suffixes, in sniffing order, what messages say of them, and the
+// names LookupFormat knows.
 func TestFormats(t *testing.T) {
 	type row struct {
 		name, title string
@@ -34,10 +35,13 @@ func TestFormats(t *testing.T) {
 		t.Errorf("Formats() =\n %+v\nwant\n %+v", got, want)
 	}
 	if got, want := formats.Names(), []string{"chrome", "xplane", "nsight"}; !slices.Equal(got, want) {
-		t.Errorf("FormatNames() = %q, want %q", got, want)
+		t.Errorf("formats.Names() = %q, want %q", got, want)
 	}
 	if got, want := formats.Titles(), "Chrome trace-event JSON, XPlane protobuf or Nsight Systems SQLite export"; got != want {
-		t.Errorf("FormatTitles() = %q, want %q", got, want)
+		t.Errorf("formats.Titles() = %q, want %q", got, want)
+	}
+	if got, want := formats.FilePatterns(), "*.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON), *.xplane.pb (XPlane protobuf) or *.sqlite (Nsight Systems SQLite export)"; got != want {
+		t.Errorf("formats.FilePatterns() = %q, want %q", got, want)
 	}
 	for _, tt := range []struct{ name, err string }{
 		{"xplane", ""},

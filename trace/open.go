@@ -340,7 +340,9 @@ func (c *countReader) Read(p []byte) (int, error) {
 
 // Limitf returns an error, formatted as by fmt.Sprintf, that wraps
 // ErrLimit without saying so in its text: the message already names the
-// limit and the flag that raises it.
+// limit and the flag that raises it. A reader returns such an error when
+// its input outgrows a bound in Options (MaxEvents, MaxValueBytes, ...), so
+// that callers tell it from a malformed input by errors.Is(err, ErrLimit).
 func Limitf(format string, args ...any) error {
 	return &limitError{fmt.Sprintf(format, args...)}
 }
@@ -365,14 +367,18 @@ type limitReader struct {
 	reserved   int64 // the bytes reserve was last asked for
 }
 
-// ReserveStep is how many bytes Options.Reserve is asked for at a time.
+// ReserveStep is how many bytes Options.Reserve is asked for at a time:
+// a caller that budgets memory by it reserves this much ahead of what has
+// been read.
 const ReserveStep = 1 << 20
 
 // RatioGrace is how much more than the ratio allows gzip input may expand
 // to: the first kilobytes of a stream (a header, a dictionary) say little
 // about its ratio, and 1 MiB is little memory. The ratio holds from the
 // first byte beyond it: a 16 KB file can be a bomb too, of something that
-// costs more in memory than on the wire.
+// costs more in memory than on the wire. A caller that budgets memory
+// bounds gzip input of size bytes at RatioGrace + size*MaxRatio after
+// decompression.
 const RatioGrace = 1 << 20
 
 func (l *limitReader) Read(p []byte) (int, error) {

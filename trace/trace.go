@@ -121,7 +121,8 @@ type Event struct {
 const MaxDur = 1<<48 - 1
 
 // WideCorr is the first correlation id that an Event keeps as a key
-// rather than as itself (see Builder.Corr).
+// rather than as itself (see Builder.Corr): a reader may set Event.Corr
+// to an id below it and call Builder.Corr only for wider ones.
 const WideCorr = 1 << 31
 
 // Dur returns the event's duration.
@@ -141,7 +142,8 @@ func (e *Event) Has(f Flag) bool { return e.Flags&f == f }
 
 // HostFlags returns the flags a host event's name gives it, whatever the
 // format: a copy call (cudaMemcpyAsync, hipMemcpy), a PyTorch step marker
-// (ProfilerStep#N).
+// (ProfilerStep#N). A reader sets them on its host events so that the
+// analysis sees copies and steps alike in every format.
 func HostFlags(name string) Flag {
 	var f Flag
 	if strings.Contains(name, "Memcpy") {
