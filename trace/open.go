@@ -12,7 +12,7 @@ import (
 	"runtime"
 
 	"github.com/tracegap/tracegap/internal/trace/formats"
-	"github.com/tracegap/tracegap/internal/trace/shared"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 )
 
 // Options bound what a reader may consume and let a caller watch progress.
@@ -89,7 +89,7 @@ var ErrLimit = errors.New("limit exceeded")
 func Open(path string, opt Options) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, shared.FileError(path, err)
+		return nil, tracefile.FileError(path, err)
 	}
 	defer f.Close()
 	var size int64
@@ -133,7 +133,7 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	br := bufio.NewReaderSize(raw, bufSize(size))
 	head, _ := br.Peek(2)
 	var in io.Reader = br
-	compressed := shared.IsGzip(head)
+	compressed := tracefile.IsGzip(head)
 	if compressed {
 		zr, err := gzip.NewReader(br)
 		if err != nil {

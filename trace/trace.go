@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tracegap/tracegap/internal/trace/shared"
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 )
 
 // StrID indexes Trace.Strings. StrID 0 is always the empty string.
@@ -315,6 +315,6 @@ func (t *Trace) Devices() []string {
 	for id := range seen {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, shared.CompareDevice)
+	slices.SortFunc(ids, trackname.CompareDevice)
 	return ids
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/trace/formats"
-	"github.com/tracegap/tracegap/internal/trace/shared"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -79,7 +79,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 		}
 		dir, err := isDirArg(p)
 		if err != nil {
-			return nil, nil, shared.FileError(p, err)
+			return nil, nil, tracefile.FileError(p, err)
 		}
 		if !dir {
 			out = append(out, p)
@@ -388,7 +388,7 @@ func notTrace(fs tree, path, suffix string, f *trace.Format) string {
 	}
 	defer file.Close()
 	var r io.Reader = bufio.NewReader(file)
-	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && shared.IsGzip(magic) {
+	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && tracefile.IsGzip(magic) {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return ""

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/tracegap/tracegap/internal/trace/shared"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -33,7 +33,7 @@ func ProbeRank(path string) (rank, world int, ok bool) {
 // (an object in a bucket); it reads no more of r than the probe needs.
 func ProbeRankReader(r io.Reader) (rank, world int, ok bool) {
 	br := bufio.NewReader(r)
-	if magic, err := br.Peek(2); err == nil && shared.IsGzip(magic) {
+	if magic, err := br.Peek(2); err == nil && tracefile.IsGzip(magic) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return 0, 0, false
