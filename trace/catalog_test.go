@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	pb "github.com/tracegap/tracegap/internal/trace/xplane/xplanepb"
 	"github.com/tracegap/tracegap/trace"
@@ -145,7 +146,7 @@ func catalogue() []badInput {
 	same := `{"ph":"X","name":"same","pid":1,"tid":1,"ts":1,"dur":1},`
 	begin := `{"ph":"B","name":"b","pid":1,"tid":1,"ts":1},`
 	cutSpace, cutSpaceErr := cutXSpace()
-	titles := trace.FormatTitles() // what TestFormats holds
+	titles := formats.Titles() // what TestFormats holds
 	return []badInput{
 		{name: "empty file", in: text(""),
 			err: "empty file, expected a trace (" + titles + ")"},

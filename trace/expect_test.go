@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 )
 
@@ -21,7 +20,7 @@ var probed Options
 // list them).
 func registerProbe(t *testing.T) {
 	t.Helper()
-	formats.register(Format{
+	registered.register(Format{
 		Name:  "probe",
 		Sniff: func(head []byte) bool { return bytes.HasPrefix(head, []byte("PROBE")) },
 		Read: func(r io.Reader, opt Options) (*Trace, error) {
@@ -32,11 +31,7 @@ func registerProbe(t *testing.T) {
 			return &Trace{}, nil
 		},
 	})
-	t.Cleanup(func() {
-		formats.mu.Lock()
-		defer formats.mu.Unlock()
-		formats.formats = slices.DeleteFunc(formats.formats, func(f Format) bool { return f.Name == "probe" })
-	})
+	t.Cleanup(func() { registered.r.Remove("probe") })
 }
 
 func gzipped(t *testing.T, data []byte) []byte {

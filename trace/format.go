@@ -1,15 +1,11 @@
 package trace
 
 import (
-	"bufio"
-	"cmp"
-	"compress/gzip"
 	"fmt"
 	"io"
-	"os"
 	"slices"
-	"strings"
-	"sync"
+
+	"github.com/tracegap/tracegap/internal/trace/formats"
 )
 
 // Format describes a trace format that a reader can read. Everything the
@@ -56,7 +52,7 @@ type Format struct {
 	// whatever they hold, events of them counted by Count, or, when
 	// events is -1, as many as plain divided by the smallest event the
 	// format can encode (see EventsNeed). A memory budget admits an input
-	// by it (internal/run). Nil: NeedDefault.
+	// by it (internal/run). Nil: plain four times over.
 	Need func(plain, events int64) int64
 	// Count, when set, counts the events the decompressed input r holds,
 	// at least as many as Read keeps, cheaply and keeping nothing; it
@@ -67,91 +63,61 @@ type Format struct {
 	Hidden bool
 }
 
-// EventCost is the most memory one event takes at the peak of reading
+// eventCost is the most memory one event takes at the peak of reading
 // and analysing a trace of the smallest events a format encodes: 28 bytes
 // measured on XPlane (empty events), 27 on Chrome JSON ({"ph":"X","ts":1}),
 // with room to spare for what the analysis keeps (docs/inputs.md).
-const EventCost = 40
+const eventCost = 40
 
 // EventsNeed returns the memory that events events take at most, or
 // when events is -1 (not counted), the events of plain bytes whose
-// smallest event is minEvent bytes on the wire.
+// smallest event is minEvent bytes on the wire. A reader's Format.Need
+// adds it to what the reader holds besides its events, as the shipped
+// readers do.
 func EventsNeed(plain, events, minEvent int64) int64 {
 	if events < 0 {
 		events = plain / minEvent
 	}
-	return events * EventCost
-}
-
-// NeedDefault is the Need of a format that registers none: its plain
-// bytes four times over.
-func NeedDefault(plain int64) int64 { return 4 * plain }
-
-// NeedOf returns the memory that reading and analysing plain bytes of f,
-// holding events events (-1: not counted), takes at most (f.Need, or
-// NeedDefault).
-func NeedOf(f Format, plain, events int64) int64 {
-	if f.Need == nil {
-		return NeedDefault(plain)
-	}
-	return f.Need(plain, events)
+	return events * eventCost
 }
 
 // SniffFormat returns the registered format whose sniffer recognises
 // head, the first bytes of a (decompressed) input, as Read would.
 func SniffFormat(head []byte) (Format, bool) { return sniffHead(Formats(), head) }
 
-// registry holds the registered formats.
-type registry struct {
-	mu      sync.Mutex
-	formats []Format // sorted by (Order, Name)
-}
+// registry holds the registered formats (formats.Registered), in
+// sniffing order.
+type registry struct{ r *formats.Registry }
 
-var formats registry
+var registered = registry{&formats.Registered}
 
-// Register makes a format known to Open, Expand and ProbeRank. Readers call
+// Register makes a format known to Open, Read and Formats. Readers call
 // it from init. It panics if the format lacks a name, a sniffer or a
 // reader, or if its name is taken.
-func Register(f Format) { formats.register(f) }
+func Register(f Format) { registered.register(f) }
 
-func (r *registry) register(f Format) {
+func (r registry) register(f Format) {
 	if f.Name == "" || f.Sniff == nil || f.Read == nil {
 		panic(fmt.Sprintf("trace: Register of format %q without a name, Sniff or Read", f.Name))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if slices.ContainsFunc(r.formats, func(g Format) bool { return g.Name == f.Name }) {
+	f.Suffixes = slices.Clone(f.Suffixes)
+	e := formats.Entry{Name: f.Name, Title: f.Title, Order: f.Order, Suffixes: f.Suffixes, Hidden: f.Hidden, Format: f}
+	if !r.r.Add(e) {
 		panic(fmt.Sprintf("trace: Register called twice for format %q", f.Name))
 	}
-	f.Suffixes = slices.Clone(f.Suffixes)
-	i, _ := slices.BinarySearchFunc(r.formats, f, compareFormats)
-	r.formats = slices.Insert(r.formats, i, f)
 }
 
-func compareFormats(a, b Format) int {
-	return cmp.Or(cmp.Compare(a.Order, b.Order), strings.Compare(a.Name, b.Name))
-}
-
-func (r *registry) list() []Format {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.formats)
+func (r registry) list() []Format {
+	es := r.r.List()
+	fs := make([]Format, len(es))
+	for i, e := range es {
+		fs[i] = e.Format.(Format)
+	}
+	return fs
 }
 
 // Formats returns the registered formats in sniffing order.
-func Formats() []Format { return formats.list() }
-
-// FormatNames returns the registered formats' names in sniffing order,
-// hidden ones left out.
-func FormatNames() []string {
-	var names []string
-	for _, f := range Formats() {
-		if !f.Hidden {
-			names = append(names, f.Name)
-		}
-	}
-	return names
-}
+func Formats() []Format { return registered.list() }
 
 // LookupFormat returns the registered format called name. Its error says
 // which names are known.
@@ -161,46 +127,7 @@ func LookupFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return Format{}, fmt.Errorf("unknown format %q, expected %s", name, orList(FormatNames()))
-}
-
-// FormatTitles joins the registered formats' titles for a message that
-// says what input was expected: "Chrome trace-event JSON or XPlane
-// protobuf".
-func FormatTitles() string {
-	var titles []string
-	for _, f := range Formats() {
-		if !f.Hidden {
-			titles = append(titles, cmp.Or(f.Title, f.Name))
-		}
-	}
-	return orList(titles)
-}
-
-// FilePatterns lists the registered formats' file names for a message:
-// "*.pt.trace.json, *.trace.json, *.json (Chrome trace-event JSON) or
-// *.xplane.pb (XPlane protobuf)".
-func FilePatterns() string {
-	var each []string
-	for _, f := range Formats() {
-		if len(f.Suffixes) == 0 {
-			continue
-		}
-		globs := make([]string, len(f.Suffixes))
-		for i, s := range f.Suffixes {
-			globs[i] = "*" + s
-		}
-		each = append(each, fmt.Sprintf("%s (%s)", strings.Join(globs, ", "), cmp.Or(f.Title, f.Name)))
-	}
-	return orList(each)
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+	return Format{}, fmt.Errorf("unknown format %q, expected %s", name, formats.OrList(formats.Names()))
 }
 
 // sniffHead returns the first of fs that claims head.
@@ -212,52 +139,3 @@ func sniffHead(fs []Format, head []byte) (Format, bool) {
 	}
 	return Format{}, false
 }
-
-// ProbeRank reads the rank and world size that the trace file at path
-// names near its start, for telling the ranks of one distributed job
-// apart, without reading the whole file. gzip is decompressed as by Open.
-// ok is false when the file cannot be read, is not a regular file (a pipe
-// or FIFO can be read once only, by the analysis), its format is not known
-// or has no probe, or it names no rank.
-func ProbeRank(path string) (rank, world int, ok bool) {
-	if !Regular(path) {
-		return 0, 0, false
-	}
-	file, err := os.Open(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	defer file.Close()
-	return ProbeRankReader(file)
-}
-
-// ProbeRankReader is ProbeRank for a trace read from r, from its start
-// (an object in a bucket); it reads no more of r than the probe needs.
-func ProbeRankReader(r io.Reader) (rank, world int, ok bool) {
-	br := bufio.NewReader(r)
-	if magic, err := br.Peek(2); err == nil && IsGzip(magic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return 0, 0, false
-		}
-		br = bufio.NewReader(zr)
-	}
-	head, _ := br.Peek(512) // a short file is sniffed on what it has
-	f, found := sniffHead(Formats(), head)
-	if !found || f.ProbeRank == nil {
-		return 0, 0, false
-	}
-	return f.ProbeRank(br)
-}
-
-// Regular reports whether path is a regular file, or a link to one: one
-// that can be looked into before it is read. A pipe or FIFO (a shell's
-// <(zcat trace.gz), standard input) yields its bytes once only.
-func Regular(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
-}
-
-// IsGzip reports whether head, a file's first bytes, starts a gzip
-// stream (its magic bytes 1f 8b).
-func IsGzip(head []byte) bool { return len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b }

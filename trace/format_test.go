@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tracegap/tracegap/internal/trace/formats"
 )
 
 // stubFormat is a format for registry tests: it claims heads that start
@@ -36,7 +38,7 @@ func TestRegistryOrder(t *testing.T) {
 		{"c a b", []Format{c, a, b}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var r registry
+			r := registry{new(formats.Registry)}
 			for _, f := range tt.order {
 				r.register(f)
 			}
@@ -70,7 +72,7 @@ func TestRegisterRefuses(t *testing.T) {
 		{"no sniffer", noSniff, "without a name, Sniff or Read"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var r registry
+			r := registry{new(formats.Registry)}
 			r.register(stubFormat("a", 1, "x"))
 			defer func() {
 				if v := recover(); v == nil || !strings.Contains(v.(string), tt.want) {
@@ -79,21 +81,5 @@ func TestRegisterRefuses(t *testing.T) {
 			}()
 			r.register(tt.f)
 		})
-	}
-}
-
-func TestOrList(t *testing.T) {
-	for _, tt := range []struct {
-		words []string
-		want  string
-	}{
-		{nil, ""},
-		{[]string{"a"}, "a"},
-		{[]string{"a", "b"}, "a or b"},
-		{[]string{"a", "b", "c"}, "a, b or c"},
-	} {
-		if got := orList(tt.words); got != tt.want {
-			t.Errorf("orList(%q) = %q, want %q", tt.words, got, tt.want)
-		}
 	}
 }

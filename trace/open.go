@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"runtime"
+
+	"github.com/tracegap/tracegap/internal/trace/formats"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 )
 
 // Options bound what a reader may consume and let a caller watch progress.
@@ -82,26 +84,12 @@ const (
 // Options was reached.
 var ErrLimit = errors.New("limit exceeded")
 
-// FileError names the file name once in err, an error from opening or
-// stating it: an error from the file system names the file by the path
-// it was given ("open X: no such file or directory"), which need not be
-// the name the user knows it by, so its cause alone follows name, and
-// every command words a missing file alike: "X: no such file or
-// directory".
-func FileError(name string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return fmt.Errorf("%s: %w", name, err)
-}
-
 // Open reads the trace file at path, sniffing its format (gzip is detected by
 // its magic bytes and decompressed on the fly).
 func Open(path string, opt Options) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, FileError(path, err)
+		return nil, tracefile.FileError(path, err)
 	}
 	defer f.Close()
 	var size int64
@@ -145,7 +133,7 @@ func Read(r io.Reader, size int64, opt Options) (*Trace, error) {
 	br := bufio.NewReaderSize(raw, bufSize(size))
 	head, _ := br.Peek(2)
 	var in io.Reader = br
-	compressed := IsGzip(head)
+	compressed := tracefile.IsGzip(head)
 	if compressed {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -220,15 +208,15 @@ func sniff(r *bufio.Reader, name string) (Format, error) {
 		}
 	}
 	if len(head) == 0 {
-		return Format{}, fmt.Errorf("empty file, expected a trace (%s)", FormatTitles())
+		return Format{}, fmt.Errorf("empty file, expected a trace (%s)", formats.Titles())
 	}
 	if f, ok := sniffHead(Formats(), head); ok {
 		return f, nil
 	}
-	if what := Refused(head); what != "" {
+	if what := refused(head); what != "" {
 		return Format{}, fmt.Errorf("%s", what)
 	}
-	return Format{}, fmt.Errorf("unrecognised format: %s, expected %s", describeHead(head), FormatTitles())
+	return Format{}, fmt.Errorf("unrecognised format: %s, expected %s", describeHead(head), formats.Titles())
 }
 
 // describeHead says what an unrecognised input starts with: its first
@@ -352,7 +340,9 @@ func (c *countReader) Read(p []byte) (int, error) {
 
 // Limitf returns an error, formatted as by fmt.Sprintf, that wraps
 // ErrLimit without saying so in its text: the message already names the
-// limit and the flag that raises it.
+// limit and the flag that raises it. A reader returns such an error when
+// its input outgrows a bound in Options (MaxEvents, MaxValueBytes, ...), so
+// that callers tell it from a malformed input by errors.Is(err, ErrLimit).
 func Limitf(format string, args ...any) error {
 	return &limitError{fmt.Sprintf(format, args...)}
 }
@@ -377,14 +367,18 @@ type limitReader struct {
 	reserved   int64 // the bytes reserve was last asked for
 }
 
-// ReserveStep is how many bytes Options.Reserve is asked for at a time.
+// ReserveStep is how many bytes Options.Reserve is asked for at a time:
+// a caller that budgets memory by it reserves this much ahead of what has
+// been read.
 const ReserveStep = 1 << 20
 
 // RatioGrace is how much more than the ratio allows gzip input may expand
 // to: the first kilobytes of a stream (a header, a dictionary) say little
 // about its ratio, and 1 MiB is little memory. The ratio holds from the
 // first byte beyond it: a 16 KB file can be a bomb too, of something that
-// costs more in memory than on the wire.
+// costs more in memory than on the wire. A caller that budgets memory
+// bounds gzip input of size bytes at RatioGrace + size*MaxRatio after
+// decompression.
 const RatioGrace = 1 << 20
 
 func (l *limitReader) Read(p []byte) (int, error) {

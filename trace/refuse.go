@@ -23,10 +23,10 @@ var refusals = []struct {
 	{pickle, "a Python pickle (such as a PyTorch memory snapshot from torch.cuda.memory._dump_snapshot), not a profiler trace"},
 }
 
-// Refused returns what a refused input is, from head, its first (up to
+// refused returns what a refused input is, from head, its first (up to
 // 512) bytes after decompression, and what to do instead: the error with
 // which Read refuses it. It returns "" for any other input.
-func Refused(head []byte) string {
+func refused(head []byte) string {
 	for _, r := range refusals {
 		if r.match(head) {
 			return r.what

@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 )
 
 // StrID indexes Trace.Strings. StrID 0 is always the empty string.
@@ -119,7 +121,8 @@ type Event struct {
 const MaxDur = 1<<48 - 1
 
 // WideCorr is the first correlation id that an Event keeps as a key
-// rather than as itself (see Builder.Corr).
+// rather than as itself (see Builder.Corr): a reader may set Event.Corr
+// to an id below it and call Builder.Corr only for wider ones.
 const WideCorr = 1 << 31
 
 // Dur returns the event's duration.
@@ -139,7 +142,8 @@ func (e *Event) Has(f Flag) bool { return e.Flags&f == f }
 
 // HostFlags returns the flags a host event's name gives it, whatever the
 // format: a copy call (cudaMemcpyAsync, hipMemcpy), a PyTorch step marker
-// (ProfilerStep#N).
+// (ProfilerStep#N). A reader sets them on its host events so that the
+// analysis sees copies and steps alike in every format.
 func HostFlags(name string) Flag {
 	var f Flag
 	if strings.Contains(name, "Memcpy") {
@@ -175,13 +179,6 @@ func (k TrackKind) String() string {
 	}
 	return "trackkind(" + strconv.Itoa(int(k)) + ")"
 }
-
-// AnnotationProcess names the process (Chrome JSON) and, after
-// "/device:CUSTOM:", the plane (XPlane) that tracegap's annotated traces
-// add: its gap and step slices are conclusions, not host work, so readers
-// keep its tracks as context and an annotated trace analyses as the
-// original did.
-const AnnotationProcess = "tracegap"
 
 // Track is one timeline: a host thread, a device stream or an XPlane line.
 type Track struct {
@@ -318,35 +315,6 @@ func (t *Trace) Devices() []string {
 	for id := range seen {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, CompareDevice)
+	slices.SortFunc(ids, trackname.CompareDevice)
 	return ids
-}
-
-// CompareDevice orders device ids by kind and then by number, so that
-// "GPU:2" sorts before "GPU:10".
-func CompareDevice(a, b string) int {
-	ak, an := splitDevice(a)
-	bk, bn := splitDevice(b)
-	if c := strings.Compare(ak, bk); c != 0 {
-		return c
-	}
-	if an != bn {
-		if an < bn {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a, b)
-}
-
-func splitDevice(id string) (string, int) {
-	i := strings.LastIndexByte(id, ':')
-	if i < 0 {
-		return id, -1
-	}
-	n, err := strconv.Atoi(id[i+1:])
-	if err != nil {
-		return id, -1
-	}
-	return id[:i], n
 }

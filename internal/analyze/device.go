@@ -3,6 +3,7 @@ package analyze
 import (
 	"slices"
 
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -59,7 +60,7 @@ func (a *analyzer) findDevices() []*device {
 		}
 		d.tracks = append(d.tracks, int32(i))
 	}
-	slices.SortFunc(ids, trace.CompareDevice)
+	slices.SortFunc(ids, trackname.CompareDevice)
 	devs := make([]*device, len(ids))
 	for i, id := range ids {
 		devs[i] = byID[id]

@@ -17,6 +17,7 @@ import (
 	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -285,7 +286,7 @@ func writeAnnotated(w io.Writer, out string, xp bool, src *copySource, t *trace.
 // decompressed returns r, gunzipped when it starts with gzip's magic bytes.
 func decompressed(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	if head, _ := br.Peek(2); trace.IsGzip(head) {
+	if head, _ := br.Peek(2); tracefile.IsGzip(head) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("reading gzip header: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/serve"
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -211,7 +212,7 @@ func addAnalysisFlags(fs *pflag.FlagSet) *analysisFlags {
 	intVar(fs, &f.maxTracks, "max-tracks", "", trace.DefaultMaxTracks, "refuse traces with more tracks than this (threads, device streams, XPlane planes and lines)")
 	intVar(fs, &f.maxStrings, "max-strings", "", trace.DefaultMaxStrings, "refuse traces with more distinct names (or name and category pairs, XPlane metadata entries, or correlation ids of 2^31 and above) than this")
 	fs.Var((*sizeFlag)(&f.maxValue), "max-value", "refuse JSON with a value (an event, a string) or run of white space longer than this")
-	fs.StringVar(&f.inFormat, "input-format", "", "force the input format ("+strings.Join(trace.FormatNames(), ", ")+") instead of sniffing it")
+	fs.StringVar(&f.inFormat, "input-format", "", "force the input format ("+strings.Join(formats.Names(), ", ")+") instead of sniffing it")
 	fs.StringVar(&f.config, "config", "", "read settings from this file (flags win); default: the first "+check.ConfigName+", or "+check.PyprojectName+" with a [tool.tracegap] table, from the working directory up")
 	fs.BoolVar(&f.isolated, "isolated", false, "read no config file")
 	return f

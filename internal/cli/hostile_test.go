@@ -336,7 +336,7 @@ func assertNoCICommand(t *testing.T, name, out string) {
 func TestEmptyEventsWithinBudget(t *testing.T) {
 	const n = 1 << 20
 	plain := tracetest.EmptyEvents(n, 0)
-	bound := int64(32<<20) + int64(len(plain)) + int64(len(plain))/2*trace.EventCost
+	bound := int64(32<<20) + int64(len(plain)) + trace.EventsNeed(0, int64(len(plain))/2, 1)
 	for _, tt := range []struct {
 		name, file string
 		data       []byte

@@ -12,15 +12,15 @@ import (
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/render"
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/report"
-	"github.com/tracegap/tracegap/trace"
 )
 
 // tableNames are the names of each table that docs and hand-written lists
 // repeat: verdicts, causes (names, JSON keys, the parts of a job's wait),
 // finding ids, trace formats and report formats.
 func tableNames() map[string][]string {
-	names := map[string][]string{"finding": advice.FindingIDs(), "format": trace.FormatNames()}
+	names := map[string][]string{"finding": advice.FindingIDs(), "format": formats.Names()}
 	for _, v := range analyze.Verdicts() {
 		names["verdict"] = append(names["verdict"], string(v))
 	}
@@ -108,7 +108,7 @@ func TestOpenAPIFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enum, _ := json.Marshal(trace.FormatNames())
+	enum, _ := json.Marshal(formats.Names())
 	want := `"enum": ` + strings.ReplaceAll(string(enum), ",", ", ")
 	if !strings.Contains(string(data), `{"name": "format", "in": "query", "schema": {"type": "string", `+want+`}`) {
 		t.Errorf("openapi.json: the format parameter's enum is not %s", want)

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/objects"
+	"github.com/tracegap/tracegap/internal/trace/formats"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -77,7 +79,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 		}
 		dir, err := isDirArg(p)
 		if err != nil {
-			return nil, nil, trace.FileError(p, err)
+			return nil, nil, tracefile.FileError(p, err)
 		}
 		if !dir {
 			out = append(out, p)
@@ -90,7 +92,7 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 			return nil, nil, err
 		}
 		if len(files) == 0 {
-			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), trace.FilePatterns(), asidePatterns(aside))
+			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), formats.FilePatterns(), asidePatterns(aside))
 		}
 		out = append(out, files...)
 	}
@@ -386,7 +388,7 @@ func notTrace(fs tree, path, suffix string, f *trace.Format) string {
 	}
 	defer file.Close()
 	var r io.Reader = bufio.NewReader(file)
-	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && trace.IsGzip(magic) {
+	if magic, err := r.(*bufio.Reader).Peek(2); err == nil && tracefile.IsGzip(magic) {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return ""

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -132,7 +133,7 @@ func (a *annotator) write(w *bufio.Writer, empty bool) error {
 	res := a.res
 	verdict := string(res.Verdict) + " (" + string(res.Confidence) + " confidence)"
 	meta := []map[string]any{
-		a.meta("process_name", 0, map[string]any{"name": trace.AnnotationProcess}),
+		a.meta("process_name", 0, map[string]any{"name": trackname.AnnotationProcess}),
 		a.meta("process_sort_index", 0, map[string]any{"sort_index": -1}),
 		a.meta("process_labels", 0, map[string]any{"labels": "verdict: " + verdict}),
 		{"ph": "i", "s": "p", "pid": a.pid, "tid": 0, "name": "verdict: " + verdict, "cat": "tracegap.verdict",

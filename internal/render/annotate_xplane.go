@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 	pb "github.com/tracegap/tracegap/internal/trace/xplane/xplanepb"
 	"github.com/tracegap/tracegap/trace"
 )
@@ -21,7 +22,7 @@ import (
 // planes of tools other than the devices and the host, which its trace
 // viewer shows as a process of their own. The XPlane reader keeps such a
 // plane as context, so that an annotated XPlane analyses as the original.
-const AnnotationPlane = "/device:CUSTOM:" + trace.AnnotationProcess
+const AnnotationPlane = "/device:CUSTOM:" + trackname.AnnotationProcess
 
 // AnnotateXPlane writes the XSpace src (its bytes, decompressed) with the
 // analysis res laid over it, for XProf and TensorBoard's profile plugin:
@@ -93,7 +94,7 @@ func annotationPlane(t *trace.Trace, res *analyze.Result) *pb.XPlane {
 		g := &res.Gaps[i]
 		byDevice[g.Device] = append(byDevice[g.Device], g)
 	}
-	devices := slices.SortedFunc(maps.Keys(byDevice), trace.CompareDevice)
+	devices := slices.SortedFunc(maps.Keys(byDevice), trackname.CompareDevice)
 	for i, d := range devices {
 		gaps := byDevice[d]
 		slices.SortFunc(gaps, func(a, b *analyze.Gap) int { return cmp.Compare(a.Start, b.Start) })

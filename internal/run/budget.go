@@ -190,15 +190,29 @@ const (
 	fixedNeed = 32 << 20
 )
 
+// NeedDefault is the Need of a format that registers none: its plain
+// bytes four times over.
+func NeedDefault(plain int64) int64 { return 4 * plain }
+
+// NeedOf returns the memory that reading and analysing plain bytes of f,
+// holding events events (-1: not counted), takes at most (f.Need, or
+// NeedDefault).
+func NeedOf(f trace.Format, plain, events int64) int64 {
+	if f.Need == nil {
+		return NeedDefault(plain)
+	}
+	return f.Need(plain, events)
+}
+
 // need returns the memory that reading and analysing plain bytes
 // (decompressed) of the format f, holding events events (-1: not
 // counted), takes at most. An input of no known format (f nil) is counted
 // as NeedDefault: reading it fails early.
 func need(f *trace.Format, plain, events int64) int64 {
 	if f == nil {
-		return fixedNeed + trace.NeedDefault(plain)
+		return fixedNeed + NeedDefault(plain)
 	}
-	return fixedNeed + trace.NeedOf(*f, plain, events)
+	return fixedNeed + NeedOf(*f, plain, events)
 }
 
 // formatFor returns the format forced (format), else the one sniffed from

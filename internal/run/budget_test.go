@@ -104,7 +104,7 @@ func (b *Budget) waiters() int {
 func TestNeed(t *testing.T) {
 	json := []byte(`{"traceEvents":[` + strings.Repeat(`{"ph":"X","name":"k"},`, 1000) + `{}]}`)
 	xspace := []byte{0x0a, 0x05, 0x08, 0x01, 0x12, 0x01, 'x'}
-	chromeNeed := func(n int64) int64 { return fixedNeed + n/2 + n/18*trace.EventCost }
+	chromeNeed := func(n int64) int64 { return fixedNeed + n/2 + eventsNeed(n/18) }
 	for _, tc := range []struct {
 		name          string
 		head          []byte
@@ -113,8 +113,8 @@ func TestNeed(t *testing.T) {
 		want          int64
 	}{
 		{"json", json, 3600, -1, "", chromeNeed(3600)},
-		{"xplane", xspace, 3000, -1, "", fixedNeed + 3000 + 1500*trace.EventCost},
-		{"xplane, events counted", xspace, 3000, 7, "", fixedNeed + 3000 + 7*trace.EventCost},
+		{"xplane", xspace, 3000, -1, "", fixedNeed + 3000 + eventsNeed(1500)},
+		{"xplane, events counted", xspace, 3000, 7, "", fixedNeed + 3000 + eventsNeed(7)},
 		{"forced chrome", xspace, 3600, -1, "chrome", chromeNeed(3600)},
 		{"unknown format", []byte("hello"), 3000, -1, "", fixedNeed + 12000},
 	} {
@@ -174,7 +174,7 @@ func TestEngineBudget(t *testing.T) {
 	data := readFile(t, example)
 	// The example expands to 102895 bytes of Chrome JSON; its one device
 	// has 5 gaps between its work and one at each end.
-	readNeed := int64(fixedNeed) + 102895/2 + 102895/18*trace.EventCost
+	readNeed := int64(fixedNeed) + 102895/2 + eventsNeed(102895/18)
 	fileNeed := readNeed + 7*gapNeed
 	for _, budget := range []int64{fileNeed, fileNeed - 1, readNeed - 1} {
 		e := &Engine{Analysis: analyze.DefaultOptions(), Budget: NewBudget(budget)}
@@ -193,7 +193,7 @@ func TestEngineBudget(t *testing.T) {
 		}
 	}
 	stream := func() Input { return Input{R: io.MultiReader(bytes.NewReader(data)), Name: "example"} }
-	admitted := int64(fixedNeed) + headLen/2 + headLen/18*trace.EventCost
+	admitted := int64(fixedNeed) + headLen/2 + eventsNeed(headLen/18)
 	for _, tc := range []struct {
 		budget int64
 		want   string
@@ -215,3 +215,6 @@ func TestEngineBudget(t *testing.T) {
 		}
 	}
 }
+
+// eventsNeed is the memory that n events take (trace.EventsNeed).
+func eventsNeed(n int64) int64 { return trace.EventsNeed(0, n, 1) }

@@ -13,7 +13,6 @@ import (
 	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/objects"
-	"github.com/tracegap/tracegap/trace"
 )
 
 // AnalyzeJob reads every rank's trace or summary ("-" is Stdin), at most
@@ -253,7 +252,7 @@ func (s *rankSet) add(h inputHead) bool {
 }
 
 // inputHead is what the start of an input says of it: a rank's summary,
-// or a trace naming its rank and world size (trace.ProbeRankReader).
+// or a trace naming its rank and world size (ProbeRankReader).
 type inputHead struct {
 	summary     bool
 	ranked      bool
@@ -285,7 +284,7 @@ func lookIntoAll(paths []string) []inputHead {
 // path that is not a regular file or an object (a pipe or FIFO, whose head
 // looking would consume) or cannot be read says nothing.
 func lookInto(path string) inputHead {
-	if !objects.IsURL(path) && !trace.Regular(path) {
+	if !objects.IsURL(path) && !Regular(path) {
 		return inputHead{}
 	}
 	in, head, closeIn, err := peek(Input{Path: path})
@@ -297,6 +296,6 @@ func lookInto(path string) inputHead {
 		return inputHead{summary: true}
 	}
 	var h inputHead
-	h.rank, h.world, h.ranked = trace.ProbeRankReader(in.R)
+	h.rank, h.world, h.ranked = ProbeRankReader(in.R)
 	return h
 }

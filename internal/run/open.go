@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/objects"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -100,8 +101,8 @@ func open(in Input) (r io.Reader, size int64, closeIn func(), err error) {
 }
 
 // openError names the input once in an error from opening it
-// (trace.FileError), by its name: an upload's, not its temporary path.
-func openError(in Input, err error) error { return trace.FileError(in.name(), err) }
+// (tracefile.FileError), by its name: an upload's, not its temporary path.
+func openError(in Input, err error) error { return tracefile.FileError(in.name(), err) }
 
 // estimate returns the memory the input r needs at most (see need),
 // whether that holds for the whole input, and the reader to read it from:
@@ -114,7 +115,7 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plai
 	if f, ok := r.(io.ReaderAt); ok && size > 0 && atStart(r) {
 		k, _ := f.ReadAt(head, 0)
 		head = head[:k]
-		gz := trace.IsGzip(head)
+		gz := tracefile.IsGzip(head)
 		if gz {
 			head = inflate(head, 512)
 		}
@@ -127,7 +128,7 @@ func (e *Engine) estimate(r io.Reader, size int64, format string) (n int64, plai
 	}
 	br := bufio.NewReaderSize(r, headLen)
 	head, _ = br.Peek(headLen)
-	if trace.IsGzip(head) {
+	if tracefile.IsGzip(head) {
 		head = inflate(head, 512)
 	}
 	tf := formatFor(head, format)

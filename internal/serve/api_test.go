@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -300,7 +301,7 @@ func TestBadUploadsNotStored(t *testing.T) {
 		code        int
 		errPrefix   string
 	}{
-		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (" + trace.FormatTitles() + ")"},
+		{"empty", "", nil, 400, "empty.bin: empty file, expected a trace (" + formats.Titles() + ")"},
 		{"garbage", "", []byte("\x7fELF\x02\x01\x01"), 422, "garbage.bin: unrecognised format"},
 		{"bad format param", "&format=pdf", fakeReport("parallel", 1, 1), 400, unknown.Error()},
 	}

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -165,7 +166,7 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		return traces, tooBig()
 	}
 	if len(traces) == 0 {
-		return nil, errorf(http.StatusUnprocessableEntity, "%s: no trace in the tar: expected files named as %s", f.name, trace.FormatTitles())
+		return nil, errorf(http.StatusUnprocessableEntity, "%s: no trace in the tar: expected files named as %s", f.name, formats.Titles())
 	}
 	return traces, nil
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -418,7 +419,7 @@ func rawName(rec Record, blob io.ReaderAt) string {
 	}
 	magic := make([]byte, 2)
 	_, err = blob.ReadAt(magic, 0)
-	return inputs.FileName(rec.Name, f, err == nil && trace.IsGzip(magic))
+	return inputs.FileName(rec.Name, f, err == nil && tracefile.IsGzip(magic))
 }
 
 // rawJob writes a job's rank files, as uploaded, as a tar. Every blob is

@@ -20,6 +20,7 @@ import (
 	"unicode"
 
 	"github.com/tracegap/tracegap/internal/run"
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -336,7 +337,7 @@ func (s *Server) receive(r io.Reader, name string) (received, error) {
 		err = cerr
 	}
 	if err == nil && size == 0 {
-		err = errorf(http.StatusBadRequest, "%s: empty file, expected a trace (%s)", name, trace.FormatTitles())
+		err = errorf(http.StatusBadRequest, "%s: empty file, expected a trace (%s)", name, formats.Titles())
 	}
 	if err != nil {
 		s.blobs.drop(f.Name())

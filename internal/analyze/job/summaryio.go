@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
-	"github.com/tracegap/tracegap/trace"
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 )
 
 // SummarySuffix ends the name of a rank summary's file: a directory of
@@ -49,7 +49,7 @@ func WriteSummary(w io.Writer, s *Summary) error {
 func ReadSummary(r io.Reader) (*Summary, error) {
 	br := bufio.NewReader(r)
 	var in io.Reader = br
-	if head, _ := br.Peek(2); trace.IsGzip(head) {
+	if head, _ := br.Peek(2); tracefile.IsGzip(head) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("read summary: %w", err)
@@ -177,7 +177,7 @@ func (ws *summaryJSON) restore() error {
 // LooksLikeSummary reports whether head, the first bytes of a file, start
 // a summary, compressed or not.
 func LooksLikeSummary(head []byte) bool {
-	if trace.IsGzip(head) {
+	if tracefile.IsGzip(head) {
 		zr, err := gzip.NewReader(bytes.NewReader(head))
 		if err != nil {
 			return false

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -99,7 +100,7 @@ func (p *parser) classify(c *classifier, i int, s *slot) {
 		classifyHost(c, tr, evs, s)
 	case c.hasDeviceCat(cats):
 		p.classifyKinetoDevice(c, tr, evs, cats, s)
-	case isPseudoProcess(s.pid) || proc == trace.AnnotationProcess:
+	case isPseudoProcess(s.pid) || proc == trackname.AnnotationProcess:
 		tr.Kind = trace.TrackOther
 		tr.Name = strings.TrimSpace(s.pid + " " + s.tid)
 		if tr.Name == "" {

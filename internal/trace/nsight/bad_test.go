@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/internal/trace/nsight"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/trace"
@@ -59,7 +60,7 @@ func TestBadExports(t *testing.T) {
 		warn  string
 	}{
 		{name: "not an export", in: dbOf(t, "CREATE TABLE traces (id TEXT)"),
-			err: `^a SQLite database without a StringIds table: not an Nsight Systems export \(nsys export --type sqlite\), expected ` + regexp.QuoteMeta(trace.FormatTitles()) + `$`},
+			err: `^a SQLite database without a StringIds table: not an Nsight Systems export \(nsys export --type sqlite\), expected ` + regexp.QuoteMeta(formats.Titles()) + `$`},
 		{name: "no event tables", in: export(t, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET; DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE NVTX_EVENTS"),
 			err: `^an Nsight Systems export without events: none of the tables`},
 		{name: "empty event tables", in: export(t, "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY; DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME; DELETE FROM NVTX_EVENTS"),

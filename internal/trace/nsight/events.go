@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -97,7 +98,7 @@ func readConn(c *liteDB, path string, size int64, opt trace.Options) (*trace.Tra
 // notNsight says why a SQLite database is not read as an export.
 func notNsight(s schema) error {
 	if s[stringTable.name] == nil {
-		return fmt.Errorf("a SQLite database without a StringIds table: not an Nsight Systems export (nsys export --type sqlite), expected %s", trace.FormatTitles())
+		return fmt.Errorf("a SQLite database without a StringIds table: not an Nsight Systems export (nsys export --type sqlite), expected %s", formats.Titles())
 	}
 	return fmt.Errorf("an Nsight Systems export without events: none of the tables CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, NVTX_EVENTS or OSRT_API (capture with nsys profile --trace=cuda,nvtx,osrt)")
 }

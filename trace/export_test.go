@@ -1,0 +1,4 @@
+package trace
+
+// Refused lets the external tests check refusals (refused).
+var Refused = refused
