@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/trace/formats"
 )
 
@@ -127,7 +128,7 @@ func LookupFormat(name string) (Format, error) {
 			return f, nil
 		}
 	}
-	return Format{}, fmt.Errorf("unknown format %q, expected %s", name, formats.OrList(formats.Names()))
+	return Format{}, fmt.Errorf("unknown format %q, expected %s", name, human.OrList(formats.Names()))
 }
 
 // sniffHead returns the first of fs that claims head.

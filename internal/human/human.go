@@ -5,6 +5,7 @@ package human
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Duration writes ns with three significant figures and the largest unit
@@ -67,3 +68,11 @@ func Share(v float64) string {
 // figures, as Duration rounds: "812 B", "12.3 MB", "1.00 MB" (for 999,999
 // bytes), "1.05 GB".
 func Bytes(n int64) string { return scaled(n, [4]string{"B", "kB", "MB", "GB"}) }
+
+// OrList joins words as a sentence lists alternatives: "a, b or c".
+func OrList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
@@ -121,7 +122,7 @@ func FormatNames(o Of) string {
 	for _, f := range Formats(o) {
 		names = append(names, string(f))
 	}
-	return orList(names)
+	return human.OrList(names)
 }
 
 // SuffixNames lists the file-name endings that pick a format that can
@@ -131,7 +132,7 @@ func SuffixNames(o Of) string {
 	for _, f := range Formats(o) {
 		names = append(names, lookup(f).suffixes[0])
 	}
-	return orList(names)
+	return human.OrList(names)
 }
 
 // Suffix returns the file-name ending that names f (".md"), "" for a
@@ -141,14 +142,6 @@ func (f Format) Suffix() string {
 		return d.suffixes[0]
 	}
 	return ""
-}
-
-// orList joins names as "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // For returns nil when f can write o, else an error that says which
@@ -183,7 +176,7 @@ func ParseFormat(s string) (Format, error) {
 		}
 		all = append(all, string(formats[i].format))
 	}
-	return "", fmt.Errorf("unknown report format %q: expected %s", s, orList(all))
+	return "", fmt.Errorf("unknown report format %q: expected %s", s, human.OrList(all))
 }
 
 // FormatOfPath returns the report format a file name's ending names

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestFormatErrors(t *testing.T) {
 	for i := range formats {
 		all = append(all, string(formats[i].format))
 	}
-	if _, err := ParseFormat("pdf"); err == nil || err.Error() != `unknown report format "pdf": expected `+orList(all) {
+	if _, err := ParseFormat("pdf"); err == nil || err.Error() != `unknown report format "pdf": expected `+human.OrList(all) {
 		t.Errorf("ParseFormat(pdf): %v", err)
 	}
 	for _, o := range []Of{OfRuns, OfJob, OfComparison, OfSweep} {
@@ -99,16 +100,5 @@ func TestWriterErrors(t *testing.T) {
 				t.Errorf("error %v, wrote %d bytes; want %q and nothing written", err, b.Len(), tt.want)
 			}
 		})
-	}
-}
-
-func TestOrList(t *testing.T) {
-	for _, tt := range []struct {
-		in   []string
-		want string
-	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b"}, "a or b"}, {[]string{"a", "b", "c"}, "a, b or c"}} {
-		if got := orList(tt.in); got != tt.want {
-			t.Errorf("orList(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }

@@ -9,6 +9,7 @@ package formats
 import (
 	"cmp"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 	"sync"
@@ -88,7 +89,7 @@ func Titles() string {
 			titles = append(titles, cmp.Or(f.Title, f.Name))
 		}
 	}
-	return OrList(titles)
+	return human.OrList(titles)
 }
 
 // FilePatterns lists the registered formats' file names for a message:
@@ -106,13 +107,5 @@ func FilePatterns() string {
 		}
 		each = append(each, fmt.Sprintf("%s (%s)", strings.Join(globs, ", "), cmp.Or(f.Title, f.Name)))
 	}
-	return OrList(each)
-}
-
-// OrList joins words as "a, b or c".
-func OrList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+	return human.OrList(each)
 }
