@@ -18,7 +18,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -369,28 +368,13 @@ func TestServeConfig(t *testing.T) {
 	}
 }
 
-var sharedBucket struct {
-	sync.Mutex
-	made bool
-	n    int
-}
-
 // sharedStoreFlags returns --database and --blobs flags naming a new
 // PostgreSQL database and a new directory in an S3 bucket, on real servers
 // (internal/testservers), and sets the AWS environment for the test.
 func sharedStoreFlags(t *testing.T) []string {
 	t.Helper()
-	s3 := testservers.S3(t)
-	dsn := testservers.Postgres(t)
-	testservers.UseS3Env(t, s3.Endpoint, testservers.S3AccessKey, testservers.S3SecretKey)
-	sharedBucket.Lock()
-	defer sharedBucket.Unlock()
-	if !sharedBucket.made {
-		s3.Bucket(t, "cli")
-		sharedBucket.made = true
-	}
-	sharedBucket.n++
-	return []string{"--database", dsn, "--blobs", fmt.Sprintf("s3://cli/%d/", sharedBucket.n)}
+	database, blobs := testservers.Storage(t)
+	return []string{"--database", database, "--blobs", blobs}
 }
 
 // TestCheckStore runs serve --check-store on a data directory: consistent

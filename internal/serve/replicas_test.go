@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,29 +41,13 @@ const sharedEnv = "TRACEGAP_SERVE_STORE"
 
 var storage struct {
 	sync.Mutex
-	bucket bool
-	n      int
-	byDir  map[string][2]string // a data directory's database and blobs, kept across restarts
-	peers  map[string]string    // a data directory's second replica's
+	byDir map[string][2]string // a data directory's database and blobs, kept across restarts
+	peers map[string]string    // a data directory's second replica's
 }
 
-// sharedStorage returns a new PostgreSQL database and a new directory in an
-// S3 bucket, on real servers, for servers to share; the AWS environment is
-// set for the test to reach the bucket.
-func sharedStorage(t *testing.T) (database, blobs string) {
-	t.Helper()
-	s3 := testservers.S3(t)
-	dsn := testservers.Postgres(t)
-	testservers.UseS3Env(t, s3.Endpoint, testservers.S3AccessKey, testservers.S3SecretKey)
-	storage.Lock()
-	defer storage.Unlock()
-	if !storage.bucket {
-		s3.Bucket(t, "serve")
-		storage.bucket = true
-	}
-	storage.n++
-	return dsn, fmt.Sprintf("s3://serve/%s-%d/", regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-"), storage.n)
-}
+// sharedStorage returns a new PostgreSQL database and a new directory in
+// an S3 bucket, on real servers, for servers to share.
+func sharedStorage(t *testing.T) (database, blobs string) { return testservers.Storage(t) }
 
 // sharedFor gives a test server of data directory dir the shared storage
 // under sharedEnv, the same at each restart on dir, and reports whether

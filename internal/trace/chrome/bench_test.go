@@ -44,8 +44,14 @@ func benchInput(b *testing.B) []byte {
 
 // BenchmarkRead reads uncompressed Kineto JSON through trace.Read, as the
 // command does; MB/s is of the JSON text.
-func BenchmarkRead(b *testing.B) {
+func BenchmarkRead(b *testing.B) { benchRead(b, parallelMin) }
+
+// benchRead reads the bench input through trace.Read, in parallel from
+// min bytes on.
+func benchRead(b *testing.B, min int64) {
 	data := benchInput(b)
+	defer func(was int64) { parallelMin = was }(parallelMin)
+	parallelMin = min
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -96,39 +102,9 @@ func BenchmarkDecoderOnly(b *testing.B) {
 // BenchmarkReadParallel is BenchmarkRead with the parallel read used
 // whatever the input's size (GOMAXPROCS permitting): run it with -cpu 1,2
 // to see the scaling.
-func BenchmarkReadParallel(b *testing.B) {
-	data := benchInput(b)
-	defer func(min int64) { parallelMin = min }(parallelMin)
-	parallelMin = 0
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		tr, err := trace.Read(bytes.NewReader(data), int64(len(data)), trace.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(tr.Events) == 0 {
-			b.Fatal("no events")
-		}
-	}
-}
+func BenchmarkReadParallel(b *testing.B) { benchRead(b, 0) }
 
 // BenchmarkReadSerial is BenchmarkRead with the parallel read turned off:
 // against BenchmarkRead at -cpu 2 and more, it measures what the parallel
 // read gains (docs/performance.md, "Chrome JSON reader").
-func BenchmarkReadSerial(b *testing.B) {
-	data := benchInput(b)
-	defer func(min int64) { parallelMin = min }(parallelMin)
-	parallelMin = math.MaxInt64
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		tr, err := trace.Read(bytes.NewReader(data), int64(len(data)), trace.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(tr.Events) == 0 {
-			b.Fatal("no events")
-		}
-	}
-}
+func BenchmarkReadSerial(b *testing.B) { benchRead(b, math.MaxInt64) }
