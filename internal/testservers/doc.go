@@ -31,6 +31,8 @@ import (
 func Stop() {
 	stopPostgres()
 	stopS3()
+	stopGCS()
+	stopAzurite()
 }
 
 // missing skips the test, or fails it under CI, because a server's
