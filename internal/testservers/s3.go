@@ -196,3 +196,7 @@ func (s *S3Server) ready(ctx context.Context) error {
 	_, err = s.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("ready"), Key: aws.String("x"), Body: nil})
 	return err
 }
+
+// UseEnv sets, for the test, the AWS environment through which s3:// URLs
+// reach the gateway with its identity, as a user would set it.
+func (s *S3Server) UseEnv(t testing.TB) { UseS3Env(t, s.Endpoint, S3AccessKey, S3SecretKey) }
