@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -28,12 +27,7 @@ type AzureServer struct {
 	Client *azblob.Client // to the development account, with its key
 }
 
-var azurite struct {
-	once sync.Once
-	s    *AzureServer
-	err  error
-	stop func()
-}
+var azurite lazy[*AzureServer]
 
 // Azure returns the Azure Blob emulator, started on first use and shared
 // by the test binary's tests; containers are the tests' own to keep
@@ -41,22 +35,8 @@ var azurite struct {
 // the test when $TRACEGAP_AZURITE is not set, and fails it under CI.
 func Azure(t testing.TB) *AzureServer {
 	t.Helper()
-	bin := os.Getenv(AzuriteEnv)
-	if bin == "" {
-		missing(t, "no Azure Blob emulator (set %s to Azurite's azurite-blob script; .ci/run installs one)", AzuriteEnv)
-	}
-	azurite.once.Do(func() { azurite.s, azurite.stop, azurite.err = startAzurite(bin) })
-	if azurite.err != nil {
-		t.Fatalf("starting Azurite: %v", azurite.err)
-	}
-	return azurite.s
-}
-
-func stopAzurite() {
-	if azurite.stop != nil {
-		azurite.stop()
-		azurite.stop = nil
-	}
+	return azurite.get(t, AzuriteEnv, "Azurite", startAzurite,
+		"no Azure Blob emulator (set %s to Azurite's azurite-blob script; .ci/run installs one)")
 }
 
 // startAzurite starts Azurite's Blob service on a free local port, its
@@ -127,14 +107,10 @@ func (s *AzureServer) Bucket(t testing.TB, name string) {
 // Upload puts the local file path at key in the container bucket.
 func (s *AzureServer) Upload(t testing.TB, bucket, key, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := s.Client.UploadFile(context.Background(), bucket, key, f, nil); err != nil {
-		t.Fatalf("uploading %s to azblob://%s/%s: %v", path, bucket, key, err)
-	}
+	uploadFile(t, "azblob://"+bucket+"/"+key, path, func(ctx context.Context, f *os.File) error {
+		_, err := s.Client.UploadFile(ctx, bucket, key, f, nil)
+		return err
+	})
 }
 
 // Keys lists the keys under prefix in the container bucket.

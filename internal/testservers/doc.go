@@ -32,9 +32,9 @@ import (
 // after m.Run.
 func Stop() {
 	stopPostgres()
-	stopS3()
-	stopGCS()
-	stopAzurite()
+	weed.close()
+	fakeGCS.close()
+	azurite.close()
 }
 
 // missing skips the test, or fails it under CI, because a server's

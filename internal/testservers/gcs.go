@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"cloud.google.com/go/storage"
@@ -30,12 +29,7 @@ type GCSServer struct {
 	Client *storage.Client // to the emulator, with no credentials
 }
 
-var fakeGCS struct {
-	once sync.Once
-	s    *GCSServer
-	err  error
-	stop func()
-}
+var fakeGCS lazy[*GCSServer]
 
 // GCS returns the Cloud Storage emulator, started on first use and
 // shared by the test binary's tests; buckets are the tests' own to keep
@@ -43,22 +37,8 @@ var fakeGCS struct {
 // the test when $TRACEGAP_FAKE_GCS is not set, and fails it under CI.
 func GCS(t testing.TB) *GCSServer {
 	t.Helper()
-	bin := os.Getenv(FakeGCSEnv)
-	if bin == "" {
-		missing(t, "no Cloud Storage emulator (set %s to a fake-gcs-server binary; .ci/run builds one)", FakeGCSEnv)
-	}
-	fakeGCS.once.Do(func() { fakeGCS.s, fakeGCS.stop, fakeGCS.err = startFakeGCS(bin) })
-	if fakeGCS.err != nil {
-		t.Fatalf("starting fake-gcs-server: %v", fakeGCS.err)
-	}
-	return fakeGCS.s
-}
-
-func stopGCS() {
-	if fakeGCS.stop != nil {
-		fakeGCS.stop()
-		fakeGCS.stop = nil
-	}
+	return fakeGCS.get(t, FakeGCSEnv, "fake-gcs-server", startFakeGCS,
+		"no Cloud Storage emulator (set %s to a fake-gcs-server binary; .ci/run builds one)")
 }
 
 // startFakeGCS starts fake-gcs-server on a free local port, over HTTP
@@ -116,12 +96,15 @@ func (s *GCSServer) Bucket(t testing.TB, name string) {
 // Upload puts the local file path at key in bucket.
 func (s *GCSServer) Upload(t testing.TB, bucket, key, path string) {
 	t.Helper()
-	err := upload(path, func(ctx context.Context) io.WriteCloser {
-		return s.Client.Bucket(bucket).Object(key).NewWriter(ctx)
+	uploadFile(t, "gs://"+bucket+"/"+key, path, func(ctx context.Context, f *os.File) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel() // before Close, it abandons the upload
+		w := s.Client.Bucket(bucket).Object(key).NewWriter(ctx)
+		if _, err := io.Copy(w, f); err != nil {
+			return err
+		}
+		return w.Close()
 	})
-	if err != nil {
-		t.Fatalf("uploading %s to gs://%s/%s: %v", path, bucket, key, err)
-	}
 }
 
 // Keys lists the keys under prefix in bucket.
@@ -139,24 +122,6 @@ func (s *GCSServer) Keys(t testing.TB, bucket, prefix string) []string {
 		}
 		keys = append(keys, a.Name)
 	}
-}
-
-// upload copies the file at path to the writer open makes, and closes it.
-func upload(path string, open func(context.Context) io.WriteCloser) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := open(ctx)
-	if _, err := io.Copy(w, f); err != nil {
-		cancel()
-		w.Close()
-		return err
-	}
-	return w.Close()
 }
 
 // setEnv sets each NAME=VALUE of env for the test.

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -112,4 +114,51 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// lazy is a server started once per test binary, on first use, from the
+// binary an environment variable names.
+type lazy[S any] struct {
+	once sync.Once
+	s    S
+	err  error
+	stop func()
+}
+
+// get returns the server, started by start from the binary that env
+// names, else skips the test (fails it under CI) saying absent, a format
+// given env's name.
+func (l *lazy[S]) get(t testing.TB, env, name string, start func(bin string) (S, func(), error), absent string) S {
+	t.Helper()
+	bin := os.Getenv(env)
+	if bin == "" {
+		missing(t, absent, env)
+	}
+	l.once.Do(func() { l.s, l.stop, l.err = start(bin) })
+	if l.err != nil {
+		t.Fatalf("starting %s: %v", name, l.err)
+	}
+	return l.s
+}
+
+// close stops the server, if started.
+func (l *lazy[S]) close() {
+	if l.stop != nil {
+		l.stop()
+		l.stop = nil
+	}
+}
+
+// uploadFile opens the local file path and puts it with put, failing the
+// test, which url names the target of, where it cannot.
+func uploadFile(t testing.TB, url, path string, put func(context.Context, *os.File) error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := put(context.Background(), f); err != nil {
+		t.Fatalf("uploading %s to %s: %v", path, url, err)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,12 +34,7 @@ type S3Server struct {
 	dir      string     // its data, log and configuration
 }
 
-var weed struct {
-	once sync.Once
-	s    *S3Server
-	err  error
-	stop func()
-}
+var weed lazy[*S3Server]
 
 // S3 returns the S3 gateway, started on first use and shared by the test
 // binary's tests; buckets are the tests' own to keep apart. It does not
@@ -48,22 +42,8 @@ var weed struct {
 // $TRACEGAP_WEED is not set, and fails it under CI.
 func S3(t testing.TB) *S3Server {
 	t.Helper()
-	bin := os.Getenv(WeedEnv)
-	if bin == "" {
-		missing(t, "no S3-compatible server (set %s to a SeaweedFS weed binary; .ci/run builds one)", WeedEnv)
-	}
-	weed.once.Do(func() { weed.s, weed.stop, weed.err = startWeed(bin) })
-	if weed.err != nil {
-		t.Fatalf("starting SeaweedFS's S3 gateway: %v", weed.err)
-	}
-	return weed.s
-}
-
-func stopS3() {
-	if weed.stop != nil {
-		weed.stop()
-		weed.stop = nil
-	}
+	return weed.get(t, WeedEnv, "SeaweedFS's S3 gateway", startWeed,
+		"no S3-compatible server (set %s to a SeaweedFS weed binary; .ci/run builds one)")
 }
 
 // Env returns the AWS environment a child process needs to reach the
@@ -116,14 +96,10 @@ func (s *S3Server) Bucket(t testing.TB, name string) {
 // Upload puts the local file path at key in bucket.
 func (s *S3Server) Upload(t testing.TB, bucket, key, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := s.Client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: f}); err != nil {
-		t.Fatalf("uploading %s to s3://%s/%s: %v", path, bucket, key, err)
-	}
+	uploadFile(t, "s3://"+bucket+"/"+key, path, func(ctx context.Context, f *os.File) error {
+		_, err := s.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: f})
+		return err
+	})
 }
 
 // Keys lists the keys under prefix in bucket (its first thousand).
