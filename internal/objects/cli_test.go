@@ -15,7 +15,6 @@ import (
 	"github.com/tracegap/tracegap/internal/cli"
 	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/realtraces"
-	"github.com/tracegap/tracegap/internal/testservers"
 )
 
 // tracegap runs the command line and returns its exit status and output.
@@ -108,24 +107,32 @@ func firstVerdict(report string) string {
 	return lines[2]
 }
 
-// TestS3Job analyses a job's directory in a real S3-compatible store and
+// TestStoreJob analyses a job's directory in each real object store and
 // checks each report equals that of the same files on disk.
-func TestS3Job(t *testing.T) {
-	s := needS3(t)
-	s.Bucket(t, "job-reports")
-	local := linkDir(t, "job42", uploadDir(t, s, "job-reports", "job42/", filepath.Join(realtraces.Dir(t), jobDir)))
-	for _, format := range []string{"text", "json", "markdown", "html"} {
-		sameReport(t, local, "s3://job-reports/job42/", "analyze", "--format", format)
-	}
-	sameReport(t, local, "s3://job-reports/job42", "check")
-	// The gocloud URL form, with the endpoint in the query rather than
-	// the environment, reads the same.
-	q := "?endpoint=" + s.Endpoint + "&region=" + testservers.S3Region + "&use_path_style=true"
-	t.Setenv("AWS_ENDPOINT_URL", "")
-	code, out, stderr := tracegap("analyze", "s3://job-reports/job42/"+q)
-	if code != 0 || !strings.Contains(out, "s3://job-reports/job42") {
-		t.Errorf("analyze with the endpoint in the URL: exit %d, %s%s", code, clip(out), stderr)
-	}
+func TestStoreJob(t *testing.T) {
+	eachStore(t, func(t *testing.T, s store) {
+		s.Bucket(t, "job-reports")
+		local := linkDir(t, "job42", uploadDir(t, s, "job-reports", "job42/", filepath.Join(realtraces.Dir(t), jobDir)))
+		url := s.url("job-reports", "job42")
+		for _, format := range []string{"text", "json", "markdown", "html"} {
+			sameReport(t, local, url+"/", "analyze", "--format", format)
+		}
+		sameReport(t, local, url, "check")
+		if s.endpointInURL == nil {
+			return
+		}
+		// The gocloud URL form, with the endpoint in the query rather
+		// than the environment, reads the same.
+		q, clear := s.endpointInURL(s.server)
+		for _, k := range clear {
+			t.Setenv(k, "")
+		}
+		objects.ForgetBuckets()
+		code, out, stderr := tracegap("analyze", url+"/"+q)
+		if code != 0 || !strings.Contains(out, url) {
+			t.Errorf("analyze with the endpoint in the URL: exit %d, %s%s", code, clip(out), stderr)
+		}
+	})
 }
 
 // linkDir returns a directory called name whose files link to those of
@@ -151,7 +158,7 @@ func linkDir(t *testing.T, name, dir string) string {
 
 // uploadDir uploads the files of dir under prefix in bucket and returns
 // dir.
-func uploadDir(t *testing.T, s *testservers.S3Server, bucket, prefix, dir string) string {
+func uploadDir(t *testing.T, s server, bucket, prefix, dir string) string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -163,16 +170,19 @@ func uploadDir(t *testing.T, s *testservers.S3Server, bucket, prefix, dir string
 	return dir
 }
 
-// TestS3Object reads single objects of each kind: Kineto JSON gzipped,
-// XPlane, and a TensorBoard run folder's layout.
-func TestS3Object(t *testing.T) {
-	s := needS3(t)
+// TestStoreObject reads single objects of each kind from each store:
+// Kineto JSON gzipped, XPlane, and a TensorBoard run folder's layout.
+func TestStoreObject(t *testing.T) {
+	eachStore(t, testObject)
+}
+
+func testObject(t *testing.T, s store) {
 	s.Bucket(t, "single")
 	for _, name := range []string{"kineto-resnet50-workers0.pt.trace.json.gz", "xprof-tpu-inference.xplane.pb"} {
 		local := realtraces.Path(t, name)
 		s.Upload(t, "single", "runs/"+name, local)
-		sameReport(t, local, "s3://single/runs/"+name, "analyze")
-		sameReport(t, local, "s3://single/runs/"+name, "analyze", "--format", "json")
+		sameReport(t, local, s.url("single", "runs/"+name), "analyze")
+		sameReport(t, local, s.url("single", "runs/"+name), "analyze", "--format", "json")
 	}
 	// A TensorBoard log directory: <logdir>/plugins/profile/<run>/.
 	tb := t.TempDir()
@@ -189,50 +199,70 @@ func TestS3Object(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Upload(t, "single", "logs/plugins/profile/2024_01_02_03_04_05/host.xplane.pb", trace)
-	sameReport(t, filepath.Join(tb, "logs"), "s3://single/logs", "analyze")
+	sameReport(t, filepath.Join(tb, "logs"), s.url("single", "logs"), "analyze")
 }
 
-// TestS3Errors checks that what cannot be read is one line naming the URL
-// and what was wrong, exit status 2.
-func TestS3Errors(t *testing.T) {
-	s := needS3(t)
+// TestStoreErrors checks that what cannot be read from each store is one
+// line naming the URL and what was wrong, exit status 2.
+func TestStoreErrors(t *testing.T) {
+	eachStore(t, testErrors)
+}
+
+func testErrors(t *testing.T, s store) {
 	s.Bucket(t, "errs")
 	s.Upload(t, "errs", "job/rank0.pt.trace.json.gz", realtraces.Path(t, "kineto-resnet50-workers0.pt.trace.json.gz"))
 	cases := []struct {
 		name, url, want string
-		badKey          bool
+		refused         bool
 	}{
-		{"missing object", "s3://errs/job/rank9.pt.trace.json.gz", "not found", false},
-		{"missing bucket", "s3://no-such-bucket/job/rank0.pt.trace.json.gz", "not found", false},
-		{"missing bucket, directory", "s3://no-such-bucket/job/", "not found", false},
-		{"refused credentials", "s3://errs/job/rank0.pt.trace.json.gz", "access denied", true},
-		{"refused credentials, directory", "s3://errs/job/", "access denied", true},
+		{"missing object", s.url("errs", "job/rank9.pt.trace.json.gz"), "not found", false},
+		{"missing bucket", s.url("no-such-bucket", "job/rank0.pt.trace.json.gz"), "not found (no such bucket)", false},
+		{"missing bucket, directory", s.url("no-such-bucket", "job/"), "not found (no such bucket)", false},
+		{"refused credentials", s.url("errs", "job/rank0.pt.trace.json.gz"), "access denied", true},
+		{"refused credentials, directory", s.url("errs", "job/"), "access denied", true},
+	}
+	refuse := func(t *testing.T) {
+		if s.refuse == nil {
+			t.Skip(s.noRefusal)
+		}
+		s.refuse(t, s.server)
+		forgetBuckets(t)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.badKey {
-				useS3(t, s.Endpoint, testservers.S3AccessKey, "not-the-secret")
+			if c.refused {
+				refuse(t)
 			}
-			for _, cmd := range []string{"analyze", "summarize"} {
-				args := []string{cmd, c.url}
-				if cmd == "summarize" {
-					args = append(args, "-o", t.TempDir()+"/x.summary.json.gz")
-				}
-				code, _, stderr := tracegap(args...)
-				line := strings.TrimSuffix(stderr, "\n")
-				if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, c.url) || !strings.Contains(line, c.want) {
-					t.Errorf("%s %s: exit %d, stderr %q; want exit 2 and one line naming the URL and saying %q", cmd, c.url, code, stderr, c.want)
-				}
-			}
+			oneLine(t, c.url, c.want, "analyze", c.url)
+			oneLine(t, c.url, c.want, "summarize", c.url, "-o", t.TempDir()+"/x.summary.json.gz")
 		})
+	}
+	t.Run("refused credentials, write", func(t *testing.T) {
+		refuse(t)
+		url := s.url("errs", "out/report.json")
+		oneLine(t, url, "access denied", "analyze", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"), "-o", url)
+	})
+}
+
+// oneLine runs args and checks they fail with exit status 2 and one line
+// that names url and says want.
+func oneLine(t *testing.T, url, want string, args ...string) {
+	t.Helper()
+	code, _, stderr := tracegap(args...)
+	line := strings.TrimSuffix(stderr, "\n")
+	if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, url) || !strings.Contains(line, want) {
+		t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming %s and saying %q", args, code, stderr, url, want)
 	}
 }
 
-// TestS3TwoPhase runs a job's two phases from and to the bucket:
-// summarize each rank's trace to summaries/, then analyze summaries/,
-// which must report as the same two phases on local files do.
-func TestS3TwoPhase(t *testing.T) {
-	s := needS3(t)
+// TestStoreTwoPhase runs a job's two phases from and to a bucket of each
+// store: summarize each rank's trace to summaries/, then analyze
+// summaries/, which must report as the same two phases on local files do.
+func TestStoreTwoPhase(t *testing.T) {
+	eachStore(t, testTwoPhase)
+}
+
+func testTwoPhase(t *testing.T, s store) {
 	s.Bucket(t, "twophase")
 	job := filepath.Join(realtraces.Dir(t), jobDir)
 	uploadDir(t, s, "twophase", "job42/", job)
@@ -249,8 +279,8 @@ func TestS3TwoPhase(t *testing.T) {
 		if code, _, stderr := tracegap("summarize", tr, "-o", filepath.Join(local, base)); code != 0 {
 			t.Fatalf("summarize %s: exit %d: %s", tr, code, stderr)
 		}
-		url := "s3://twophase/job42/" + filepath.Base(tr)
-		if code, _, stderr := tracegap("summarize", url, "-o", "s3://twophase/job42/summaries/"+base); code != 0 {
+		url := s.url("twophase", "job42/"+filepath.Base(tr))
+		if code, _, stderr := tracegap("summarize", url, "-o", s.url("twophase", "job42/summaries/"+base)); code != 0 {
 			t.Fatalf("summarize %s: exit %d: %s", url, code, stderr)
 		}
 	}
@@ -259,23 +289,27 @@ func TestS3TwoPhase(t *testing.T) {
 	}
 	for _, format := range []string{"text", "json"} {
 		code, lout, lerr := tracegap("analyze", "--format", format, local+"/")
-		rcode, rout, rerr := tracegap("analyze", "--format", format, "s3://twophase/job42/summaries/")
+		rcode, rout, rerr := tracegap("analyze", "--format", format, s.url("twophase", "job42/summaries/"))
 		if code != 0 || rcode != 0 {
 			t.Fatalf("analyze summaries: exit %d (%s) locally, %d (%s) from the bucket", code, lerr, rcode, rerr)
 		}
-		want := strings.ReplaceAll(lout, local, "s3://twophase/job42/summaries")
-		want = strings.ReplaceAll(want, job, "s3://twophase/job42")
+		want := strings.ReplaceAll(lout, local, s.url("twophase", "job42/summaries"))
+		want = strings.ReplaceAll(want, job, s.url("twophase", "job42"))
 		if rout != want {
-			t.Errorf("analyze s3://.../summaries/ (%s) differs from the local two phases: %s", format, firstDiff(rout, want))
+			t.Errorf("analyze %s (%s) differs from the local two phases: %s", s.url("twophase", "job42/summaries/"), format, firstDiff(rout, want))
 		}
 	}
 }
 
-// TestS3FailedRunWritesNothing checks that no object is written for a run
-// that fails: an input that cannot be read, one that holds no trace, and
-// a write that fails part way through a multipart upload.
-func TestS3FailedRunWritesNothing(t *testing.T) {
-	s := needS3(t)
+// TestStoreFailedRunWritesNothing checks that no object is written to
+// each store for a run that fails: an input that cannot be read, one that
+// holds no trace, and a write that fails part way through a multipart
+// upload.
+func TestStoreFailedRunWritesNothing(t *testing.T) {
+	eachStore(t, testFailedRunWritesNothing)
+}
+
+func testFailedRunWritesNothing(t *testing.T, s store) {
 	s.Bucket(t, "failed")
 	bad := filepath.Join(t.TempDir(), "bad.pt.trace.json")
 	if err := os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X", "ts": `), 0o644); err != nil {
@@ -283,15 +317,15 @@ func TestS3FailedRunWritesNothing(t *testing.T) {
 	}
 	s.Upload(t, "failed", "in/bad.pt.trace.json", bad)
 	for _, args := range [][]string{
-		{"summarize", "s3://failed/in/missing.pt.trace.json", "-o", "s3://failed/out/a.summary.json.gz"},
-		{"summarize", "s3://failed/in/bad.pt.trace.json", "-o", "s3://failed/out/b.summary.json.gz"},
-		{"analyze", "s3://failed/in/bad.pt.trace.json", "-o", "s3://failed/out/report.json"},
+		{"summarize", s.url("failed", "in/missing.pt.trace.json"), "-o", s.url("failed", "out/a.summary.json.gz")},
+		{"summarize", s.url("failed", "in/bad.pt.trace.json"), "-o", s.url("failed", "out/b.summary.json.gz")},
+		{"analyze", s.url("failed", "in/bad.pt.trace.json"), "-o", s.url("failed", "out/report.json")},
 	} {
 		if code, _, stderr := tracegap(args...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
 		}
 	}
-	err := objects.WriteFile(context.Background(), "s3://failed/out/big.json", func(w io.Writer) error {
+	err := objects.WriteFile(context.Background(), s.url("failed", "out/big.json"), func(w io.Writer) error {
 		chunk := bytes.Repeat([]byte("x"), 1<<20)
 		for range 12 { // past one part of a multipart upload
 			if _, err := w.Write(chunk); err != nil {
@@ -306,8 +340,8 @@ func TestS3FailedRunWritesNothing(t *testing.T) {
 	if keys := s.Keys(t, "failed", "out/"); len(keys) != 0 {
 		t.Errorf("failed runs wrote %v", keys)
 	}
-	if code, _, stderr := tracegap("analyze", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"), "-o", "s3://failed/out/report.json"); code != 0 {
-		t.Fatalf("analyze -o s3://...: exit %d: %s", code, stderr)
+	if code, _, stderr := tracegap("analyze", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"), "-o", s.url("failed", "out/report.json")); code != 0 {
+		t.Fatalf("analyze -o %s: exit %d: %s", s.url("failed", "out/report.json"), code, stderr)
 	}
 	if keys := s.Keys(t, "failed", "out/"); !slices.Equal(keys, []string{"out/report.json"}) {
 		t.Errorf("a run that succeeded wrote %v, want out/report.json", keys)
@@ -315,12 +349,16 @@ func TestS3FailedRunWritesNothing(t *testing.T) {
 }
 
 // TestHostileObjectNames checks that object names listed from a directory
-// URL reach the terminal escaped: names with a bidirectional override and
-// a line separator, one holding no trace (skipped with a warning), one a
-// trace. (S3 listings are XML, which cannot carry most control
-// characters: a store lists those as U+FFFD.)
+// URL of each store reach the terminal escaped: names with a
+// bidirectional override and a line separator, one holding no trace
+// (skipped with a warning), one a trace. (S3 and Azure listings are XML,
+// which cannot carry most control characters: a store lists those as
+// U+FFFD.)
 func TestHostileObjectNames(t *testing.T) {
-	s := needS3(t)
+	eachStore(t, testHostileNames)
+}
+
+func testHostileNames(t *testing.T, s store) {
 	s.Bucket(t, "hostile")
 	meta := filepath.Join(t.TempDir(), "metrics.json")
 	if err := os.WriteFile(meta, []byte(`{"name": "metrics"}`), 0o644); err != nil {
@@ -328,7 +366,7 @@ func TestHostileObjectNames(t *testing.T) {
 	}
 	s.Upload(t, "hostile", "run/\u2028owned\u202e.json", meta)
 	s.Upload(t, "hostile", "run/\u202ehost.xplane.pb", realtraces.Path(t, "xprof-tpu-inference.xplane.pb"))
-	code, stdout, stderr := tracegap("analyze", "s3://hostile/run/")
+	code, stdout, stderr := tracegap("analyze", s.url("hostile", "run/"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

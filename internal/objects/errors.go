@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"gocloud.dev/gcerrors"
 )
 
@@ -28,9 +30,16 @@ func (e *Error) Is(target error) bool {
 	return target == fs.ErrNotExist && e.code == gcerrors.NotFound
 }
 
-// refusedCredentials are the S3 error codes for credentials that the
-// store does not accept.
-var refusedCredentials = []string{"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AuthorizationHeaderMalformed", "InvalidClientTokenId"}
+// The providers' error codes (S3's, then Azure's) for credentials that
+// the store does not accept, for a request they do not allow, and for a
+// bucket that is not there.
+var (
+	refusedCredentials = []string{"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AuthorizationHeaderMalformed", "InvalidClientTokenId",
+		"AuthenticationFailed", "InvalidAuthenticationInfo", "NoAuthenticationInformation"}
+	notAllowed = []string{"AccessDenied",
+		"AuthorizationFailure", "AuthorizationPermissionMismatch", "AuthorizationSourceIPMismatch", "InsufficientAccountPermissions"}
+	noBucket = []string{"NoSuchBucket", "ContainerNotFound"}
+)
 
 // describe turns an error from gocloud or a provider into an *Error that
 // says what was wrong.
@@ -43,13 +52,13 @@ func describe(err error) error {
 	api := apiCode(err)
 	var what string
 	switch {
-	case api == "NoSuchBucket":
+	case slices.Contains(noBucket, api) || errors.Is(err, storage.ErrBucketNotExist):
 		what = "not found (no such bucket)"
 	case code == gcerrors.NotFound:
 		what = "not found"
 	case api != "" && slices.Contains(refusedCredentials, api):
 		what = "access denied: the store refused the credentials"
-	case code == gcerrors.PermissionDenied:
+	case code == gcerrors.PermissionDenied || slices.Contains(notAllowed, api):
 		what = "access denied"
 	case mentionsCredentials(err):
 		what = "no credentials: set them up as the provider's tools expect (environment, config file or instance role), then try again"
@@ -62,12 +71,16 @@ func describe(err error) error {
 	return &Error{What: what, Err: err, code: code}
 }
 
-// apiCode returns the provider's error code (S3's "AccessDenied"), if the
-// error carries one.
+// apiCode returns the provider's error code (S3's "AccessDenied", Azure's
+// "AuthenticationFailed"), if the error carries one.
 func apiCode(err error) string {
 	var ae interface{ ErrorCode() string }
 	if errors.As(err, &ae) {
 		return ae.ErrorCode()
+	}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.ErrorCode
 	}
 	return ""
 }

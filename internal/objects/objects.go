@@ -15,11 +15,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob" // azblob://
-	_ "gocloud.dev/blob/fileblob"  // file://
-	"gocloud.dev/blob/gcsblob"     // gs://
-	_ "gocloud.dev/blob/s3blob"    // s3://
+	"gocloud.dev/blob/azureblob"  // azblob://
+	_ "gocloud.dev/blob/fileblob" // file://
+	"gocloud.dev/blob/gcsblob"    // gs://
+	_ "gocloud.dev/blob/s3blob"   // s3://
 	"gocloud.dev/gcp"
 )
 
@@ -210,8 +211,47 @@ func gcsAnonymous(l loc) bool {
 // opener looks for credentials first and prints a warning on standard
 // output when there are none.
 func open(ctx context.Context, l loc, u string) (*blob.Bucket, error) {
-	if !gcsAnonymous(l) {
-		return blob.OpenBucket(ctx, u)
+	switch {
+	case gcsAnonymous(l):
+		return gcsblob.OpenBucket(ctx, gcp.NewAnonymousHTTPClient(gcp.DefaultTransport()), l.host, nil)
+	case l.scheme == "azblob":
+		return openAzure(ctx, u)
 	}
-	return gcsblob.OpenBucket(ctx, gcp.NewAnonymousHTTPClient(gcp.DefaultTransport()), l.host, nil)
+	return blob.OpenBucket(ctx, u)
+}
+
+// openAzure opens the azblob:// bucket at u with the account, credentials
+// and service options the environment gives now: gocloud's own opener
+// reads them once per process, after which a change (as ForgetBuckets
+// promises to see) would be missed. As gocloud's does, it refuses a URL
+// that would send AZURE_STORAGE_SAS_TOKEN to a service other than the
+// environment's.
+func openAzure(ctx context.Context, u string) (*blob.Bucket, error) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return nil, err
+	}
+	opts := azureblob.NewDefaultServiceURLOptions()
+	o := &azureblob.URLOpener{ServiceURLOptions: *opts, MakeClient: azureblob.NewDefaultClient}
+	if opts.SASToken != "" {
+		home, err := azureblob.NewServiceURL(opts)
+		if err != nil {
+			return nil, err
+		}
+		o.MakeClient = func(svc azureblob.ServiceURL, c azureblob.ContainerName) (*container.Client, error) {
+			if !sameOrigin(string(home), string(svc)) {
+				return nil, errors.New("the URL names another service than the environment's, to which AZURE_STORAGE_SAS_TOKEN is not sent")
+			}
+			return azureblob.NewDefaultClient(svc, c)
+		}
+	}
+	return o.OpenBucketURL(ctx, pu)
+}
+
+// sameOrigin reports whether the URLs a and b have the same scheme and
+// host.
+func sameOrigin(a, b string) bool {
+	ua, erra := url.Parse(a)
+	ub, errb := url.Parse(b)
+	return erra == nil && errb == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"strings"
 	"sync"
 
@@ -62,8 +63,14 @@ func Open(ctx context.Context, raw string) (*Object, error) {
 	a, err := b.Attributes(ctx, l.key)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
-			if dir, _ := hasUnder(ctx, b, l.key); dir {
+			// A listing says whether the bucket is there, which an
+			// answer to HEAD, with no body, cannot.
+			dir, lerr := hasUnder(ctx, b, l.key)
+			switch {
+			case dir:
 				return nil, errDir
+			case errors.Is(lerr, fs.ErrNotExist):
+				return nil, lerr
 			}
 		}
 		return nil, describe(err)

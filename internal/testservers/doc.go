@@ -1,5 +1,7 @@
-// Package testservers starts real servers for tests: a PostgreSQL server
-// (Postgres) and SeaweedFS's S3-compatible gateway (S3). It is imported
+// Package testservers starts real servers for tests, each a separate
+// process: a PostgreSQL server (Postgres), SeaweedFS's S3-compatible
+// gateway (S3), fake-gcs-server, a Cloud Storage emulator (GCS), and
+// Microsoft's Azurite, an Azure Blob emulator (Azure). It is imported
 // only from tests.
 //
 // Each server is started once per test binary, on first use, and stopped
@@ -16,7 +18,7 @@
 //
 // Where a server's binaries are missing the test that asks for it is
 // skipped, except when the CI environment variable is set (.ci/run sets
-// it and installs both): then it fails, so a CI run cannot pass by
+// it and installs them all): then it fails, so a CI run cannot pass by
 // skipping.
 package testservers
 
@@ -30,7 +32,9 @@ import (
 // after m.Run.
 func Stop() {
 	stopPostgres()
-	stopS3()
+	weed.close()
+	fakeGCS.close()
+	azurite.close()
 }
 
 // missing skips the test, or fails it under CI, because a server's

@@ -4,16 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -39,12 +34,7 @@ type S3Server struct {
 	dir      string     // its data, log and configuration
 }
 
-var weed struct {
-	once sync.Once
-	s    *S3Server
-	err  error
-	stop func()
-}
+var weed lazy[*S3Server]
 
 // S3 returns the S3 gateway, started on first use and shared by the test
 // binary's tests; buckets are the tests' own to keep apart. It does not
@@ -52,22 +42,8 @@ var weed struct {
 // $TRACEGAP_WEED is not set, and fails it under CI.
 func S3(t testing.TB) *S3Server {
 	t.Helper()
-	bin := os.Getenv(WeedEnv)
-	if bin == "" {
-		missing(t, "no S3-compatible server (set %s to a SeaweedFS weed binary; .ci/run builds one)", WeedEnv)
-	}
-	weed.once.Do(func() { weed.s, weed.stop, weed.err = startWeed(bin) })
-	if weed.err != nil {
-		t.Fatalf("starting SeaweedFS's S3 gateway: %v", weed.err)
-	}
-	return weed.s
-}
-
-func stopS3() {
-	if weed.stop != nil {
-		weed.stop()
-		weed.stop = nil
-	}
+	return weed.get(t, WeedEnv, "SeaweedFS's S3 gateway", startWeed,
+		"no S3-compatible server (set %s to a SeaweedFS weed binary; .ci/run builds one)")
 }
 
 // Env returns the AWS environment a child process needs to reach the
@@ -120,14 +96,10 @@ func (s *S3Server) Bucket(t testing.TB, name string) {
 // Upload puts the local file path at key in bucket.
 func (s *S3Server) Upload(t testing.TB, bucket, key, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := s.Client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: f}); err != nil {
-		t.Fatalf("uploading %s to s3://%s/%s: %v", path, bucket, key, err)
-	}
+	uploadFile(t, "s3://"+bucket+"/"+key, path, func(ctx context.Context, f *os.File) error {
+		_, err := s.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: f})
+		return err
+	})
 }
 
 // Keys lists the keys under prefix in bucket (its first thousand).
@@ -154,35 +126,23 @@ func startWeed(bin string) (*S3Server, func(), error) {
 	}
 	config := fmt.Sprintf(`{"identities":[{"name":"tracegap","credentials":[{"accessKey":%q,"secretKey":%q}],"actions":["Admin","Read","List","Tagging","Write"]}]}`, S3AccessKey, S3SecretKey)
 	if err := os.WriteFile(filepath.Join(dir, "s3.json"), []byte(config), 0o600); err != nil {
+		os.RemoveAll(dir)
 		return nil, nil, err
 	}
 	ports, err := freePorts(8)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, nil, err
 	}
 	p := func(i int) string { return strconv.Itoa(ports[i]) }
-	cmd := exec.Command(bin, "server", "-dir="+dir, "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+	proc, err := startIn(dir, "weed", bin, "server", "-dir="+dir, "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
 		"-master.port="+p(0), "-master.port.grpc="+p(1), "-master.volumeSizeLimitMB=16",
 		"-volume.port="+p(2), "-volume.port.grpc="+p(3), "-volume.max=400",
 		"-filer", "-filer.port="+p(4), "-filer.port.grpc="+p(5),
 		"-s3", "-s3.port="+p(6), "-s3.port.grpc="+p(7), "-s3.port.iceberg=0", "-s3.port.lance=0",
 		"-s3.config="+filepath.Join(dir, "s3.json"))
-	logPath := filepath.Join(dir, "weed.log")
-	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, nil, err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	dieWithParent(cmd.SysProcAttr, syscall.SIGKILL) // it may not stop on SIGTERM
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	stop := func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		logf.Close()
-		os.RemoveAll(dir)
 	}
 	s := &S3Server{Endpoint: "http://127.0.0.1:" + p(6), dir: dir}
 	s.Client = s3.NewFromConfig(aws.Config{
@@ -190,29 +150,11 @@ func startWeed(bin string) (*S3Server, func(), error) {
 		BaseEndpoint: aws.String(s.Endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider(S3AccessKey, S3SecretKey, ""),
 	}, func(o *s3.Options) { o.UsePathStyle = true })
-	if err := s.waitReady(); err != nil {
-		log := tail(logPath, 2000)
-		stop()
-		return nil, nil, fmt.Errorf("%w; its log ends:\n%s", err, log)
+	// The gateway answers once its filer and a volume are up.
+	if err := proc.waitReady(s.ready); err != nil {
+		return nil, nil, err
 	}
-	return s, stop, nil
-}
-
-// waitReady waits, a minute at most, until a bucket can be created and
-// written: the gateway answers once its filer and a volume are up.
-func (s *S3Server) waitReady() error {
-	ctx := context.Background()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	var err error
-	for time.Now().Before(deadline) {
-		if err = s.ready(ctx); err == nil {
-			return nil
-		}
-		<-tick.C
-	}
-	return fmt.Errorf("not ready after a minute: %w", err)
+	return s, proc.stop, nil
 }
 
 // ready reports whether the gateway creates a bucket and writes to it.
@@ -231,22 +173,6 @@ func (s *S3Server) ready(ctx context.Context) error {
 	return err
 }
 
-// freePorts returns n distinct ports free on 127.0.0.1 now.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
+// UseEnv sets, for the test, the AWS environment through which s3:// URLs
+// reach the gateway with its identity, as a user would set it.
+func (s *S3Server) UseEnv(t testing.TB) { UseS3Env(t, s.Endpoint, S3AccessKey, S3SecretKey) }

@@ -111,26 +111,6 @@ func TestPostgresDropped(t *testing.T) {
 	}
 }
 
-// TestS3 checks a bucket made on the gateway can be written and listed,
-// and that the environment given to a child process names it.
-func TestS3(t *testing.T) {
-	s := testservers.S3(t)
-	s.Bucket(t, "testservers")
-	file := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"b/2", "a/1", "b/1"} {
-		s.Upload(t, "testservers", k, file)
-	}
-	if got := s.Keys(t, "testservers", "b/"); !slices.Equal(got, []string{"b/1", "b/2"}) {
-		t.Errorf("keys under b/: %q, want b/1 and b/2", got)
-	}
-	if env := s.Env(); !slices.Contains(env, "AWS_ENDPOINT_URL="+s.Endpoint) || !slices.Contains(env, "AWS_ACCESS_KEY_ID="+testservers.S3AccessKey) {
-		t.Errorf("Env() = %q: want the endpoint %s and the test identity", env, s.Endpoint)
-	}
-}
-
 // TestPostgresParallel checks parallel tests each get a database of their
 // own, and can use it.
 func TestPostgresParallel(t *testing.T) {
@@ -150,5 +130,46 @@ func TestPostgresParallel(t *testing.T) {
 	slices.Sort(names)
 	if len(slices.Compact(names)) != len(names) || names[0] == "" {
 		t.Errorf("parallel tests' databases: %q, want %d different names", names, len(names))
+	}
+}
+
+// store is what the object-storage servers have in common.
+type store interface {
+	Bucket(t testing.TB, name string)
+	Upload(t testing.TB, bucket, key, path string)
+	Keys(t testing.TB, bucket, prefix string) []string
+	Env() []string
+}
+
+// TestStores checks a bucket made on each object store can be written
+// and listed, and that the environment given to a child process names
+// the server.
+func TestStores(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		get  func(testing.TB) store
+		want func(store) string // a variable Env must hold
+	}{
+		{"s3", func(t testing.TB) store { return testservers.S3(t) }, func(s store) string { return "AWS_ENDPOINT_URL=" + s.(*testservers.S3Server).Endpoint }},
+		{"gcs", func(t testing.TB) store { return testservers.GCS(t) }, func(s store) string { return "STORAGE_EMULATOR_HOST=" + s.(*testservers.GCSServer).Host }},
+		{"azure", func(t testing.TB) store { return testservers.Azure(t) }, func(s store) string { return "AZURE_STORAGE_DOMAIN=" + s.(*testservers.AzureServer).Host }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.get(t)
+			s.Bucket(t, "testservers")
+			file := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"b/2", "a/1", "b/1"} {
+				s.Upload(t, "testservers", k, file)
+			}
+			if got := s.Keys(t, "testservers", "b/"); !slices.Equal(got, []string{"b/1", "b/2"}) {
+				t.Errorf("keys under b/: %q, want b/1 and b/2", got)
+			}
+			if env := s.Env(); !slices.Contains(env, c.want(s)) {
+				t.Errorf("Env() = %q: want %s", env, c.want(s))
+			}
+		})
 	}
 }
