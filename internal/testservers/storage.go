@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var storage struct {
+var serviceStorage struct {
 	sync.Mutex
 	bucket bool
 	n      int
@@ -24,12 +24,12 @@ func Storage(t testing.TB) (database, blobs string) {
 	s3 := S3(t)
 	database = Postgres(t)
 	UseS3Env(t, s3.Endpoint, S3AccessKey, S3SecretKey)
-	storage.Lock()
-	defer storage.Unlock()
-	if !storage.bucket {
+	serviceStorage.Lock()
+	defer serviceStorage.Unlock()
+	if !serviceStorage.bucket {
 		s3.Bucket(t, storageBucket)
-		storage.bucket = true
+		serviceStorage.bucket = true
 	}
-	storage.n++
-	return database, fmt.Sprintf("s3://%s/%d/", storageBucket, storage.n)
+	serviceStorage.n++
+	return database, fmt.Sprintf("s3://%s/%d/", storageBucket, serviceStorage.n)
 }
