@@ -16,7 +16,8 @@
 // On Linux, should the test binary die without calling Stop, the kernel
 // kills its servers (their temporary directories stay behind).
 //
-// Where a server's binaries are missing the test that asks for it is
+// Under -short every test that asks for a server is skipped. Where a
+// server's binaries are missing the test that asks for it is
 // skipped, except when the CI environment variable is set (.ci/run sets
 // it and installs them all): then it fails, so a CI run cannot pass by
 // skipping.
@@ -46,6 +47,15 @@ func missing(t testing.TB, format string, args ...any) {
 		t.Fatalf("under CI this test must run, but %s", what)
 	}
 	t.Skipf("skipping: %s", what)
+}
+
+// short skips, under -short, a test that needs the server name: starting
+// one costs seconds (.ci/run runs them all, without -short).
+func short(t testing.TB, name string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipping under -short: starts %s", name)
+	}
 }
 
 // tail returns the last n bytes of the file at path, for an error.

@@ -53,6 +53,7 @@ var pgBinDir = sync.OnceValue(findPostgres)
 // skipped where the binaries are missing, and fails under CI.
 func Postgres(t testing.TB) string {
 	t.Helper()
+	short(t, "PostgreSQL")
 	bin := pgBinDir()
 	if bin == "" {
 		missing(t, "no PostgreSQL server binaries (initdb) found: install Debian's postgresql; .ci/run does")

@@ -130,6 +130,7 @@ type lazy[S any] struct {
 // given env's name.
 func (l *lazy[S]) get(t testing.TB, env, name string, start func(bin string) (S, func(), error), absent string) S {
 	t.Helper()
+	short(t, name)
 	bin := os.Getenv(env)
 	if bin == "" {
 		missing(t, absent, env)
