@@ -33,7 +33,7 @@ func openStores(ctx context.Context, cfg Config) (Store, blobStore, error) {
 		return st, keep, err
 	}
 	if !IsPostgresURL(cfg.Database) {
-		return nil, nil, fmt.Errorf("database %q: expected a postgres:// URL (or none, for SQLite in the data directory)", redactURL(cfg.Database))
+		return nil, nil, fmt.Errorf("database %s: expected a postgres:// URL (or none, for SQLite in the data directory)", redactURL(cfg.Database))
 	}
 	st, err := OpenPostgres(ctx, cfg.Database)
 	return st, keep, err

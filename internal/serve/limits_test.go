@@ -229,6 +229,10 @@ func TestMigrations(t *testing.T) {
 // from the summary: they move into the summary, where checks read them,
 // and a trace stored with a summary but no figures keeps its summary as it
 // was (checks refuse it).
+// figuresMoved is the SQLite schema version whose migration moved the
+// check figures into the summary.
+const figuresMoved = 5
+
 func TestMigrateMovesFigures(t *testing.T) {
 	path := t.TempDir() + "/t.db"
 	s, err := OpenSQLite(path)
@@ -239,7 +243,7 @@ func TestMigrateMovesFigures(t *testing.T) {
 	const figures = `{"version":1,"verdict":"sequential","confidence":"high","window_ns":900,"steps":3,"truncated":true,` +
 		`"idle_ns":500,"sync_idle_ns":400,"input_idle_ns":50,"devices":[{"id":"GPU 0","busy_ns":400}],"findings":[{"id":"forced-sync","severity":"high","idle_ns":400}]}`
 	for _, q := range []string{
-		`UPDATE schema_version SET version = ` + strconv.Itoa(SchemaVersion-1),
+		`UPDATE schema_version SET version = ` + strconv.Itoa(figuresMoved-1),
 		`INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES ('0123456789abcdef', 'x', 'a', 1, 'chrome', 'sequential', 'high', 0)`,
 		`INSERT INTO reports (id, json, html, summary, figures) VALUES ('0123456789abcdef', '{}', '', '` + summary + `', '` + figures + `')`,
 		`INSERT INTO traces (id, sha256, name, size, format, verdict, confidence, created_ns) VALUES ('fedcba9876543210', 'y', 'b', 1, 'chrome', 'sequential', 'high', 0)`,

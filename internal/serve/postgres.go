@@ -16,7 +16,8 @@ import (
 )
 
 // postgresMigrations build the PostgreSQL schema, as sqliteMigrations do
-// SQLite's; the first is the shape SQLite's reached at its version 5.
+// SQLite's; the first is the shape SQLite's reached at its version 5, the
+// second its version 6.
 // Never edit a released migration; append.
 var postgresMigrations = []string{
 	`CREATE TABLE traces (
@@ -47,16 +48,20 @@ var postgresMigrations = []string{
 		PRIMARY KEY (job_id, idx)
 	);
 	CREATE INDEX job_files_sha256 ON job_files(sha256);`,
+	// The store's id, as SQLite's migration 6.
+	`CREATE TABLE store (id TEXT NOT NULL);
+	INSERT INTO store (id) VALUES (replace(gen_random_uuid()::text, '-', ''));`,
 }
 
-// migrationLock is the advisory lock key the migrations run under: any
-// number, the same in every build ("tracegap" in ASCII).
-const migrationLock = 0x7472616365676170
+// migrationLock is the advisory lock the migrations run under: a key of
+// the two-integer form, which content locks (one bigint) never take; any
+// number, the same in every build ("tgap" in ASCII).
+const migrationLock = 0x74676170
 
 var postgres = dialect{
 	name:       "PostgreSQL",
 	migrations: postgresMigrations,
-	lock:       `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(migrationLock, 10) + `)`,
+	lock:       `SELECT pg_advisory_xact_lock(` + strconv.Itoa(migrationLock) + `, 0)`,
 	bind:       dollars,
 }
 
@@ -111,12 +116,21 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 	return s, nil
 }
 
-// redactURL returns dsn with its password hidden, for messages.
+// redactURL returns the database URL dsn with its passwords hidden, in
+// its user part and in its query, for messages; what is not a URL with a
+// scheme is not repeated at all.
 func redactURL(dsn string) string {
 	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable database URL)"
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return "(the database setting, not repeated: it is not a URL)"
 	}
+	q := u.Query()
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
 	return u.Redacted()
 }
 

@@ -63,6 +63,11 @@ var sqliteMigrations = []string{
 			'devices', figures -> '$.devices'),
 		'findings', figures -> '$.findings')), figures = NULL
 	WHERE summary IS NOT NULL AND figures IS NOT NULL AND figures ->> '$.version' = 1;`,
+	// The store's id, which a bucket holding its blobs is marked with
+	// (blobStore.claim), so that two stores never share one and sweep
+	// each other's blobs away.
+	`CREATE TABLE IF NOT EXISTS store (id TEXT NOT NULL);
+	INSERT INTO store (id) SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM store);`,
 }
 
 // SchemaVersion is the SQLite schema version this build writes.
@@ -456,6 +461,15 @@ func (s *SQLStore) TryLockContent(ctx context.Context, sha string) (unlock func(
 		return nil, false, err
 	}
 	return func() { s.locks.unlock(sha) }, true, nil
+}
+
+// ID implements Store.
+func (s *SQLStore) ID(ctx context.Context) (string, error) {
+	var id string
+	if err := s.db.QueryRowContext(ctx, `SELECT id FROM store`).Scan(&id); err != nil {
+		return "", fmt.Errorf("reading the store's id: %w", err)
+	}
+	return id, nil
 }
 
 // Dialect names the database: "SQLite" or "PostgreSQL".

@@ -136,6 +136,9 @@ type Store interface {
 	List(ctx context.Context, q ListQuery) ([]Record, int, error)
 	// Delete removes a record and its reports, returning what it removed.
 	Delete(ctx context.Context, id string) (Record, error)
+	// ID returns the store's id, made with its schema: the blobs of one
+	// store are never another's.
+	ID(ctx context.Context) (string, error)
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	Close() error

@@ -243,3 +243,19 @@ func TestPostgresContentLocks(t *testing.T) {
 		t.Errorf("LockContent cancelled while held elsewhere: %v, want context.Canceled", err)
 	}
 }
+
+// TestRedactURL checks that no password of a database setting reaches a
+// message, however it is given.
+func TestRedactURL(t *testing.T) {
+	for _, tt := range []struct{ dsn, want string }{
+		{"postgres://u:hunter2@db/x", "postgres://u:xxxxx@db/x"},
+		{"postgres://u@db/x?password=hunter2&sslmode=require", "postgres://u@db/x?password=xxxxx&sslmode=require"},
+		{"postgres://u@db/x?sslpassword=hunter2", "postgres://u@db/x?sslpassword=xxxxx"},
+		{"host=db user=u password=hunter2 dbname=x", "(the database setting, not repeated: it is not a URL)"},
+		{"mysql://u:hunter2@h/db", "mysql://u:xxxxx@h/db"},
+	} {
+		if got := redactURL(tt.dsn); got != tt.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tt.dsn, got, tt.want)
+		}
+	}
+}
