@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/objects"
+	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // blobStore is where stored blobs live, each named by its SHA-256: a
@@ -27,6 +28,11 @@ type blobStore interface {
 	// walk calls fn with every blob's SHA-256; files of other names are
 	// left out.
 	walk(ctx context.Context, fn func(sha string) error) error
+	// claim marks the store as holding the blobs of the store whose id
+	// (Store.ID) is given, or fails when it holds another store's: two
+	// stores sharing one would each sweep the other's blobs away. With
+	// write false, an unmarked store is not marked.
+	claim(ctx context.Context, id string, write bool) error
 	// String names the store for messages.
 	String() string
 }
@@ -91,6 +97,9 @@ func (d diskBlobs) walk(_ context.Context, fn func(sha string) error) error {
 	return err
 }
 
+// claim implements blobStore: a data directory's blobs/ is its database's.
+func (d diskBlobs) claim(context.Context, string, bool) error { return nil }
+
 func (d diskBlobs) String() string { return string(d) }
 
 // bucketBlobs keeps blobs under a directory URL of an object store
@@ -153,6 +162,43 @@ func (b bucketBlobs) walk(ctx context.Context, fn func(sha string) error) error 
 		}
 		return nil
 	})
+}
+
+// storeMarker is the object, at the root of a bucket's blobs, that names
+// the store they are of.
+const storeMarker = "tracegap-store-id"
+
+func (b bucketBlobs) claim(ctx context.Context, id string, write bool) error {
+	got, err := b.marker(ctx)
+	if errors.Is(err, fs.ErrNotExist) && write {
+		err = objects.WriteFile(ctx, objects.Join(string(b), storeMarker), func(w io.Writer) error {
+			_, err := io.WriteString(w, id)
+			return err
+		})
+		if err == nil {
+			got, err = b.marker(ctx) // two stores marking it at once: one wins
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !write:
+		return nil
+	case err != nil:
+		return fmt.Errorf("blob store %s: reading its owner (%s): %w", b, storeMarker, err)
+	case got != id:
+		return fmt.Errorf("blob store %s holds the files of another database (store id %s, this one's %s): give each deployment a --blobs of its own", b, untrusted.Terminal(got), id)
+	}
+	return nil
+}
+
+// marker reads the id the store is marked with.
+func (b bucketBlobs) marker(ctx context.Context) (string, error) {
+	o, err := objects.Open(ctx, objects.Join(string(b), storeMarker))
+	if err != nil {
+		return "", err
+	}
+	defer o.Close()
+	id, err := io.ReadAll(io.LimitReader(o, 64))
+	return strings.TrimSpace(string(id)), err
 }
 
 func (b bucketBlobs) String() string { return string(b) }

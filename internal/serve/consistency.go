@@ -12,8 +12,11 @@ import (
 
 // openStores opens what cfg names for records (Config.Store, a PostgreSQL
 // database, or the data directory's SQLite file) and for blobs (a bucket,
-// or nil for the data directory's blobs/).
-func openStores(ctx context.Context, cfg Config) (Store, blobStore, error) {
+// or nil for the data directory's blobs/), and checks that the bucket
+// holds this database's blobs, marking it so when it is new. A check
+// (check set) changes neither: it does not migrate the schema or mark the
+// bucket.
+func openStores(ctx context.Context, cfg Config, check bool) (Store, blobStore, error) {
 	var keep blobStore
 	if cfg.Blobs != "" {
 		if !objects.IsURL(cfg.Blobs) {
@@ -25,18 +28,34 @@ func openStores(ctx context.Context, cfg Config) (Store, blobStore, error) {
 		}
 		keep = b
 	}
-	if cfg.Store != nil {
-		return cfg.Store, keep, nil
-	}
-	if cfg.Database == "" {
-		st, err := OpenSQLite(filepath.Join(cfg.DataDir, "tracegap.db"))
+	st, err := openRecords(ctx, cfg, check)
+	if err != nil || keep == nil {
 		return st, keep, err
 	}
-	if !IsPostgresURL(cfg.Database) {
-		return nil, nil, fmt.Errorf("database %s: expected a postgres:// URL (or none, for SQLite in the data directory)", redactURL(cfg.Database))
+	id, err := st.ID(ctx)
+	if err == nil {
+		err = keep.claim(ctx, id, !check)
 	}
-	st, err := OpenPostgres(ctx, cfg.Database)
-	return st, keep, err
+	if err != nil {
+		if cfg.Store == nil {
+			st.Close()
+		}
+		return nil, nil, err
+	}
+	return st, keep, nil
+}
+
+// openRecords opens the store of records that cfg names.
+func openRecords(ctx context.Context, cfg Config, check bool) (Store, error) {
+	switch {
+	case cfg.Store != nil:
+		return cfg.Store, nil
+	case cfg.Database == "":
+		return openSQLite(filepath.Join(cfg.DataDir, "tracegap.db"), !check)
+	case !IsPostgresURL(cfg.Database):
+		return nil, fmt.Errorf("database %s: expected a postgres:// URL (or none, for SQLite in the data directory)", redactURL(cfg.Database))
+	}
+	return openPostgres(ctx, cfg.Database, !check)
 }
 
 // sweep removes the blobs that no record holds and no upload is storing:
@@ -133,8 +152,15 @@ func CheckStore(ctx context.Context, cfg Config) ([]Problem, error) {
 		if _, err := os.Stat(db); err != nil {
 			return nil, fmt.Errorf("no database %s: expected the data directory of a tracegap serve (--data-dir), or --database", db)
 		}
+		// SQLite has no content locks to tell an upload in flight from
+		// an orphan: a running server's directory is refused.
+		lock, err := lockDir(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("%w; or check a store on PostgreSQL, whose uploads in flight are told apart", err)
+		}
+		defer lock.release()
 	}
-	st, keep, err := openStores(ctx, cfg)
+	st, keep, err := openStores(ctx, cfg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +181,11 @@ func CheckStore(ctx context.Context, cfg Config) ([]Problem, error) {
 			seen[i] = true
 			return nil
 		}
-		if orphan, err := stillOrphan(ctx, st, sha); orphan || err != nil {
+		orphan, err := stillOrphan(ctx, st, sha)
+		if orphan {
 			problems = append(problems, Problem{SHA256: sha, Orphan: true})
-			return err
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", keep, err)

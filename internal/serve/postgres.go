@@ -92,6 +92,12 @@ func IsPostgresURL(dsn string) bool {
 // and brings its schema up to date, once however many servers start
 // together. Errors name the database without its password.
 func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
+	return openPostgres(ctx, dsn, true)
+}
+
+// openPostgres is OpenPostgres, migrating the schema only when migrate is
+// set (see SQLStore.prepare).
+func openPostgres(ctx context.Context, dsn string, migrate bool) (*SQLStore, error) {
 	where := redactURL(dsn)
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
@@ -109,7 +115,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 		return nil, fmt.Errorf("database %s: %w", where, err)
 	}
 	s := &SQLStore{db: db, d: postgres, locks: &pgLocks{db: db}}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.prepare(ctx, migrate); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", where, err)
 	}

@@ -316,6 +316,7 @@ func TestSweepKeepsWhatIsBeingStored(t *testing.T) {
 		t.Errorf("CheckStore = %v, %v; want the one unlocked orphan", problems, err)
 	}
 	b := start(t, Config{Analyze: fa.analyze, Database: db, Blobs: blobs})
+	<-b.swept
 	for sha, want := range map[string]bool{kept: true, gone: false} {
 		if ok, err := b.blobs.keep.exists(ctx, sha); ok != want || err != nil {
 			t.Errorf("blob %s… after a server started: stored %v (%v), want %v", sha[:8], ok, err, want)
@@ -323,7 +324,7 @@ func TestSweepKeepsWhatIsBeingStored(t *testing.T) {
 	}
 	unlock()
 	a.stop(t)
-	start(t, Config{Analyze: fa.analyze, Database: db, Blobs: blobs})
+	<-start(t, Config{Analyze: fa.analyze, Database: db, Blobs: blobs}).swept
 	assertConsistent(t, Config{Database: db, Blobs: blobs})
 }
 
@@ -333,7 +334,8 @@ const replicaEnv = "TRACEGAP_TEST_REPLICA"
 
 // replicaMain is a server in a child process, over the data directory,
 // database and blobs that the environment names, with the fake analyzer:
-// it prints the address it listens on, then serves until it is killed.
+// once its start's sweep has ended, it prints the address it listens on,
+// then serves until it is killed.
 func replicaMain() int {
 	fa := &fakeAnalyzer{}
 	s, err := New(Config{Analyze: fa.analyze, DataDir: os.Getenv(replicaEnv), Database: os.Getenv(replicaEnv + "_DATABASE"),
@@ -347,6 +349,7 @@ func replicaMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	<-s.swept // so that the test sees what the start cleaned up
 	fmt.Printf("http://%s\n", ln.Addr())
 	fmt.Fprintln(os.Stderr, s.HTTPServer("").Serve(ln))
 	return 1

@@ -165,6 +165,9 @@ type Server struct {
 
 	shaMu   sync.Mutex
 	shaBusy map[string]chan struct{} // uploads of one content, one at a time
+
+	stopSweep func()
+	swept     chan struct{} // closed when the start's sweep has ended
 }
 
 // New opens the data directory (creating it, applying database migrations)
@@ -194,7 +197,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, keep, err := openStores(context.Background(), cfg)
+	st, keep, err := openStores(context.Background(), cfg, false)
 	if err != nil {
 		lock.release()
 		return nil, err
@@ -214,14 +217,29 @@ func New(cfg Config) (*Server, error) {
 		lock:    lock,
 		shaBusy: map[string]chan struct{}{},
 	}
-	if n, err := s.sweep(context.Background()); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("removing the blobs no record holds: %w", err)
-	} else if n > 0 && cfg.Log != nil {
-		cfg.Log.Printf("removed %d blobs that no record held (left by a server stopped while storing an upload)", n)
-	}
+	s.startSweep()
 	s.routes()
 	return s, nil
+}
+
+// startSweep removes, in the background, the blobs that no record holds
+// (sweep): a store of millions takes a while to list, and the server
+// answers meanwhile; uploads hold their contents' locks, which the sweep
+// respects. Close stops it.
+func (s *Server) startSweep() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopSweep, s.swept = cancel, make(chan struct{})
+	go func() {
+		defer close(s.swept)
+		n, err := s.sweep(ctx)
+		switch {
+		case s.cfg.Log == nil, ctx.Err() != nil:
+		case err != nil:
+			s.cfg.Log.Printf("removing the blobs no record holds: %v (the next start tries again)", err)
+		case n > 0:
+			s.cfg.Log.Printf("removed %d blobs that no record held (left by a server stopped while storing an upload)", n)
+		}
+	}()
 }
 
 func (c *Config) setDefaults() {
@@ -266,6 +284,8 @@ func (s *Server) Store() Store { return s.store }
 // Close closes the store and unlocks the data directory. Call it after
 // the http.Server has shut down.
 func (s *Server) Close() error {
+	s.stopSweep()
+	<-s.swept
 	err := s.store.Close()
 	if lerr := s.lock.release(); err == nil {
 		err = lerr

@@ -102,7 +102,11 @@ var sqlite = dialect{name: "SQLite", migrations: sqliteMigrations, bind: func(q 
 
 // OpenSQLite opens (creating if needed) the database at path and brings its
 // schema up to SchemaVersion.
-func OpenSQLite(path string) (*SQLStore, error) {
+func OpenSQLite(path string) (*SQLStore, error) { return openSQLite(path, true) }
+
+// openSQLite opens the database at path, bringing its schema up to date
+// when migrate is set, else requiring it to be (a check writes nothing).
+func openSQLite(path string, migrate bool) (*SQLStore, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
@@ -118,11 +122,27 @@ func OpenSQLite(path string) (*SQLStore, error) {
 		return nil, fmt.Errorf("opening database %s: %w", abs, err)
 	}
 	s := &SQLStore{db: db, d: sqlite}
-	if err := s.migrate(context.Background()); err != nil {
+	if err := s.prepare(context.Background(), migrate); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", abs, err)
 	}
 	return s, nil
+}
+
+// prepare migrates the schema, or with migrate false checks that it is
+// the one this build writes.
+func (s *SQLStore) prepare(ctx context.Context, migrate bool) error {
+	if migrate {
+		return s.migrate(ctx)
+	}
+	v, err := version(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if want := len(s.d.migrations); v != want {
+		return fmt.Errorf("schema version %d, where this tracegap reads %d: check with the tracegap the servers run", v, want)
+	}
+	return nil
 }
 
 // migrate applies the migrations the database has not seen, in one
