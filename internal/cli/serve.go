@@ -100,7 +100,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "tracegap serve: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap serve: %s\n", untrusted.Terminal(err.Error()))
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
@@ -111,7 +111,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return f.check(stdout, stderr)
 	}
 	if err := f.run(fs, stderr); err != nil {
-		fmt.Fprintf(stderr, "tracegap serve: %v\n", err)
+		fmt.Fprintf(stderr, "tracegap serve: %s\n", untrusted.Terminal(err.Error()))
 		return exitUsage
 	}
 	return exitOK

@@ -94,13 +94,14 @@ func (s *Server) sweep(ctx context.Context) (int, error) {
 // sweepOne removes the blob sha if no upload holds its lock and no record
 // holds it.
 func (s *Server) sweepOne(ctx context.Context, sha string) (bool, error) {
+	epoch := s.lockEpoch()
 	unlock, ok, err := s.tryLockContent(ctx, sha)
 	if !ok || err != nil {
 		return false, err
 	}
 	defer unlock()
 	used, err := s.store.Referenced(ctx, sha)
-	if used || err != nil {
+	if used || err != nil || s.lockEpoch() != epoch {
 		return false, err
 	}
 	return true, s.blobs.remove(ctx, sha)

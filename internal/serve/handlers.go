@@ -489,31 +489,33 @@ func (s *Server) deleteTrace(r *http.Request, id string) error {
 		return notFound(err, id)
 	}
 	// Not while an upload of the same content is deciding it is a duplicate.
+	epoch := s.lockEpoch()
 	unlock, err := s.lockContent(r.Context(), rec.SHA256)
 	if err != nil {
-		return errorf(http.StatusServiceUnavailable, "deleting %s: %v", id, err)
+		return s.lockError(r.Context(), "deleting "+id, err)
 	}
 	defer unlock()
 	if rec, err = s.store.Delete(r.Context(), id); err != nil {
 		return notFound(err, id)
 	}
-	return s.dropBlobs(r, rec)
+	return s.dropBlobs(r, rec, epoch)
 }
 
 // dropBlobs removes the blobs of a deleted record that no other record
-// holds. The caller holds the lock of rec's content: a trace's blob; a
-// job's rank blobs are locked here, as a job upload locks them.
-func (s *Server) dropBlobs(r *http.Request, rec Record) error {
+// holds. The caller holds the lock of rec's content, taken in epoch: a
+// trace's blob; a job's rank blobs are locked here, as a job upload locks
+// them.
+func (s *Server) dropBlobs(r *http.Request, rec Record, epoch uint64) error {
 	if rec.Kind != KindJob {
-		return s.dropBlob(r.Context(), rec.SHA256)
+		return s.dropBlob(r.Context(), rec.SHA256, epoch)
 	}
 	unlock, err := s.lockAll(r.Context(), rec.blobSHAs())
 	if err != nil {
-		return errorf(http.StatusServiceUnavailable, "deleting %s: %v", rec.ID, err)
+		return s.lockError(r.Context(), "deleting "+rec.ID, err)
 	}
 	defer unlock()
 	for _, sha := range rec.blobSHAs() {
-		if err := s.dropBlob(r.Context(), sha); err != nil {
+		if err := s.dropBlob(r.Context(), sha, epoch); err != nil {
 			return err
 		}
 	}

@@ -312,7 +312,7 @@ func (s *Server) renderHTML(ctx context.Context, id string) ([]byte, error) {
 	}
 	unlock, err := s.lockContent(ctx, rec.SHA256)
 	if err != nil {
-		return nil, errorf(http.StatusServiceUnavailable, "rendering %s: %v", id, err)
+		return nil, s.lockError(ctx, "rendering "+id, err)
 	}
 	defer unlock()
 	if b, err := s.store.HTML(ctx, id); err != nil || len(b) > 0 {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -151,6 +152,10 @@ type pgLocks struct {
 	db   *sql.DB
 	mu   sync.Mutex
 	conn *sql.Conn
+	// epoch counts the lock connections lost: the locks held on one are
+	// gone with it, which those holding them learn by the epoch's change
+	// (SharedStore.LockEpoch).
+	epoch atomic.Uint64
 }
 
 // lockKey is the advisory lock key of a content: the first 64 bits of its
@@ -167,7 +172,7 @@ func lockKey(sha string) int64 {
 // cancelled with ctx: a query cut short would cost the connection, and the
 // locks the other uploads hold on it.
 func (l *pgLocks) try(ctx context.Context, sha string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	var ok bool
 	err := l.do(ctx, func(c *sql.Conn) error {
@@ -222,6 +227,7 @@ func (l *pgLocks) do(ctx context.Context, f func(*sql.Conn) error) error {
 	if err := f(l.conn); err != nil {
 		l.conn.Close()
 		l.conn = nil
+		l.epoch.Add(1)
 		return fmt.Errorf("content lock: %w", err)
 	}
 	return nil

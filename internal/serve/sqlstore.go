@@ -492,5 +492,13 @@ func (s *SQLStore) ID(ctx context.Context) (string, error) {
 	return id, nil
 }
 
+// LockEpoch implements SharedStore.
+func (s *SQLStore) LockEpoch() uint64 {
+	if s.locks == nil {
+		return 0
+	}
+	return s.locks.epoch.Load()
+}
+
 // Dialect names the database: "SQLite" or "PostgreSQL".
 func (s *SQLStore) Dialect() string { return s.d.name }

@@ -156,6 +156,10 @@ type SharedStore interface {
 	LockContent(ctx context.Context, sha string) (unlock func(), err error)
 	// TryLockContent takes the lock of sha if no server holds it.
 	TryLockContent(ctx context.Context, sha string) (unlock func(), ok bool, err error)
+	// LockEpoch changes whenever this server's locks may have been lost
+	// (PostgreSQL drops them with their connection): what was done under
+	// locks taken before the change is checked again.
+	LockEpoch() uint64
 }
 
 // IDLen is the length of a record id: 16 hex digits (64 bits) of the

@@ -222,25 +222,34 @@ func TestPostgresContentLocks(t *testing.T) {
 	} else {
 		u()
 	}
-	got := make(chan error, 1)
+	type taken struct {
+		unlock func()
+		err    error
+	}
+	got := make(chan taken, 1)
 	go func() {
 		u, err := b.LockContent(ctx, sha)
-		if err == nil {
-			u()
-		}
-		got <- err
+		got <- taken{u, err}
 	}()
 	unlock()
-	if err := <-got; err != nil {
-		t.Fatalf("LockContent after release: %v", err)
+	tb := <-got
+	if tb.err != nil {
+		t.Fatalf("LockContent after release: %v", tb.err)
 	}
+	if _, ok, err := a.TryLockContent(ctx, sha); ok || err != nil {
+		t.Errorf("TryLockContent of a lock the other store took = %v, %v; want false", ok, err)
+	}
+	tb.unlock()
+
 	cctx, cancel := context.WithCancel(ctx)
-	unlock, _ = a.LockContent(ctx, sha)
+	if unlock, err = a.LockContent(ctx, sha); err != nil {
+		t.Fatal(err)
+	}
 	defer unlock()
-	go func() { _, err := b.LockContent(cctx, sha); got <- err }()
+	go func() { _, err := b.LockContent(cctx, sha); got <- taken{nil, err} }()
 	cancel()
-	if err := <-got; !errors.Is(err, context.Canceled) {
-		t.Errorf("LockContent cancelled while held elsewhere: %v, want context.Canceled", err)
+	if tb := <-got; !errors.Is(tb.err, context.Canceled) {
+		t.Errorf("LockContent cancelled while held elsewhere: %v, want context.Canceled", tb.err)
 	}
 }
 

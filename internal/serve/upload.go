@@ -21,6 +21,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/trace/formats"
+	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -109,13 +110,17 @@ func (s *Server) lockContent(ctx context.Context, sha string) (unlock func(), er
 	}
 }
 
-// lockError answers an upload whose content's lock could not be taken:
-// its client left while it waited, or the database failed.
-func lockError(ctx context.Context, name string, err error) error {
+// lockError answers a request for what whose content's lock could not be
+// taken: its client left while it waited, or the database failed (said in
+// the log, not to the client).
+func (s *Server) lockError(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
-		return errorf(http.StatusBadRequest, "%s: upload abandoned: %v", name, err)
+		return errorf(http.StatusBadRequest, "%s: abandoned by the client: %v", what, err)
 	}
-	return errorf(http.StatusServiceUnavailable, "%s: %v", name, err)
+	if s.cfg.Log != nil {
+		s.cfg.Log.Printf("%s: %s", untrusted.Log(what), untrusted.Log(err.Error()))
+	}
+	return errorf(http.StatusServiceUnavailable, "%s: the database did not answer: retry later", what)
 }
 
 // tryLockContent is lockContent without waiting: ok is false while an
@@ -182,9 +187,10 @@ type received struct {
 // ingest stores and analyses a received file unless its content is already
 // stored. Nothing is left in blobs/ when it fails.
 func (s *Server) ingest(ctx context.Context, f received, format string) (stored, error) {
+	epoch := s.lockEpoch()
 	unlock, err := s.lockContent(ctx, f.sha)
 	if err != nil {
-		return stored{}, lockError(ctx, f.name, err)
+		return stored{}, s.lockError(ctx, f.name, err)
 	}
 	defer unlock()
 	if rec, err := s.store.BySHA(ctx, f.sha); err == nil {
@@ -198,7 +204,7 @@ func (s *Server) ingest(ctx context.Context, f received, format string) (stored,
 		return stored{}, err
 	}
 	rec := Record{ID: f.sha[:IDLen], Kind: KindTrace, SHA256: f.sha, Name: f.name, Size: f.size, Created: time.Now().UTC()}
-	return s.keep(ctx, rec, rep, []received{f})
+	return s.keep(ctx, rec, rep, []received{f}, epoch)
 }
 
 // ingestJob stores and analyses received files, the ranks of one job named
@@ -206,9 +212,10 @@ func (s *Server) ingest(ctx context.Context, f received, format string) (stored,
 func (s *Server) ingestJob(ctx context.Context, name string, files []received, format string) (stored, error) {
 	rec := Record{Kind: KindJob, SHA256: jobSHA(files), Name: name, Created: time.Now().UTC()}
 	rec.ID = rec.SHA256[:IDLen]
+	epoch := s.lockEpoch()
 	unlock, err := s.lockContent(ctx, rec.SHA256)
 	if err != nil {
-		return stored{}, lockError(ctx, name, err)
+		return stored{}, s.lockError(ctx, name, err)
 	}
 	defer unlock()
 	if old, err := s.store.BySHA(ctx, rec.SHA256); err == nil {
@@ -230,10 +237,10 @@ func (s *Server) ingestJob(ctx context.Context, name string, files []received, f
 	// A rank's blob may be another record's too: hold it while storing.
 	unlockRanks, err := s.lockAll(ctx, rec.blobSHAs())
 	if err != nil {
-		return stored{}, lockError(ctx, name, err)
+		return stored{}, s.lockError(ctx, name, err)
 	}
 	defer unlockRanks()
-	return s.keep(ctx, rec, rep, files)
+	return s.keep(ctx, rec, rep, files, epoch)
 }
 
 // jobSHA is the hex SHA-256 of a job's ranks' SHA-256s, sorted: the same
@@ -250,12 +257,12 @@ func jobSHA(files []received) string {
 
 // keep moves a new record's files into blobs/ and stores the record with
 // its reports. The caller holds the locks of the record's content and of
-// its files' blobs.
-func (s *Server) keep(ctx context.Context, rec Record, rep Reports, files []received) (stored, error) {
+// its files' blobs, taken in the lock epoch given.
+func (s *Server) keep(ctx context.Context, rec Record, rep Reports, files []received, epoch uint64) (stored, error) {
 	rec.Verdict, rec.Confidence, rec.Format = rep.Verdict, rep.Confidence, rep.Format
 	drop := func(files []received) {
 		for _, f := range files {
-			s.dropBlob(ctx, f.sha)
+			s.dropBlob(ctx, f.sha, epoch)
 		}
 	}
 	for i, f := range files {
@@ -272,15 +279,46 @@ func (s *Server) keep(ctx context.Context, rec Record, rep Reports, files []rece
 		drop(files)
 		return stored{}, err
 	}
+	if err := s.stillWhole(ctx, rec, epoch); err != nil {
+		return stored{}, err
+	}
 	s.metrics.uploads.Add(1)
 	return stored{rec: rec, report: rep.JSON}, nil
 }
 
+// stillWhole checks, when the locks taken in epoch may have been lost
+// since, that the record just stored has all its blobs: another server,
+// deleting a record that shared one, may have removed it meanwhile. A
+// record that lacks one is taken back, and the upload fails, to be sent
+// again.
+func (s *Server) stillWhole(ctx context.Context, rec Record, epoch uint64) error {
+	if s.lockEpoch() == epoch {
+		return nil
+	}
+	for _, sha := range rec.blobSHAs() {
+		if ok, err := s.blobs.keep.exists(ctx, sha); err != nil || !ok {
+			s.store.Delete(ctx, rec.ID)
+			return errorf(http.StatusServiceUnavailable, "%s: the server lost its connection to the database while storing the upload, and file %s with it: send the upload again", rec.Name, sha)
+		}
+	}
+	return nil
+}
+
+// lockEpoch is the store's LockEpoch: 0 for a store that one server holds.
+func (s *Server) lockEpoch() uint64 {
+	if sh, ok := s.store.(SharedStore); ok {
+		return sh.LockEpoch()
+	}
+	return 0
+}
+
 // dropBlob removes the blob sha unless a record still holds it. The caller
-// holds the blob's lock.
-func (s *Server) dropBlob(ctx context.Context, sha string) error {
+// holds the blob's lock, taken in epoch: if the locks may have been lost
+// since, an upload elsewhere may be storing the blob, and it is left, for
+// the sweep of a later start to remove if no record holds it then.
+func (s *Server) dropBlob(ctx context.Context, sha string, epoch uint64) error {
 	used, err := s.store.Referenced(ctx, sha)
-	if err != nil || used {
+	if err != nil || used || s.lockEpoch() != epoch {
 		return err
 	}
 	return s.blobs.remove(ctx, sha)
