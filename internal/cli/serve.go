@@ -66,7 +66,7 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; :8080 for every interface)")
 	fs.StringVar(&f.dataDir, "data-dir", "./tracegap-data", "directory for uploaded files and the database; with --database and --blobs, for the uploads being received only")
 	fs.StringVar(&f.database, "database", "", "postgres:// URL of the PostgreSQL database for records and reports, which several servers may share (default $TRACEGAP_DATABASE, else SQLite in the data directory)")
-	fs.StringVar(&f.blobs, "blobs", "", "gs://, s3://, azblob:// or file:// URL of the directory for uploaded files, which several servers may share (default $TRACEGAP_BLOBS, else the data directory's blobs/)")
+	fs.StringVar(&f.blobs, "blobs", "", "gs://, s3://, azblob:// or file:// URL of the directory for uploaded files, which the servers of one database share (default $TRACEGAP_BLOBS, else the data directory's blobs/)")
 	fs.BoolVar(&f.checkStore, "check-store", false, "check that every record's files are stored and every stored file has a record, print what does not match, and exit (1 when something does not)")
 	fs.Var(&f.maxUpload, "max-upload", "largest upload request accepted (413 above)")
 	fs.Var(&f.maxTemp, "max-temp", "temporary space under the data directory's tmp/ that the uploads being received may hold together, archives' expanded traces included (507 past it)")
