@@ -383,20 +383,24 @@ func sharedStoreFlags(t *testing.T) []string {
 // open.
 func TestCheckStore(t *testing.T) {
 	dir := t.TempDir()
-	cfg := serve.Config{DataDir: dir, Analyze: func(context.Context, serve.Upload) (serve.Reports, error) {
+	analyze := func(context.Context, serve.Upload) (serve.Reports, error) {
 		return serve.Reports{Verdict: "parallel", Confidence: "high", Format: "chrome", JSON: []byte(`{}`)}, nil
-	}}
-	s, err := serve.New(cfg)
+	}
+	upload := func(t *testing.T, s *serve.Server) {
+		t.Helper()
+		hs := httptest.NewServer(s.Handler())
+		defer hs.Close()
+		resp, err := http.Post(hs.URL+"/api/v1/traces?name=a", "application/json", strings.NewReader(`{"traceEvents":[]}`))
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("upload: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	}
+	s, err := serve.New(serve.Config{DataDir: dir, Analyze: analyze})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(s.Handler())
-	resp, err := http.Post(hs.URL+"/api/v1/traces?name=a", "application/json", strings.NewReader(`{"traceEvents":[]}`))
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("upload: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	hs.Close()
+	upload(t, s)
 	s.Close()
 	stored := fmt.Sprintf("%x", sha256.Sum256([]byte(`{"traceEvents":[]}`)))
 
@@ -432,6 +436,20 @@ func TestCheckStore(t *testing.T) {
 	}
 
 	t.Run("shared", func(t *testing.T) {
-		check(0, "", "the store is consistent", append([]string{"--data-dir", t.TempDir()}, sharedStoreFlags(t)...)...)
+		store := append([]string{"--data-dir", t.TempDir()}, sharedStoreFlags(t)...)
+		check(2, "", "no tracegap schema found", store...)
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		f := addServeFlags(fs)
+		if err := fs.Parse(store); err != nil {
+			t.Fatal(err)
+		}
+		cfg := serve.Config{DataDir: f.dataDir, Database: f.database, Blobs: f.blobs, Analyze: analyze}
+		s, err := serve.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		upload(t, s)
+		s.Close()
+		check(0, "", "the store is consistent", store...)
 	})
 }

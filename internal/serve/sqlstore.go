@@ -137,7 +137,7 @@ func (s *SQLStore) prepare(ctx context.Context, migrate bool) error {
 	}
 	v, err := version(ctx, s.db)
 	if err != nil {
-		return err
+		return fmt.Errorf("no tracegap schema found (%w): expected a database a tracegap serve has run on", err)
 	}
 	if want := len(s.d.migrations); v != want {
 		return fmt.Errorf("schema version %d, where this tracegap reads %d: check with the tracegap the servers run", v, want)
