@@ -61,16 +61,8 @@ func (b *blobs) create() (*os.File, error) {
 	return f, nil
 }
 
-// commit stores a complete temporary file as the blob sha. A bucket that
-// holds the blob already (a job's rank stored before) is not sent it
-// again.
+// commit stores a complete temporary file as the blob sha.
 func (b *blobs) commit(ctx context.Context, tmp, sha string) error {
-	if _, disk := b.keep.(diskBlobs); !disk {
-		if ok, err := b.keep.exists(ctx, sha); ok && err == nil {
-			b.drop(tmp)
-			return nil
-		}
-	}
 	if err := b.keep.put(ctx, sha, tmp); err != nil {
 		return fmt.Errorf("storing blob %s: %w", sha, err)
 	}

@@ -109,13 +109,7 @@ type bucketBlobs string
 // openBucketBlobs checks that the directory URL raw can be listed, so that
 // a server with a wrong URL or no credentials fails at start.
 func openBucketBlobs(ctx context.Context, raw string) (bucketBlobs, error) {
-	if !strings.HasSuffix(strings.SplitN(raw, "?", 2)[0], "/") {
-		base, query, _ := strings.Cut(raw, "?")
-		raw = base + "/"
-		if query != "" {
-			raw += "?" + query
-		}
-	}
+	raw = objects.Join(raw, "") // a directory's URL: ending with a slash
 	if _, err := objects.List(ctx, raw); err != nil {
 		return "", fmt.Errorf("blob store %s: %w", raw, err)
 	}
@@ -124,7 +118,12 @@ func openBucketBlobs(ctx context.Context, raw string) (bucketBlobs, error) {
 
 func (b bucketBlobs) url(sha string) string { return objects.Join(string(b), blobKey(sha)) }
 
+// put implements blobStore; a blob the bucket holds already (a job's rank
+// stored before) is not sent again.
 func (b bucketBlobs) put(ctx context.Context, sha, path string) error {
+	if ok, err := b.exists(ctx, sha); ok && err == nil {
+		return nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err

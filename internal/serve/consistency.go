@@ -64,19 +64,9 @@ func openRecords(ctx context.Context, cfg Config, check bool) (Store, error) {
 // for a record, so that an upload storing it (here or on another server
 // sharing the store) keeps it. It returns how many it removed.
 func (s *Server) sweep(ctx context.Context) (int, error) {
-	held, err := heldBlobs(ctx, s.store)
+	orphans, _, err := unmatched(ctx, s.store, s.blobs.keep)
 	if err != nil {
 		return 0, err
-	}
-	var orphans []string
-	err = s.blobs.keep.walk(ctx, func(sha string) error {
-		if _, ok := slices.BinarySearch(held, sha); !ok {
-			orphans = append(orphans, sha)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("listing %s: %w", s.blobs.keep, err)
 	}
 	removed := 0
 	for _, sha := range orphans {
@@ -107,15 +97,36 @@ func (s *Server) sweepOne(ctx context.Context, sha string) (bool, error) {
 	return true, s.blobs.remove(ctx, sha)
 }
 
-// heldBlobs returns the SHA-256s of the blobs records hold, sorted.
-func heldBlobs(ctx context.Context, st Store) ([]string, error) {
+// unmatched compares the blobs that records hold with those keep holds:
+// orphans are kept blobs no record holds, missing are blobs records hold
+// that keep lacks, each as they stood while they were listed.
+func unmatched(ctx context.Context, st Store, keep blobStore) (orphans, missing []string, err error) {
 	var held []string
-	err := st.Blobs(ctx, func(sha string) error {
+	if err := st.Blobs(ctx, func(sha string) error {
 		held = append(held, sha)
 		return nil
-	})
+	}); err != nil {
+		return nil, nil, err
+	}
 	slices.Sort(held)
-	return held, err
+	seen := make([]bool, len(held))
+	err = keep.walk(ctx, func(sha string) error {
+		if i, ok := slices.BinarySearch(held, sha); ok {
+			seen[i] = true
+		} else {
+			orphans = append(orphans, sha)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing %s: %w", keep, err)
+	}
+	for i, sha := range held {
+		if !seen[i] {
+			missing = append(missing, sha)
+		}
+	}
+	return orphans, missing, nil
 }
 
 // Problem is one inconsistency between the records and the blobs.
@@ -171,30 +182,21 @@ func CheckStore(ctx context.Context, cfg Config) ([]Problem, error) {
 	if keep == nil {
 		keep = diskBlobs(filepath.Join(cfg.DataDir, "blobs"))
 	}
-	held, err := heldBlobs(ctx, st)
+	orphans, missing, err := unmatched(ctx, st, keep)
 	if err != nil {
 		return nil, err
 	}
 	var problems []Problem
-	seen := make([]bool, len(held))
-	err = keep.walk(ctx, func(sha string) error {
-		if i, ok := slices.BinarySearch(held, sha); ok {
-			seen[i] = true
-			return nil
-		}
+	for _, sha := range orphans {
 		orphan, err := stillOrphan(ctx, st, sha)
+		if err != nil {
+			return nil, err
+		}
 		if orphan {
 			problems = append(problems, Problem{SHA256: sha, Orphan: true})
 		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", keep, err)
 	}
-	for i, sha := range held {
-		if seen[i] {
-			continue
-		}
+	for _, sha := range missing {
 		// Looked at again: its record may have gone, with it, meanwhile.
 		used, err := st.Referenced(ctx, sha)
 		if err != nil {

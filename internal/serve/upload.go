@@ -100,7 +100,8 @@ func (s *Server) lockContent(ctx context.Context, sha string) (unlock func(), er
 	for {
 		ch, mine := s.claim(sha)
 		if mine {
-			return s.lockShared(ctx, sha, ch)
+			unlock, _, err := s.lockShared(ctx, sha, ch, true)
+			return unlock, err
 		}
 		select {
 		case <-ch:
@@ -130,16 +131,7 @@ func (s *Server) tryLockContent(ctx context.Context, sha string) (unlock func(),
 	if !mine {
 		return nil, false, nil
 	}
-	sh, shared := s.store.(SharedStore)
-	if !shared {
-		return func() { s.unclaim(sha, ch) }, true, nil
-	}
-	u, ok, err := sh.TryLockContent(ctx, sha)
-	if !ok || err != nil {
-		s.unclaim(sha, ch)
-		return nil, false, err
-	}
-	return func() { u(); s.unclaim(sha, ch) }, true, nil
+	return s.lockShared(ctx, sha, ch, false)
 }
 
 // claim takes this server's lock of sha if it is free (mine); otherwise
@@ -163,18 +155,26 @@ func (s *Server) unclaim(sha string, ch chan struct{}) {
 }
 
 // lockShared takes the shared store's lock of sha, this server's being
-// held (ch).
-func (s *Server) lockShared(ctx context.Context, sha string, ch chan struct{}) (unlock func(), err error) {
+// held (ch), waiting for it when wait is set; ok is false when it was not
+// waited for and another server holds it. Unless ok, this server's lock is
+// released.
+func (s *Server) lockShared(ctx context.Context, sha string, ch chan struct{}, wait bool) (unlock func(), ok bool, err error) {
 	sh, shared := s.store.(SharedStore)
 	if !shared {
-		return func() { s.unclaim(sha, ch) }, nil
+		return func() { s.unclaim(sha, ch) }, true, nil
 	}
-	u, err := sh.LockContent(ctx, sha)
-	if err != nil {
+	var u func()
+	if wait {
+		u, err = sh.LockContent(ctx, sha)
+		ok = err == nil
+	} else {
+		u, ok, err = sh.TryLockContent(ctx, sha)
+	}
+	if !ok || err != nil {
 		s.unclaim(sha, ch)
-		return nil, err
+		return nil, false, err
 	}
-	return func() { u(); s.unclaim(sha, ch) }, nil
+	return func() { u(); s.unclaim(sha, ch) }, true, nil
 }
 
 // received is one file received in full into a temporary file, not yet
