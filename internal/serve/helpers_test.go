@@ -151,6 +151,16 @@ func (ts *testServer) balance(t *testing.T) {
 	ts.URL = ts.balancer.URL
 }
 
+// sweptAll waits until the start's sweep has ended on the server and its
+// peer: a test that stores blobs by hand, without their contents' locks,
+// would race it.
+func (ts *testServer) sweptAll() {
+	<-ts.swept
+	if ts.peer != nil {
+		<-ts.peer.swept
+	}
+}
+
 // stop shuts the server down and closes its store; it may be called twice.
 func (ts *testServer) stop(t *testing.T) {
 	t.Helper()

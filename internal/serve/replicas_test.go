@@ -295,6 +295,7 @@ func TestSweepKeepsWhatIsBeingStored(t *testing.T) {
 	db, blobs := sharedStorage(t)
 	fa := &fakeAnalyzer{}
 	a := start(t, Config{Analyze: fa.analyze, Database: db, Blobs: blobs})
+	a.sweptAll()
 	ctx := context.Background()
 	orphan := func(n int) string {
 		f, err := a.receive(bytes.NewReader(fakeReport("parallel", n)), fmt.Sprintf("orphan%d", n))

@@ -89,6 +89,7 @@ func TestJobDownloadStaysInFolder(t *testing.T) {
 // written by an older server may hold, and returns its id.
 func (ts *testServer) putJob(t *testing.T, name string, names ...string) string {
 	t.Helper()
+	ts.sweptAll()
 	var files []received
 	rec := Record{Kind: KindJob, Name: name, Created: time.Now().UTC(), Verdict: "parallel", Confidence: "high"}
 	for i, n := range names {
