@@ -10,7 +10,10 @@
 #
 # The version comes from one place, internal/cli's version variable (what
 # `tracegap --version` prints), or VERSION when set; the binary is built with
-# it. Prints the wheel's path on the last line.
+# it. The licence is the repository's LICENSE, when there is one: the wheel
+# ships it, and its metadata names its SPDX expression, found from the text
+# or given as LICENSE_EXPRESSION. Without one the wheel carries no licence
+# and this says so. Prints the wheel's path on the last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,5 +35,12 @@ if [ -z "$bin" ]; then
     -ldflags "-s -w -X github.com/tracegap/tracegap/internal/cli.version=$VERSION" \
     -o "$bin" ./cmd/tracegap
 fi
+licence=()
+if [ -f LICENSE ]; then
+  licence=(-license-file LICENSE -license "${LICENSE_EXPRESSION:-}")
+else
+  echo "build-wheel.sh: no LICENSE in the repository: the wheel carries no licence" >&2
+fi
 # The packer runs here: built for this machine, not for the target.
-env -u GOOS -u GOARCH go run ./internal/tools/wheel -binary "$bin" -goos "$GOOS" -goarch "$GOARCH" -version "$VERSION" -o "$OUT"
+env -u GOOS -u GOARCH go run ./internal/tools/wheel -binary "$bin" -goos "$GOOS" -goarch "$GOARCH" -version "$VERSION" \
+  "${licence[@]}" -o "$OUT"

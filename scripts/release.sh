@@ -4,10 +4,19 @@
 # for each (scripts/build-wheel.sh), and SHA256SUMS over all of them.
 # No network beyond what `go build` needs for the module cache.
 #
+# A release ships under the repository's LICENSE: without one this stops,
+# since artefacts with no licence are not free to use; UNLICENSED=1 builds
+# them anyway, for a trial.
+#
 #   scripts/release.sh
 #   VERSION=0.2.0 OUT=/tmp/release scripts/release.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ ! -f LICENSE ] && [ "${UNLICENSED:-}" != 1 ]; then
+  echo "release.sh: no LICENSE in the repository: expected the licence the release ships under (UNLICENSED=1 builds a trial release without one)" >&2
+  exit 2
+fi
 
 OUT="${OUT:-dist}"
 VERSION="${VERSION:-$(sed -n 's/^var version = "\(.*\)"$/\1/p' internal/cli/cli.go)}"

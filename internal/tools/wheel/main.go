@@ -7,8 +7,13 @@
 //	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o dist/tracegap ./cmd/tracegap
 //	go run ./internal/tools/wheel -binary dist/tracegap -goos linux -goarch arm64 -version 0.1.0 -o dist
 //
+// With -license-file, the licence text ships in the wheel's
+// dist-info/licenses/ and the metadata names it with its SPDX expression
+// (PEP 639), found from the text by github.com/google/licensecheck unless
+// -license gives it.
+//
 // scripts/build-wheel.sh does both for one platform, taking the version
-// from internal/cli.
+// from internal/cli and the licence from the repository's LICENSE.
 package main
 
 import (
@@ -25,6 +30,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/licensecheck"
 )
 
 func main() {
@@ -34,6 +41,8 @@ func main() {
 	flag.StringVar(&w.goarch, "goarch", "", "the binary's GOARCH: amd64 or arm64")
 	flag.StringVar(&w.version, "version", "", `tracegap's version as the binary says it ("0.1.0", "0.1.0-dev")`)
 	flag.StringVar(&w.src, "src", "python/tracegap", "the Python package's directory")
+	flag.StringVar(&w.licenseFile, "license-file", "", "the licence's text to ship (LICENSE); none when empty")
+	flag.StringVar(&w.license, "license", "", `the licence's SPDX expression ("Apache-2.0"); found from -license-file's text when empty`)
 	out := flag.String("o", "dist", "directory to write the wheel to")
 	flag.Parse()
 	path, err := w.write(*out)
@@ -47,6 +56,7 @@ func main() {
 // wheel is what one wheel is made of.
 type wheel struct {
 	binary, goos, goarch, version, src string
+	licenseFile, license               string
 }
 
 // platformTags are the wheel platform tags of each GOOS/GOARCH. The binary
@@ -139,8 +149,15 @@ func (w *wheel) files(version string, tags []string) ([]file, error) {
 	for _, t := range tags {
 		wheelMeta += "Tag: py3-none-" + t + "\n"
 	}
+	lic, err := w.licence()
+	if err != nil {
+		return nil, err
+	}
+	if lic.text != nil {
+		files = append(files, file{info + "licenses/" + lic.name, lic.text, 0o644})
+	}
 	files = append(files,
-		file{info + "METADATA", []byte(metadata(version)), 0o644},
+		file{info + "METADATA", []byte(metadata(version, lic)), 0o644},
 		file{info + "WHEEL", []byte(wheelMeta), 0o644})
 	return append(files, file{info + "RECORD", record(files, info+"RECORD"), 0o644}), nil
 }
@@ -169,11 +186,74 @@ func (w *wheel) pythonFiles() ([]file, error) {
 	return files, nil
 }
 
-func metadata(version string) string {
-	return `Metadata-Version: 2.1
-Name: tracegap
-Version: ` + version + `
-Summary: Why did the accelerator sit idle? Device idle gaps in PyTorch, JAX and Nsight Systems profiles, attributed to host work, with a verdict.
+// licence is the licence a wheel ships: its SPDX expression, its text,
+// and the text's file name. All empty for none.
+type licence struct {
+	expr, name string
+	text       []byte
+}
+
+// licence reads the wheel's licence.
+func (w *wheel) licence() (licence, error) {
+	if w.licenseFile == "" {
+		if w.license != "" {
+			return licence{}, fmt.Errorf("-license %q without -license-file: expected the licence's text too", w.license)
+		}
+		return licence{}, nil
+	}
+	text, err := os.ReadFile(w.licenseFile)
+	if err != nil {
+		return licence{}, fmt.Errorf("reading the licence: %w", err)
+	}
+	expr := w.license
+	if expr == "" {
+		if expr, err = spdx(text); err != nil {
+			return licence{}, fmt.Errorf("%s: %w", w.licenseFile, err)
+		}
+	} else if !spdxRE.MatchString(expr) {
+		return licence{}, fmt.Errorf("-license %q: expected an SPDX expression such as Apache-2.0 or MIT OR Apache-2.0", expr)
+	}
+	return licence{expr: expr, name: filepath.Base(w.licenseFile), text: text}, nil
+}
+
+// spdx returns the SPDX expression of a licence's text: the licences
+// licensecheck finds in it, joined with AND (a file that is several
+// licences binds the user to each), when they cover nearly all of it.
+func spdx(text []byte) (string, error) {
+	cov := licensecheck.Scan(text)
+	var ids []string
+	for _, m := range cov.Match {
+		if !m.IsURL && !slices.Contains(ids, m.ID) {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 || cov.Percent < minLicenceCover {
+		return "", fmt.Errorf("known licences match %.0f%% of the text: expected a standard licence's text (at least %d%%), or its SPDX expression given with -license", cov.Percent, minLicenceCover)
+	}
+	return strings.Join(ids, " AND "), nil
+}
+
+// minLicenceCover is the share of a licence file, in percent, that known
+// licences must match for its expression to be taken from it: a standard
+// text with a copyright line matches over 95%.
+const minLicenceCover = 90
+
+// spdxRE matches an SPDX licence expression: identifiers (with an
+// optional +), AND, OR, WITH and parentheses.
+var spdxRE = regexp.MustCompile(`^[(]*[A-Za-z0-9.-]+\+?[)]*(?: (?:AND|OR|WITH) [(]*[A-Za-z0-9.-]+\+?[)]*)*$`)
+
+// metadata is the wheel's METADATA. A licence needs version 2.4 (PEP
+// 639); without one it stays 2.1, which older pips know.
+func metadata(version string, lic licence) string {
+	head := "Metadata-Version: 2.1\n"
+	if lic.expr != "" {
+		head = "Metadata-Version: 2.4\n"
+	}
+	head += "Name: tracegap\nVersion: " + version + "\n"
+	if lic.expr != "" {
+		head += "License-Expression: " + lic.expr + "\nLicense-File: " + lic.name + "\n"
+	}
+	return head + `Summary: Why did the accelerator sit idle? Device idle gaps in PyTorch, JAX and Nsight Systems profiles, attributed to host work, with a verdict.
 Home-page: https://github.com/tracegap/tracegap
 Project-URL: Source, https://github.com/tracegap/tracegap
 Project-URL: Documentation, https://github.com/tracegap/tracegap/tree/main/docs
