@@ -9,6 +9,7 @@
 package untrusted
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -227,15 +228,22 @@ func ClipStart(s string, n int, esc func(string) string) string {
 	if fits {
 		return out
 	}
-	room, i := n-len(Ellipsis), len(s)
-	for i > 0 {
+	// The tail is escaped rune by rune, as measured: escaped whole, a tail
+	// that starts with "::" would gain an escape (InertCI) that the width
+	// did not count, though after Ellipsis it starts no line.
+	var units []string
+	room := n - len(Ellipsis)
+	for i := len(s); i > 0; {
 		_, size := utf8.DecodeLastRuneInString(s[:i])
-		if room -= Width(esc(s[i-size : i])); room < 0 {
+		unit := esc(s[i-size : i])
+		if room -= Width(unit); room < 0 {
 			break
 		}
+		units = append(units, unit)
 		i -= size
 	}
-	return Ellipsis + esc(s[i:])
+	slices.Reverse(units)
+	return Ellipsis + strings.Join(units, "")
 }
 
 // escapeFor returns s escaped by esc (nil: not escaped), the escape it

@@ -139,6 +139,9 @@ func TestClipStart(t *testing.T) {
 		{"wide runes", "計算計算計算", 5, Terminal, "...算"},
 		{"markdown", "a*b*c*d", 8, Markdown, `...c\*d`},
 		{"tiny width", "abcdef", 3, Terminal, "abcdef"},
+		// A tail that starts with "::" (a C++ name) is mid-line after the
+		// ellipsis: it gets no CI escape, which would widen it.
+		{"tail starts with ::", "at::native::conv", 9, Terminal, "...::conv"},
 	}
 	for _, tt := range tests {
 		got := ClipStart(tt.in, tt.n, tt.esc)
