@@ -3,9 +3,13 @@ fields held to docs/report-v1.md, and the hooks' logging callback."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
+import os
+import pathlib
 import re
+import shutil
 import tempfile
 import unittest
 
@@ -29,9 +33,42 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(json.loads(json.dumps(r))["verdict"], "data-bound")
 
     def test_repr_html(self) -> None:
-        html = tracegap.analyze(EXAMPLE)._repr_html_()
-        self.assertTrue(html.lstrip().lower().startswith("<!doctype html"), html[:80])
-        self.assertIn("data-bound", html)
+        # The notebook gets the page in a sandboxed frame, whose styles
+        # cannot reach the notebook; html() gives the page itself.
+        r = tracegap.analyze(EXAMPLE)
+        shown = r._repr_html_()
+        m = re.fullmatch(r'<iframe [^>]*sandbox="allow-scripts"[^>]* srcdoc="([^"]*)"></iframe>', shown, re.S)
+        self.assertIsNotNone(m, shown[:200])
+        page = html.unescape(m.group(1))
+        self.assertEqual(page, r.html())
+        self.assertTrue(page.lstrip().lower().startswith("<!doctype html"), page[:80])
+        self.assertIn("data-bound", page)
+
+    def test_html_of_a_trace_gone(self) -> None:
+        # A trace removed after its analysis is not rendered again: html()
+        # says so, and the notebook shows the verdict and summary.
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "run.pt.trace.json.gz")
+            shutil.copy(EXAMPLE, trace)
+            r = tracegap.analyze(trace)
+            os.remove(trace)
+            with self.assertRaisesRegex(tracegap.TracegapError, "changed or is gone"):
+                r.html()
+            shown = r._repr_html_()
+        self.assertIn("<b>data-bound</b> (high confidence)", shown)
+        self.assertIn("<td>input</td><td>28.4%</td>", shown)
+        self.assertIn("changed or is gone", shown)
+        self.assertNotIn("<iframe", shown)
+
+    def test_analyze_many_one_path(self) -> None:
+        # One path, a folder of two runs, is one argument, not its letters.
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("a", "b"):
+                os.mkdir(os.path.join(d, name))
+                shutil.copy(EXAMPLE, os.path.join(d, name, "run.pt.trace.json.gz"))
+            many = tracegap.analyze_many(d)
+            self.assertEqual([r.verdict for r in many], ["data-bound", "data-bound"])
+            self.assertEqual(len(tracegap.analyze_many(pathlib.Path(d) / "a")), 1)
 
     def test_tables(self) -> None:
         r = tracegap.analyze(EXAMPLE)

@@ -154,24 +154,45 @@ def analyze(path: PathLike, **options: Any) -> Report:
     return _report(out, options)
 
 
-def analyze_many(paths: Iterable[PathLike], **options: Any) -> List[Report]:
+def analyze_many(paths: Union[PathLike, Iterable[PathLike]], **options: Any) -> List[Report]:
     """Analyse several traces (files or directories) and return one JSON v1
-    report (:class:`Report`) per trace, in order. ``options`` are as for
-    :func:`analyze`."""
-    out = _analyze_json([os.fspath(p) for p in paths], options)
+    report (:class:`Report`) per trace, in order. A single path (a ``str``
+    or ``os.PathLike``, such as a directory of runs) counts as one argument.
+    ``options`` are as for :func:`analyze`."""
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]  # type: ignore[list-item]
+    out = _analyze_json([os.fspath(p) for p in paths], options)  # type: ignore[union-attr]
     return [_report(r, options) for r in (out if isinstance(out, list) else [out])]
 
 
 def _report(data: Mapping[str, Any], options: Mapping[str, Any]) -> Report:
     """Wrap a report, its HTML rendered on demand from the trace it is of,
-    once: Jupyter asks for it at every redraw."""
+    once: Jupyter asks for it at every redraw. Rendering it costs a second
+    analysis, which most reports never need; a trace changed or removed
+    since it was analysed is refused rather than rendered as another
+    report."""
     path = str(data.get("source", {}).get("path", ""))
+    if not path or path == "-":
+        return Report(data, None)
+    stamp = _stamp(path)
 
     @functools.lru_cache(maxsize=1)
     def html() -> str:
+        if stamp is None or _stamp(path) != stamp:
+            raise TracegapError(f"{path} changed or is gone since it was analysed: analyse it again for its HTML report")
         return run(["analyze", "--format", "html", *option_flags(options), "--", path]).stdout
 
-    return Report(data, html if path and path != "-" else None)
+    return Report(data, html)
+
+
+def _stamp(path: str) -> Any:
+    """The size and modification time of path, None when it cannot be
+    read: enough to tell that a trace changed between two runs."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
 
 
 def _analyze_json(paths: List[str], options: Mapping[str, Any]) -> Any:

@@ -10,6 +10,7 @@ checkers; a test holds them to docs/report-v1.md.
 
 from __future__ import annotations
 
+import html as _html
 import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
@@ -124,8 +125,18 @@ class Report(dict):
         return self._html()
 
     def _repr_html_(self) -> str:
-        # Jupyter shows a value through its _repr_html_.
-        return self.html()
+        """What Jupyter shows: the HTML report in a sandboxed frame, so that
+        its styles stay off the notebook's page; the verdict and its
+        summary alone when the report cannot be rendered (the trace is
+        gone), since a display must not raise."""
+        try:
+            page = self.html()
+        except Exception as e:  # noqa: BLE001 - shown, not raised
+            return _summary_html(self, str(e))
+        return (
+            '<iframe class="tracegap-report" title="tracegap report" sandbox="allow-scripts" '
+            'style="width:100%;height:720px;border:1px solid #ccc" srcdoc="' + _html.escape(page, quote=True) + '"></iframe>'
+        )
 
     def tables(self) -> Dict[str, Any]:
         """The report's tables as pandas DataFrames: ``steps``, ``devices``,
@@ -135,3 +146,17 @@ class Report(dict):
         except ImportError as e:
             raise ImportError("Report.tables() needs pandas (pip install pandas); the report itself is a dict") from e
         return {k: pd.DataFrame(self.get(k) or []) for k in ("steps", "devices", "findings", "call_sites")}
+
+
+def _summary_html(r: Report, why: str) -> str:
+    """The verdict, its summary and the idle shares as a small HTML block,
+    with why the full report is missing: every text escaped."""
+    rows = "".join(
+        f"<tr><td>{_html.escape(k)}</td><td>{v:.1%}</td></tr>" for k, v in r.idle_shares().items() if v > 0
+    )
+    return (
+        f'<div class="tracegap-summary"><p><b>{_html.escape(r.verdict)}</b> ({_html.escape(r.confidence)} confidence): '
+        f"{_html.escape(r.summary)}</p>"
+        + (f"<table><tr><th>idle on</th><th>share of the window</th></tr>{rows}</table>" if rows else "")
+        + f"<p><small>No full report: {_html.escape(why)}</small></p></div>"
+    )
