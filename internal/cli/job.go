@@ -86,6 +86,7 @@ func writeJobReport(jr *job.Result, f *analyzeFlags, format render.Format, stdou
 	}
 	if f.out == "" {
 		opt.Color = format == render.Text && useColor(f.color, stdout)
+		opt.Width = textWidth(stdout)
 		return render.WriteJob(stdout, jr, format, opt)
 	}
 	err := writeOutput(f.out, func(w io.Writer) error { return render.WriteJob(w, jr, format, opt) })

@@ -39,12 +39,15 @@ func WriteJob(w io.Writer, jr *job.Result, f Format, opt Options) error {
 
 // writeJobText writes the job as one run, then its own sections.
 func writeJobText(w io.Writer, jr *job.Result, opt Options) error {
-	if err := writeText(w, []*analyze.Result{&jr.Overall}, opt); err != nil {
+	w, flush := wrapped(w, opt.Width)
+	if err := writeResults(w, []*analyze.Result{&jr.Overall}, opt); err != nil {
 		return err
 	}
 	t := &textWriter{w: w, opt: opt, terminal: true}
-	t.jobText(jr)
-	return t.err
+	if t.jobText(jr); t.err != nil {
+		return t.err
+	}
+	return flush()
 }
 
 // writeJobMarkdown writes the job as one run, then its own sections.
@@ -234,7 +237,7 @@ func (t *textWriter) jobMarkdown(jr *job.Result) {
 // syncs, and its verdicts alone and in the job.
 func jobRanksTable(jr *job.Result) *table {
 	tb := newTable("rrrrrrrrrrllr", "rank", "step time", "busy w/o waits", "waiting", "transfer", "input idle", "sync idle", "host idle",
-		"in input", "in syncs", "alone", "in the job", "straggler in")
+		"in input", "in syncs", "alone", "in the job", "straggler in").cutAt(10, cutNever).cutAt(11, cutNever)
 	for _, r := range jr.Ranks {
 		win := r.Result.Window.Dur()
 		tb.add(strconv.Itoa(r.Rank), human.Duration(r.StepTime), human.Share(share(r.Busy, win)), human.Duration(r.Wait.Total()), human.Duration(r.Transfer),

@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/untrusted"
@@ -21,12 +22,15 @@ type table struct {
 	// are cut when the table is rendered, after escaping, so that a cut
 	// never splits an escape and the escapes count in the width.
 	widths []int
-	// fromStart marks the columns whose cells are cut at the start, so
-	// that their end shows (see untrusted.ClipStart).
-	fromStart []bool
+	// cuts says, per column, where its cells lose columns when cut; no
+	// entry cuts the end.
+	cuts []cut
 	// cutHeader cuts the header cells to widths too (see fitTable).
 	cutHeader bool
-	rows      [][]string
+	// splitHeader writes the header cell of a column of figures wider
+	// than its cells on two lines, broken at a space (see fitTable).
+	splitHeader bool
+	rows        [][]string
 }
 
 func newTable(align string, header ...string) *table {
@@ -42,12 +46,29 @@ func (t *table) clip(widths ...int) *table {
 	return t
 }
 
-// keepEnd makes column i's cells lose their start when cut, not their
-// end, and returns the table.
-func (t *table) keepEnd(i int) *table {
-	t.fromStart = append(t.fromStart, make([]bool, max(i+1-len(t.fromStart), 0))...)
-	t.fromStart[i] = true
+// cut is where a column's cells lose columns when the table cuts them.
+type cut uint8
+
+const (
+	cutEnd    cut = iota // the start shows (untrusted.Clip)
+	cutStart             // the end shows: a stack's innermost event (untrusted.ClipStart)
+	cutMiddle            // both ends show: "ProfilerStep#12" (untrusted.ClipMiddle)
+	cutNever             // never cut: a verdict, a word that must read whole
+)
+
+// cutAt sets where column i's cells are cut and returns the table.
+func (t *table) cutAt(i int, c cut) *table {
+	t.cuts = append(t.cuts, make([]cut, max(i+1-len(t.cuts), 0))...)
+	t.cuts[i] = c
 	return t
+}
+
+// cutOf returns where column i's cells are cut.
+func (t *table) cutOf(i int) cut {
+	if i < len(t.cuts) {
+		return t.cuts[i]
+	}
+	return cutEnd
 }
 
 // cell returns row cell c of column i escaped by esc (nil for none) and
@@ -57,8 +78,13 @@ func (t *table) cell(c string, i int, esc func(string) string) string {
 	if i < len(t.widths) {
 		n = t.widths[i]
 	}
-	if i < len(t.fromStart) && t.fromStart[i] {
+	switch t.cutOf(i) {
+	case cutStart:
 		return untrusted.ClipStart(c, n, esc)
+	case cutMiddle:
+		return untrusted.ClipMiddle(c, n, esc)
+	case cutNever:
+		return untrusted.Clip(c, 0, esc)
 	}
 	return untrusted.Clip(c, n, esc)
 }
@@ -93,21 +119,68 @@ func (t *table) renderText(w io.Writer, esc func(string) string) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithTrimSpace(tw.Off),
 	)
-	if err := t.escaped(esc).fill(tb); err != nil {
+	et := t.escaped(esc)
+	if t.splitHeader {
+		// Two header lines as the first rows, the rule added below.
+		top, bottom := et.splitHeads()
+		et.rows = append([][]string{top, bottom}, et.rows...)
+		et.header = nil
+	}
+	if err := et.fill(tb); err != nil {
 		return err
 	}
 	// Indent the table under its heading and drop the padding tablewriter
 	// leaves at line ends, which golden files and editors dislike.
-	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		line = " " + strings.TrimRight(line, " ")
-		if strings.Trim(line, " -") == "" && len(line) > 3 {
-			line = "  " + line[3:] // the rule under the header, flush with the cells
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	for i, line := range lines {
+		lines[i] = " " + strings.TrimRight(line, " ")
+		if strings.Trim(lines[i], " -") == "" && len(lines[i]) > 3 {
+			lines[i] = "  " + lines[i][3:] // the rule under the header, flush with the cells
 		}
+	}
+	if t.splitHeader && len(lines) >= 2 {
+		rule := "  " + strings.Repeat("-", max(widest(strings.Join(lines, "\n"))-2, 0))
+		lines = slices.Insert(lines, 2, rule)
+	}
+	for _, line := range lines {
 		if _, err := io.WriteString(w, line+"\n"); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// splitHeads returns the escaped header as two lines: the cell of a
+// column of figures (right-aligned) wider than its widest row cell is
+// broken at the space that makes its wider part narrowest; the rest go on
+// the second line, next to the rule.
+func (t *table) splitHeads() (top, bottom []string) {
+	top, bottom = make([]string, len(t.header)), make([]string, len(t.header))
+	for i, h := range t.header {
+		bottom[i] = h
+		if t.Align(i) != "r" {
+			continue
+		}
+		cells := 0
+		for _, r := range t.rows {
+			if i < len(r) {
+				cells = max(cells, untrusted.Width(r[i]))
+			}
+		}
+		if untrusted.Width(h) <= cells {
+			continue
+		}
+		best := untrusted.Width(h)
+		for j := range len(h) {
+			if h[j] != ' ' {
+				continue
+			}
+			if w := max(untrusted.Width(h[:j]), untrusted.Width(h[j+1:])); w < best {
+				best, top[i], bottom[i] = w, h[:j], h[j+1:]
+			}
+		}
+	}
+	return top, bottom
 }
 
 // renderMarkdown writes the table as a GitHub-flavoured Markdown table.
@@ -124,7 +197,9 @@ func (t *table) renderMarkdown(w io.Writer) error {
 }
 
 func (t *table) fill(tb *tablewriter.Table) error {
-	tb.Header(t.header)
+	if t.header != nil {
+		tb.Header(t.header)
+	}
 	for _, r := range t.rows {
 		if err := tb.Append(r); err != nil {
 			return err

@@ -77,17 +77,27 @@ func (t *textWriter) table(tb *table) {
 		return
 	}
 	var s string
-	if s, t.err = fitTable(tb, t.opt.Width, untrusted.Terminal); t.err == nil {
-		_, t.err = io.WriteString(t.w, s)
+	if s, t.err = fitTable(tb, t.opt.Width, untrusted.Terminal); t.err != nil {
+		return
 	}
+	if ww, ok := t.w.(*wrapWriter); ok {
+		t.err = ww.raw(s)
+		return
+	}
+	_, t.err = io.WriteString(t.w, s)
 }
 
 func writeText(w io.Writer, results []*analyze.Result, opt Options) error {
-	var ww *wrapWriter
-	if opt.Width > 0 {
-		ww = &wrapWriter{w: w, width: opt.Width}
-		w = ww
+	w, flush := wrapped(w, opt.Width)
+	if err := writeResults(w, results, opt); err != nil {
+		return err
 	}
+	return flush()
+}
+
+// writeResults writes the results' text reports to w, which wraps at
+// opt.Width already when that is set.
+func writeResults(w io.Writer, results []*analyze.Result, opt Options) error {
 	for i, res := range results {
 		t := &textWriter{w: w, opt: opt, terminal: true}
 		if i > 0 {
@@ -98,10 +108,17 @@ func writeText(w io.Writer, results []*analyze.Result, opt Options) error {
 			return t.err
 		}
 	}
-	if ww != nil {
-		return ww.Flush()
-	}
 	return nil
+}
+
+// wrapped returns w wrapping its lines at width columns (a wrapWriter)
+// when width is set, else w, and the flush to call once all is written.
+func wrapped(w io.Writer, width int) (io.Writer, func() error) {
+	if width <= 0 {
+		return w, func() error { return nil }
+	}
+	ww := &wrapWriter{w: w, width: width}
+	return ww, ww.Flush
 }
 
 func (t *textWriter) result(res *analyze.Result) {
@@ -191,7 +208,7 @@ func devicesTable(res *analyze.Result, n int, jr *job.Result) *table {
 	if jr != nil {
 		last = "busy w/o waits/window"
 	}
-	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", last)
+	tb := newTable("lrrrrrr", "device", "span", "busy", "idle", "busy/span", "gaps in span", last).cutAt(0, cutMiddle)
 	for _, d := range res.Devices[:min(n, len(res.Devices))] {
 		tb.add(d.ID, human.Duration(d.End-d.Start), human.Duration(d.Busy), human.Duration(d.Idle),
 			human.Share(d.Utilization), count(d.Gaps), human.Share(share(d.WindowBusy, res.Window.Dur())))
@@ -316,7 +333,8 @@ func (t *textWriter) gaps(res *analyze.Result) {
 
 func gapsTable(res *analyze.Result, gs []*analyze.Gap, threadWidth, stackWidth int) *table {
 	tb := newTable("rlrrllll", "#", "device", "start", "length", "cause", "step", "waited-for thread", "what it was doing (innermost last)").
-		clip(0, 0, 0, 0, 0, 0, threadWidth, stackWidth).keepEnd(7) // the innermost event shows
+		clip(0, 0, 0, 0, 0, 0, threadWidth, stackWidth).cutAt(1, cutMiddle).cutAt(5, cutMiddle).
+		cutAt(7, cutStart) // the innermost event shows
 	for i, g := range gs {
 		what := describeStack(res, g, 3)
 		if g.Cause == analyze.Stall && g.Waits != nil {
@@ -368,7 +386,7 @@ func stepsTable(res *analyze.Result, limit int, jr *job.Result) (tb *table, more
 		head = slices.Insert(head, 7, "wait w/o cause", "outside rank")
 		align = "lrrrrrrrrl"
 	}
-	tb = newTable(align, head...)
+	tb = newTable(align, head...).cutAt(0, cutMiddle).cutAt(len(head)-1, cutNever)
 	var mean analyze.Step
 	var idle int64
 	var rest job.Rest

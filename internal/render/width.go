@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/untrusted"
@@ -15,18 +16,34 @@ import (
 // at spaces, its continuation indented under it. Without a width (a file,
 // a pipe) nothing changes.
 
-// minColumn is the narrowest a table cell is cut to when fitting a width.
-const minColumn = 8
+// minColumn is the narrowest a table cell is cut to when fitting a width;
+// minMiddle that of a column cut in the middle, whose ends tell its cells
+// apart ("P...12").
+const (
+	minColumn = 8
+	minMiddle = 6
+)
+
+// minWidth returns the narrowest column i of tb is cut to.
+func (tb *table) minWidth(i int) int {
+	if tb.cutOf(i) == cutMiddle {
+		return minMiddle
+	}
+	return minColumn
+}
 
 // fitTable renders tb for the terminal at most width columns wide when
 // that can be done by cutting cells: the widest column of text (a
-// left-aligned one: figures are never cut) loses what it must, header
+// left-aligned one: figures and cutNever columns are never cut) loses
+// what it must, header
 // included, down to the width of the next widest (so that wide columns
 // shrink together) or minColumn, and so on.
 func fitTable(tb *table, width int, esc func(string) string) (string, error) {
 	var buf strings.Builder
 	tb.cutHeader = true
-	for range 4*len(tb.header) + 1 {
+	// Each round takes at least a column from the widest text column, so
+	// the first round's excess bounds the rounds.
+	for round, rounds := 0, 1; round < rounds; round++ {
 		buf.Reset()
 		if err := tb.renderText(&buf, esc); err != nil {
 			return "", err
@@ -35,17 +52,32 @@ func fitTable(tb *table, width int, esc func(string) string) (string, error) {
 		if width <= 0 || over <= 0 {
 			break
 		}
+		if round == 0 {
+			rounds = over + 2
+		}
+		if !tb.splitHeader && headsWider(tb, esc) {
+			tb.splitHeader = true // headers on two lines lose nothing: first
+			continue
+		}
 		col, w, next := widestColumns(tb, esc)
 		if col < 0 {
 			break
 		}
 		tb.widths = append(tb.widths, make([]int, max(col+1-len(tb.widths), 0))...)
-		tb.widths[col] = max(w-over, next, minColumn)
+		tb.widths[col] = max(w-over, next, tb.minWidth(col))
 		if tb.widths[col] == w {
 			tb.widths[col]-- // next is as wide: take one and go on
 		}
 	}
 	return trimRules(buf.String(), width), nil
+}
+
+// headsWider reports whether a header cell of tb is wider than its
+// column's cells and could break at a space: a table of figures under
+// long names.
+func headsWider(tb *table, esc func(string) string) bool {
+	top, _ := tb.escaped(esc).splitHeads()
+	return slices.ContainsFunc(top, func(s string) bool { return s != "" })
 }
 
 // trimRules cuts the rule under a table's header to width: a table of
@@ -62,24 +94,28 @@ func trimRules(s string, width int) string {
 }
 
 // widestColumns returns the column of tb whose cells, escaped and cut as
-// the table cuts them, are widest among the text columns wider than
-// minColumn, that width, and the width of the next widest such column
-// (minColumn when there is none); col is -1 when no column can lose width.
+// the table cuts them, are widest among the text columns wider than their
+// least width (minWidth), that width, and the width of the next widest
+// such column (its least width when there is none); col is -1 when no
+// column can lose width.
 func widestColumns(tb *table, esc func(string) string) (col, width, next int) {
-	col, next = -1, minColumn
+	col, next = -1, 0
 	for i := range tb.header {
-		if i < len(tb.align) && tb.align[i] == 'r' {
+		if i < len(tb.align) && tb.align[i] == 'r' || tb.cutOf(i) == cutNever {
 			continue
 		}
 		w := cellsWidth(tb, i, esc)
 		switch {
-		case w <= minColumn:
+		case w <= tb.minWidth(i):
 		case w > width:
 			next = max(next, width)
 			col, width = i, w
 		default:
 			next = max(next, w)
 		}
+	}
+	if col >= 0 {
+		next = max(next, tb.minWidth(col))
 	}
 	return col, width, next
 }
@@ -130,6 +166,22 @@ func (ww *wrapWriter) Write(p []byte) (int, error) {
 		}
 		ww.partial = ww.partial[i+1:]
 	}
+}
+
+// raw writes s, whole lines, as it is: a table fitted to the width
+// already, whose rows must not be broken at spaces even where it stays
+// wider.
+func (ww *wrapWriter) raw(s string) error {
+	if len(ww.partial) > 0 {
+		if err := ww.Flush(); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(ww.w, "\n"); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(ww.w, s)
+	return err
 }
 
 // Flush writes a last line without its newline.

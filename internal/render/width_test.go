@@ -65,6 +65,64 @@ func TestFitTable(t *testing.T) {
 	}
 }
 
+// TestFitTableKeepsWhatTellsRowsApart: step names are cut in the middle,
+// so their numbers show; a verdict is never cut; a table of figures
+// under long names puts those names on two lines before any text is cut.
+func TestFitTableKeepsWhatTellsRowsApart(t *testing.T) {
+	tb := newTable("lrrl", "step", "device busy", "input wait", "verdict").cutAt(0, cutMiddle).cutAt(3, cutNever)
+	tb.add("ProfilerStep#11", "45.0 ms", "60.0 ms", "data-bound")
+	tb.add("ProfilerStep#12", "45.0 ms", "60.0 ms", "data-bound")
+	got, err := fitTable(tb, 40, untrusted.Terminal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"             device    input\n" +
+		"  step         busy     wait  verdict\n" +
+		"  --------------------------------------\n" +
+		"  Pr...#11  45.0 ms  60.0 ms  data-bound\n" +
+		"  Pr...#12  45.0 ms  60.0 ms  data-bound\n"
+	if got != want {
+		t.Errorf("fitted to 40:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestJobTextWidth: the job's report wraps its prose and fits its
+// tables of text to the width, as a run's does; only a table of figures
+// wider than the width may stay wider.
+func TestJobTextWidth(t *testing.T) {
+	jr := slowInputJob(t)
+	var b strings.Builder
+	if err := WriteJob(&b, jr, Text, Options{Width: 80}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, line := range lines {
+		if lineWidth(line) <= 80 {
+			continue
+		}
+		if !inTable(lines, i) {
+			t.Errorf("line %d is %d columns wide, not in a table:\n%s", i+1, lineWidth(line), line)
+		}
+	}
+}
+
+// inTable reports whether line i of lines is in a table: a header line
+// just above its rule ("  ---") or a row below it.
+func inTable(lines []string, i int) bool {
+	for j := max(i-2, 0); j < len(lines) && j <= i+2; j++ {
+		if strings.HasPrefix(lines[j], "  --") {
+			return true
+		}
+	}
+	for j := i; j >= 0 && strings.TrimSpace(lines[j]) != ""; j-- {
+		if strings.HasPrefix(lines[j], "  --") {
+			return true
+		}
+	}
+	return false
+}
+
 // TestStepChart: a bar per step as tall as the step, stacked busy then
 // each cause's idle: the example's five 63 ms steps are 45 ms busy, the
 // rest idle on input (and a little host work), each part a rect with its

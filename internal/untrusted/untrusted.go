@@ -246,6 +246,44 @@ func ClipStart(s string, n int, esc func(string) string) string {
 	return Ellipsis + strings.Join(units, "")
 }
 
+// ClipMiddle is Clip cutting the middle: it keeps the first and the last
+// columns of s around Ellipsis, the end getting the larger half when the
+// room is odd. It is for names told apart by their ends: "ProfilerStep#12"
+// cut to 9 columns is "Pro...#12", not "Profil...".
+func ClipMiddle(s string, n int, esc func(string) string) string {
+	s = inertFor(s, esc)
+	out, esc, fits := escapeFor(s, n, esc)
+	if fits {
+		return out
+	}
+	room := n - len(Ellipsis)
+	var tail []string
+	used, j := 0, len(s)
+	for j > 0 {
+		_, size := utf8.DecodeLastRuneInString(s[:j])
+		unit := esc(s[j-size : j])
+		if used+Width(unit) > room-room/2 {
+			break
+		}
+		used += Width(unit)
+		tail = append(tail, unit)
+		j -= size
+	}
+	room -= used // the head gets what the tail left
+	var b strings.Builder
+	for i := 0; i < j; {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		unit := esc(s[i : i+size])
+		if room -= Width(unit); room < 0 {
+			break
+		}
+		b.WriteString(unit)
+		i += size
+	}
+	slices.Reverse(tail)
+	return b.String() + Ellipsis + strings.Join(tail, "")
+}
+
 // escapeFor returns s escaped by esc (nil: not escaped), the escape it
 // used, and whether the result needs no cut to n columns.
 func escapeFor(s string, n int, esc func(string) string) (string, func(string) string, bool) {

@@ -172,12 +172,41 @@ func TestPad(t *testing.T) {
 	}
 }
 
+// TestClipMiddle: the cut falls in the middle, on whole escapes and
+// runes; the start and the end show, the end getting the larger half
+// when the room is odd.
+func TestClipMiddle(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"fits", "ProfilerStep#12", 15, "ProfilerStep#12"},
+		{"step names stay apart", "ProfilerStep#12", 9, "Pro...#12"},
+		{"odd room: the end gets more", "ProfilerStep#12", 10, "Pro...p#12"},
+		// Escaped, "ab\x1bcdefgh" is 12 columns: the escape goes whole.
+		{"escape not split", "ab\x1bcdefgh", 11, "ab...efgh"},
+		{"wide runes", "計算計算計算", 7, "計...算"},
+		{"tiny width", "abcdef", 3, "abcdef"},
+	}
+	for _, tt := range tests {
+		got := ClipMiddle(tt.in, tt.n, Terminal)
+		if got != tt.want {
+			t.Errorf("%s: ClipMiddle(%q, %d) = %q, want %q", tt.name, tt.in, tt.n, got, tt.want)
+		}
+		if tt.n > 3 && Width(got) > tt.n {
+			t.Errorf("%s: ClipMiddle(%q, %d) = %q, wider than %d columns", tt.name, tt.in, tt.n, got, tt.n)
+		}
+	}
+}
+
 // TestClipKeepsCICommandsInert: a name cut by Clip or ClipStart to any
 // width holds no CI log command, whichever runes the cut keeps.
 func TestClipKeepsCICommandsInert(t *testing.T) {
 	for _, in := range []string{"::error::" + strings.Repeat("x", 40), strings.Repeat("y", 30) + "##vso[task.complete result=Failed]" + strings.Repeat("z", 30)} {
 		for n := 4; n < len(in)+4; n++ {
-			for _, got := range []string{Clip(in, n, Terminal), ClipStart(in, n, Terminal), Clip(in, n, Markdown)} {
+			for _, got := range []string{Clip(in, n, Terminal), ClipStart(in, n, Terminal), ClipMiddle(in, n, Terminal), Clip(in, n, Markdown)} {
 				if strings.HasPrefix(got, "::") || strings.Contains(strings.ToLower(got), "##vso[") {
 					t.Fatalf("cut of %q to %d columns = %q: a live command", in, n, got)
 				}
