@@ -418,15 +418,16 @@ func (a *annotator) modelTracks() []int {
 }
 
 // writeTrack writes track i of t as thread tid of process pid: its name
-// and its events. A derived line whose slices overlap without nesting
-// (XProf's "Async XLA Ops") is written as lanes, each a thread of its own
-// whose slices nest: a viewer drops slices that overlap on one thread.
+// and its events. A line whose slices overlap without nesting (XProf's
+// derived "Async XLA Ops"; a GPU stream whose kernels' clocks overlap by
+// nanoseconds) is written as lanes, each a thread of its own whose slices
+// nest: a viewer drops slices that overlap on one thread.
 func (a *annotator) writeTrack(w *bufio.Writer, pid, tid, i int) error {
 	t := a.t
 	tr := &t.Tracks[i]
 	var lane []int
 	laneTids := []int{tid}
-	if tr.Derived && tr.Thread != "Steps" {
+	if !tr.Derived || tr.Thread != "Steps" {
 		var n int
 		if lane, n = lanes(t.TrackEvents(i)); n > 1 {
 			for k := 1; k < n; k++ {
