@@ -49,6 +49,32 @@ func (a *adviser) dispatchFix() string {
 	return "Cut per-op host overhead: capture the step in CUDA graphs (torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), compile it (torch.compile), fuse small ops into larger kernels, and keep Python and CPU-side optimizer work off the step."
 }
 
+// copyFix says how to keep copies in direction dir ("DtoH", else to the
+// device) from blocking the host, with the settings that do it, in the
+// terms of the framework the trace shows; plain CUDA's in the CUDA API's.
+func (a *adviser) copyFix(dir string) (string, []analyze.Setting) {
+	toHost := dir == "DtoH"
+	switch {
+	case a.r.Framework == analyze.JAX && toHost:
+		return "Read device values a step later: keep this step's metrics as jax.Array and jax.device_get them after the next step is dispatched; np.asarray and float() on a jax.Array wait for all queued work and then for the copy.", nil
+	case a.r.Framework == analyze.JAX:
+		return "Put the next batch on the device ahead of its step: jax.device_put it, or prefetch a few batches to the device, while the current step runs, so that no step waits on its copy.", nil
+	case a.r.Framework == analyze.TensorFlow && toHost:
+		return "Read tensors back (.numpy(), float(loss)) every N steps rather than every step, or through tf.summary and Keras callbacks: each read waits for all queued work and then for the copy.", nil
+	case a.r.Framework == analyze.TensorFlow:
+		return "Prefetch input to the device: end the tf.data pipeline with tf.data.experimental.prefetch_to_device (or .prefetch(tf.data.AUTOTUNE)) so that copies overlap the step.", nil
+	case a.native() && toHost:
+		return "Keep results on the device until the host needs them, or copy them with cudaMemcpyAsync into pinned host memory (cudaMallocHost, cudaHostAlloc) on a non-default stream and wait on an event (cudaEventRecord, then cudaEventSynchronize) only where the host reads them: cudaMemcpy into pageable memory waits for all queued work and then for the copy.", nil
+	case a.native():
+		return "Copy from pinned host memory (cudaMallocHost, or cudaHostRegister on an existing buffer) with cudaMemcpyAsync on a non-default stream, so that the copy overlaps kernels and the host does not wait for it.", nil
+	case toHost:
+		return "Do not read device values on the step: keep them on the device, or copy into a pinned buffer with non_blocking=True and wait on an event a step later; a device-to-host copy into pageable memory (.cpu(), .tolist(), .item()) waits for all queued work and then for the copy.",
+			[]analyze.Setting{{Name: "pin_memory", Value: "True"}}
+	}
+	return "Copy from pinned memory asynchronously: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True).",
+		[]analyze.Setting{{Name: "non_blocking", Value: "True"}}
+}
+
 // commFix says how to overlap communication with the device's work: with
 // torch.distributed's asynchronous collectives for PyTorch, else with
 // MPI's non-blocking calls.

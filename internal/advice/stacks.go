@@ -30,7 +30,6 @@ func stackHint(r *analyze.Result) {
 // nsys's backtraces show the call sites in Nsight Systems itself.
 const nsysStackHint = "The trace has no call stacks, so no call site can be named: put NVTX ranges around the parts of your code (nvtxRangePushA, torch.cuda.nvtx.range), which this report names, and record backtraces to look the calls up in Nsight Systems: nsys profile --python-backtrace=cuda --python-sampling=true for Python, --backtrace=dwarf --cudabacktrace=all for native code."
 
-
 // stackHintFor is the hint for a trace of framework f; frames is set when
 // the trace has frames around the calls, but none of the user's code.
 func stackHintFor(f analyze.Framework, frames bool) string {
