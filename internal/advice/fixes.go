@@ -159,6 +159,9 @@ var untracedMarks = map[analyze.Framework]string{
 // the stretch where it has them (the thread then ran code outside Python
 // or outside the tracer's reach).
 func (a *adviser) untracedFix() string {
+	if a.nsight() {
+		return "Trace what the thread does between these calls: put NVTX ranges around its parts (" + nvtxHow(a.r.Framework, a.f.HasFrames) + "), which this report names, trace the APIs it calls (nsys profile --trace=cuda,nvtx,osrt,mpi) and sample its stacks (--sample=process-tree, with --python-sampling=true for Python)."
+	}
 	if a.f.HasFrames {
 		mark, ok := untracedMarks[a.r.Framework]
 		if !ok {
@@ -177,9 +180,6 @@ func (a *adviser) untracedFix() string {
 	case analyze.TensorFlow:
 		return "Profile with the Python and host tracers (tf.profiler.experimental.ProfilerOptions(python_tracer_level=1, host_tracer_level=2)) and mark steps with tf.profiler.experimental.Trace(\"train\", step_num=step, _r=1) to see what that thread does."
 	}
-	if a.nsight() {
-		return nsysUntracedFix
-	}
 	return "Profile with Python stacks or more activities (with_stack=True, record_shapes, user annotations around data loading and logging) to see what that thread does."
 }
 
@@ -188,10 +188,20 @@ func (a *adviser) untracedFix() string {
 const (
 	nativeSyncFix     = "Take the blocking calls off the critical path: queue the next kernels before the host waits, replace cudaMemcpy and cudaDeviceSynchronize with cudaMemcpyAsync from or to pinned host memory (cudaMallocHost, cudaHostRegister) on a non-default stream, and wait on an event (cudaEventSynchronize) only where the host needs the data."
 	nativeDispatchFix = "Cut per-launch host overhead: capture the repeated sequence of kernels in a CUDA graph (cudaStreamBeginCapture, cudaGraphInstantiate, cudaGraphLaunch), fuse small kernels into larger ones, and keep host-side work between launches off the critical path."
-	// nsysUntracedFix says how Nsight Systems shows what a thread does
-	// between the calls it traces.
-	nsysUntracedFix = "Trace what the thread does between these calls: put NVTX ranges around its parts (nvtxRangePushA and nvtxRangePop, or torch.cuda.nvtx.range in Python), which this report names, trace the APIs it calls (nsys profile --trace=cuda,nvtx,osrt,mpi) and sample its stacks (--sample=process-tree, with --python-sampling=true for Python)."
 )
+
+// nvtxHow says how a program of framework f (with Python frames in its
+// trace or not) puts NVTX ranges around its code: PyTorch's own, the C
+// API for plain CUDA, the nvtx package for other Python.
+func nvtxHow(f analyze.Framework, frames bool) string {
+	switch {
+	case f == analyze.PyTorch || f == analyze.VLLM:
+		return "with torch.cuda.nvtx.range(\"load\")"
+	case f == analyze.UnknownFramework && !frames:
+		return "nvtxRangePushA and nvtxRangePop"
+	}
+	return "with nvtx.annotate(\"load\") from the nvtx package"
+}
 
 // native reports whether the trace shows a program with no framework and
 // no Python frames: plain CUDA, whose advice names CUDA's API.

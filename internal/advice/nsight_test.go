@@ -220,13 +220,14 @@ func TestNsightFrameworkFixes(t *testing.T) {
 	tests := []struct {
 		name, wrap string
 		f          analyze.Framework
-		// copy, sync and comm are phrases the fixes must use.
-		copy, sync, comm string
+		// copy, sync and comm are phrases the fixes must use, nvtx one
+		// the stack hint must.
+		copy, sync, comm, nvtx string
 	}{
-		{"pytorch", "aten::copy_", analyze.PyTorch, "non_blocking=True", ".item()", "async_op=True"},
-		{"jax", "jit_train_step", analyze.JAX, "jax.device_get", "jax.device_get", "MPI_Isend"},
-		{"tensorflow", "__inference_train_step_42", analyze.TensorFlow, "tf.summary", "tf.summary", "MPI_Isend"},
-		{"plain CUDA", "", analyze.UnknownFramework, "cudaMemcpyAsync", "cudaMemcpyAsync", "MPI_Isend"},
+		{"pytorch", "aten::copy_", analyze.PyTorch, "non_blocking=True", ".item()", "async_op=True", "torch.cuda.nvtx.range"},
+		{"jax", "jit_train_step", analyze.JAX, "jax.device_get", "jax.device_get", "MPI_Isend", "nvtx.annotate"},
+		{"tensorflow", "__inference_train_step_42", analyze.TensorFlow, "tf.summary", "tf.summary", "MPI_Isend", "nvtx.annotate"},
+		{"plain CUDA", "", analyze.UnknownFramework, "cudaMemcpyAsync", "cudaMemcpyAsync", "MPI_Isend", "nvtxRangePushA"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,8 +256,19 @@ func TestNsightFrameworkFixes(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(r.StackHint, "--python-backtrace=cuda") || strings.Contains(r.StackHint, "with_stack") {
-				t.Errorf("stack hint %q: want nsys's options", r.StackHint)
+			if !strings.Contains(r.StackHint, "--python-backtrace=cuda") || !strings.Contains(r.StackHint, tt.nvtx) {
+				t.Errorf("stack hint %q: want nsys's options and %s", r.StackHint, tt.nvtx)
+			}
+			untraced := (&adviser{r: r, f: &r.Facts}).untracedFix()
+			if !strings.Contains(untraced, "nsys profile --trace=cuda,nvtx,osrt,mpi") || !strings.Contains(untraced, tt.nvtx) {
+				t.Errorf("untraced fix %q: want nsys's options and %s", untraced, tt.nvtx)
+			}
+			for _, fw := range foreign {
+				for _, s := range []string{r.StackHint, untraced} {
+					if strings.Contains(s, fw) {
+						t.Errorf("advice uses %q: %s", fw, s)
+					}
+				}
 			}
 		})
 	}

@@ -19,7 +19,7 @@ func stackHint(r *analyze.Result) {
 		return
 	}
 	if r.Source.Format == nsightFormat && !r.Facts.CallFrames {
-		r.StackHint = nsysStackHint
+		r.StackHint = nsysStackHint(r.Framework, r.Facts.HasFrames)
 		return
 	}
 	r.StackHint = stackHintFor(r.Framework, r.Facts.CallFrames)
@@ -28,7 +28,9 @@ func stackHint(r *analyze.Result) {
 // nsysStackHint says how to record call sites with Nsight Systems: its
 // exports hold no stacks this report reads, but NVTX ranges it reads, and
 // nsys's backtraces show the call sites in Nsight Systems itself.
-const nsysStackHint = "The trace has no call stacks, so no call site can be named: put NVTX ranges around the parts of your code (nvtxRangePushA, torch.cuda.nvtx.range), which this report names, and record backtraces to look the calls up in Nsight Systems: nsys profile --python-backtrace=cuda --python-sampling=true for Python, --backtrace=dwarf --cudabacktrace=all for native code."
+func nsysStackHint(f analyze.Framework, frames bool) string {
+	return "The trace has no call stacks, so no call site can be named: put NVTX ranges around the parts of your code (" + nvtxHow(f, frames) + "), which this report names, and record backtraces to look the calls up in Nsight Systems: nsys profile --python-backtrace=cuda --python-sampling=true for Python, --backtrace=dwarf --cudabacktrace=all for native code."
+}
 
 // stackHintFor is the hint for a trace of framework f; frames is set when
 // the trace has frames around the calls, but none of the user's code.
