@@ -128,8 +128,11 @@ const jitWarmupFix = "Compiling kernels at run time (NVRTC, the CUDA linker) is 
 // jitWarmupFix, and how to leave the warm-up out of the capture with the
 // profiler that recorded the trace.
 func (a *adviser) jitFix() string {
-	if a.nsight() {
+	switch {
+	case a.nsight():
 		return jitWarmupFix + " Leave the warm-up out of the capture: nsys profile --capture-range=cudaProfilerApi, with cudaProfilerStart() called after the warm-up."
+	case a.r.Framework == analyze.PyTorch:
+		return jitWarmupFix + " Leave the warm-up out of the profile: torch.profiler.schedule(wait=1, warmup=2, active=N)."
 	}
 	return jitWarmupFix
 }
