@@ -210,19 +210,7 @@ func (a *adviser) hostWork(share float64) analyze.Finding {
 // commWait explains idle while the host waits on other processes: sends,
 // receives and barriers, not the pace of launches.
 func (a *adviser) commWait(share float64) analyze.Finding {
-	var calls []string
-	for _, c := range siteCalls(a.r.CallSites, analyze.Host, 6) {
-		if analyze.IsCommWait(c) && len(calls) < 3 {
-			calls = append(calls, c)
-		}
-	}
-	if len(calls) == 0 {
-		for _, n := range a.f.Causes[analyze.Host].Names(3) {
-			if analyze.IsCommWait(n) {
-				calls = append(calls, n)
-			}
-		}
-	}
+	calls := a.commCalls()
 	dev := a.deviceWord()
 	return analyze.Finding{
 		ID: FindCommWait,
@@ -230,6 +218,26 @@ func (a *adviser) commWait(share float64) analyze.Finding {
 			dev, human.Share(share), threadName(a.f.Causes[analyze.Host].Thread), strings.Join(calls, ", "), dev),
 		Fix: a.commFix(),
 	}
+}
+
+// commCalls returns the calls that wait on other processes among those
+// the host idle was most spent in, at most 3, most idle first: the call
+// sites' names, else the tally's.
+func (a *adviser) commCalls() []string {
+	var calls []string
+	for _, c := range siteCalls(a.r.CallSites, analyze.Host, len(a.r.CallSites)) {
+		if analyze.IsCommWait(c) && len(calls) < 3 {
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) == 0 {
+		for _, n := range a.f.Causes[analyze.Host].Names(analyze.MaxTopNames) {
+			if analyze.IsCommWait(n) {
+				calls = append(calls, n)
+			}
+		}
+	}
+	return calls
 }
 
 func (a *adviser) dispatch(share float64) analyze.Finding {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,8 +115,9 @@ func TestNsightRealMPI(t *testing.T) {
 	if findingOf(r, FindDispatch) != nil {
 		t.Errorf("a dispatch-overhead finding on MPI waits")
 	}
-	if f := findingOf(r, FindCommWait); f == nil || !strings.Contains(f.Message, "MPI_Send, MPI_Recv") || !strings.Contains(f.Fix, "MPI_Isend") {
-		t.Errorf("comm-wait finding %+v: want MPI_Send, MPI_Recv and non-blocking MPI", f)
+	if f := findingOf(r, FindCommWait); f == nil || !strings.Contains(f.Message, "MPI_Send, MPI_Recv") || !strings.Contains(f.Fix, "MPI_Isend") ||
+		!slices.Equal(f.Calls, []string{"MPI_Send", "MPI_Recv"}) || f.Idle != r.Idle.Of(analyze.Host) || len(f.Sites) != 2 {
+		t.Errorf("comm-wait finding %+v: want MPI_Send, MPI_Recv (calls and sites), the host idle and non-blocking MPI", f)
 	}
 	sync, cp := findingOf(r, FindForcedSync), findingOf(r, FindBlockingCopy)
 	if sync == nil || cp == nil {
