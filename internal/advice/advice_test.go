@@ -60,6 +60,7 @@ func TestFrameworkFixes(t *testing.T) {
 		{f: analyze.PyTorch, want: map[string]string{"sync": ".item()", "dispatch": "torch.compile", "untraced": "with_stack=True", "stacks": "with_stack=True"}},
 		{f: analyze.JAX, want: map[string]string{"sync": "jax.device_get", "dispatch": "jax.jit", "runtime": "static_argnums", "untraced": "python_tracer_level=1", "stacks": "jax.profiler.start_trace"}},
 		{f: analyze.TensorFlow, want: map[string]string{"sync": "tf.summary", "dispatch": "tf.function", "runtime": "input_signature", "untraced": "python_tracer_level=1", "stacks": "tf.profiler.experimental.start"}},
+		{f: analyze.UnknownFramework, want: map[string]string{"sync": "cudaMemcpyAsync", "dispatch": "cudaGraphLaunch"}},
 		{f: analyze.VLLM, want: map[string]string{"dispatch": "eager mode (the trace holds no CUDA or HIP graph launch)"}},
 		{f: analyze.VLLM, graphs: true, want: map[string]string{"dispatch": "vLLM already replays CUDA graphs"}},
 	}
@@ -76,6 +77,30 @@ func TestFrameworkFixes(t *testing.T) {
 					t.Errorf("%s %s fix uses %q: %s", tt.f, name, w, got)
 				}
 			}
+		}
+	}
+}
+
+// TestJITFix: run-time CUDA compilation gets the JIT fix in any
+// framework, with how to leave warm-up out of the profiler that recorded
+// the trace: nsys's capture range, torch.profiler's schedule.
+func TestJITFix(t *testing.T) {
+	tests := []struct {
+		f           analyze.Framework
+		format      string
+		want, never string
+	}{
+		{analyze.UnknownFramework, nsightFormat, "--capture-range=cudaProfilerApi", "torch"},
+		{analyze.PyTorch, nsightFormat, "--capture-range=cudaProfilerApi", "torch.profiler"},
+		{analyze.PyTorch, "chrome", "torch.profiler.schedule", "nsys"},
+		{analyze.JAX, "xplane", "NVRTC", "torch"},
+	}
+	for _, tt := range tests {
+		r := &analyze.Result{Framework: tt.f, Source: analyze.Source{Format: tt.format}}
+		r.Facts.Causes[analyze.Runtime].Top = []analyze.NamedIdle{{Name: "nvrtcCompileProgram", Idle: msec}}
+		got := (&adviser{r: r, f: &r.Facts}).runtimeFix()
+		if !strings.Contains(got, "NVRTC") || !strings.Contains(got, tt.want) || strings.Contains(got, tt.never) {
+			t.Errorf("%s %s: runtime fix %q, want NVRTC and %q, not %q", tt.f, tt.format, got, tt.want, tt.never)
 		}
 	}
 }

@@ -22,7 +22,6 @@ func (a *adviser) copyFinding() (analyze.Finding, bool) {
 		return analyze.Finding{}, false
 	}
 	t := &c.Top
-	steps := max(r.Window.Steps, 1)
 	where := ""
 	if !t.Frame.IsZero() {
 		where = " at " + t.Frame.String()
@@ -35,18 +34,31 @@ func (a *adviser) copyFinding() (analyze.Finding, bool) {
 	if t.Bytes > 0 {
 		size = human.Bytes(t.Bytes) + " copy"
 	}
-	msg := fmt.Sprintf("A %s %s %s memory (%s%s) blocks the host for %s per step (%s per step): the %s drains its queue and idles %s, %s of the window, while the host waits for it.",
-		what, size, map[bool]string{true: "into " + cmp.Or(c.Memory, "host"), false: "from " + cmp.Or(c.Memory, "host")}[c.Direction == "DtoH"], t.Call, where, human.Duration(t.HostBlocked/int64(steps)),
-		plural(max(t.Count/steps, 1), "copy"), a.deviceWord(), human.Duration(c.Idle), human.Share(share))
-	fix := "Copy from pinned memory asynchronously: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True)."
-	set := analyze.Setting{Name: "non_blocking", Value: "True"}
-	if c.Direction == "DtoH" {
-		fix = "Do not read device values on the step: keep them on the device, or copy into a pinned buffer with non_blocking=True and wait on an event a step later; a device-to-host copy into pageable memory (.cpu(), .tolist(), .item()) waits for all queued work and then for the copy."
-		set = analyze.Setting{Name: "pin_memory", Value: "True"}
-	}
+	mem := map[bool]string{true: "into " + cmp.Or(c.Memory, "host"), false: "from " + cmp.Or(c.Memory, "host")}[c.Direction == "DtoH"]
+	msg := fmt.Sprintf("A %s %s %s memory (%s%s) %s: the %s drains its queue and idles %s, %s of the window, while the host waits for it.",
+		what, size, mem, t.Call, where, a.copyOften(t), a.deviceWord(), human.Duration(c.Idle), human.Share(share))
+	fix, set := a.copyFix(c.Direction)
 	return analyze.Finding{
 		ID: FindBlockingCopy, Severity: "medium", Message: msg, Fix: fix,
-		Idle: c.Idle, Share: share, Calls: []string{t.Call}, Settings: []analyze.Setting{set},
+		Idle: c.Idle, Share: share, Calls: []string{t.Call}, Settings: set,
 		Sites: a.sitesOf(analyze.InSync, t.Call, 3),
 	}, true
+}
+
+// copyOften says how long and how often copies of size t block the host:
+// per step in a window of steps, else in all over the window, with the
+// share of the window's blocking calls they are when the forced-sync
+// finding counts those, so that the two findings' counts agree.
+func (a *adviser) copyOften(t *analyze.CopySize) string {
+	r := a.r
+	if steps := r.Window.Steps; steps > 0 {
+		return fmt.Sprintf("blocks the host for %s per step (%s per step)",
+			human.Duration(t.HostBlocked/int64(steps)), plural(max(t.Count/steps, 1), "copy"))
+	}
+	of := ""
+	wd := float64(max(r.Window.Dur(), 1))
+	if n := a.f.SyncCalls; t.Count <= n && float64(r.Idle.Sync())/wd > r.Options.SyncThreshold {
+		of = fmt.Sprintf(" (%d of the window's %s)", t.Count, plural(n, "blocking call"))
+	}
+	return fmt.Sprintf("blocks the host for %s in all, over %s%s", human.Duration(t.HostBlocked), plural(t.Count, "copy"), of)
 }

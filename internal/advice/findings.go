@@ -35,7 +35,7 @@ func (a *adviser) findings() {
 	// (see runtimeLargest).
 	hostOver := float64(r.Idle.HostWork())/wd > a.r.Options.HostThreshold
 	if v := float64(r.Idle.Of(analyze.Host)) / wd; hostOver && r.Idle.Of(analyze.Host) >= r.Idle.Of(analyze.Runtime) {
-		fs = append(fs, a.dispatch(v))
+		fs = append(fs, a.hostWork(v))
 	}
 	if v := float64(r.Idle.Of(analyze.Runtime)) / wd; hostOver && r.Idle.Of(analyze.Runtime) > r.Idle.Of(analyze.Host) || v > a.r.Options.InputThreshold || a.runtimeLargest() {
 		fs = append(fs, a.runtimeWork(v))
@@ -188,6 +188,56 @@ func Capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// hostWork explains idle during other host work: communication when
+// calls that wait on other processes (MPI_Recv, gloo) hold at least half
+// of it, else dispatch.
+func (a *adviser) hostWork(share float64) analyze.Finding {
+	host := &a.f.Causes[analyze.Host]
+	var comm int64
+	for _, n := range host.Top {
+		if analyze.IsCommWait(n.Name) {
+			comm += n.Idle
+		}
+	}
+	if comm > 0 && 2*comm >= host.All {
+		return a.commWait(share)
+	}
+	return a.dispatch(share)
+}
+
+// commWait explains idle while the host waits on other processes: sends,
+// receives and barriers, not the pace of launches.
+func (a *adviser) commWait(share float64) analyze.Finding {
+	calls := a.commCalls()
+	dev := a.deviceWord()
+	return analyze.Finding{
+		ID: FindCommWait,
+		Message: fmt.Sprintf("The %s idles for %s of the window while %s is in %s, calls that wait on other processes: communication, not launch overhead. The %s has no work queued until they return.",
+			dev, human.Share(share), threadName(a.f.Causes[analyze.Host].Thread), strings.Join(calls, ", "), dev),
+		Fix: a.commFix(),
+	}
+}
+
+// commCalls returns the calls that wait on other processes among those
+// the host idle was most spent in, at most 3, most idle first: the call
+// sites' names, else the tally's.
+func (a *adviser) commCalls() []string {
+	var calls []string
+	for _, c := range siteCalls(a.r.CallSites, analyze.Host, len(a.r.CallSites)) {
+		if analyze.IsCommWait(c) && len(calls) < 3 {
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) == 0 {
+		for _, n := range a.f.Causes[analyze.Host].Names(analyze.MaxTopNames) {
+			if analyze.IsCommWait(n) {
+				calls = append(calls, n)
+			}
+		}
+	}
+	return calls
 }
 
 func (a *adviser) dispatch(share float64) analyze.Finding {

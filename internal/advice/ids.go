@@ -15,6 +15,7 @@ const (
 	FindSlowInput      = "slow-input"
 	FindInlineInput    = "inline-input"
 	FindDispatch       = "dispatch-overhead"
+	FindCommWait       = "comm-wait"
 	FindRuntimeWork    = "runtime-work"
 	FindUntracedThread = "untraced-thread"
 	FindStalledDevice  = "stalled-device"
@@ -38,7 +39,7 @@ var findingKinds = []struct {
 	verdict analyze.Verdict
 }{
 	{FindForcedSync, analyze.Sequential}, {FindSlowInput, analyze.DataBound}, {FindInlineInput, analyze.Sequential},
-	{FindDispatch, analyze.HostBound}, {FindRuntimeWork, analyze.HostBound}, {FindUntracedThread, ""},
+	{FindDispatch, analyze.HostBound}, {FindCommWait, analyze.HostBound}, {FindRuntimeWork, analyze.HostBound}, {FindUntracedThread, ""},
 	{FindStalledDevice, analyze.Stalled}, {FindSyncOnStalled, ""}, {FindLikelyInput, ""},
 	{FindErraticLoader, ""}, {FindBlockingCopy, ""}, {FindCostlyOp, ""},
 	{FindStraggler, ""}, {FindCollectiveWait, ""}, {FindLoadImbalance, ""},

@@ -18,7 +18,18 @@ func stackHint(r *analyze.Result) {
 	if r.Verdict == analyze.NoDevice || r.Facts.UserFrames {
 		return
 	}
+	if r.Source.Format == nsightFormat && !r.Facts.CallFrames {
+		r.StackHint = nsysStackHint(r.Framework, r.Facts.HasFrames)
+		return
+	}
 	r.StackHint = stackHintFor(r.Framework, r.Facts.CallFrames)
+}
+
+// nsysStackHint says how to record call sites with Nsight Systems: its
+// exports hold no stacks this report reads, but NVTX ranges it reads, and
+// nsys's backtraces show the call sites in Nsight Systems itself.
+func nsysStackHint(f analyze.Framework, frames bool) string {
+	return "The trace has no call stacks, so no call site can be named: put NVTX ranges around the parts of your code (" + nvtxHow(f, frames) + "), which this report names, and record backtraces to look the calls up in Nsight Systems: nsys profile --python-backtrace=cuda --python-sampling=true for Python, --backtrace=dwarf --cudabacktrace=all for native code."
 }
 
 // stackHintFor is the hint for a trace of framework f; frames is set when

@@ -31,6 +31,9 @@ func (a *adviser) structure(fs []analyze.Finding) []analyze.Finding {
 		case FindDispatch:
 			f.Idle, c = r.Idle.Of(analyze.Host), analyze.Host
 			f.Calls = a.f.Causes[analyze.Host].Names(3)
+		case FindCommWait:
+			f.Idle, c = r.Idle.Of(analyze.Host), analyze.Host
+			f.Calls = a.commCalls()
 		case FindRuntimeWork:
 			f.Idle, c = r.Idle.Of(analyze.Runtime), analyze.Runtime
 			f.Calls = a.f.Causes[analyze.Runtime].Names(3)
@@ -40,7 +43,12 @@ func (a *adviser) structure(fs []analyze.Finding) []analyze.Finding {
 			continue
 		}
 		f.Share = float64(f.Idle) / wd
-		if c != analyze.Untraced {
+		switch {
+		case f.ID == FindCommWait:
+			for _, call := range f.Calls {
+				f.Sites = append(f.Sites, a.sitesOf(c, call, 1)...)
+			}
+		case c != analyze.Untraced:
 			f.Sites = a.sitesOf(c, "", 3)
 		}
 		if l := siteList(f.Sites); l != "" {

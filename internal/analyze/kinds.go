@@ -1,6 +1,10 @@
 package analyze
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
 
 // The kinds of input pipeline and of runtime work, as names show them:
 // classification only; package advice holds what each kind's fix is.
@@ -74,6 +78,10 @@ const (
 	// first launch, cuModuleLoad), freeing device memory and allocating
 	// pinned host memory.
 	RuntimeWarmup
+	// RuntimeJIT is compiling CUDA code at run time: NVRTC, nvJitLink,
+	// the driver's linker, and a JIT compiler's ranges around them
+	// (nvFuser's compileFusion).
+	RuntimeJIT
 )
 
 // RuntimeKindOf returns the kind of the runtime work named name (one of
@@ -84,6 +92,8 @@ func RuntimeKindOf(name string) RuntimeKind {
 		return RuntimeWarmup
 	case strings.Contains(name, "Defragment"):
 		return RuntimeDefrag
+	case jitNamePattern().MatchString(name):
+		return RuntimeJIT
 	case strings.Contains(name, "LoadProgram"):
 		return RuntimeLoad
 	case strings.Contains(name, "alloc"), strings.Contains(name, "Alloc"), strings.Contains(name, "Malloc"):
@@ -101,3 +111,22 @@ func (a *analyzer) runtimeIsWarmup() bool { return WarmupFirst(a.top(a.tally.nam
 func WarmupFirst(names []string) bool {
 	return len(names) > 0 && RuntimeKindOf(names[0]) == RuntimeWarmup
 }
+
+// jitNamePattern names the runtime work of compiling CUDA code at run time
+// (see RuntimeJIT); runtimePatterns holds the same names.
+var jitNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i:nvrtc)|^nvJitLink|^cuLink(Create|AddData|AddFile|Complete)|compileFusion`)
+})
+
+// commNamePattern names the host calls that wait on other processes:
+// MPI (and its profiling interface PMPI), OpenSHMEM and NVSHMEM, gloo,
+// NCCL's communicator set-up, and c10d's barrier. The host blocks in
+// them until the other ranks answer: the idle they hold the device in is
+// communication, not dispatch.
+var commNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^P?MPI_|^(nv|open)?shmem_|^gloo(::|:)|ProcessGroupGloo|^nccl(CommInit|CommSplit|CommFinalize)|^c10d::barrier`)
+})
+
+// IsCommWait reports whether name is a host call that waits on other
+// processes (see commNamePattern).
+func IsCommWait(name string) bool { return commNamePattern().MatchString(name) }

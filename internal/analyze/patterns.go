@@ -84,6 +84,14 @@ var (
 		`^(pjit|partial_eval)\.py:\d+ (_pjit_lower|trace_to_jaxpr\w*|_create_pjit_jaxpr)$`,
 		`LoadProgramCacheMiss`,
 		`[Aa]utotun`,
+		// Compiling CUDA code at run time (JIT): NVRTC, nvJitLink and the
+		// driver's linker, and the NVTX ranges JIT compilers put around
+		// them (nvFuser's KernelExecutor::compileFusion,
+		// executor_utils::NVRTC).
+		`(?i:nvrtc)`,
+		`^nvJitLink`,
+		`^cuLink(Create|AddData|AddFile|Complete)`,
+		`compileFusion`,
 		// Device memory allocation and defragmentation.
 		`Build buffer allocations`,
 		`DeviceMemAllocator::Alloc`,
