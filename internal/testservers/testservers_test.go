@@ -127,6 +127,9 @@ func TestPostgresParallel(t *testing.T) {
 			})
 		}
 	})
+	if slices.Contains(names, "") && !t.Failed() {
+		t.Skip("PostgreSQL skipped (-short, or no binaries): no databases to compare")
+	}
 	slices.Sort(names)
 	if len(slices.Compact(names)) != len(names) || names[0] == "" {
 		t.Errorf("parallel tests' databases: %q, want %d different names", names, len(names))
