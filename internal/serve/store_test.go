@@ -16,9 +16,9 @@ import (
 // openers open a fresh store of each kind: SQLite in a temporary file,
 // and PostgreSQL in a new database of a real server (skipped where none
 // can start, except under CI).
-var openers = map[string]func(t *testing.T) (Store, error){
-	"sqlite": func(t *testing.T) (Store, error) { return OpenSQLite(t.TempDir() + "/t.db") },
-	"postgres": func(t *testing.T) (Store, error) {
+var openers = map[string]func(t testing.TB) (Store, error){
+	"sqlite": func(t testing.TB) (Store, error) { return OpenSQLite(t.TempDir() + "/t.db") },
+	"postgres": func(t testing.TB) (Store, error) {
 		return OpenPostgres(context.Background(), testservers.Postgres(t))
 	},
 }
