@@ -94,7 +94,8 @@ func (s *Server) sweepOne(ctx context.Context, sha string) (bool, error) {
 	if used || err != nil || s.lockEpoch() != epoch {
 		return false, err
 	}
-	return true, s.blobs.remove(ctx, sha)
+	deferred, err := s.blobs.remove(ctx, sha)
+	return !deferred && err == nil, err
 }
 
 // unmatched compares the blobs that records hold with those keep holds:
