@@ -32,9 +32,13 @@ type blobs struct {
 	// reads keeps a blob that is being read on this server from being
 	// removed (a bucket's object, unlike an open file, is gone for the
 	// reads that follow): remove defers it, and idle is called with its
-	// SHA-256 once the last read has ended.
+	// SHA-256 once the last read has ended. hold, when set, tells the
+	// servers sharing the store of each read (SharedStore.HoldRead); the
+	// end of a read held so calls idle too, since another server may
+	// have left the removal to this one.
 	reads readers
 	idle  func(sha string)
+	hold  func(ctx context.Context, sha string) (release func(), err error)
 }
 
 // readers counts the open reads of each blob, and the blobs being removed
@@ -151,39 +155,61 @@ func (b *blobs) open(ctx context.Context, sha string) (blobFile, error) {
 	if !validSHA(sha) {
 		return nil, fmt.Errorf("invalid blob name %q: expected 64 hex digits", sha)
 	}
+	var release func()
+	if b.hold != nil {
+		var err error
+		if release, err = b.hold(ctx, sha); err != nil {
+			return nil, fmt.Errorf("reading blob %s: %w", sha, err)
+		}
+	}
 	r := &b.reads
 	r.mu.Lock()
 	if r.removing[sha] > 0 {
 		r.mu.Unlock()
+		if release != nil {
+			release()
+		}
 		return nil, fmt.Errorf("blob %s is being removed: %w", sha, fs.ErrNotExist)
 	}
 	r.open[sha]++
 	r.mu.Unlock()
-	f, err := b.keep.open(ctx, sha)
-	if err != nil {
-		b.closed(sha)
+	f := &readBlob{b: b, sha: sha, release: release}
+	var err error
+	if f.blobFile, err = b.keep.open(ctx, sha); err != nil {
+		f.end()
 		return nil, err
 	}
-	return &readBlob{blobFile: f, b: b, sha: sha}, nil
+	return f, nil
 }
 
 // readBlob is an open blob that counts as a read until it is closed.
 type readBlob struct {
 	blobFile
-	b    *blobs
-	sha  string
-	once sync.Once
+	b       *blobs
+	sha     string
+	release func() // of the read's hold, or nil
+	once    sync.Once
 }
 
 func (f *readBlob) Close() error {
 	err := f.blobFile.Close()
-	f.once.Do(func() { f.b.closed(f.sha) })
+	f.end()
 	return err
 }
 
-// closed ends a read of the blob sha, calling idle if it was the last and
-// a removal waits for it.
-func (b *blobs) closed(sha string) {
+// end ends the read, once.
+func (f *readBlob) end() {
+	f.once.Do(func() {
+		if f.release != nil {
+			f.release()
+		}
+		f.b.closed(f.sha, f.release != nil)
+	})
+}
+
+// closed ends a read of the blob sha, calling idle if it was the last
+// here and a removal waits for it, or may (held: another server's).
+func (b *blobs) closed(sha string, held bool) {
 	r := &b.reads
 	r.mu.Lock()
 	r.open[sha]--
@@ -191,7 +217,7 @@ func (b *blobs) closed(sha string) {
 	if last {
 		delete(r.open, sha)
 	}
-	wake := last && r.waiting[sha]
+	wake := last && (r.waiting[sha] || held)
 	if wake {
 		delete(r.waiting, sha)
 	}

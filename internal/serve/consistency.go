@@ -94,8 +94,7 @@ func (s *Server) sweepOne(ctx context.Context, sha string) (bool, error) {
 	if used || err != nil || s.lockEpoch() != epoch {
 		return false, err
 	}
-	deferred, err := s.blobs.remove(ctx, sha)
-	return !deferred && err == nil, err
+	return s.removeBlob(ctx, sha)
 }
 
 // unmatched compares the blobs that records hold with those keep holds:

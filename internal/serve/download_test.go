@@ -17,18 +17,19 @@ import (
 
 // TestDownloadOutlivesDelete deletes a record kept in an S3 bucket (the
 // SeaweedFS gateway) while its raw files are being downloaded, the
-// download held at its first write: the record is gone at once, its files
-// stay in the bucket until the download has ended, which has every byte,
-// and are removed after, unless stored again meanwhile. A job's tar reads
-// each rank's file only when it reaches it, so that a file removed at once
-// cut it.
+// download held at its first write, through the same server or through
+// another sharing the store (PostgreSQL): the record is gone at once, its
+// files stay in the bucket until the download has ended, which has every
+// byte, and are removed after, unless stored again meanwhile. A job's tar
+// reads each rank's file only when it reaches it, so that a file removed
+// at once cut it.
 func TestDownloadOutlivesDelete(t *testing.T) {
 	s3 := testservers.S3(t)
 	s3.UseEnv(t)
 	const bucket = "downloads"
 	s3.Bucket(t, bucket)
 	files, names := dlrmRanks(t)
-	trace := func(ts *testServer) (string, []string) {
+	trace := func(t *testing.T, ts *testServer) (string, []string) {
 		return ts.mustUpload(t, "rank0.json.gz", files[names[0]]).ID, []string{sha(files[names[0]])}
 	}
 	checkTrace := func(t *testing.T, body []byte) {
@@ -36,42 +37,57 @@ func TestDownloadOutlivesDelete(t *testing.T) {
 			t.Errorf("download cut by the delete: %d of %d bytes", len(body), len(files[names[0]]))
 		}
 	}
+	job := func(t *testing.T, ts *testServer) (string, []string) {
+		body, ctype := multipartBody(t, nil, files, names)
+		r := do(t, "POST", ts.URL+"/api/v1/traces?name=dlrm", body, map[string]string{"Content-Type": ctype})
+		var got []uploadAnswer
+		r.json(t, &got)
+		if r.code != http.StatusCreated || len(got) != 1 {
+			t.Fatalf("job upload: %d %s, want 201 and one job", r.code, r.body)
+		}
+		var shas []string
+		for _, n := range names {
+			shas = append(shas, sha(files[n]))
+		}
+		return got[0].ID, shas
+	}
+	checkJob := func(t *testing.T, body []byte) {
+		got := untar(t, body)
+		for _, n := range names {
+			if !bytes.Equal(got[n], files[n]) {
+				t.Errorf("%s in the tar: %d of %d bytes", n, len(got[n]), len(files[n]))
+			}
+		}
+	}
 	for _, c := range []struct {
-		name   string
-		upload func(ts *testServer) (id string, shas []string)
-		check  func(t *testing.T, body []byte)
-		again  bool // stored again before the download ends
+		name     string
+		upload   func(t *testing.T, ts *testServer) (id string, shas []string)
+		check    func(t *testing.T, body []byte)
+		again    bool // stored again before the download ends
+		replicas bool // deleted through another server
 	}{
-		{"trace", trace, checkTrace, false},
-		{"stored-again", trace, checkTrace, true},
-		{"job", func(ts *testServer) (string, []string) {
-			body, ctype := multipartBody(t, nil, files, names)
-			r := do(t, "POST", ts.URL+"/api/v1/traces?name=dlrm", body, map[string]string{"Content-Type": ctype})
-			var got []uploadAnswer
-			r.json(t, &got)
-			if r.code != http.StatusCreated || len(got) != 1 {
-				t.Fatalf("job upload: %d %s, want 201 and one job", r.code, r.body)
-			}
-			var shas []string
-			for _, n := range names {
-				shas = append(shas, sha(files[n]))
-			}
-			return got[0].ID, shas
-		}, func(t *testing.T, body []byte) {
-			got := untar(t, body)
-			for _, n := range names {
-				if !bytes.Equal(got[n], files[n]) {
-					t.Errorf("%s in the tar: %d of %d bytes", n, len(got[n]), len(files[n]))
-				}
-			}
-		}, false},
+		{"trace", trace, checkTrace, false, false},
+		{"stored-again", trace, checkTrace, true, false},
+		{"job", job, checkJob, false, false},
+		{"trace-replicas", trace, checkTrace, false, true},
+		{"stored-again-replicas", trace, checkTrace, true, true},
+		{"job-replicas", job, checkJob, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{Blobs: "s3://" + bucket + "/" + c.name + "/"}
+			if c.replicas {
+				cfg.Database, cfg.Blobs = testservers.Storage(t)
+			}
 			cfg.UseEngine(&run.Engine{Analysis: analyze.DefaultOptions(), Jobs: 2}, render.Options{})
 			ts := startAlone(t, cfg)
 			ts.sweptAll()
-			id, shas := c.upload(ts)
+			other := ts
+			if c.replicas {
+				other = startAlone(t, cfg)
+				other.sweptAll()
+			}
+			b, prefix, _ := strings.Cut(strings.TrimPrefix(cfg.Blobs, "s3://"), "/")
+			id, shas := c.upload(t, ts)
 
 			w := &heldWriter{ResponseRecorder: httptest.NewRecorder(), first: make(chan struct{}), release: make(chan struct{})}
 			done := make(chan struct{})
@@ -80,18 +96,18 @@ func TestDownloadOutlivesDelete(t *testing.T) {
 				ts.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/api/v1/traces/"+id+"/raw", nil))
 			}()
 			<-w.first
-			if del := do(t, "DELETE", ts.URL+"/api/v1/traces/"+id, nil, nil); del.code != http.StatusNoContent {
+			if del := do(t, "DELETE", other.URL+"/api/v1/traces/"+id, nil, nil); del.code != http.StatusNoContent {
 				t.Fatalf("DELETE during the download: %d %s, want 204", del.code, del.body)
 			}
 			if again := get(t, ts.URL+"/api/v1/traces/"+id+"/raw"); again.code != http.StatusNotFound {
 				t.Errorf("a download after the delete: %d, want 404", again.code)
 			}
-			if kept := blobsIn(t, s3, bucket, c.name); !slices.Equal(kept, slices.Sorted(slices.Values(shas))) {
+			if kept := blobsIn(t, s3, b, prefix); !slices.Equal(kept, slices.Sorted(slices.Values(shas))) {
 				t.Errorf("during the download the bucket holds %d of its %d files, want all", len(kept), len(shas))
 			}
 			var want []string
 			if c.again {
-				c.upload(ts)
+				c.upload(t, other)
 				want = slices.Sorted(slices.Values(shas))
 			}
 			close(w.release)
@@ -101,7 +117,7 @@ func TestDownloadOutlivesDelete(t *testing.T) {
 			}
 			c.check(t, w.Body.Bytes())
 			ts.stop(t) // waits for the removals the download held back
-			if kept := blobsIn(t, s3, bucket, c.name); !slices.Equal(kept, want) {
+			if kept := blobsIn(t, s3, b, prefix); !slices.Equal(kept, want) {
 				t.Errorf("after the download the bucket holds %d files, want %d", len(kept), len(want))
 			}
 		})
@@ -129,7 +145,7 @@ func (w *heldWriter) Write(p []byte) (int, error) {
 func blobsIn(t *testing.T, s3 *testservers.S3Server, bucket, prefix string) []string {
 	t.Helper()
 	var shas []string
-	for _, k := range s3.Keys(t, bucket, prefix+"/") {
+	for _, k := range s3.Keys(t, bucket, strings.TrimSuffix(prefix, "/")+"/") {
 		if i := strings.LastIndexByte(k, '/'); validSHA(k[i+1:]) {
 			shas = append(shas, k[i+1:])
 		}

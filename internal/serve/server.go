@@ -226,6 +226,9 @@ func New(cfg Config) (*Server, error) {
 		shaBusy: map[string]chan struct{}{},
 	}
 	b.idle = s.dropLater
+	if sh, ok := st.(SharedStore); ok {
+		b.hold = sh.HoldRead
+	}
 	s.startSweep()
 	s.routes()
 	return s, nil

@@ -510,6 +510,28 @@ func (s *SQLStore) TryLockContent(ctx context.Context, sha string) (unlock func(
 	return func() { s.locks.unlock(sha) }, true, nil
 }
 
+// HoldRead implements SharedStore.
+func (s *SQLStore) HoldRead(ctx context.Context, sha string) (release func(), err error) {
+	if s.locks == nil {
+		return nil, nil
+	}
+	if err := s.locks.read(ctx, sha); err != nil {
+		return nil, err
+	}
+	return func() { s.locks.readLock(context.Background(), endRead, sha) }, nil
+}
+
+// TryRemoval implements SharedStore.
+func (s *SQLStore) TryRemoval(ctx context.Context, sha string) (release func(), ok bool, err error) {
+	if s.locks == nil {
+		return func() {}, true, nil
+	}
+	if ok, err := s.locks.readLock(ctx, tryRemoval, sha); !ok || err != nil {
+		return nil, false, err
+	}
+	return func() { s.locks.readLock(context.Background(), endRemoval, sha) }, true, nil
+}
+
 // ID implements Store.
 func (s *SQLStore) ID(ctx context.Context) (string, error) {
 	var id string
