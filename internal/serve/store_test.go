@@ -333,6 +333,84 @@ func TestPostgresContentLocks(t *testing.T) {
 	}
 }
 
+// TestPostgresReadLocks checks the read locks that keep a blob another
+// server reads from being removed: removal is refused while any read
+// holds it, reads of two servers and of one server twice included, and a
+// read waits while a removal holds it; the content's own lock is apart.
+func TestPostgresReadLocks(t *testing.T) {
+	dsn := testservers.Postgres(t)
+	var stores [2]*SQLStore
+	for i := range stores {
+		s, err := OpenPostgres(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	a, b := stores[0], stores[1]
+	ctx := context.Background()
+	sha := testSHA(42)
+	canRemove := func(want bool) {
+		t.Helper()
+		release, ok, err := b.TryRemoval(ctx, sha)
+		if ok != want || err != nil {
+			t.Fatalf("TryRemoval = %v, %v; want %v", ok, err, want)
+		}
+		if ok {
+			release()
+		}
+	}
+	var releases []func()
+	for _, s := range []*SQLStore{a, a, b} {
+		r, err := s.HoldRead(ctx, sha)
+		if err != nil || r == nil {
+			t.Fatalf("HoldRead: %v", err)
+		}
+		releases = append(releases, r)
+	}
+	canRemove(false)
+	releases[0]()
+	canRemove(false) // a still reads once
+	releases[1]()
+	canRemove(true) // b's own read does not stop b
+	releases[2]()
+	canRemove(true)
+	if unlock, ok, err := a.TryLockContent(ctx, sha); !ok || err != nil {
+		t.Errorf("TryLockContent beside the read locks = %v, %v; want true", ok, err)
+	} else {
+		unlock()
+	}
+
+	release, ok, err := b.TryRemoval(ctx, sha)
+	if !ok || err != nil {
+		t.Fatalf("TryRemoval = %v, %v", ok, err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		r, err := a.HoldRead(ctx, sha)
+		if err == nil {
+			r()
+		}
+		got <- err
+	}()
+	release()
+	if err := <-got; err != nil {
+		t.Errorf("HoldRead after the removal: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	release, _, _ = b.TryRemoval(ctx, sha)
+	defer release()
+	go func() { _, err := a.HoldRead(cctx, sha); got <- err }()
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Errorf("HoldRead cancelled during a removal: %v, want context.Canceled", err)
+	}
+	if r, err := (&SQLStore{}).HoldRead(ctx, sha); r != nil || err != nil {
+		t.Errorf("HoldRead on a store one server holds = %v, %v; want nothing to release", r != nil, err)
+	}
+}
+
 // TestRedactURL checks that no password of a database setting reaches a
 // message, however it is given.
 func TestRedactURL(t *testing.T) {
