@@ -29,10 +29,12 @@ type blobs struct {
 	used int64
 	held map[string]int64
 
-	// reads keeps a blob that is being read on this server from being
-	// removed (a bucket's object, unlike an open file, is gone for the
-	// reads that follow): remove defers it, and idle is called with its
-	// SHA-256 once the last read has ended. hold, when set, tells the
+	// reads keeps a blob in a bucket that is being read on this server
+	// from being removed (a bucket's object, unlike an open file, is gone
+	// for the reads that follow): remove defers it, and idle is called
+	// with its SHA-256 once the last read has ended. Blobs on disk are
+	// not counted: an open file is read to its end whatever happens to
+	// its name. hold, when set, tells the
 	// servers sharing the store of each read (SharedStore.HoldRead); the
 	// end of a read held so calls idle too, since another server may
 	// have left the removal to this one.
@@ -48,6 +50,10 @@ type readers struct {
 	open     map[string]int
 	removing map[string]int
 	waiting  map[string]bool
+	// waking counts the ends of reads calling idle; ended is signalled
+	// after each end (quiet waits on it).
+	waking int
+	ended  sync.Cond
 }
 
 const tmpPattern = "upload-*"
@@ -61,6 +67,7 @@ func openBlobs(dataDir string, keep blobStore, maxTemp int64) (*blobs, error) {
 	}
 	b := &blobs{keep: keep, tmp: filepath.Join(dataDir, "tmp"), max: maxTemp, held: map[string]int64{},
 		reads: readers{open: map[string]int{}, removing: map[string]int{}, waiting: map[string]bool{}}}
+	b.reads.ended.L = &b.reads.mu
 	if err := os.MkdirAll(b.tmp, 0o750); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
@@ -155,6 +162,9 @@ func (b *blobs) open(ctx context.Context, sha string) (blobFile, error) {
 	if !validSHA(sha) {
 		return nil, fmt.Errorf("invalid blob name %q: expected 64 hex digits", sha)
 	}
+	if _, ok := b.keep.(diskBlobs); ok {
+		return b.keep.open(ctx, sha)
+	}
 	var release func()
 	if b.hold != nil {
 		var err error
@@ -220,10 +230,28 @@ func (b *blobs) closed(sha string, held bool) {
 	wake := last && (r.waiting[sha] || held)
 	if wake {
 		delete(r.waiting, sha)
+		r.waking++
 	}
 	r.mu.Unlock()
 	if wake && b.idle != nil {
 		b.idle(sha)
+	}
+	r.mu.Lock()
+	if wake {
+		r.waking--
+	}
+	r.ended.Broadcast()
+	r.mu.Unlock()
+}
+
+// quiet waits until no blob is being read here and idle has been called
+// for every removal the reads held back (tests).
+func (b *blobs) quiet() {
+	r := &b.reads
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.open) > 0 || r.waking > 0 {
+		r.ended.Wait()
 	}
 }
 
