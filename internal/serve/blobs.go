@@ -34,10 +34,10 @@ type blobs struct {
 	// for the reads that follow): remove defers it, and idle is called
 	// with its SHA-256 once the last read has ended. Blobs on disk are
 	// not counted: an open file is read to its end whatever happens to
-	// its name. hold, when set, tells the
-	// servers sharing the store of each read (SharedStore.HoldRead); the
-	// end of a read held so calls idle too, since another server may
-	// have left the removal to this one.
+	// its name. hold, when set, tells the servers sharing the store of
+	// each read (SharedStore.HoldRead); the end of a read held so calls
+	// idle too, since another server may have left the removal to this
+	// one.
 	reads readers
 	idle  func(sha string)
 	hold  func(ctx context.Context, sha string) (release func(), err error)
