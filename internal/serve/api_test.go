@@ -282,6 +282,7 @@ func TestAuth(t *testing.T) {
 	if r := get(t, del); r.code != 404 {
 		t.Errorf("GET after DELETE = %d, want 404", r.code)
 	}
+	ts.settle()
 	if ok, err := ts.blobs.keep.exists(context.Background(), sha(data)); ok || err != nil {
 		t.Errorf("blob still stored after DELETE (%v)", err)
 	}

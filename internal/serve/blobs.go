@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +28,32 @@ type blobs struct {
 	mu   sync.Mutex
 	used int64
 	held map[string]int64
+
+	// reads keeps a blob in a bucket that is being read on this server
+	// from being removed (a bucket's object, unlike an open file, is gone
+	// for the reads that follow): remove defers it, and idle is called
+	// with its SHA-256 once the last read has ended. Blobs on disk are
+	// not counted: an open file is read to its end whatever happens to
+	// its name. hold, when set, tells the servers sharing the store of
+	// each read (SharedStore.HoldRead); the end of a read held so calls
+	// idle too, since another server may have left the removal to this
+	// one.
+	reads readers
+	idle  func(sha string)
+	hold  func(ctx context.Context, sha string) (release func(), err error)
+}
+
+// readers counts the open reads of each blob, and the blobs being removed
+// (those open refuses) or whose removal waits for their reads to end.
+type readers struct {
+	mu       sync.Mutex
+	open     map[string]int
+	removing map[string]int
+	waiting  map[string]bool
+	// waking counts the ends of reads calling idle; ended is signalled
+	// after each end (quiet waits on it).
+	waking int
+	ended  sync.Cond
 }
 
 const tmpPattern = "upload-*"
@@ -38,7 +65,9 @@ func openBlobs(dataDir string, keep blobStore, maxTemp int64) (*blobs, error) {
 	if keep == nil {
 		keep = diskBlobs(filepath.Join(dataDir, "blobs"))
 	}
-	b := &blobs{keep: keep, tmp: filepath.Join(dataDir, "tmp"), max: maxTemp, held: map[string]int64{}}
+	b := &blobs{keep: keep, tmp: filepath.Join(dataDir, "tmp"), max: maxTemp, held: map[string]int64{},
+		reads: readers{open: map[string]int{}, removing: map[string]int{}, waiting: map[string]bool{}}}
+	b.reads.ended.L = &b.reads.mu
 	if err := os.MkdirAll(b.tmp, 0o750); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
@@ -127,23 +156,133 @@ func (w *quotaWriter) Write(p []byte) (int, error) {
 	return w.f.Write(p)
 }
 
-// open opens the blob sha for reading.
+// open opens the blob sha for reading; until the blob is closed, remove
+// leaves it. A blob being removed is not found.
 func (b *blobs) open(ctx context.Context, sha string) (blobFile, error) {
 	if !validSHA(sha) {
 		return nil, fmt.Errorf("invalid blob name %q: expected 64 hex digits", sha)
 	}
-	return b.keep.open(ctx, sha)
+	if _, ok := b.keep.(diskBlobs); ok {
+		return b.keep.open(ctx, sha)
+	}
+	var release func()
+	if b.hold != nil {
+		var err error
+		if release, err = b.hold(ctx, sha); err != nil {
+			return nil, fmt.Errorf("reading blob %s: %w", sha, err)
+		}
+	}
+	r := &b.reads
+	r.mu.Lock()
+	if r.removing[sha] > 0 {
+		r.mu.Unlock()
+		if release != nil {
+			release()
+		}
+		return nil, fmt.Errorf("blob %s is being removed: %w", sha, fs.ErrNotExist)
+	}
+	r.open[sha]++
+	r.mu.Unlock()
+	f := &readBlob{b: b, sha: sha, release: release}
+	var err error
+	if f.blobFile, err = b.keep.open(ctx, sha); err != nil {
+		f.end()
+		return nil, err
+	}
+	return f, nil
 }
 
-// remove deletes the blob sha; a missing blob is not an error.
-func (b *blobs) remove(ctx context.Context, sha string) error {
+// readBlob is an open blob that counts as a read until it is closed.
+type readBlob struct {
+	blobFile
+	b       *blobs
+	sha     string
+	release func() // of the read's hold, or nil
+	once    sync.Once
+}
+
+func (f *readBlob) Close() error {
+	err := f.blobFile.Close()
+	f.end()
+	return err
+}
+
+// end ends the read, once.
+func (f *readBlob) end() {
+	f.once.Do(func() {
+		if f.release != nil {
+			f.release()
+		}
+		f.b.closed(f.sha, f.release != nil)
+	})
+}
+
+// closed ends a read of the blob sha, calling idle if it was the last
+// here and a removal waits for it, or may (held: another server's).
+func (b *blobs) closed(sha string, held bool) {
+	r := &b.reads
+	r.mu.Lock()
+	r.open[sha]--
+	last := r.open[sha] == 0
+	if last {
+		delete(r.open, sha)
+	}
+	wake := last && (r.waiting[sha] || held)
+	if wake {
+		delete(r.waiting, sha)
+		r.waking++
+	}
+	r.mu.Unlock()
+	if wake && b.idle != nil {
+		b.idle(sha)
+	}
+	r.mu.Lock()
+	if wake {
+		r.waking--
+	}
+	r.ended.Broadcast()
+	r.mu.Unlock()
+}
+
+// quiet waits until no blob is being read here and idle has been called
+// for every removal the reads held back (tests).
+func (b *blobs) quiet() {
+	r := &b.reads
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.open) > 0 || r.waking > 0 {
+		r.ended.Wait()
+	}
+}
+
+// remove deletes the blob sha; a missing blob is not an error. While a
+// read of it is open here, it is not removed: deferred reports so, and
+// idle is called once the reads have ended, for the caller to decide
+// again (a record may hold the blob by then).
+func (b *blobs) remove(ctx context.Context, sha string) (deferred bool, err error) {
 	if !validSHA(sha) {
-		return fmt.Errorf("invalid blob name %q: expected 64 hex digits", sha)
+		return false, fmt.Errorf("invalid blob name %q: expected 64 hex digits", sha)
 	}
+	r := &b.reads
+	r.mu.Lock()
+	if r.open[sha] > 0 {
+		r.waiting[sha] = true
+		r.mu.Unlock()
+		return true, nil
+	}
+	r.removing[sha]++
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.removing[sha]--; r.removing[sha] == 0 {
+			delete(r.removing, sha)
+		}
+		r.mu.Unlock()
+	}()
 	if err := b.keep.remove(ctx, sha); err != nil {
-		return fmt.Errorf("removing blob %s: %w", sha, err)
+		return false, fmt.Errorf("removing blob %s: %w", sha, err)
 	}
-	return nil
+	return false, nil
 }
 
 // local returns a file on disk holding the blob sha, for the analysis of

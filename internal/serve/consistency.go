@@ -94,7 +94,7 @@ func (s *Server) sweepOne(ctx context.Context, sha string) (bool, error) {
 	if used || err != nil || s.lockEpoch() != epoch {
 		return false, err
 	}
-	return true, s.blobs.remove(ctx, sha)
+	return s.removeBlob(ctx, sha)
 }
 
 // unmatched compares the blobs that records hold with those keep holds:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/tracegap/tracegap/internal/inputs"
 	"io"
+	"io/fs"
 	"math"
 	"mime"
 	"mime/multipart"
@@ -397,9 +398,9 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		s.rawJob(w, r, rec)
 		return
 	}
-	f, err := s.blobs.open(r.Context(), rec.SHA256)
+	f, err := s.openRaw(r, rec, rec.SHA256, "trace "+id+": opening stored file")
 	if err != nil {
-		s.fail(w, r, fmt.Errorf("trace %s: opening stored file: %w", id, err))
+		s.fail(w, r, err)
 		return
 	}
 	defer f.Close()
@@ -407,6 +408,22 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": rawName(rec, f)}))
 	w.Header().Set("ETag", `"`+rec.SHA256+`"`)
 	http.ServeContent(w, r, "", rec.Created, f)
+}
+
+// openRaw opens the blob sha of rec for its download, failing with what
+// it was doing. A blob not found because rec has been deleted since it
+// was read is a 404, as rec is now.
+func (s *Server) openRaw(r *http.Request, rec Record, sha, what string) (blobFile, error) {
+	f, err := s.blobs.open(r.Context(), sha)
+	if err == nil {
+		return f, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, gerr := s.store.Get(r.Context(), rec.ID); errors.Is(gerr, ErrNotFound) {
+			return nil, notFound(gerr, rec.ID)
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", what, err)
 }
 
 // rawName names a trace's download: its upload's name, with its format's
@@ -444,9 +461,9 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 			return
 		}
 		names[i] = name
-		f, err := s.blobs.open(r.Context(), file.SHA256)
+		f, err := s.openRaw(r, rec, file.SHA256, "job "+rec.ID+": opening stored file "+file.Name)
 		if err != nil {
-			s.fail(w, r, fmt.Errorf("job %s: opening stored file %s: %w", rec.ID, file.Name, err))
+			s.fail(w, r, err)
 			return
 		}
 		files[i] = f

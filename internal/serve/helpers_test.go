@@ -161,6 +161,22 @@ func (ts *testServer) sweptAll() {
 	}
 }
 
+// settle waits until the downloads that ts and its peer serve have ended
+// and the removals of blobs that they held back are done: a client has
+// the whole answer a little before its server has closed the blob.
+func (ts *testServer) settle() {
+	replicas := []*testServer{ts}
+	if ts.peer != nil {
+		replicas = append(replicas, ts.peer)
+	}
+	for _, r := range replicas {
+		r.blobs.quiet()
+	}
+	for _, r := range replicas {
+		r.later.wg.Wait()
+	}
+}
+
 // stop shuts the server down and closes its store; it may be called twice.
 func (ts *testServer) stop(t *testing.T) {
 	t.Helper()
@@ -297,6 +313,7 @@ func sha(b []byte) string {
 // directory are empty.
 func assertNothingStored(t *testing.T, ts *testServer) {
 	t.Helper()
+	ts.settle()
 	_, total, err := ts.store.List(context.Background(), ListQuery{Limit: 1})
 	if err != nil || total != 0 {
 		t.Errorf("store holds %d traces (err %v), want 0", total, err)

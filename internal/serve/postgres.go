@@ -18,7 +18,7 @@ import (
 
 // postgresMigrations build the PostgreSQL schema, as sqliteMigrations do
 // SQLite's; the first is the shape SQLite's reached at its version 5, the
-// second its version 6.
+// second its version 6, the third its version 7.
 // Never edit a released migration; append.
 var postgresMigrations = []string{
 	`CREATE TABLE traces (
@@ -52,6 +52,26 @@ var postgresMigrations = []string{
 	// The store's id, as SQLite's migration 6.
 	`CREATE TABLE store (id TEXT NOT NULL);
 	INSERT INTO store (id) VALUES (replace(gen_random_uuid()::text, '-', ''));`,
+	// The count of records, as SQLite's migration 7, over 16 rows (a
+	// record counts in the row of its seq modulo 16), so that uploads
+	// stored at once by several servers seldom wait for one row's lock.
+	// The lock on traces keeps records from being written between the
+	// count and the triggers.
+	`LOCK TABLE traces IN SHARE ROW EXCLUSIVE MODE;
+	CREATE TABLE trace_count (slot INTEGER PRIMARY KEY, n BIGINT NOT NULL);
+	INSERT INTO trace_count (slot, n) SELECT s, 0 FROM generate_series(0, 15) s;
+	UPDATE trace_count SET n = (SELECT COUNT(*) FROM traces) WHERE slot = 0;
+	CREATE FUNCTION traces_count() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF TG_OP = 'INSERT' THEN
+			UPDATE trace_count SET n = n + 1 WHERE slot = NEW.seq % 16;
+		ELSE
+			UPDATE trace_count SET n = n - 1 WHERE slot = OLD.seq % 16;
+		END IF;
+		RETURN NULL;
+	END $$;
+	CREATE TRIGGER traces_counted AFTER INSERT OR DELETE ON traces
+		FOR EACH ROW EXECUTE FUNCTION traces_count();`,
 }
 
 // migrationLock is the advisory lock the migrations run under: a key of
@@ -168,6 +188,62 @@ func lockKey(sha string) int64 {
 	return int64(binary.BigEndian.Uint64(b[:8]))
 }
 
+// readKey is the advisory lock key, of the two-integer form, that the
+// servers reading the blob of a content hold shared (pgLocks.reads): apart
+// from the content's own lock, a bigint, which uploads hold.
+func readKey(sha string) (hi, lo int32) {
+	k := lockKey(sha)
+	return int32(k >> 32), int32(k)
+}
+
+// The queries on a blob's read lock: a read holds it shared; a removal
+// takes it alone, which it can while no other server reads.
+const (
+	tryRead       = `SELECT pg_try_advisory_lock_shared($1, $2)`
+	endRead       = `SELECT pg_advisory_unlock_shared($1, $2)`
+	tryRemoval    = `SELECT pg_try_advisory_lock($1, $2)`
+	endRemoval    = `SELECT pg_advisory_unlock($1, $2)`
+	maxLockPoll   = 250 * time.Millisecond
+	firstLockPoll = 10 * time.Millisecond
+)
+
+// readLock runs one of the read lock's queries for sha, as try does.
+func (l *pgLocks) readLock(ctx context.Context, query, sha string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	hi, lo := readKey(sha)
+	var ok bool
+	err := l.do(ctx, func(c *sql.Conn) error {
+		return c.QueryRowContext(ctx, query, hi, lo).Scan(&ok)
+	})
+	return ok, err
+}
+
+// read holds the read lock of sha shared, waiting (as lock does) while
+// another server removes the blob.
+func (l *pgLocks) read(ctx context.Context, sha string) error {
+	return poll(ctx, func() (bool, error) { return l.readLock(ctx, tryRead, sha) })
+}
+
+// poll calls try until it succeeds or fails, from 10 ms to 250 ms apart.
+func poll(ctx context.Context, try func() (bool, error)) error {
+	wait := firstLockPoll
+	for {
+		ok, err := try()
+		if ok || err != nil {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		wait = min(2*wait, maxLockPoll)
+	}
+}
+
 // try takes the lock of sha if no other server holds it. The query is not
 // cancelled with ctx: a query cut short would cost the connection, and the
 // locks the other uploads hold on it.
@@ -184,21 +260,7 @@ func (l *pgLocks) try(ctx context.Context, sha string) (bool, error) {
 // lock takes the lock of sha, waiting (polling, from 10 ms to 250 ms
 // apart) while another server holds it.
 func (l *pgLocks) lock(ctx context.Context, sha string) error {
-	wait := 10 * time.Millisecond
-	for {
-		ok, err := l.try(ctx, sha)
-		if ok || err != nil {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-		wait = min(2*wait, 250*time.Millisecond)
-	}
+	return poll(ctx, func() (bool, error) { return l.try(ctx, sha) })
 }
 
 // unlock releases the lock of sha. A lock lost with its connection is

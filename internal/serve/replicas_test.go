@@ -185,6 +185,9 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("GET of a deleted trace = %d, want 404", r.code)
 		}
 	}
+	for _, ts := range servers {
+		ts.settle()
+	}
 	if ok, err := servers[0].blobs.keep.exists(context.Background(), sha(u.data[3])); ok || err != nil {
 		t.Errorf("deleted trace's blob still stored (%v)", err)
 	}

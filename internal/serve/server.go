@@ -168,6 +168,14 @@ type Server struct {
 
 	stopSweep func()
 	swept     chan struct{} // closed when the start's sweep has ended
+
+	// later runs the removals of blobs that waited for their downloads
+	// (dropLater); Close waits for them.
+	later struct {
+		sync.Mutex
+		wg     sync.WaitGroup
+		closed bool
+	}
 }
 
 // New opens the data directory (creating it, applying database migrations)
@@ -216,6 +224,10 @@ func New(cfg Config) (*Server, error) {
 		admit:   newAdmission(cfg.MaxAnalyses, cfg.MaxMemory, cfg.MaxQueue),
 		lock:    lock,
 		shaBusy: map[string]chan struct{}{},
+	}
+	b.idle = s.dropLater
+	if sh, ok := st.(SharedStore); ok {
+		b.hold = sh.HoldRead
 	}
 	s.startSweep()
 	s.routes()
@@ -286,6 +298,10 @@ func (s *Server) Store() Store { return s.store }
 func (s *Server) Close() error {
 	s.stopSweep()
 	<-s.swept
+	s.later.Lock()
+	s.later.closed = true
+	s.later.Unlock()
+	s.later.wg.Wait()
 	err := s.store.Close()
 	if lerr := s.lock.release(); err == nil {
 		err = lerr

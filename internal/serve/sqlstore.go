@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -68,6 +69,20 @@ var sqliteMigrations = []string{
 	// each other's blobs away.
 	`CREATE TABLE IF NOT EXISTS store (id TEXT NOT NULL);
 	INSERT INTO store (id) SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM store);`,
+	// The count of records, which every page of the list gives, kept by
+	// triggers in the transaction that inserts or deletes a record rather
+	// than counted each time (COUNT(*) reads every row).
+	`CREATE TABLE IF NOT EXISTS trace_count (slot INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+	DELETE FROM trace_count;
+	INSERT INTO trace_count (slot, n) SELECT 0, COUNT(*) FROM traces;
+	DROP TRIGGER IF EXISTS traces_counted;
+	CREATE TRIGGER traces_counted AFTER INSERT ON traces BEGIN
+		UPDATE trace_count SET n = n + 1 WHERE slot = 0;
+	END;
+	DROP TRIGGER IF EXISTS traces_uncounted;
+	CREATE TRIGGER traces_uncounted AFTER DELETE ON traces BEGIN
+		UPDATE trace_count SET n = n - 1 WHERE slot = 0;
+	END;`,
 }
 
 // SchemaVersion is the SQLite schema version this build writes.
@@ -288,25 +303,39 @@ func (s *SQLStore) record(ctx context.Context, q querier, column, v string) (Rec
 	if err != nil {
 		return Record{}, err
 	}
-	return rec, s.files(ctx, q, &rec)
+	recs := []Record{rec}
+	err = s.files(ctx, q, recs)
+	return recs[0], err
 }
 
-// files reads a job's files into rec.
-func (s *SQLStore) files(ctx context.Context, q querier, rec *Record) error {
-	if rec.Kind != KindJob {
+// files reads the files of the jobs among recs into them, in one query.
+func (s *SQLStore) files(ctx context.Context, q querier, recs []Record) error {
+	jobs := map[string]*Record{}
+	var args []any
+	for i := range recs {
+		if recs[i].Kind == KindJob {
+			jobs[recs[i].ID] = &recs[i]
+			args = append(args, recs[i].ID)
+		}
+	}
+	if len(args) == 0 {
 		return nil
 	}
-	rows, err := q.QueryContext(ctx, s.d.bind(`SELECT name, sha256, size FROM job_files WHERE job_id = ? ORDER BY idx`), rec.ID)
+	in := strings.TrimSuffix(strings.Repeat("?, ", len(args)), ", ")
+	rows, err := q.QueryContext(ctx, s.d.bind(`SELECT job_id, name, sha256, size FROM job_files WHERE job_id IN (`+in+`) ORDER BY job_id, idx`), args...)
 	if err != nil {
-		return fmt.Errorf("reading the files of %s: %w", rec.ID, err)
+		return fmt.Errorf("reading the files of %d jobs: %w", len(args), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
+		var id string
 		var f File
-		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size); err != nil {
-			return fmt.Errorf("reading the files of %s: %w", rec.ID, err)
+		if err := rows.Scan(&id, &f.Name, &f.SHA256, &f.Size); err != nil {
+			return fmt.Errorf("reading the files of %d jobs: %w", len(args), err)
 		}
-		rec.Files = append(rec.Files, f)
+		if rec := jobs[id]; rec != nil {
+			rec.Files = append(rec.Files, f)
+		}
 	}
 	return rows.Err()
 }
@@ -370,8 +399,8 @@ func (s *SQLStore) report(ctx context.Context, id, column string) ([]byte, error
 // List implements Store.
 func (s *SQLStore) List(ctx context.Context, q ListQuery) ([]Record, int, error) {
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM traces`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("counting traces: %w", err)
+	if err := s.db.QueryRowContext(ctx, `SELECT CAST(SUM(n) AS BIGINT) FROM trace_count`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("reading the count of traces: %w", err)
 	}
 	limit := max(q.Limit, 1)
 	var rows *sql.Rows
@@ -396,11 +425,9 @@ func (s *SQLStore) List(ctx context.Context, q ListQuery) ([]Record, int, error)
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("listing traces: %w", err)
 	}
-	rows.Close() // before the files' queries: the pool may hold one connection
-	for i := range recs {
-		if err := s.files(ctx, s.db, &recs[i]); err != nil {
-			return nil, 0, err
-		}
+	rows.Close() // before the files' query: the pool may hold one connection
+	if err := s.files(ctx, s.db, recs); err != nil {
+		return nil, 0, err
 	}
 	return recs, total, nil
 }
@@ -481,6 +508,28 @@ func (s *SQLStore) TryLockContent(ctx context.Context, sha string) (unlock func(
 		return nil, false, err
 	}
 	return func() { s.locks.unlock(sha) }, true, nil
+}
+
+// HoldRead implements SharedStore.
+func (s *SQLStore) HoldRead(ctx context.Context, sha string) (release func(), err error) {
+	if s.locks == nil {
+		return nil, nil
+	}
+	if err := s.locks.read(ctx, sha); err != nil {
+		return nil, err
+	}
+	return func() { s.locks.readLock(context.Background(), endRead, sha) }, nil
+}
+
+// TryRemoval implements SharedStore.
+func (s *SQLStore) TryRemoval(ctx context.Context, sha string) (release func(), ok bool, err error) {
+	if s.locks == nil {
+		return func() {}, true, nil
+	}
+	if ok, err := s.locks.readLock(ctx, tryRemoval, sha); !ok || err != nil {
+		return nil, false, err
+	}
+	return func() { s.locks.readLock(context.Background(), endRemoval, sha) }, true, nil
 }
 
 // ID implements Store.

@@ -156,6 +156,14 @@ type SharedStore interface {
 	LockContent(ctx context.Context, sha string) (unlock func(), err error)
 	// TryLockContent takes the lock of sha if no server holds it.
 	TryLockContent(ctx context.Context, sha string) (unlock func(), ok bool, err error)
+	// HoldRead tells the other servers that this one reads the blob sha,
+	// until release, waiting while one removes it; release is nil on a
+	// store that one server holds, where there is no other.
+	HoldRead(ctx context.Context, sha string) (release func(), err error)
+	// TryRemoval takes the right to remove the blob sha, which no other
+	// server has while one reads it (HoldRead): ok is false then, and that
+	// server is to remove it once its reads end.
+	TryRemoval(ctx context.Context, sha string) (release func(), ok bool, err error)
 	// LockEpoch changes whenever this server's locks may have been lost
 	// (PostgreSQL drops them with their connection): what was done under
 	// locks taken before the change is checked again.

@@ -16,9 +16,9 @@ import (
 // openers open a fresh store of each kind: SQLite in a temporary file,
 // and PostgreSQL in a new database of a real server (skipped where none
 // can start, except under CI).
-var openers = map[string]func(t *testing.T) (Store, error){
-	"sqlite": func(t *testing.T) (Store, error) { return OpenSQLite(t.TempDir() + "/t.db") },
-	"postgres": func(t *testing.T) (Store, error) {
+var openers = map[string]func(t testing.TB) (Store, error){
+	"sqlite": func(t testing.TB) (Store, error) { return OpenSQLite(t.TempDir() + "/t.db") },
+	"postgres": func(t testing.TB) (Store, error) {
 		return OpenPostgres(context.Background(), testservers.Postgres(t))
 	},
 }
@@ -143,6 +143,9 @@ func exerciseStore(t *testing.T, st Store) {
 	if used, _ := st.Referenced(ctx, testSHA(77)); used {
 		t.Error("a deleted job's rank still referenced")
 	}
+	if page, total, err := st.List(ctx, ListQuery{Limit: 10}); err != nil || total != 5 || len(page) != 5 {
+		t.Errorf("List after a delete = %d records (total %d), %v; want 5 of 5", len(page), total, err)
+	}
 	if _, err := st.Delete(ctx, job.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second Delete: %v, want ErrNotFound", err)
 	}
@@ -151,6 +154,83 @@ func exerciseStore(t *testing.T, st Store) {
 	}
 	if err := st.Ping(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// uncount undoes each dialect's migration that keeps the count of
+// records, for TestStoreCounts to apply it again.
+var uncount = map[string]string{
+	"SQLite":     `DROP TRIGGER traces_counted; DROP TRIGGER traces_uncounted; DROP TABLE trace_count;`,
+	"PostgreSQL": `DROP TRIGGER traces_counted ON traces; DROP FUNCTION traces_count; DROP TABLE trace_count;`,
+}
+
+// TestStoreCounts checks the count of records that List gives: set by
+// the migration that keeps it from the records already stored, then kept
+// by inserts and deletes made together, whose seqs share the rows of the
+// count.
+func TestStoreCounts(t *testing.T) {
+	for name, open := range openers {
+		t.Run(name, func(t *testing.T) {
+			st, err := open(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			s := st.(*SQLStore)
+			ctx := context.Background()
+			put := func(n int) {
+				t.Helper()
+				rec, rep := testRecord(n, KindTrace)
+				if _, err := s.Put(ctx, rec, rep); err != nil {
+					t.Errorf("Put %d: %v", n, err)
+				}
+			}
+			for n := 1; n <= 3; n++ {
+				put(n)
+			}
+			if _, err := s.db.ExecContext(ctx, uncount[s.d.name]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.db.ExecContext(ctx, s.d.bind(`UPDATE schema_version SET version = ?`), len(s.d.migrations)-1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wantTotal(t, s, 3)
+			var wg sync.WaitGroup
+			for n := 4; n <= 40; n++ {
+				wg.Go(func() { put(n) })
+			}
+			for n := 1; n <= 3; n++ {
+				wg.Go(func() {
+					if _, err := s.Delete(ctx, testSHA(n)[:IDLen]); err != nil {
+						t.Errorf("Delete %d: %v", n, err)
+					}
+				})
+			}
+			wg.Wait()
+			if rec, rep := testRecord(4, KindTrace); !isExists(s.Put(ctx, rec, rep)) {
+				t.Error("Put of stored content: want ErrExists")
+			}
+			wantTotal(t, s, 37)
+		})
+	}
+}
+
+func isExists(_ Record, err error) bool { return errors.Is(err, ErrExists) }
+
+// wantTotal checks that List's total and a count of the records are both
+// want.
+func wantTotal(t *testing.T, s *SQLStore, want int) {
+	t.Helper()
+	_, total, err := s.List(context.Background(), ListQuery{Limit: 1})
+	var counted int
+	if cerr := s.db.QueryRow(`SELECT COUNT(*) FROM traces`).Scan(&counted); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil || total != want || counted != want {
+		t.Errorf("List's total = %d, %v, COUNT(*) = %d; want %d", total, err, counted, want)
 	}
 }
 
@@ -250,6 +330,84 @@ func TestPostgresContentLocks(t *testing.T) {
 	cancel()
 	if tb := <-got; !errors.Is(tb.err, context.Canceled) {
 		t.Errorf("LockContent cancelled while held elsewhere: %v, want context.Canceled", tb.err)
+	}
+}
+
+// TestPostgresReadLocks checks the read locks that keep a blob another
+// server reads from being removed: removal is refused while any read
+// holds it, reads of two servers and of one server twice included, and a
+// read waits while a removal holds it; the content's own lock is apart.
+func TestPostgresReadLocks(t *testing.T) {
+	dsn := testservers.Postgres(t)
+	var stores [2]*SQLStore
+	for i := range stores {
+		s, err := OpenPostgres(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	a, b := stores[0], stores[1]
+	ctx := context.Background()
+	sha := testSHA(42)
+	canRemove := func(want bool) {
+		t.Helper()
+		release, ok, err := b.TryRemoval(ctx, sha)
+		if ok != want || err != nil {
+			t.Fatalf("TryRemoval = %v, %v; want %v", ok, err, want)
+		}
+		if ok {
+			release()
+		}
+	}
+	var releases []func()
+	for _, s := range []*SQLStore{a, a, b} {
+		r, err := s.HoldRead(ctx, sha)
+		if err != nil || r == nil {
+			t.Fatalf("HoldRead: %v", err)
+		}
+		releases = append(releases, r)
+	}
+	canRemove(false)
+	releases[0]()
+	canRemove(false) // a still reads once
+	releases[1]()
+	canRemove(true) // b's own read does not stop b
+	releases[2]()
+	canRemove(true)
+	if unlock, ok, err := a.TryLockContent(ctx, sha); !ok || err != nil {
+		t.Errorf("TryLockContent beside the read locks = %v, %v; want true", ok, err)
+	} else {
+		unlock()
+	}
+
+	release, ok, err := b.TryRemoval(ctx, sha)
+	if !ok || err != nil {
+		t.Fatalf("TryRemoval = %v, %v", ok, err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		r, err := a.HoldRead(ctx, sha)
+		if err == nil {
+			r()
+		}
+		got <- err
+	}()
+	release()
+	if err := <-got; err != nil {
+		t.Errorf("HoldRead after the removal: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	release, _, _ = b.TryRemoval(ctx, sha)
+	defer release()
+	go func() { _, err := a.HoldRead(cctx, sha); got <- err }()
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Errorf("HoldRead cancelled during a removal: %v, want context.Canceled", err)
+	}
+	if r, err := (&SQLStore{}).HoldRead(ctx, sha); r != nil || err != nil {
+		t.Errorf("HoldRead on a store one server holds = %v, %v; want nothing to release", r != nil, err)
 	}
 }
 

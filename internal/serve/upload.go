@@ -315,13 +315,64 @@ func (s *Server) lockEpoch() uint64 {
 // dropBlob removes the blob sha unless a record still holds it. The caller
 // holds the blob's lock, taken in epoch: if the locks may have been lost
 // since, an upload elsewhere may be storing the blob, and it is left, for
-// the sweep of a later start to remove if no record holds it then.
+// the sweep of a later start to remove if no record holds it then. A blob
+// that this server is reading (a download) is removed once the reads have
+// ended (dropLater).
 func (s *Server) dropBlob(ctx context.Context, sha string, epoch uint64) error {
 	used, err := s.store.Referenced(ctx, sha)
 	if err != nil || used || s.lockEpoch() != epoch {
 		return err
 	}
-	return s.blobs.remove(ctx, sha)
+	_, err = s.removeBlob(ctx, sha)
+	return err
+}
+
+// removeBlob removes the blob sha, which no record holds, under its
+// content's lock, and reports whether it did. It leaves a blob that a
+// download reads: on another server sharing the store, which removes it
+// once its reads end (dropLater), or on this one (blobs.remove).
+func (s *Server) removeBlob(ctx context.Context, sha string) (bool, error) {
+	if sh, ok := s.store.(SharedStore); ok {
+		release, ok, err := sh.TryRemoval(ctx, sha)
+		if !ok || err != nil {
+			return false, err
+		}
+		defer release()
+	}
+	deferred, err := s.blobs.remove(ctx, sha)
+	return !deferred && err == nil, err
+}
+
+// dropLater is dropBlob, in the background under the blob's lock, for a
+// blob whose removal may have waited for the reads of it here to end
+// (blobs.idle). A removal that fails, or comes after Close, leaves the
+// blob to the sweep of a later start.
+func (s *Server) dropLater(sha string) {
+	s.later.Lock()
+	defer s.later.Unlock()
+	if s.later.closed {
+		return
+	}
+	s.later.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		used, err := s.store.Referenced(ctx, sha) // mostly: no lock to take
+		if used {
+			return
+		}
+		epoch := s.lockEpoch()
+		var unlock func()
+		if err == nil {
+			unlock, err = s.lockContent(ctx, sha)
+		}
+		if err == nil {
+			err = s.dropBlob(ctx, sha, epoch)
+			unlock()
+		}
+		if err != nil && s.cfg.Log != nil {
+			s.cfg.Log.Printf("removing blob %s once its downloads ended: %v (the next start removes it)", sha, err)
+		}
+	})
 }
 
 // lockAll takes the locks of every content in shas, in sorted order so that
