@@ -74,15 +74,15 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 	return jr, err
 }
 
-// nameURLJob names a job whose ranks' traces are objects by the URL of
+// nameURLJob names a job whose ranks' inputs are objects by the URL of
 // the directory they share: the merge names a job by filepath.Dir of its
-// first rank's trace when every rank's is in one directory, which would
+// first rank's input when every rank's is in one directory, which would
 // take a URL apart.
 func nameURLJob(jr *job.Result) {
-	if len(jr.Ranks) == 0 || jr.Ranks[0].Result == nil {
+	if len(jr.Ranks) == 0 {
 		return
 	}
-	first := jr.Ranks[0].Result.Source.Path
+	first := jr.Ranks[0].From
 	if objects.IsURL(first) && jr.Overall.Source.Path == filepath.Dir(first) {
 		jr.Overall.Source.Path = objects.Dir(first)
 	}
