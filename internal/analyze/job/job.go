@@ -366,7 +366,9 @@ func Merge(sums []*Summary, opt analyze.Options) (*Result, error) {
 	if world > len(sums) {
 		j.note(NoteMissingRanks, len(sums), world)
 	}
-	j.run()
+	if err := j.run(); err != nil {
+		return nil, err
+	}
 	return j.res, nil
 }
 
@@ -469,12 +471,17 @@ func newAnalysis(sums []*Summary, nums []int, opt analyze.Options) *analysis {
 	return j
 }
 
-func (j *analysis) run() {
+// run analyses the job; it refuses ranks that cannot be one job's
+// (apart).
+func (j *analysis) run() error {
 	for _, r := range j.ranks {
 		r.collect()
 	}
 	j.match()
 	j.align()
+	if err := j.apart(); err != nil {
+		return err
+	}
 	for _, g := range j.groups {
 		g.waits()
 	}
@@ -495,6 +502,7 @@ func (j *analysis) run() {
 	j.steps()
 	j.overall()
 	j.facts()
+	return nil
 }
 
 // facts completes what the job's findings and reasons are written from
