@@ -132,22 +132,53 @@ func ExpandArgs(args []string) ([]string, []inputs.Skipped, error) {
 // when they look like the ranks of one job (LooksLikeJob). Each input is
 // looked into once.
 func JobInputs(paths []string) bool {
+	isJob, _ := JobInputsClash(paths)
+	return isJob
+}
+
+// RankClash is two inputs that name the same rank of a job of more than
+// one rank: an annotated or renamed copy of a rank's trace, or ranks of
+// two runs.
+type RankClash struct {
+	First, Second string
+	Rank, World   int
+}
+
+// JobInputsClash is JobInputs that also returns, when the inputs are not
+// a job, the first two that name the same rank of a world of more than
+// one rank (nil when none do).
+func JobInputsClash(paths []string) (bool, *RankClash) {
 	heads := lookIntoAll(paths)
 	for _, h := range heads {
 		if h.summary {
-			return true
+			return true, nil
 		}
 	}
 	if len(heads) < 2 {
-		return false
+		return false, nil
 	}
 	ranks := newRankSet()
-	for _, h := range heads {
+	for i, h := range heads {
 		if !ranks.add(h) {
-			return false
+			return false, clashOf(paths, heads, i)
 		}
 	}
-	return true
+	return true, nil
+}
+
+// clashOf returns the clash of input i with an earlier input naming the
+// same rank of a world of more than one, or nil.
+func clashOf(paths []string, heads []inputHead, i int) *RankClash {
+	h := heads[i]
+	if !h.ranked || h.world < 2 {
+		return nil
+	}
+	for k, o := range heads[:i] {
+		if o.ranked && o.rank == h.rank && o.world == h.world {
+			return &RankClash{First: paths[k], Second: paths[i], Rank: h.rank, World: h.world}
+		}
+	}
+	return nil
 }
 
 // SummarizeFile summarizes the trace at path ("-" is Stdin) as Summarize
