@@ -44,3 +44,28 @@ func stackHintFor(f analyze.Framework, frames bool) string {
 	}
 	return "The trace has no Python frames, so no call site can be named: " + how + "."
 }
+
+// jobSitesHint is a job's stack hint when its ranks' traces name lines of
+// the user's code: the job's report names no call site of its own.
+const jobSitesHint = "A job's report names no call site of its own: analyse a rank alone (tracegap analyze --no-job RANK-TRACE) for the lines of your code that held its device idle."
+
+// JobStackHint is the stack hint of a job's overall result, which names no
+// call site: how to record Python stacks (the first rank's hint that has
+// one, in the ranks' order), else where the ranks' call sites are named.
+// Ranks without device work are skipped; none with it gives "".
+func JobStackHint(ranks []*analyze.Result) string {
+	active := false
+	for _, r := range ranks {
+		if r == nil || r.Verdict == analyze.NoDevice {
+			continue
+		}
+		if r.StackHint != "" {
+			return r.StackHint
+		}
+		active = true
+	}
+	if active {
+		return jobSitesHint
+	}
+	return ""
+}

@@ -32,7 +32,7 @@ func (a *adviser) stalledFinding(share float64) analyze.Finding {
 		ID: FindStalledDevice,
 		Message: fmt.Sprintf("The %s had the work that ended its gaps already queued, and still idled for %s, %s of the window: it waited on a dependency, not on the host. What the trace shows it waited on: %s.",
 			dev, human.Duration(r.Idle.Of(analyze.Stall)), human.Share(share), strings.Join(parts, "; ")),
-		Fix:   "Look at what the queued work waits on, not at the host: the events one stream waits on (cudaStreamWaitEvent) and the work on the other stream that records them, collectives waiting on slower ranks (analyse every rank's trace together: tracegap job), and the nodes inside CUDA graph replays (profile them with nsys --cuda-graph-trace=node). Removing host syncs or adding loader workers will not close these gaps.",
+		Fix:   "Look at what the queued work waits on, not at the host: the events one stream waits on (cudaStreamWaitEvent) and the work on the other stream that records them, collectives waiting on slower ranks (analyse every rank's trace together: tracegap analyze --job RANK0 RANK1 ..., or the folder holding them), and the nodes inside CUDA graph replays (profile them with nsys profile --cuda-graph-trace=node). Removing host syncs or adding loader workers will not close these gaps.",
 		Idle:  r.Idle.Of(analyze.Stall),
 		Share: share,
 		Calls: calls,

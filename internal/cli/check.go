@@ -96,6 +96,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if r, ok := f.checkJob(fs.Args()); ok {
 		results = []checkResult{r}
 	} else {
+		f.job.warnClash(stderr)
 		results = f.checkAll(fs.Args())
 	}
 	status := f.print(results, stdout, stderr)

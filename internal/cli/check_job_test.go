@@ -109,3 +109,18 @@ func TestCheckJobRealTraces(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckJobSARIFStackHint: a failed check of a job gives one SARIF
+// result without a location (a job's report names no call site), and it
+// says how to record the Python frames, as a single trace's does.
+func TestCheckJobSARIFStackHint(t *testing.T) {
+	dir := filepath.Join(realtraces.Dir(t), "param-dlrm-8ranks")
+	code, out, errs := runCmd("check", "--format", "sarif", "--fail-on", "host-bound", dir)
+	if code != exitCheck || errs != "" {
+		t.Fatalf("exit %d, want %d; stderr %s", code, exitCheck, errs)
+	}
+	want := dir + ": verdict: measured host-bound (low confidence), limit not host-bound. The trace has no Python frames, so no call site can be named: profile with torch.profiler.profile(..., with_stack=True) to record them."
+	if !strings.Contains(out, want) {
+		t.Errorf("SARIF lacks %q:\n%s", want, out)
+	}
+}

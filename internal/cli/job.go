@@ -13,8 +13,13 @@ import (
 	irun "github.com/tracegap/tracegap/internal/run"
 )
 
-// jobFlags are the analyze command's flags for distributed jobs.
-type jobFlags struct{ job, noJob bool }
+// jobFlags are the analyze command's flags for distributed jobs; clash,
+// once paths has looked, is two inputs naming the same rank, which kept
+// them from being one job.
+type jobFlags struct {
+	job, noJob bool
+	clash      *irun.RankClash
+}
 
 func addJobFlags(fs *pflag.FlagSet) *jobFlags {
 	f := &jobFlags{}
@@ -36,10 +41,22 @@ func (jf *jobFlags) paths(args []string) (paths []string, isJob bool, err error)
 	switch {
 	case err != nil:
 		return nil, jf.job, err
-	case jf.job || irun.JobInputs(paths):
+	case jf.job:
+		return paths, true, nil
+	}
+	if isJob, jf.clash = irun.JobInputsClash(paths); isJob {
 		return paths, true, nil
 	}
 	return nil, false, nil
+}
+
+// warnClash says on stderr that two inputs name the same rank, so they
+// were not analysed as one job.
+func (jf *jobFlags) warnClash(stderr io.Writer) {
+	if c := jf.clash; c != nil {
+		fmt.Fprintf(stderr, "tracegap: warning: %s and %s both name rank %d of %d: not analysed as one job; give one trace per rank\n",
+			safe(c.First), safe(c.Second), c.Rank, c.World)
+	}
 }
 
 // runJob analyses the inputs as one job when --job asks for it, or when
@@ -52,6 +69,7 @@ func runJob(args []string, f *analyzeFlags, jf *jobFlags, format render.Format, 
 	}
 	paths, isJob, err := jf.paths(args)
 	if !isJob {
+		jf.warnClash(stderr)
 		return 0, false
 	}
 	if err == nil {

@@ -241,6 +241,10 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 			x.skip(path, why)
 			continue
 		}
+		if annotated(x.fs, path, f.Name) {
+			x.skip(path, annotatedCopy)
+			continue
+		}
 		if f.Primary {
 			primary[stem] = true
 		}

@@ -22,7 +22,7 @@ import (
 // planes of tools other than the devices and the host, which its trace
 // viewer shows as a process of their own. The XPlane reader keeps such a
 // plane as context, so that an annotated XPlane analyses as the original.
-const AnnotationPlane = "/device:CUSTOM:" + trackname.AnnotationProcess
+const AnnotationPlane = trackname.AnnotationPlane
 
 // AnnotateXPlane writes the XSpace src (its bytes, decompressed) with the
 // analysis res laid over it, for XProf and TensorBoard's profile plugin:

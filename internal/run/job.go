@@ -74,15 +74,15 @@ func (e *Engine) AnalyzeJobInputs(ctx context.Context, ins []Input) (*job.Result
 	return jr, err
 }
 
-// nameURLJob names a job whose ranks' traces are objects by the URL of
+// nameURLJob names a job whose ranks' inputs are objects by the URL of
 // the directory they share: the merge names a job by filepath.Dir of its
-// first rank's trace when every rank's is in one directory, which would
+// first rank's input when every rank's is in one directory, which would
 // take a URL apart.
 func nameURLJob(jr *job.Result) {
-	if len(jr.Ranks) == 0 || jr.Ranks[0].Result == nil {
+	if len(jr.Ranks) == 0 {
 		return
 	}
-	first := jr.Ranks[0].Result.Source.Path
+	first := jr.Ranks[0].From
 	if objects.IsURL(first) && jr.Overall.Source.Path == filepath.Dir(first) {
 		jr.Overall.Source.Path = objects.Dir(first)
 	}
@@ -132,22 +132,53 @@ func ExpandArgs(args []string) ([]string, []inputs.Skipped, error) {
 // when they look like the ranks of one job (LooksLikeJob). Each input is
 // looked into once.
 func JobInputs(paths []string) bool {
+	isJob, _ := JobInputsClash(paths)
+	return isJob
+}
+
+// RankClash is two inputs that name the same rank of a job of more than
+// one rank: an annotated or renamed copy of a rank's trace, or ranks of
+// two runs.
+type RankClash struct {
+	First, Second string
+	Rank, World   int
+}
+
+// JobInputsClash is JobInputs that also returns, when the inputs are not
+// a job, the first two that name the same rank of a world of more than
+// one rank (nil when none do).
+func JobInputsClash(paths []string) (bool, *RankClash) {
 	heads := lookIntoAll(paths)
 	for _, h := range heads {
 		if h.summary {
-			return true
+			return true, nil
 		}
 	}
 	if len(heads) < 2 {
-		return false
+		return false, nil
 	}
 	ranks := newRankSet()
-	for _, h := range heads {
+	for i, h := range heads {
 		if !ranks.add(h) {
-			return false
+			return false, clashOf(paths, heads, i)
 		}
 	}
-	return true
+	return true, nil
+}
+
+// clashOf returns the clash of input i with an earlier input naming the
+// same rank of a world of more than one, or nil.
+func clashOf(paths []string, heads []inputHead, i int) *RankClash {
+	h := heads[i]
+	if !h.ranked || h.world < 2 {
+		return nil
+	}
+	for k, o := range heads[:i] {
+		if o.ranked && o.rank == h.rank && o.world == h.world {
+			return &RankClash{First: paths[k], Second: paths[i], Rank: h.rank, World: h.world}
+		}
+	}
+	return nil
 }
 
 // SummarizeFile summarizes the trace at path ("-" is Stdin) as Summarize

@@ -109,11 +109,25 @@ func TestAnalyzeJobSummaries(t *testing.T) {
 	if !IsSummary(sums[0]) || IsSummary(ranks[0]) || !LooksLikeJob(sums) {
 		t.Error("summaries not told from traces")
 	}
-	for name, paths := range map[string][]string{"summaries": sums, "mixed": append(slices.Clone(sums[:4]), ranks[4:]...)} {
-		got, err := e.AnalyzeJob(context.Background(), paths)
+	// The job is named after its inputs, the summaries' folder; the rest
+	// is the traces' job.
+	tests := []struct {
+		name, job string
+		paths     []string
+	}{
+		{"summaries", dir, sums},
+		{"mixed", sums[0] + " and 7 more", append(slices.Clone(sums[:4]), ranks[4:]...)},
+	}
+	for _, tt := range tests {
+		name := tt.name
+		got, err := e.AnalyzeJob(context.Background(), tt.paths)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		if got.Overall.Source.Path != tt.job {
+			t.Errorf("%s: job named %q, want %q", name, got.Overall.Source.Path, tt.job)
+		}
+		got.Overall.Source.Path = want.Overall.Source.Path
 		if g, w := jobJSON(t, got), jobJSON(t, want); !bytes.Equal(g, w) {
 			t.Errorf("%s: another result than the traces'", name)
 		}

@@ -23,11 +23,17 @@ type adviser struct {
 
 // Add writes the job's clock sentence (Clock), its reasons and its
 // findings, most severe first (Overall.Reasons, Overall.Findings), from its
-// figures, its ranks' findings and reasons, and its Facts.
+// figures, its ranks' findings and reasons, and its Facts; and how to name
+// call sites (Overall.StackHint), which a job's report has none of.
 func Add(res *job.Result) {
 	res.Clock = clockSentence(&res.Facts.Clock)
 	reasons(res)
 	(&adviser{res: res}).findings()
+	ranks := make([]*analyze.Result, len(res.Ranks))
+	for i := range res.Ranks {
+		ranks[i] = res.Ranks[i].Result
+	}
+	res.Overall.StackHint = advice.JobStackHint(ranks)
 }
 
 // findings writes the job's conclusions, most severe first: the straggler,

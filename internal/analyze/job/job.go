@@ -126,6 +126,9 @@ func (j *analysis) note(k NoteKind, n, m int) {
 type Rank struct {
 	// Rank is the rank's number in the job.
 	Rank int
+	// From is what the rank was read from: its summary's file, or its
+	// trace's path (Result.Source.Path).
+	From string
 	// Result is the analysis of the rank's trace alone.
 	Result *analyze.Result
 	// Offset puts the rank's times on the job's timeline.
@@ -363,7 +366,9 @@ func Merge(sums []*Summary, opt analyze.Options) (*Result, error) {
 	if world > len(sums) {
 		j.note(NoteMissingRanks, len(sums), world)
 	}
-	j.run()
+	if err := j.run(); err != nil {
+		return nil, err
+	}
 	return j.res, nil
 }
 
@@ -466,12 +471,17 @@ func newAnalysis(sums []*Summary, nums []int, opt analyze.Options) *analysis {
 	return j
 }
 
-func (j *analysis) run() {
+// run analyses the job; it refuses ranks that cannot be one job's
+// (apart).
+func (j *analysis) run() error {
 	for _, r := range j.ranks {
 		r.collect()
 	}
 	j.match()
 	j.align()
+	if err := j.apart(); err != nil {
+		return err
+	}
 	for _, g := range j.groups {
 		g.waits()
 	}
@@ -492,6 +502,7 @@ func (j *analysis) run() {
 	j.steps()
 	j.overall()
 	j.facts()
+	return nil
 }
 
 // facts completes what the job's findings and reasons are written from
@@ -522,7 +533,7 @@ func (j *analysis) active() []*rankState {
 func (j *analysis) rankFigures() {
 	for i, r := range j.ranks {
 		res := r.res
-		rk := Rank{Rank: r.num, Result: res, Offset: r.off}
+		rk := Rank{Rank: r.num, From: r.input(), Result: res, Offset: r.off}
 		rk.StepTime, _ = res.StepTime()
 		r.idx = i
 		rk.Verdict = res.Verdict
@@ -660,8 +671,10 @@ func (r *rankState) windowStep(num int64) *analyze.Step {
 }
 
 // sourceOf describes the job's inputs as one source: the directory they
-// share (or the first path and how many more), their sizes summed, every
-// rank's warnings prefixed with its rank.
+// share (or the first input and how many more), their sizes summed, every
+// rank's warnings prefixed with its rank. A rank read from a summary file
+// is named by that file (input), not by the trace it was made from: the job
+// is named after what was given.
 func (j *analysis) sourceOf() analyze.Source {
 	var s analyze.Source
 	dirs := map[string]bool{}
@@ -677,9 +690,9 @@ func (j *analysis) sourceOf() analyze.Source {
 		for _, w := range src.Warnings {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("rank %d: %s", r.num, w))
 		}
-		dirs[filepath.Dir(src.Path)] = true
+		dirs[filepath.Dir(r.input())] = true
 	}
-	first := j.ranks[0].res.Source.Path
+	first := j.ranks[0].input()
 	switch {
 	case len(dirs) == 1 && first != "":
 		s.Path = filepath.Dir(first)
@@ -688,3 +701,7 @@ func (j *analysis) sourceOf() analyze.Source {
 	}
 	return s
 }
+
+// input returns what the rank was read from: its summary's file, else its
+// trace's path.
+func (r *rankState) input() string { return cmp.Or(r.sum.File, r.res.Source.Path) }

@@ -44,3 +44,13 @@ func splitDevice(id string) (string, int) {
 // keep its tracks as context and an annotated trace analyses as the
 // original did.
 const AnnotationProcess = "tracegap"
+
+// AnnotationCategory begins the category of every event of the "tracegap"
+// process in an annotated Chrome trace ("tracegap.gap", "tracegap.step",
+// "tracegap.verdict"): the annotation ends the trace's events, so its last
+// event has one.
+const AnnotationCategory = AnnotationProcess + "."
+
+// AnnotationPlane names the plane an annotated XPlane adds, after the
+// trace's own planes: XProf's prefix for planes of its own.
+const AnnotationPlane = "/device:CUSTOM:" + AnnotationProcess
