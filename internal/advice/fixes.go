@@ -80,9 +80,9 @@ func (a *adviser) copyFix(dir string) (string, []analyze.Setting) {
 // MPI's non-blocking calls.
 func (a *adviser) commFix() string {
 	if a.r.Framework == analyze.PyTorch || a.r.Framework == analyze.VLLM {
-		return "Overlap communication with computation: issue collectives with async_op=True and wait on the handle only where the result is needed, queue the next GPU work before waiting, and use the NCCL backend for GPU tensors rather than gloo. To see which rank the others wait on, analyse every rank's trace together (tracegap job)."
+		return "Overlap communication with computation: issue collectives with async_op=True and wait on the handle only where the result is needed, queue the next GPU work before waiting, and use the NCCL backend for GPU tensors rather than gloo. To see which rank the others wait on, analyse every rank's trace together (tracegap analyze --job RANK0 RANK1 ..., or the folder holding them)."
 	}
-	return "Overlap communication with computation: queue the next kernels before the host communicates, post non-blocking transfers (MPI_Isend, MPI_Irecv) and wait on them (MPI_Wait) only where the data is needed, and with a CUDA-aware MPI or NCCL pass device buffers directly instead of staging them through host copies. To see which rank the others wait on, analyse every rank's trace together (tracegap job)."
+	return "Overlap communication with computation: queue the next kernels before the host communicates, post non-blocking transfers (MPI_Isend, MPI_Irecv) and wait on them (MPI_Wait) only where the data is needed, and with a CUDA-aware MPI or NCCL pass device buffers directly instead of staging them through host copies. To see which rank the others wait on, analyse every rank's trace together (tracegap analyze --job RANK0 RANK1 ..., or the folder holding them)."
 }
 
 // runtimeFix says how to keep the runtime work the idle was spent in off
