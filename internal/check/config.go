@@ -423,6 +423,11 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// maxSettingLen bounds a setting's value, or each element of an array:
+// the errors that quote a bad value are one line to read, and the longest
+// setting, a pattern, is a few hundred bytes.
+const maxSettingLen = 4096
+
 // A Setting is one key of a section, its value in text form.
 type Setting struct {
 	// Key is the key as written ("max_idle") and Line where.
@@ -457,6 +462,11 @@ func (c *Config) Section(name string, keys map[string]Kind) ([]Setting, error) {
 		vals, ok := kind.text(e.value)
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: %s in [%s]: expected %s, got %s", c.Path, e.line, quoteKey(e.key), name, kindExpected[kind], typeName(e.value))
+		}
+		for _, v := range vals {
+			if len(v) > maxSettingLen {
+				return nil, fmt.Errorf("%s:%d: %s in [%s]: a value of %d bytes, expected at most %d", c.Path, e.line, quoteKey(e.key), name, len(v), maxSettingLen)
+			}
 		}
 		out = append(out, Setting{Key: e.key, Line: e.line, Values: vals, path: c.Path})
 	}

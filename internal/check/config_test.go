@@ -126,6 +126,7 @@ func TestConfigErrors(t *testing.T) {
 		{"[analysis]\nmin_gap = 2025-01-01", `ci.toml:2: min_gap in [analysis]: expected a duration like "50us" or a number of microseconds, got a date or time`},
 		{"[analysis]\nstep_regex = 1", "ci.toml:2: step_regex in [analysis]: expected a string, got an integer"},
 		{"[compare]\nsynthetic_base = \"yes\"", "ci.toml:2: synthetic_base in [compare]: expected true or false, got a string"},
+		{"[check]\nfail_on = [\"x\", \"" + strings.Repeat("a", maxSettingLen+1) + "\"]", "ci.toml:2: fail_on in [check]: a value of 4097 bytes, expected at most 4096"},
 		// Size: the decoder's time grows as the square of a table's keys.
 		{manyKeys("[check]\n", "k%d = 1\n", maxConfigKeys-1, ""), "ci.toml:2: unknown key k0 in [check]"},
 		{manyKeys("[check]\n", "k%d = 1\n", maxConfigKeys, ""), "ci.toml: more than 10000 keys and tables: expected a small settings file"},
