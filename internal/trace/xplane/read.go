@@ -161,13 +161,14 @@ func readChunks(r io.Reader, first []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// framing follows the fields of an XSpace as its bytes arrive, their
-// headers only, for Read to stop reading a stream whose framing is already broken
-// where Decode would fail: a device or pipe of zeros or of random bytes is
-// not held in memory to its end (or the --max-bytes bound) first. It
-// stops on what fails Decode whatever follows, as space and skip decide:
-// a bad tag, a known field not length-delimited, a wire type XSpace never
-// uses, a varint of more than 64 bits; Decode then names the byte.
+// framing follows the top-level fields of an XSpace as its bytes arrive,
+// their headers only, for Read to stop reading a stream whose framing is
+// already broken where Decode would fail: a device or pipe of zeros or of
+// random bytes is not held in memory to its end (or the --max-bytes
+// bound) first. It stops on what fails Decode whatever follows, as space
+// and skip decide: a bad tag, a known field not length-delimited, a wire
+// type XSpace never uses, a varint of more than 64 bits; Decode then
+// names the byte.
 type framing struct {
 	skip uint64 // bytes of the current field's value still to pass
 	head []byte // the bytes of a field header so far
