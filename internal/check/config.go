@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -162,6 +163,9 @@ func parseConfig(path string, data []byte) (*Config, error) {
 // decodeConfig decodes a config file's text; path names it in errors,
 // with the line and column of a syntax error.
 func decodeConfig(path string, data []byte) (map[string]any, error) {
+	if countKeys(data) > maxConfigKeys {
+		return nil, fmt.Errorf("%s: more than %d keys and tables: expected a small settings file", path, maxConfigKeys)
+	}
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		var de *toml.DecodeError
@@ -172,6 +176,37 @@ func decodeConfig(path string, data []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return doc, nil
+}
+
+// maxConfigKeys bounds the keys and table headers of a config file, those
+// of inline tables included: settings files hold tens, and the decoder's
+// time grows as the square of a table's keys (20,000 take a second).
+const maxConfigKeys = 10000
+
+// countKeys counts the keys and table headers of data, up to the first
+// syntax error (which decoding then reports), stopping once past
+// maxConfigKeys. The parser alone takes time in proportion to the text.
+func countKeys(data []byte) int {
+	var p unstable.Parser
+	p.Reset(data)
+	n := 0
+	for n <= maxConfigKeys && p.NextExpression() {
+		n += keysIn(p.Expression())
+	}
+	return n
+}
+
+// keysIn counts the keys and table headers at and below node n.
+func keysIn(n *unstable.Node) int {
+	c := 0
+	switch n.Kind {
+	case unstable.KeyValue, unstable.Table, unstable.ArrayTable:
+		c = 1
+	}
+	for it := n.Children(); it.Next(); {
+		c += keysIn(it.Node())
+	}
+	return c
 }
 
 // toolTable returns the part of the decoded file at path that is
@@ -254,17 +289,18 @@ type keyLine struct {
 func keyLines(data []byte) []keyLine {
 	var p unstable.Parser
 	p.Reset(data)
+	lines := &lineCounter{data: data, line: 1}
 	var table []string
 	var out []keyLine
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			key, line := keyOf(&p, e)
+			key, line := keyOf(e, lines)
 			table = key
 			out = append(out, keyLine{key, line, e.Kind})
 		case unstable.KeyValue:
-			key, line := keyOf(&p, e)
+			key, line := keyOf(e, lines)
 			out = append(out, keyLine{append(slices.Clone(table), key...), line, e.Kind})
 		}
 	}
@@ -272,16 +308,34 @@ func keyLines(data []byte) []keyLine {
 }
 
 // keyOf returns the parts of an expression's key and its line.
-func keyOf(p *unstable.Parser, e *unstable.Node) (key []string, line int) {
+func keyOf(e *unstable.Node, lines *lineCounter) (key []string, line int) {
 	it := e.Key()
 	for it.Next() {
 		n := it.Node()
 		if key == nil {
-			line = p.Shape(n.Raw).Start.Line
+			line = lines.at(int(n.Raw.Offset))
 		}
 		key = append(key, string(n.Data))
 	}
 	return key, line
+}
+
+// lineCounter gives the lines of offsets met in increasing order, counting
+// each byte once: the parser's Shape counts from the file's start on every
+// call, which made a file of many keys cost their number squared.
+type lineCounter struct {
+	data []byte
+	off  int // line is the line of data[off]
+	line int
+}
+
+// at returns the 1-based line of the byte at off; off must not be below
+// that of the call before.
+func (c *lineCounter) at(off int) int {
+	off = min(max(off, c.off), len(c.data))
+	c.line += bytes.Count(c.data[c.off:off], []byte("\n"))
+	c.off = off
+	return c.line
 }
 
 // A Kind is what a key's value must be.
@@ -369,6 +423,11 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// maxSettingLen bounds a setting's value, or each element of an array:
+// the errors that quote a bad value are one line to read, and the longest
+// setting, a pattern, is a few hundred bytes.
+const maxSettingLen = 4096
+
 // A Setting is one key of a section, its value in text form.
 type Setting struct {
 	// Key is the key as written ("max_idle") and Line where.
@@ -403,6 +462,11 @@ func (c *Config) Section(name string, keys map[string]Kind) ([]Setting, error) {
 		vals, ok := kind.text(e.value)
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: %s in [%s]: expected %s, got %s", c.Path, e.line, quoteKey(e.key), name, kindExpected[kind], typeName(e.value))
+		}
+		for _, v := range vals {
+			if len(v) > maxSettingLen {
+				return nil, fmt.Errorf("%s:%d: %s in [%s]: a value of %d bytes, expected at most %d", c.Path, e.line, quoteKey(e.key), name, len(v), maxSettingLen)
+			}
 		}
 		out = append(out, Setting{Key: e.key, Line: e.line, Values: vals, path: c.Path})
 	}

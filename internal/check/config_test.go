@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -125,6 +126,13 @@ func TestConfigErrors(t *testing.T) {
 		{"[analysis]\nmin_gap = 2025-01-01", `ci.toml:2: min_gap in [analysis]: expected a duration like "50us" or a number of microseconds, got a date or time`},
 		{"[analysis]\nstep_regex = 1", "ci.toml:2: step_regex in [analysis]: expected a string, got an integer"},
 		{"[compare]\nsynthetic_base = \"yes\"", "ci.toml:2: synthetic_base in [compare]: expected true or false, got a string"},
+		{"[check]\nfail_on = [\"x\", \"" + strings.Repeat("a", maxSettingLen+1) + "\"]", "ci.toml:2: fail_on in [check]: a value of 4097 bytes, expected at most 4096"},
+		// Size: the decoder's time grows as the square of a table's keys.
+		{manyKeys("[check]\n", "k%d = 1\n", maxConfigKeys-1, ""), "ci.toml:2: unknown key k0 in [check]"},
+		{manyKeys("[check]\n", "k%d = 1\n", maxConfigKeys, ""), "ci.toml: more than 10000 keys and tables: expected a small settings file"},
+		{manyKeys("[check]\nx = {", "k%d = 1, ", maxConfigKeys, "z = 1}"), "ci.toml: more than 10000 keys"},
+		{manyKeys("[check]\nx = [", "{k%d = 1}, ", maxConfigKeys, "]"), "ci.toml: more than 10000 keys"},
+		{manyKeys("", "[t%d]\n", maxConfigKeys+1, ""), "ci.toml: more than 10000 keys"},
 	}
 	for _, tt := range tests {
 		_, err := sections(t, tt.text)
@@ -132,6 +140,17 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("config %q: error = %v, want one containing %q", tt.text, err, tt.want)
 		}
 	}
+}
+
+// manyKeys returns head, then line formatted with each of 0 to n-1, then
+// tail.
+func manyKeys(head, line string, n int, tail string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range n {
+		fmt.Fprintf(&b, line, i)
+	}
+	return b.String() + tail
 }
 
 func TestSettingWrap(t *testing.T) {

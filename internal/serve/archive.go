@@ -138,7 +138,13 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		if err != nil {
 			return traces, errorf(http.StatusBadRequest, "%s: %v", f.name, err)
 		}
-		if h.Typeflag != tar.TypeReg || !isTrace(name) {
+		if !isTrace(name) {
+			continue
+		}
+		if sparse(h) {
+			return traces, errorf(http.StatusBadRequest, "%s: entry %q: a sparse file, expected a plain file", f.name, name)
+		}
+		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		if left.traces == maxArchiveTraces {
@@ -169,6 +175,21 @@ func (s *Server) expand(f received, left *expansion) (traces []part, err error) 
 		return nil, errorf(http.StatusUnprocessableEntity, "%s: no trace in the tar: expected files named as %s", f.name, formats.Titles())
 	}
 	return traces, nil
+}
+
+// sparse reports whether a tar entry is a GNU sparse file, old style or
+// PAX. The tar reader expands its holes from nothing, so that its bytes
+// would escape the bound on the stream's; a profiler writes no holes.
+func sparse(h *tar.Header) bool {
+	if h.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }
 
 // entryName returns an archive entry's name as a safe relative path: one

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -439,6 +440,25 @@ func rawName(rec Record, blob io.ReaderAt) string {
 	return inputs.FileName(rec.Name, f, err == nil && tracefile.IsGzip(magic))
 }
 
+// distinctName returns name, or when one of taken is the same, name with
+// "-2", "-3" ... after its base's stem (logs/w.pt.trace.json.gz becomes
+// logs/w-2.pt.trace.json.gz): a job's ranks may be uploaded under one name
+// (path.Base of their paths, or a tar's entry twice), and a tar holding a
+// name twice extracts to one file.
+func distinctName(name string, taken []string) string {
+	dir, base := path.Split(name)
+	stem, ext, _ := strings.Cut(base, ".")
+	if ext != "" {
+		ext = "." + ext
+	}
+	for k, n := 2, name; ; k++ {
+		if !slices.Contains(taken, n) {
+			return n
+		}
+		n = fmt.Sprintf("%s%s-%d%s", dir, stem, k, ext)
+	}
+}
+
 // rawJob writes a job's rank files, as uploaded, as a tar. Every blob is
 // opened before the answer starts, so that a missing one is an error
 // rather than a cut tar.
@@ -460,7 +480,7 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 			s.fail(w, r, fmt.Errorf("job %s: stored file name not safe to download: %w", rec.ID, err))
 			return
 		}
-		names[i] = name
+		names[i] = distinctName(name, names[:i])
 		f, err := s.openRaw(r, rec, file.SHA256, "job "+rec.ID+": opening stored file "+file.Name)
 		if err != nil {
 			s.fail(w, r, err)

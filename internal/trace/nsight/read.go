@@ -1,6 +1,7 @@
 package nsight
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -90,6 +91,11 @@ func localFile(r io.Reader, opt trace.Options) (path string, size int64, fromFil
 			return p, size, true, func() {}, nil
 		}
 	}
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(18); !plausibleHeader(head) {
+		return "", 0, false, nil, fmt.Errorf("reading the SQLite database: file is not a database: expected an SQLite header (%q and a page size)", sqliteMagic)
+	}
+	r = br
 	tmp, err := os.CreateTemp("", "tracegap-nsight-*.sqlite")
 	if err != nil {
 		return "", 0, false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
@@ -104,6 +110,23 @@ func localFile(r io.Reader, opt trace.Options) (path string, size int64, fromFil
 		return "", 0, false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
 	}
 	return tmp.Name(), size, false, cleanup, nil
+}
+
+// plausibleHeader reports whether head, the first bytes of a stream, may
+// start an SQLite database: its magic and a page size SQLite takes (a
+// power of two from 512 to 32768, or 1 for 65536). A stream is copied to
+// a file before SQLite looks at it: one that is no database (a device of
+// zeros, say) is refused before it fills the disk. A stream too short
+// for the header is left for SQLite to refuse.
+func plausibleHeader(head []byte) bool {
+	if !bytes.HasPrefix([]byte(sqliteMagic), head[:min(len(head), len(sqliteMagic))]) {
+		return false
+	}
+	if len(head) < 18 {
+		return true
+	}
+	size := int(head[16])<<8 | int(head[17])
+	return size == 1 || size >= 512 && size <= 32768 && size&(size-1) == 0
 }
 
 // sameFile returns the absolute path of f and its size when that path

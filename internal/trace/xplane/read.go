@@ -48,7 +48,7 @@ func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if opt.Source != nil && opt.SizeHint > 0 && opt.SizeHint < math.MaxInt {
 		return decode(wire{src: opt.Source, size: int(opt.SizeHint)}, opt)
 	}
-	buf, err := readAll(r, opt.SizeHint)
+	buf, err := readAll(&framed{r: r}, opt.SizeHint)
 	if err != nil {
 		return nil, fmt.Errorf("reading XSpace: %w", err)
 	}
@@ -159,6 +159,88 @@ func readChunks(r io.Reader, first []byte) ([]byte, error) {
 		buf = append(buf, c...)
 	}
 	return buf, nil
+}
+
+// framing follows the top-level fields of an XSpace as its bytes arrive,
+// their headers only, for Read to stop reading a stream whose framing is
+// already broken where Decode would fail: a device or pipe of zeros or of
+// random bytes is not held in memory to its end (or the --max-bytes
+// bound) first. It stops on what fails Decode whatever follows, as space
+// and skip decide: a bad tag, a known field not length-delimited, a wire
+// type XSpace never uses, a varint of more than 64 bits; Decode then
+// names the byte.
+type framing struct {
+	skip uint64 // bytes of the current field's value still to pass
+	head []byte // the bytes of a field header so far
+	bad  bool
+}
+
+// framed is a stream that ends where its framing is found broken.
+type framed struct {
+	r io.Reader
+	framing
+}
+
+func (f *framed) Read(p []byte) (int, error) {
+	if f.bad {
+		return 0, io.EOF
+	}
+	n, err := f.r.Read(p)
+	if f.feed(p[:n]) {
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// feed passes the next bytes of the stream and reports whether its
+// framing is broken.
+func (f *framing) feed(p []byte) bool {
+	for len(p) > 0 && !f.bad {
+		if f.skip > 0 {
+			n := min(f.skip, uint64(len(p)))
+			f.skip, p = f.skip-n, p[n:]
+			continue
+		}
+		f.head, p = append(f.head, p[0]), p[1:]
+		f.header()
+	}
+	return f.bad
+}
+
+// header decides what the header bytes so far make: more needed, a
+// field whose value is to be passed, or broken framing.
+func (f *framing) header() {
+	v, n := uvarint(f.head, 0, len(f.head))
+	if n == -1 {
+		return
+	}
+	num, typ := protowire.DecodeTag(v)
+	if _, known := spaceFields[num]; n < 0 || num < protowire.MinValidNumber || num > protowire.MaxValidNumber || known && typ != bytesType {
+		f.bad = true
+		return
+	}
+	switch typ {
+	case fixed64:
+		f.skip = 8
+	case fixed32:
+		f.skip = 4
+	case varintType, bytesType:
+		x, m := uvarint(f.head, n, len(f.head))
+		if m == -1 {
+			return
+		}
+		if m < 0 {
+			f.bad = true
+			return
+		}
+		if typ == bytesType {
+			f.skip = x
+		}
+	default:
+		f.bad = true
+		return
+	}
+	f.head = f.head[:0]
 }
 
 // isEnd reports whether err from io.ReadFull means the input ended. It
