@@ -18,6 +18,7 @@ import (
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/trace/tracefile"
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -113,6 +114,10 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 var errNotAnnotatable = errors.New("an Nsight Systems export cannot be annotated: annotate writes Kineto JSON or XPlane traces only; " +
 	"use tracegap analyze --format html for a timeline of the gaps, or open the .nsys-rep in Nsight Systems")
 
+// errAnnotatedAlready refuses a trace annotate wrote: annotated again, it
+// would carry two annotations.
+var errAnnotatedAlready = errors.New("already carries tracegap's annotation (tracegap annotate wrote it): expected the original trace, which annotate copies with the annotation added")
+
 // annotateFile reads and analyses the trace at path ("-" is standard
 // input) as every command reads its input, and writes it, annotated, to
 // out, as an XPlane when xp is set, else as Chrome JSON. The warnings of
@@ -131,6 +136,9 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 	defer release()
 	if t.Format == "nsight" {
 		return nil, errNotAnnotatable
+	}
+	if carriesAnnotation(t) {
+		return nil, errAnnotatedAlready
 	}
 	if xp && t.Format != "xplane" {
 		return nil, fmt.Errorf("-o %s asks for an XPlane, which annotate writes from an XPlane input only: expected -o X.json or X.json.gz for this %s trace", out, t.Format)
@@ -153,6 +161,23 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 		return err
 	})
 	return res, err
+}
+
+// carriesAnnotation reports whether t is an annotated trace: it has the
+// plane an annotated XPlane adds, or, in Chrome JSON, tracks (of the
+// "tracegap" process, read as context) whose events are in the
+// annotation's categories. Annotated again, it would carry two.
+func carriesAnnotation(t *trace.Trace) bool {
+	for i := range t.Tracks {
+		tr := &t.Tracks[i]
+		if tr.Process == trackname.AnnotationPlane {
+			return true
+		}
+		if tr.Kind == trace.TrackOther && tr.Hi > tr.Lo && strings.HasPrefix(t.Str(t.Cat(tr.Lo)), trackname.AnnotationCategory) {
+			return true
+		}
+	}
+	return false
 }
 
 // annotateInput returns the input that path names, and what removes what

@@ -300,3 +300,24 @@ func TestAnnotatedNoPartialOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnotateAnnotatedRefused: a trace annotate wrote, Chrome JSON or
+// XPlane, is refused as annotate's input with one line, exit 2: annotated
+// again it would carry two annotations.
+func TestAnnotateAnnotatedRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ in, out string }{
+		{filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz"), "example.annotated.json.gz"},
+		{filepath.Join(realtraces.Dir(t), "xprof-tpu-inference.xplane.pb"), "tpu.annotated.xplane.pb"},
+	} {
+		once := filepath.Join(dir, c.out)
+		if code, _, stderr := tg("annotate", c.in, "-o", once); code != 0 {
+			t.Fatalf("%s: exit %d, %s", c.in, code, stderr)
+		}
+		code, _, stderr := tg("annotate", once, "-o", filepath.Join(dir, "again-"+c.out))
+		want := "tracegap: " + once + ": " + errAnnotatedAlready.Error() + "\n"
+		if code != 2 || stderr != want {
+			t.Errorf("annotate %s: exit %d, %q; want 2, %q", once, code, stderr, want)
+		}
+	}
+}
