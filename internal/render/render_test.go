@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/report"
 )
@@ -61,6 +62,13 @@ func TestSummary(t *testing.T) {
 		{"host-bound, no steps", func(r *analyze.Result) {
 			r.Verdict, r.Window.Steps, r.Idle.ByCause[analyze.Host] = analyze.HostBound, 0, 2*ms
 		}, "host-bound (high confidence): the GPU waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for 20.0% of the traced span (no steps found)"},
+		{"host-bound on run-time work", func(r *analyze.Result) {
+			r.Verdict, r.Window.Steps, r.Idle.ByCause[analyze.Runtime] = analyze.HostBound, 0, 2*ms
+		}, "host-bound (high confidence): the GPU waited on run-time work (compilation, module loading, allocation, warm-up) and other host work for 25.0% of the traced span (no steps found)"},
+		{"host-bound on communication", func(r *analyze.Result) {
+			r.Verdict, r.Window.Steps, r.Idle.ByCause[analyze.Host] = analyze.HostBound, 0, 2*ms
+			r.Findings = append(r.Findings, analyze.Finding{ID: advice.FindCommWait})
+		}, "host-bound (high confidence): the GPU waited on the host's communication calls (MPI, gloo, NCCL set-up) and other host work for 20.0% of the traced span (no steps found)"},
 		{"parallel, two TPUs, warm-up dropped", func(r *analyze.Result) {
 			r.Verdict, r.Window.WarmupDropped = analyze.Parallel, true
 			r.Devices = []analyze.Device{{ID: "TPU:0", WindowBusy: 9 * ms}, {ID: "TPU:1", WindowBusy: 8 * ms}}

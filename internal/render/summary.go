@@ -2,10 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
+	"slices"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // Summary returns the verdict as one sentence a person can repeat, led by
@@ -108,8 +110,7 @@ func sentence(res *analyze.Result) string {
 				dev, human.Share(share(idle.Of(analyze.Untraced), win)), where)
 			break
 		}
-		fmt.Fprintf(&b, "%s waited on other host work (op dispatch, launches, Python, CPU ops, runtime) for %s of %s",
-			dev, human.Share(share(idle.HostWork(), win)), where)
+		fmt.Fprintf(&b, "%s waited on %s for %s of %s", dev, hostWorkWords(res), human.Share(share(idle.HostWork(), win)), where)
 	case analyze.Stalled:
 		fmt.Fprintf(&b, "%s had the work that ended its gaps already queued for %s of %s: it waited on a dependency (streams, events, collectives, graph nodes), not on the host",
 			dev, human.Share(share(idle.Of(analyze.Stall), win)), where)
@@ -120,6 +121,21 @@ func sentence(res *analyze.Result) string {
 		fmt.Fprintf(&b, "%s %s busy %s of %s", dev, was, human.Share(res.Utilization()), where)
 	}
 	return b.String()
+}
+
+// hostWorkWords names the host work a host-bound run waited on by what
+// led it: blocking communication calls where those were found (the
+// comm-wait finding), run-time work (compilation, module loading) where
+// it outweighs the rest, else host work in general.
+func hostWorkWords(res *analyze.Result) string {
+	idle := &res.Idle
+	switch {
+	case slices.ContainsFunc(res.Findings, func(f analyze.Finding) bool { return f.ID == advice.FindCommWait }):
+		return "the host's communication calls (MPI, gloo, NCCL set-up) and other host work"
+	case idle.Of(analyze.Runtime) > idle.Of(analyze.Host):
+		return "run-time work (compilation, module loading, allocation, warm-up) and other host work"
+	}
+	return "other host work (op dispatch, launches, Python, CPU ops, runtime)"
 }
 
 // deviceNoun names the devices for a sentence ("the GPU", "the 8 GPUs",
