@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/untrusted"
@@ -45,7 +46,8 @@ Examples:
   tracegap analyze --min-gap 50us --input-pattern 'my_loader' run.json.gz
 
 Several inputs are analysed concurrently and reported in input order; as JSON
-they make an array of reports, one object per input (one input: the object).
+they make an array of reports, one object per trace read: an array whenever
+more than one argument or a directory is given, the object for one file.
 An input that cannot be read prints one line on stderr and makes the exit
 status 2; the others are still reported. The ranks of a distributed job make
 one report (--job); a rank may be given as its summary (tracegap summarize),
@@ -66,6 +68,9 @@ type analyzeFlags struct {
 	jobs     int
 	maxSteps int
 	allSteps bool
+	// many is set when the arguments could name several traces: JSON is
+	// then an array, however many were found or read.
+	many bool
 }
 
 func runAnalyze(args []string, stdout, stderr io.Writer) int {
@@ -114,6 +119,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if wantProgress(format == render.JSON, f.quiet, stderr) {
 		f.analysis.progress = newProgress(stderr, time.Now)
 	}
+	f.many = manyInputs(args)
 	outcomes := f.analysis.engine(f.jobs).AnalyzeArgs(context.Background(), args)
 	f.analysis.progress.done()
 	var results []*analyze.Result
@@ -168,7 +174,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (render.Format, error) {
 
 // write renders the results to stdout or, with -o, to a file.
 func (f *analyzeFlags) write(results []*analyze.Result, format render.Format, stdout, stderr io.Writer) error {
-	opt := render.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
+	opt := render.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps, Array: f.many}
 	if f.quiet {
 		// One line per input, for a shell loop or a log.
 		w := stdout
@@ -193,6 +199,12 @@ func (f *analyzeFlags) write(results []*analyze.Result, format render.Format, st
 		fmt.Fprintf(stderr, "tracegap: wrote %s report to %s\n", format, safe(f.out))
 	}
 	return err
+}
+
+// manyInputs reports whether args could name several traces: more than
+// one argument, or a directory (which may hold one trace or many).
+func manyInputs(args []string) bool {
+	return len(args) > 1 || slices.ContainsFunc(args, inputs.IsDir)
 }
 
 // useColor decides whether text output gets ANSI colours: "always" and

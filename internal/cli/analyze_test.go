@@ -269,3 +269,33 @@ func TestStdinOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeJSONShape: JSON is an array whenever the command line could
+// name several traces (two arguments, a directory), however many were read
+// or found, and the object for one file: a jq script's shape follows the
+// command, not the data.
+func TestAnalyzeJSONShape(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "one"), 0o755)
+	good := writeLoop(t, filepath.Join(dir, "one"), "good.xplane.pb", tracetest.Loop{Steps: 4, Input: 2_000_000, Dispatch: 20_000, Compute: 500_000})
+	missing := filepath.Join(dir, "missing.json")
+	for _, tc := range []struct {
+		args  []string
+		array bool
+		code  int
+	}{
+		{[]string{good}, false, exitOK},
+		{[]string{good, missing}, true, exitUsage},
+		{[]string{filepath.Dir(good)}, true, exitOK},
+		{[]string{good, good}, true, exitOK},
+	} {
+		code, out, _ := tg(append([]string{"analyze", "--format", "json"}, tc.args...)...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, tc.code)
+		}
+		isArray := strings.HasPrefix(out, "[")
+		if isArray != tc.array || !json.Valid([]byte(out)) {
+			t.Errorf("%v: output starts %.20q; want an array: %t", tc.args, out, tc.array)
+		}
+	}
+}

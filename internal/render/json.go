@@ -226,7 +226,7 @@ func stepDurations(steps []analyze.Step) report.Distribution {
 
 func writeJSON(w io.Writer, results []*analyze.Result, opt Options) error {
 	enc := jsonEncoder(w)
-	if len(results) == 1 {
+	if len(results) == 1 && !opt.Array {
 		return enc.Encode(JSONReportWith(results[0], opt))
 	}
 	all := make([]*report.Report, len(results))
