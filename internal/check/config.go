@@ -296,9 +296,9 @@ const (
 	Int
 	// Bool is true or false.
 	Bool
-	// Percent is a percentage ("10%") or a fraction (0.1).
+	// Percent is a percentage ("10%") or a fraction below 1 (0.1).
 	Percent
-	// Duration is a duration ("50us") or a number of microseconds.
+	// Duration is a duration with its unit ("50us"), or 0.
 	Duration
 	// Size is a size ("64GiB") or a number of bytes.
 	Size
@@ -309,8 +309,8 @@ var kindExpected = [...]string{
 	Strings:  "a string or an array of strings",
 	Int:      "an integer",
 	Bool:     "true or false",
-	Percent:  `a percentage like "10%" or a fraction like 0.1`,
-	Duration: `a duration like "50us" or a number of microseconds`,
+	Percent:  `a percentage like "10%" or a fraction below 1 like 0.1`,
+	Duration: `a duration with its unit like "50us"`,
 	Size:     `a size like "64GiB" or a number of bytes`,
 }
 

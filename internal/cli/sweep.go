@@ -40,7 +40,8 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	f := &sweepFlags{analysis: addAnalysisFlags(fs)}
 	fs.StringVar(&f.label, "label", "", `the setting and its value per run, in order: "k=1,2,4,8" (default: the worker count each trace shows)`)
 	fs.StringVar(&f.labels, "labels", "", `a label per run, in order, comma-separated, when the runs differ in something other than a number`)
-	fs.Float64Var(&f.tolerance, "tolerance", compare.DefaultTolerance, "how much slower than the best step time the knee may be (a fraction)")
+	f.tolerance = compare.DefaultTolerance
+	fs.Var((*percentFlag)(&f.tolerance), "tolerance", `how much slower than the best step time the knee may be ("5%" or 0.05)`)
 	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfSweep))
 	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output")
 	fs.Usage = func() {
