@@ -81,7 +81,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	jf := addJobFlags(fs)
 	dbg := addDebugFlags(fs)
 	fs.StringVar(&f.format, "format", "text", "report format: "+render.FormatNames(render.OfRuns)+" (default: the one -o's ending names, else text)")
-	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; "+render.SuffixNames(render.OfRuns)+" picks the format")
+	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; "+render.SuffixNames(render.OfRuns)+" picks the format, .gz gzips")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	parallelVar(fs, &f.jobs, runtime.NumCPU(), "how many inputs to analyse at once")
@@ -147,7 +147,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (render.Format, error) {
 	if err := f.analysis.configure(fs, nil); err != nil {
 		return "", err
 	}
-	format, err := outputFormat(fs, f.format, f.out)
+	format, err := outputFormat(fs, "analyze", f.format, f.out, render.OfRuns)
 	if err == nil {
 		err = format.For(render.OfRuns)
 	}

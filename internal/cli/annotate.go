@@ -254,16 +254,9 @@ func annotatedFormat(out string) (xplane bool, err error) {
 }
 
 // writeAnnotated writes the annotated trace to w, as an XPlane when xp is
-// set, gzipped when the output name says so. A complete Chrome JSON input
+// set (writeOutput gzips it when the output name says so). A complete Chrome JSON input
 // is copied through from src, and so is an XPlane annotated as an XPlane.
 func writeAnnotated(w io.Writer, out string, xp bool, src *copySource, t *trace.Trace, res *analyze.Result) error {
-	if name := outputName(out); strings.HasSuffix(name, ".gz") {
-		zw := gzip.NewWriter(w)
-		if err := writeAnnotated(zw, strings.TrimSuffix(name, ".gz"), xp, src, t, res); err != nil {
-			return err
-		}
-		return zw.Close()
-	}
 	if xp {
 		r, closeSrc, err := src.open()
 		if err != nil {

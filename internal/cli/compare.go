@@ -39,7 +39,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.regression, "fail-on-regression", "exit 1 when the step time grew by more than this, or the attributed idle share by more than this many points")
 	fs.BoolVar(&f.synthetic, "synthetic-base", false, "read BASE as a run fed with synthetic data even if it shows input time")
 	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfComparison))
-	fs.StringVarP(&f.out, "output", "o", "", "write the comparison to this file instead of standard output")
+	fs.StringVarP(&f.out, "output", "o", "", "write the comparison to this file instead of standard output; "+render.SuffixNames(render.OfComparison)+" picks the format, .gz gzips")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap compare [flags] BASE NEW\n\nExit status: 0 no regression, 1 a regression past --fail-on-regression, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -94,7 +94,7 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (render.Format, error) {
 	if err := stdinOnce(fs.Args()); err != nil {
 		return "", err
 	}
-	format, err := outputFormat(fs, f.format, f.out)
+	format, err := outputFormat(fs, "compare", f.format, f.out, render.OfComparison)
 	if err == nil {
 		err = format.For(render.OfComparison)
 	}

@@ -277,23 +277,20 @@ func (f *analysisFlags) analyzeFile(path string) (*analyze.Result, error) {
 // stdin is where the input "-" is read from; tests replace it.
 var stdin io.Reader = os.Stdin
 
-// outputFormat returns the report format of a command with --format (the
-// value given, changed when set on the command line or by a config) and
-// -o out: out's ending picks it when --format is left alone ("-o
-// report.html" writes HTML), and the two must agree when both are given.
-func outputFormat(fs *pflag.FlagSet, value, out string) (render.Format, error) {
+// outputFormat returns the report format of a command that writes o,
+// with --format (the value given, changed when set on the command line or
+// by a config) and -o out: out's ending picks it when --format is left
+// alone ("-o report.html" writes HTML), and the two must agree when both
+// are given; an ending naming no format that can write o is refused.
+func outputFormat(fs *pflag.FlagSet, cmd, value, out string, o render.Of) (render.Format, error) {
 	format, err := render.ParseFormat(value)
 	if err != nil {
 		return "", err
 	}
-	byName, ok := render.FormatOfPath(outputName(out))
-	switch {
-	case out == "" || out == "-" || !ok:
-		return format, nil
-	case !fs.Changed("format"):
-		return byName, nil
-	case byName != format:
-		return "", fmt.Errorf("--format %s and -o %s disagree: the file's ending names %s; give one or make them agree", format, out, byName)
+	byName, err := endingFormat(cmd, out, reportEndings(o))
+	if err != nil {
+		return "", err
 	}
-	return format, nil
+	name, err := agreeFormat(fs, string(format), byName, out)
+	return render.Format(name), err
 }

@@ -53,7 +53,7 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	af := addAnalysisFlags(fs)
 	var format, out string
 	fs.StringVar(&format, "format", "tsv", "row format: tsv or json (JSON lines)")
-	fs.StringVarP(&out, "output", "o", "", "write the rows to this file (atomically) instead of stdout")
+	fs.StringVarP(&out, "output", "o", "", "write the rows to this file (atomically) instead of stdout; .tsv or .json picks the format, .gz gzips")
 	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -64,6 +64,14 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := af.configure(fs, nil); err != nil {
+		fmt.Fprintf(stderr, "tracegap gaps: %s\n", safe(err))
+		return exitUsage
+	}
+	byName, err := endingFormat("gaps", out, gapsEndings)
+	if err == nil {
+		format, err = agreeFormat(fs, format, byName, out)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "tracegap gaps: %s\n", safe(err))
 		return exitUsage
 	}
@@ -81,7 +89,6 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	var err error
 	if out != "" {
 		err = writeOutput(out, func(w io.Writer) error { return write(w, res) })
 	} else {
@@ -93,6 +100,9 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// gapsEndings are the -o endings gaps writes.
+var gapsEndings = []outputEnding{{".tsv", "tsv"}, {".jsonl", "json"}, {".json", "json"}}
 
 func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 	bw := bufio.NewWriter(w)

@@ -52,12 +52,16 @@ func causeNames() string {
 	return strings.Join(names, ", ")
 }
 
+// pprofEndings are the -o endings pprof writes: a profile, gzipped as
+// go tool pprof writes them with .pb.gz.
+var pprofEndings = []outputEnding{{".pb", "pprof"}}
+
 func runPprof(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("pprof", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
-	fs.StringVarP(&out, "output", "o", "", `write the profile to this file (required; "-" for stdout)`)
+	fs.StringVarP(&out, "output", "o", "", `write the profile to this file (required; "-" for stdout): .pb.gz, gzipped, or .pb`)
 	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -73,6 +77,10 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	}
 	if out == "" {
 		fmt.Fprintln(stderr, `tracegap pprof: no output given: expected -o FILE (or -o - for stdout)`)
+		return exitUsage
+	}
+	if _, err := endingFormat("pprof", out, pprofEndings); err != nil {
+		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))
 		return exitUsage
 	}
 	if refuseTerminal("pprof", out, stdout, stderr) {
@@ -91,7 +99,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = p.Write(stdout)
 	} else {
-		err = writeOutput(out, p.Write)
+		err = writeOutput(out, p.WriteUncompressed) // gzipped for .pb.gz
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))

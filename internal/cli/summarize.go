@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +50,7 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
-	fs.StringVarP(&out, "output", "o", "", `write the summary to this file (atomically); "-" is stdout`)
+	fs.StringVarP(&out, "output", "o", "", `write the summary to this file (atomically): .json.gz, gzipped, or .json; "-" is stdout (gzipped)`)
 	fs.Usage = func() {} // --help is printed below; errors get one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -77,7 +79,7 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = job.WriteSummary(stdout, s)
 	} else {
-		err = writeOutput(out, func(w io.Writer) error { return job.WriteSummary(w, s) })
+		err = writeOutput(out, func(w io.Writer) error { return writePlainSummary(w, s) }) // gzipped for .gz
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
@@ -95,5 +97,27 @@ func summarizeArgs(fs *pflag.FlagSet, af *analysisFlags, out string) error {
 	case out == "":
 		return errors.New("no -o given: expected the file to write the summary to, or - for stdout")
 	}
+	if _, err := endingFormat("summarize", out, summaryEndings); err != nil {
+		return err
+	}
 	return af.validate()
+}
+
+// summaryEndings are the -o endings summarize writes: JSON, gzipped with
+// .gz (as a directory of rank summaries holds them, *.summary.json.gz).
+var summaryEndings = []outputEnding{{".json", "json"}}
+
+// writePlainSummary writes s as uncompressed JSON: job.WriteSummary
+// gzips, and a summary is small (a few KB to a few MB).
+func writePlainSummary(w io.Writer, s *job.Summary) error {
+	var buf bytes.Buffer
+	if err := job.WriteSummary(&buf, s); err != nil {
+		return err
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, zr)
+	return err
 }

@@ -43,7 +43,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	f.tolerance = compare.DefaultTolerance
 	fs.Var((*percentFlag)(&f.tolerance), "tolerance", `how much slower than the best step time the knee may be ("5%" or 0.05)`)
 	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfSweep))
-	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output")
+	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output; "+render.SuffixNames(render.OfSweep)+" picks the format, .gz gzips")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracegap sweep [flags] RUN RUN...\n\nEach RUN is a trace, a TensorBoard log directory or a directory of one job's rank traces.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -111,7 +111,7 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (render.Format, string, []string,
 			return "", "", nil, fmt.Errorf("%d labels for %d runs: expected one per run", len(labels), fs.NArg())
 		}
 	}
-	format, err := outputFormat(fs, f.format, f.out)
+	format, err := outputFormat(fs, "sweep", f.format, f.out, render.OfSweep)
 	if err == nil {
 		err = format.For(render.OfSweep)
 	}
