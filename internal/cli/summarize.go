@@ -28,8 +28,8 @@ func init() {
 const summarizeUsage = `Usage: tracegap summarize [flags] TRACE -o SUMMARY
 
 Analyses one rank of a distributed job and writes what the job analysis
-needs of it to SUMMARY, gzip-compressed JSON of a few KB to a few MB (the
-format: docs/jobs.md). Run it where each rank's trace is, one task per rank
+needs of it to SUMMARY, JSON of a few KB to a few MB, gzip-compressed for a
+name ending in .gz (the format: docs/jobs.md). Run it where each rank's trace is, one task per rank
 (a Slurm array job, a Kubernetes Indexed Job, xargs -P), then analyse the
 job from the summaries (a directory given to analyze or check is read for its
 *.summary.json.gz files): the verdict, stragglers and collective waits are
