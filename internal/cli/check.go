@@ -290,7 +290,12 @@ func (f *checkFlags) printSARIF(results []checkResult, stdout, stderr io.Writer)
 		files[i] = render.SARIFFile{Path: r.path, Result: r.res}
 		switch {
 		case r.err != nil:
+			// SARIF is for the code-scanning upload; the log still says
+			// what was wrong, as the text format does.
 			files[i].Err = errorText(r)
+			for _, line := range strings.Split(files[i].Err, "\n") {
+				fmt.Fprintf(stderr, "tracegap: %s\n", line)
+			}
 			status = exitUsage
 		case r.failed():
 			if status == exitOK {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -340,5 +341,29 @@ func TestCheckNoDevice(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr: %s", code, tt.code, out, tt.stdout, errs)
 			}
 		})
+	}
+}
+
+// TestCheckSARIFUnreadable: an unreadable input makes SARIF's error result,
+// naming the file once, and the same line on stderr, as text gives.
+func TestCheckSARIFUnreadable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	code, stdout, stderr := tg("check", "--format", "sarif", missing)
+	want := missing + ": no such file or directory"
+	if code != exitUsage || stderr != "tracegap: "+want+"\n" {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, "tracegap: "+want)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Message struct{ Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) != 1 {
+		t.Fatalf("stdout is not a SARIF log of one result: %v\n%s", err, stdout)
+	}
+	if got := log.Runs[0].Results[0].Message.Text; got != want {
+		t.Errorf("SARIF message %q, want %q", got, want)
 	}
 }
