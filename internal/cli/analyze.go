@@ -24,23 +24,25 @@ import (
 
 func init() {
 	commands["analyze"] = command{
-		summary: "verdict, idle breakdown, longest gaps, steps and findings (the default)",
+		summary: "verdict, idle by cause, longest gaps, steps, findings (default)",
 		run:     runAnalyze,
 	}
 }
 
 const analyzeUsage = `Usage: tracegap analyze [flags] FILE|DIR...
 
-Reads each profiler trace (PyTorch/Kineto JSON, XPlane .xplane.pb, gzipped or
-not; a directory is searched for traces; "-" is standard input), finds where each device sat idle and
-what the host was doing meanwhile, and says how the run behaved: parallel,
-sequential, data-bound or host-bound, with the evidence and the fix.
+Reads each profiler trace (PyTorch/Kineto JSON, JAX/TensorFlow XPlane
+.xplane.pb, gzipped or not, or an Nsight Systems SQLite export; a directory is
+searched for traces; "-" is standard input), finds where each device sat idle
+and what the host was doing meanwhile, and says how the run behaved:
+parallel, sequential, data-bound, host-bound or stalled (no-device: the trace
+holds no device work), with the evidence and the fix.
 
 Examples:
   tracegap analyze run.pt.trace.json.gz
   tracegap analyze --format json -o report.json run.xplane.pb
   tracegap analyze --format html -o report.html run.pt.trace.json.gz
-  tracegap analyze --format markdown logs/plugins/profile/ >> "$GITHUB_STEP_SUMMARY"
+  tracegap analyze --format markdown logs/ >> "$GITHUB_STEP_SUMMARY"
   tracegap analyze --quiet traces/*.json.gz
   gsutil cat gs://bucket/run.xplane.pb | tracegap analyze -
   tracegap analyze --min-gap 50us --input-pattern 'my_loader' run.json.gz
@@ -75,26 +77,19 @@ type analyzeFlags struct {
 
 func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &analyzeFlags{analysis: addAnalysisFlags(fs)}
 	fs.Lookup("top").Hidden = false // analyze's reports list the longest gaps
 	jf := addJobFlags(fs)
 	dbg := addDebugFlags(fs)
-	fs.StringVar(&f.format, "format", "text", "report format: "+render.FormatNames(render.OfRuns)+" (default: the one -o's ending names, else text)")
+	fs.StringVar(&f.format, "format", "", "report format: "+render.FormatNames(render.OfRuns)+" (default: the one -o's ending names, else text)")
 	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; "+render.SuffixNames(render.OfRuns)+" picks the format, .gz gzips")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
-	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
 	parallelVar(fs, &f.jobs, runtime.NumCPU(), "how many inputs to analyse at once")
 	intVar(fs, &f.maxSteps, "steps", "", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
 	fs.BoolVar(&f.allSteps, "all-steps", false, "list every step and device in every report (by default JSON and HTML list 1000, HTML draws 64 device timelines)")
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", analyzeUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap analyze: %s (see tracegap analyze --help)\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("analyze", analyzeUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	format, err := f.check(fs)
 	if err != nil {

@@ -299,3 +299,58 @@ func TestAnalyzeJSONShape(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryHelp: every command's --help goes to stdout with exit 0 (so
+// that "tracegap check --help | less" shows it), has a description,
+// examples and exit statuses, fits 80 columns and states a default once;
+// a usage error stays one line on stderr with exit 2.
+func TestEveryHelp(t *testing.T) {
+	for name := range commands {
+		code, out, errOut := tg(name, "--help")
+		if code != exitOK || errOut != "" {
+			t.Errorf("%s --help: exit %d, stderr %q; want 0 and nothing", name, code, errOut)
+		}
+		for _, w := range []string{"Usage: tracegap " + name, "\n\n", "Examples:\n"} {
+			if !strings.Contains(out, w) && (name != "completion" || w != "Examples:\n") { // completion shows one per shell
+				t.Errorf("%s --help lacks %q", name, w)
+			}
+		}
+		if name != "completion" && !strings.Contains(out, "Exit status:") {
+			t.Errorf("%s --help does not give the exit statuses", name)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n := len([]rune(line)); n > 80 || strings.Count(line, "(default") > 1 {
+				t.Errorf("%s --help: a line of %d columns, or a default given twice: %q", name, n, line)
+			}
+		}
+		if name == "completion" {
+			continue
+		}
+		code, out, errOut = tg(name, "--no-such-flag")
+		if code != exitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%s --no-such-flag: exit %d, stdout %q, stderr %q; want 2 and one line on stderr", name, code, out, errOut)
+		}
+	}
+	_, out, _ := tg("--help")
+	col := -1
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("tracegap --help: a line of %d columns: %q", n, line)
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(line, "  ") || commands[f[0]].run == nil {
+			continue
+		}
+		at := strings.Index(line[2+len(f[0]):], f[1]) + 2 + len(f[0])
+		if col >= 0 && at != col {
+			t.Errorf("tracegap --help: %s's summary starts at column %d, the others at %d", f[0], at, col)
+		}
+		col = at
+	}
+	_, out, _ = tg("analyze", "--help")
+	for _, w := range []string{"Nsight", "stalled", "no-device", "FORCE_COLOR"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("analyze --help does not mention %s", w)
+		}
+	}
+}

@@ -23,7 +23,7 @@ import (
 
 func init() {
 	commands["annotate"] = command{
-		summary: "write the trace with its gaps, steps and verdict as tracks, for a trace viewer",
+		summary: "the trace with its gaps, steps and verdict as tracks, for a viewer",
 		run:     runAnnotate,
 	}
 }
@@ -48,7 +48,8 @@ with the annotation. OUT is gzipped when its name ends in .gz.
 Examples:
   tracegap annotate run.pt.trace.json.gz -o run.annotated.json.gz
   tracegap annotate --min-gap 100us run.xplane.pb -o run.annotated.json.gz
-  tracegap annotate run.xplane.pb -o logs/plugins/profile/annotated/host.xplane.pb
+  tracegap annotate run.xplane.pb \
+      -o logs/plugins/profile/annotated/host.xplane.pb
 
 Exit status: 0 success, 2 unusable input or usage.
 
@@ -57,18 +58,11 @@ Flags:
 
 func runAnnotate(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("annotate", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
 	fs.StringVarP(&out, "output", "o", "", "write the annotated trace to this file (required): .json for Perfetto, or from an XPlane .xplane.pb for XProf and TensorBoard; gzipped if it ends in .gz")
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", annotateUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap annotate: %s (see tracegap annotate --help)\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("annotate", annotateUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
 		fmt.Fprintf(stderr, "tracegap annotate: %s\n", safe(err))

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	commands["check"] = command{
-		summary: "gate CI on captured traces: exit 1 when a rule fails (--junit for CI)",
+		summary: "gate CI on captured traces: exit 1 when a rule fails",
 		run:     runCheck,
 	}
 }
@@ -66,9 +66,27 @@ type checkFlags struct {
 	job      *jobFlags
 }
 
+const checkUsage = `Usage: tracegap check [flags] FILE|DIR...
+
+Analyses each trace (as analyze does) and holds it against rules: by default
+a sequential or data-bound run fails. One line per input: ok, or FAIL with
+the rule and the figure; --format github writes workflow annotations, sarif
+a code-scanning log, --junit a JUnit file. Rules may also come from a
+tracegap.toml or a pyproject.toml [tool.tracegap.check] table (docs/ci.md).
+
+Examples:
+  tracegap check profiles/
+  tracegap check --max-idle 10% --min-utilization 80% run.pt.trace.json.gz
+  tracegap check --fail-on sequential,data-bound,host-bound run.xplane.pb
+  tracegap check --format github --junit tracegap.xml profiles/
+
+Exit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.
+
+Flags:
+`
+
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &checkFlags{}
 	addRuleFlags(fs, &f.rules)
 	f.analysis = addAnalysisFlags(fs)
@@ -77,15 +95,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
 	parallelVar(fs, &f.jobs, runtime.GOMAXPROCS(0), "how many files to check at once")
 	f.job = addJobFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: tracegap check [flags] FILE|DIR...\n\nExit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("check", checkUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := f.finish(fs); err != nil {
 		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))

@@ -283,6 +283,9 @@ var stdin io.Reader = os.Stdin
 // alone ("-o report.html" writes HTML), and the two must agree when both
 // are given; an ending naming no format that can write o is refused.
 func outputFormat(fs *pflag.FlagSet, cmd, value, out string, o render.Of) (render.Format, error) {
+	if value == "" {
+		value = string(render.Text) // analyze's default, left empty for help
+	}
 	format, err := render.ParseFormat(value)
 	if err != nil {
 		return "", err

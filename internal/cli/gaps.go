@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -20,7 +19,7 @@ import (
 
 func init() {
 	commands["gaps"] = command{
-		summary: "every device gap in the window as rows (TSV or JSON lines), for scripts",
+		summary: "every device gap as rows (TSV or JSON lines), for scripts",
 		run:     runGaps,
 	}
 }
@@ -49,19 +48,12 @@ Flags:
 
 func runGaps(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("gaps", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var format, out string
 	fs.StringVar(&format, "format", "tsv", "row format: tsv or json (JSON lines)")
 	fs.StringVarP(&out, "output", "o", "", "write the rows to this file (atomically) instead of stdout; .tsv or .json picks the format, .gz gzips")
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", gapsUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap gaps: %s (see tracegap gaps --help)\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("gaps", gapsUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
 		fmt.Fprintf(stderr, "tracegap gaps: %s\n", safe(err))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"github.com/tracegap/tracegap/internal/human"
 	"io"
@@ -20,7 +19,9 @@ func init() {
 	}
 }
 
-var pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz (a directory holding one trace)
+var pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz
+
+A DIR must hold one trace.
 
 Writes a pprof profile whose samples are device-idle nanoseconds (and gap
 counts) and whose stacks are the host events the waited-for thread was inside
@@ -58,18 +59,11 @@ var pprofEndings = []outputEnding{{".pb", "pprof"}}
 
 func runPprof(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("pprof", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
 	fs.StringVarP(&out, "output", "o", "", `write the profile to this file (required; "-" for stdout): .pb.gz, gzipped, or .pb`)
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", pprofUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap pprof: %s (see tracegap pprof --help)\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("pprof", pprofUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))

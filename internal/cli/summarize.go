@@ -27,14 +27,14 @@ func init() {
 
 const summarizeUsage = `Usage: tracegap summarize [flags] TRACE -o SUMMARY
 
-Analyses one rank of a distributed job and writes what the job analysis
-needs of it to SUMMARY, JSON of a few KB to a few MB, gzip-compressed for a
-name ending in .gz (the format: docs/jobs.md). Run it where each rank's trace is, one task per rank
-(a Slurm array job, a Kubernetes Indexed Job, xargs -P), then analyse the
-job from the summaries (a directory given to analyze or check is read for its
-*.summary.json.gz files): the verdict, stragglers and collective waits are
-those of analysing the traces together. Give both phases the same analysis
-flags: a summary made with other options is refused.
+Analyses one rank of a distributed job and writes what the job analysis needs
+of it to SUMMARY, JSON of a few KB to a few MB, gzip-compressed for a name
+ending in .gz (the format: docs/jobs.md). Run it where each rank's trace is,
+one task per rank (a Slurm array job, a Kubernetes Indexed Job, xargs -P),
+then analyse the job from the summaries (a directory given to analyze or check
+is read for its *.summary.json.gz files): the verdict, stragglers and
+collective waits are those of analysing the traces together. Give both phases
+the same analysis flags: a summary made with other options is refused.
 
 Examples:
   tracegap summarize rank3.pt.trace.json.gz -o summaries/rank3.summary.json.gz
@@ -47,18 +47,11 @@ Flags:
 
 func runSummarize(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("summarize", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
 	fs.StringVarP(&out, "output", "o", "", `write the summary to this file (atomically): .json.gz, gzipped, or .json; "-" is stdout (gzipped)`)
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", summarizeUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap summarize: %s (see tracegap summarize --help)\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("summarize", summarizeUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
