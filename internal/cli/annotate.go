@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -43,7 +44,8 @@ XPlane, byte for byte, with a "/device:CUSTOM:tracegap" plane appended (a
 line of gaps per device and one of steps, their figures as stats), which
 XProf and TensorBoard's profile plugin open from a run's folder; written to
 OUT.json it becomes Chrome JSON of its device and host tracks (its lines)
-with the annotation. OUT is gzipped when its name ends in .gz.
+with the annotation. OUT is gzipped when its name ends in .gz; the folders it
+needs are created.
 
 Examples:
   tracegap annotate run.pt.trace.json.gz -o run.annotated.json.gz
@@ -138,6 +140,9 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 			fmt.Fprintf(stderr, "tracegap: warning: %s: %s\n", safe(t.Path), safe(w))
 		}
 		src := &copySource{path: in.Path}
+		if err := makeParent(out); err != nil {
+			return err
+		}
 		err := writeOutput(out, func(w io.Writer) error {
 			return writeAnnotated(w, out, xp, src, t, res)
 		})
@@ -147,6 +152,19 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 		return err
 	})
 	return res, err
+}
+
+// makeParent creates the folders a local output path needs: XProf and
+// TensorBoard open an annotated XPlane from a run's folder
+// (logs/plugins/profile/RUN/HOST.xplane.pb), which is usually new.
+func makeParent(out string) error {
+	if out == "-" || objects.IsURL(out) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("creating the folder of %s: %w", out, err)
+	}
+	return nil
 }
 
 // annotateInput returns the input that path names, and what removes what
