@@ -161,7 +161,7 @@ func catalogue() []badInput {
 		{name: "binary garbage", in: text("\x7fELF\x02\x01\x01\x00\x00\x00"),
 			err: "unrecognised format: starts with bytes 7f 45 4c 46 02 01 01, expected " + titles},
 		{name: "Nsight Systems report", in: text("NVIDIA Tegra Profiler Report 2026@1@1@204-2611371766666v0.\n\x0bLocal (CLI)"),
-			err: "an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with `nsys export --type sqlite --output X.sqlite report.nsys-rep` and analyse X.sqlite"},
+			err: "an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with `nsys export --type sqlite --output report.sqlite report.nsys-rep` and analyse report.sqlite"},
 		{name: "nsys-jax archive", in: text(zipHead("kernels.parquet")),
 			err: "an nsys-jax archive (a zip of parquet tables), which tracegap does not read: export the Nsight Systems report inside or beside it with `nsys export --type sqlite --output X.sqlite report.nsys-rep` and analyse X.sqlite"},
 		{name: "zip archive", in: text(zipHead("trace.json")),

@@ -3,6 +3,7 @@ package run
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,6 +60,9 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 		free()
 		if in.R == nil && IsSummary(in.Path) { // looked at only once unreadable
 			err = ErrSummaryAlone
+		}
+		if ne := (*trace.NsysReportError)(nil); errors.As(err, &ne) && in.R == nil {
+			ne.Name = in.Path // its hint names the real file
 		}
 		return nil, nil, aopt, fmt.Errorf("%s: %w", name, err)
 	}
