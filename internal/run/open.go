@@ -66,6 +66,10 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 		}
 		return nil, nil, aopt, fmt.Errorf("%s: %w", name, err)
 	}
+	if len(t.Events) == 0 {
+		free()
+		return nil, nil, aopt, fmt.Errorf("%s: %w", name, ErrNoEvents)
+	}
 	t.Path = name
 	if res != nil {
 		aopt.Admit = res.admitGaps
@@ -73,6 +77,12 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 	unhold := memLimit.hold(t)
 	return t, func() { unhold(); free() }, aopt, nil
 }
+
+// ErrNoEvents refuses a trace that holds no events at all (`[]`,
+// `{"traceEvents":[]}`, an XSpace of empty planes): there is nothing to
+// judge, not even a host-only run, which has host events and is
+// analysed (verdict no-device).
+var ErrNoEvents = errors.New("the trace holds no events at all: expected a profiler capture with host or device events (was the profiler stopped before anything ran?)")
 
 // open returns the input's reader and its size as stored (0 if unknown),
 // and what closes it. A URL (internal/objects) opens the object it names.
