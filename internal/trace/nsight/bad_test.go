@@ -93,11 +93,11 @@ func TestBadExports(t *testing.T) {
 			err: `^table CUPTI_ACTIVITY_KIND_\w+: more than 5 events \(raise --max-events if the trace is genuine\)$`},
 		{name: "track limit", in: good, opt: trace.Options{MaxTracks: 1}, limit: true,
 			err: `^table CUPTI_ACTIVITY_KIND_\w+: more than 1 tracks`},
-		{name: "truncated", in: good[:len(good)/2], err: `^reading the SQLite database: database disk image is malformed`},
-		{name: "corrupt pages", in: corruptPages(good), err: `reading the SQLite database: .*(malformed|corrupt|not a database)`},
-		{name: "billions of pages declared", in: hugeHeader(good), err: `^reading the SQLite database: database disk image is malformed`},
+		{name: "truncated", in: good[:len(good)/2], err: `^not a readable Nsight Systems SQLite export: the database is damaged or cut short`},
+		{name: "corrupt pages", in: corruptPages(good), err: `^not a readable Nsight Systems SQLite export: .*(damaged|corrupt|not a database)`},
+		{name: "billions of pages declared", in: hugeHeader(good), err: `^not a readable Nsight Systems SQLite export: the database is damaged or cut short`},
 		{name: "not a database past its header", in: append([]byte("SQLite format 3\x00"), bytes.Repeat([]byte{0xff}, 2000)...),
-			err: `^reading the SQLite database: .*(not a database|malformed)`},
+			err: `^not a readable Nsight Systems SQLite export: .*(not a database|damaged)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
