@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/tracegap/tracegap/internal/analyze"
@@ -101,6 +102,9 @@ func open(in Input) (r io.Reader, size int64, closeIn func(), err error) {
 	}
 	f, err := os.Open(in.Path)
 	if err != nil {
+		if uerr := objects.UnreadURL(in.Path); uerr != nil && errors.Is(err, fs.ErrNotExist) {
+			return nil, 0, nil, uerr
+		}
 		return nil, 0, nil, err
 	}
 	st, err := f.Stat()

@@ -159,3 +159,15 @@ func TestNoEvents(t *testing.T) {
 		t.Errorf("a host-only trace: %v, %v; want no-device", o.Err, o.Result)
 	}
 }
+
+// TestUnreadURL: an http(s):// argument is said to be a URL tracegap does
+// not read, naming those it does, not "no such file or directory".
+func TestUnreadURL(t *testing.T) {
+	for _, u := range []string{"http://example.com/run.json", "HTTPS://example.com/a.xplane.pb"} {
+		o := (&Engine{Analysis: analyze.DefaultOptions()}).AnalyzeArgs(context.Background(), []string{u})[0]
+		want := u + ": " + strings.ToLower(u[:strings.Index(u, ":")]) + ":// URLs are not read: download the file first, or give a URL of gs://, s3://, azblob:// or file://"
+		if o.Err == nil || o.Err.Error() != want {
+			t.Errorf("%s: %v, want %q", u, o.Err, want)
+		}
+	}
+}
