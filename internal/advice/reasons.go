@@ -32,7 +32,7 @@ func reasons(r *analyze.Result) {
 func noDeviceReasons(g *analyze.Grounds) []string {
 	rs := []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
 	if g.HostEvents > 0 {
-		rs[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", g.HostEvents)
+		rs[0] = fmt.Sprintf("the trace holds %s but no device activity (no kernels, copies or device ops): nothing to attribute", plural(g.HostEvents, "host event"))
 	}
 	if s := g.HostSteps; s != nil {
 		n := int64(s.N)

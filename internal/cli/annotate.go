@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tracegap annotate: no output given: expected -o FILE")
 		return exitUsage
 	case fs.NArg() != 1:
-		fmt.Fprintf(stderr, "tracegap annotate: expected one FILE, got %d arguments (see tracegap annotate --help)\n", fs.NArg())
+		fmt.Fprintf(stderr, "tracegap annotate: expected one FILE, got %s (see tracegap annotate --help)\n", human.Count(fs.NArg(), "argument"))
 		return exitUsage
 	}
 	if err := af.validate(); err != nil {
@@ -97,8 +98,8 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 	if xp {
 		viewer = "XProf or TensorBoard's profile plugin (as a run's .xplane.pb)"
 	}
-	fmt.Fprintf(stderr, "tracegap: wrote %s: %d gaps and %d steps over the trace; open it in %s\n",
-		safe(out), len(res.Gaps), len(res.Steps), viewer)
+	fmt.Fprintf(stderr, "tracegap: wrote %s: %s and %s over the trace; open it in %s\n",
+		safe(out), human.Count(len(res.Gaps), "gap"), human.Count(len(res.Steps), "step"), viewer)
 	return exitOK
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"sync"
 
@@ -100,7 +101,7 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (render.Format, error) {
 		return "", err
 	}
 	if fs.NArg() != 2 {
-		return "", fmt.Errorf("expected two traces, BASE and NEW, got %d arguments", fs.NArg())
+		return "", fmt.Errorf("expected two traces, BASE and NEW, got %s", human.Count(fs.NArg(), "argument"))
 	}
 	if err := stdinOnce(fs.Args()); err != nil {
 		return "", err

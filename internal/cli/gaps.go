@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strconv"
 	"strings"
@@ -147,7 +148,7 @@ func (f *analysisFlags) analyzeOne(path string) (*analyze.Result, error) {
 // exactly one, saying on stderr what was wrong otherwise.
 func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.Writer) (*analyze.Result, bool) {
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "tracegap %s: expected one FILE, got %d arguments (see tracegap %s --help)\n", cmd, fs.NArg(), cmd)
+		fmt.Fprintf(stderr, "tracegap %s: expected one FILE, got %s (see tracegap %s --help)\n", cmd, human.Count(fs.NArg(), "argument"), cmd)
 		return nil, false
 	}
 	if err := af.validate(); err != nil {

@@ -91,3 +91,26 @@ func TestOutputEnding(t *testing.T) {
 		}
 	}
 }
+
+// TestPlurals: one thing is said in the singular.
+func TestPlurals(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.json")
+	os.WriteFile(one, []byte(`{"traceEvents":[{"ph":"E","name":"x","pid":1,"tid":1,"ts":5}]}`), 0o644)
+	host := filepath.Join(dir, "host.json")
+	os.WriteFile(host, []byte(`{"traceEvents":[{"ph":"X","name":"step","pid":1,"tid":1,"ts":0,"dur":10}]}`), 0o644)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", one}, "got 1 argument\n"},
+		{[]string{"gaps"}, "got 0 arguments"},
+		{[]string{"analyze", one}, "dropped 1 event (first"},
+		{[]string{"analyze", "-q", host}, "the trace holds 1 host event but"},
+	} {
+		_, stdout, stderr := tg(tt.args...)
+		if !strings.Contains(stdout+stderr, tt.want) {
+			t.Errorf("%q: %q %q, want %q", tt.args, stdout, stderr, tt.want)
+		}
+	}
+}

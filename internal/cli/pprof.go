@@ -104,8 +104,8 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		for _, g := range res.Gaps {
 			idle += g.Dur
 		}
-		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %d gaps; view it with: go tool pprof -http=: %s\n",
-			safe(out), human.Duration(idle), len(res.Gaps), safe(out))
+		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %s; view it with: go tool pprof -http=: %s\n",
+			safe(out), human.Duration(idle), human.Count(len(res.Gaps), "gap"), safe(out))
 	}
 	return exitOK
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 
 	"github.com/spf13/pflag"
@@ -86,7 +87,7 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 func summarizeArgs(fs *pflag.FlagSet, af *analysisFlags, out string) error {
 	switch {
 	case fs.NArg() != 1:
-		return fmt.Errorf("expected one TRACE, got %d arguments (see tracegap summarize --help)", fs.NArg())
+		return fmt.Errorf("expected one TRACE, got %s (see tracegap summarize --help)", human.Count(fs.NArg(), "argument"))
 	case out == "":
 		return errors.New("no -o given: expected the file to write the summary to, or - for stdout")
 	}

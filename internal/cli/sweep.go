@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -117,7 +118,7 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (render.Format, string, []string,
 	if list != "" {
 		labels = strings.Split(list, ",")
 		if len(labels) != fs.NArg() {
-			return "", "", nil, fmt.Errorf("%d labels for %d runs: expected one per run", len(labels), fs.NArg())
+			return "", "", nil, fmt.Errorf("%s for %s: expected one per run", human.Count(len(labels), "label"), human.Count(fs.NArg(), "run"))
 		}
 	}
 	format, err := outputFormat(fs, "sweep", f.format, f.out, render.OfSweep)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strings"
 
@@ -184,11 +185,11 @@ func (p *parser) cut(err error) error {
 	p.b.Truncated = true
 	switch {
 	case eof && why != nil:
-		p.b.Warn("truncated at byte %d (%v): kept %d events", serr.off, why, n)
+		p.b.Warn("truncated at byte %d (%v): kept %s", serr.off, why, human.Count(n, "event"))
 	case eof:
-		p.b.Warn("truncated at byte %d: kept %d events", serr.off, n)
+		p.b.Warn("truncated at byte %d: kept %s", serr.off, human.Count(n, "event"))
 	default:
-		p.b.Warn("invalid JSON at byte %d (%v): kept %d events before it", serr.off, serr.err, n)
+		p.b.Warn("invalid JSON at byte %d (%v): kept %s before it", serr.off, serr.err, human.Count(n, "event"))
 	}
 	return nil
 }
