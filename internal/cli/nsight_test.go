@@ -82,7 +82,7 @@ func TestAnnotateNsight(t *testing.T) {
 func TestNsightReport(t *testing.T) {
 	path := realtraces.Path(t, "nsight/apax-jax.nsys-rep")
 	code, _, errb := tg("analyze", path)
-	if code != 2 || !strings.Contains(errb, "nsys export --type sqlite --output X.sqlite report.nsys-rep") || strings.Count(errb, "\n") != 1 {
+	if code != 2 || !strings.Contains(errb, "nsys export --type sqlite --output apax-jax.sqlite apax-jax.nsys-rep") || strings.Count(errb, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want 2 and one line naming nsys export", code, errb)
 	}
 }

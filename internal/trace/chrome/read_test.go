@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"github.com/tracegap/tracegap/internal/human"
 	"os"
 	"reflect"
 	"strconv"
@@ -425,7 +426,7 @@ func TestTruncated(t *testing.T) {
 			}
 			want := "truncated at byte " // then the offset
 			if len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], want) ||
-				!strings.HasSuffix(tr.Warnings[0], ": kept "+strconv.Itoa(tc.kept)+" events") {
+				!strings.HasSuffix(tr.Warnings[0], ": kept "+human.Count(tc.kept, "event")) {
 				t.Errorf("warnings %q, want one %q...: kept %d events", tr.Warnings, want, tc.kept)
 			}
 		})
