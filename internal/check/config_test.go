@@ -259,9 +259,17 @@ min_gap = "50us"
 		t.Errorf("error %q: want it to name line 14", err)
 	}
 	// An unknown table under [tool.tracegap] is an error, as in
-	// tracegap.toml.
-	if _, err := parseConfig(PyprojectName, []byte("[tool.tracegap.chek]\nmax_idle = \"1%\"\n")); err == nil || !strings.Contains(err.Error(), "unknown section [chek]") {
-		t.Errorf("misspelt section: %v", err)
+	// tracegap.toml, named as the file writes it.
+	want := "pyproject.toml:1: unknown section [tool.tracegap.chek]: expected one of [tool.tracegap.analysis], [tool.tracegap.check], [tool.tracegap.compare]"
+	if _, err := parseConfig(PyprojectName, []byte("[tool.tracegap.chek]\nmax_idle = \"1%\"\n")); err == nil || err.Error() != want {
+		t.Errorf("misspelt section: %v, want %q", err, want)
+	}
+	c, err = parseConfig(PyprojectName, []byte("[tool.tracegap.check]\nmax_idel = \"1%\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Section("check", map[string]Kind{"max_idle": Percent}); err == nil || !strings.Contains(err.Error(), "unknown key max_idel in [tool.tracegap.check]") {
+		t.Errorf("misspelt key: %v", err)
 	}
 }
 
