@@ -107,6 +107,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	args = fs.Args()
+	hintStdin(args, stderr)
 	warnSkipped(args, stderr)
 	if status, ok := runJob(args, f, jf, format, stdout, stderr); ok {
 		return status
@@ -207,7 +208,14 @@ func manyInputs(args []string) bool {
 // FORCE_COLOR is set (CI logs that show colours), unless NO_COLOR is set
 // to anything non-empty (https://no-color.org wins over
 // https://force-color.org). FORCE_COLOR of "0" or "false" forces nothing.
+// A terminal with TERM=dumb (Emacs's shell, some CI runners) shows no
+// colours, unless FORCE_COLOR says otherwise.
 func useColor(mode string, w io.Writer) bool {
+	return colorFor(mode, isTerminal(w))
+}
+
+// colorFor is useColor for an output that is a terminal or not.
+func colorFor(mode string, terminal bool) bool {
 	switch mode {
 	case "always":
 		return true
@@ -220,7 +228,7 @@ func useColor(mode string, w io.Writer) bool {
 	if fc := os.Getenv("FORCE_COLOR"); fc != "" && fc != "0" && fc != "false" {
 		return true
 	}
-	return isTerminal(w)
+	return os.Getenv("TERM") != "dumb" && terminal
 }
 
 // textWidth returns the width a text report written to w fits: COLUMNS
@@ -274,6 +282,22 @@ func refuseTerminal(cmd, out string, stdout, stderr io.Writer) bool {
 	}
 	fmt.Fprintf(stderr, "tracegap %s: not writing gzip-compressed output to a terminal: redirect stdout (-o - > FILE, or a pipe) or give -o FILE\n", cmd)
 	return true
+}
+
+// stdinIsTerminal reports whether standard input is a terminal; tests
+// replace it.
+var stdinIsTerminal = func() bool {
+	f, ok := stdin.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// hintStdin says on stderr, when args read standard input ("-") and it is
+// a terminal, that a trace is awaited there: else the command would seem
+// to hang.
+func hintStdin(args []string, stderr io.Writer) {
+	if slices.Contains(args, "-") && stdinIsTerminal() {
+		fmt.Fprintln(stderr, "tracegap: reading a trace from standard input (a terminal): pipe or redirect one in, or press Ctrl-D to end, Ctrl-C to stop")
+	}
 }
 
 // stdinOnce returns an error when args name standard input ("-") more

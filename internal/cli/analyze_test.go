@@ -189,6 +189,35 @@ func TestAnalyzeColor(t *testing.T) {
 	if useColor("auto", &bytes.Buffer{}) {
 		t.Error("auto colour for a buffer")
 	}
+	// A dumb terminal shows no colours, unless FORCE_COLOR says so.
+	t.Setenv("FORCE_COLOR", "")
+	t.Setenv("TERM", "xterm-256color")
+	if !colorFor("auto", true) {
+		t.Error("no auto colour on a terminal")
+	}
+	t.Setenv("TERM", "dumb")
+	if colorFor("auto", true) {
+		t.Error("auto colour on a dumb terminal")
+	}
+	t.Setenv("FORCE_COLOR", "1")
+	if !colorFor("auto", true) {
+		t.Error("FORCE_COLOR did not win over TERM=dumb")
+	}
+}
+
+// TestStdinHint: "-" with a terminal on standard input says on stderr that
+// a trace is read from there, instead of seeming to hang; a pipe does not.
+func TestStdinHint(t *testing.T) {
+	defer func(r io.Reader, f func() bool) { stdin, stdinIsTerminal = r, f }(stdin, stdinIsTerminal)
+	for _, term := range []bool{true, false} {
+		stdin = strings.NewReader("")
+		stdinIsTerminal = func() bool { return term }
+		_, _, stderr := tg("analyze", "-")
+		hint := strings.HasPrefix(stderr, "tracegap: reading a trace from standard input (a terminal)")
+		if hint != term {
+			t.Errorf("stdin a terminal %t: stderr %q", term, stderr)
+		}
+	}
 }
 
 func TestAnalyzeBadUsage(t *testing.T) {

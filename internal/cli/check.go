@@ -102,6 +102,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
 		return exitUsage
 	}
+	hintStdin(fs.Args(), stderr)
 	warnSkipped(fs.Args(), stderr)
 	var results []checkResult
 	if r, ok := f.checkJob(fs.Args()); ok {

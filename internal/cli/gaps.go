@@ -156,6 +156,7 @@ func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.W
 		return nil, false
 	}
 	path := fs.Arg(0)
+	hintStdin(fs.Args(), stderr)
 	res, err := af.analyzeOne(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))
