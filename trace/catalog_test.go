@@ -229,16 +229,16 @@ func catalogue() []badInput {
 		{name: "bad ts and dur values", in: text("[" + strings.Join([]string{
 			event("10", "1"), event(`"NaN"`, "1"), event(`"Infinity"`, "1"), event("1e300", "1"), event("1e400", "1"),
 			event("-5", "1"), event("10", "-1"), event("10", `"NaN"`), event("10", "1e300")}, ",") + "]"),
-			warnings: []string{"dropped 4 events: invalid ts", "dropped 1 events: negative dur", "dropped 2 events: invalid dur"}, events: 2},
+			warnings: []string{"dropped 4 events: invalid ts", "dropped 1 event: negative dur", "dropped 2 events: invalid dur"}, events: 2},
 		{name: "kernels 63 years apart", in: text(`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"device":0,"stream":7}},` +
 			`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":2e15,"dur":1,"args":{"device":0,"stream":7}}]`), events: 2},
 		{name: "bare NaN literal", in: text("[" + event("10", "1") + "," + event("NaN", "1") + "]"),
 			warnings:  []string{fmt.Sprintf("invalid JSON at byte %d (invalid character 'N' at start of value): kept 1 events before it", 1+len(event("10", "1"))+1+len(`{"ph":"X","name":"e","pid":1,"tid":1,"ts":`))},
 			truncated: true, events: 1},
 		{name: "B without E and E without B", in: text(`[{"ph":"B","name":"open","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":2,"ts":3},` + event("2", "1") + "]"),
-			warnings: []string{"dropped 1 events: unmatched E (no open B on its thread)", "dropped 1 events: unmatched B (no E before the end)"}, events: 1},
+			warnings: []string{"dropped 1 event: unmatched E (no open B on its thread)", "dropped 1 event: unmatched B (no E before the end)"}, events: 1},
 		{name: "E before its B", in: text(`[{"ph":"B","name":"b","pid":1,"tid":1,"ts":5},{"ph":"E","pid":1,"tid":1,"ts":4},` + event("2", "1") + "]"),
-			warnings: []string{"dropped 1 events: E before its B"}, events: 1},
+			warnings: []string{"dropped 1 event: E before its B"}, events: 1},
 
 		// Resource limits.
 		{name: "10 million events of one name", in: stream("[", same, 10_000_000, "]"), opt: trace.Options{MaxEvents: 100_000},

@@ -278,7 +278,7 @@ func writeAnnotated(w io.Writer, out string, xp bool, src *copySource, t *trace.
 		defer closeSrc()
 		return render.AnnotateXPlane(w, r, t, res)
 	}
-	if t.Format != "chrome" || t.Truncated {
+	if t.Format != "chrome" || t.Truncated || t.Invalid {
 		return render.Annotate(w, t, nil, res)
 	}
 	r, closeSrc, err := src.open()

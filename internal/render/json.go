@@ -94,7 +94,7 @@ func jsonStalled(res *analyze.Result) report.StalledV1 {
 func jsonSource(s *analyze.Source, fw analyze.Framework) report.SourceV1 {
 	return report.SourceV1{
 		Path: s.Path, Format: s.Format, Framework: string(fw), Bytes: s.Bytes, Events: s.Events,
-		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated,
+		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated, Invalid: s.Invalid,
 		ClockOffsetNs: s.ClockOffsetNs,
 	}
 }

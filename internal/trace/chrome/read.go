@@ -92,7 +92,8 @@ func skipBOM(b []byte) []byte {
 // Read reads a Chrome trace-event JSON document, as an object holding a
 // traceEvents array or as a bare array of events, from r (already
 // decompressed). A document cut short keeps the events before the cut and
-// sets Trace.Truncated. Read fails only when nothing usable is left.
+// sets Trace.Truncated (Trace.Invalid for invalid JSON part-way). Read
+// fails only when nothing usable is left.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if t, ok, err := readParallel(opt); ok {
 		return t, err
@@ -182,7 +183,7 @@ func (p *parser) cut(err error) error {
 		}
 		return serr
 	}
-	p.b.Truncated = true
+	p.b.Truncated, p.b.Invalid = eof, !eof // only an input that ended early is truncated
 	switch {
 	case eof && why != nil:
 		p.b.Warn("truncated at byte %d (%v): kept %s", serr.off, why, human.Count(n, "event"))
