@@ -234,8 +234,8 @@ func catalogue() []badInput {
 		{name: "kernels 63 years apart", in: text(`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"device":0,"stream":7}},` +
 			`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":2e15,"dur":1,"args":{"device":0,"stream":7}}]`), events: 2},
 		{name: "bare NaN literal", in: text("[" + event("10", "1") + "," + event("NaN", "1") + "]"),
-			warnings:  []string{fmt.Sprintf("invalid JSON at byte %d (invalid character 'N' at start of value): kept 1 event before it", 1+len(event("10", "1"))+1+len(`{"ph":"X","name":"e","pid":1,"tid":1,"ts":`))},
-			truncated: true, events: 1},
+			warnings: []string{fmt.Sprintf("invalid JSON at byte %d (invalid character 'N' at start of value): kept 1 event before it", 1+len(event("10", "1"))+1+len(`{"ph":"X","name":"e","pid":1,"tid":1,"ts":`))},
+			events:   1}, // invalid part-way (Trace.Invalid), not truncated
 		{name: "B without E and E without B", in: text(`[{"ph":"B","name":"open","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":2,"ts":3},` + event("2", "1") + "]"),
 			warnings: []string{"dropped 1 event: unmatched E (no open B on its thread)", "dropped 1 event: unmatched B (no E before the end)"}, events: 1},
 		{name: "E before its B", in: text(`[{"ph":"B","name":"b","pid":1,"tid":1,"ts":5},{"ph":"E","pid":1,"tid":1,"ts":4},` + event("2", "1") + "]"),
