@@ -114,6 +114,9 @@ func TestPostgresDropped(t *testing.T) {
 // TestPostgresParallel checks parallel tests each get a database of their
 // own, and can use it.
 func TestPostgresParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers: skipped under -short, as its subtests are")
+	}
 	names := make([]string, 8)
 	t.Run("group", func(t *testing.T) {
 		for i := range names {
