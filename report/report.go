@@ -84,6 +84,9 @@ type SourceV1 struct {
 	Tracks    int      `json:"tracks"`
 	Warnings  []string `json:"warnings"`
 	Truncated bool     `json:"truncated"`
+	// Invalid: the input held invalid data part-way, and only the part
+	// before it was analysed (left out when false).
+	Invalid bool `json:"invalid,omitempty"`
 	// ClockOffsetNs is the time on the trace's own clock of the report's
 	// time 0.
 	ClockOffsetNs int64 `json:"clock_offset_ns"`

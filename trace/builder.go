@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"math/bits"
 	"slices"
@@ -77,8 +78,8 @@ type Builder struct {
 	// holds the names cut to MaxEventName (see names.go).
 	cutTracks int
 	cutEvents map[StrID]bool
-	// Truncated is copied into the trace by Finish.
-	Truncated bool
+	// Truncated and Invalid are copied into the trace by Finish.
+	Truncated, Invalid bool
 }
 
 // run is a stretch of stored events of one track.
@@ -522,9 +523,10 @@ func (b *Builder) Finish() *Trace {
 		WideCorrs: b.wideCorrs,
 		Warnings:  b.warn,
 		Truncated: b.Truncated,
+		Invalid:   b.Invalid,
 	}
 	for _, r := range b.dropOrder {
-		t.Warnings = append(t.Warnings, fmt.Sprintf("dropped %d events: %s", b.dropped[r], r))
+		t.Warnings = append(t.Warnings, fmt.Sprintf("dropped %s: %s", human.Count(b.dropped[r], "event"), r))
 	}
 	if b.cutDurs > 0 {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("cut %d events lasting longer than 78 hours, the most an event holds, to 78 hours", b.cutDurs))

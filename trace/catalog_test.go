@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"math"
 	"regexp"
@@ -161,7 +162,7 @@ func catalogue() []badInput {
 		{name: "binary garbage", in: text("\x7fELF\x02\x01\x01\x00\x00\x00"),
 			err: "unrecognised format: starts with bytes 7f 45 4c 46 02 01 01, expected " + titles},
 		{name: "Nsight Systems report", in: text("NVIDIA Tegra Profiler Report 2026@1@1@204-2611371766666v0.\n\x0bLocal (CLI)"),
-			err: "an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with `nsys export --type sqlite --output X.sqlite report.nsys-rep` and analyse X.sqlite"},
+			err: "an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with `nsys export --type sqlite --output report.sqlite report.nsys-rep` and analyse report.sqlite"},
 		{name: "nsys-jax archive", in: text(zipHead("kernels.parquet")),
 			err: "an nsys-jax archive (a zip of parquet tables), which tracegap does not read: export the Nsight Systems report inside or beside it with `nsys export --type sqlite --output X.sqlite report.nsys-rep` and analyse X.sqlite"},
 		{name: "zip archive", in: text(zipHead("trace.json")),
@@ -192,11 +193,11 @@ func catalogue() []badInput {
 		{name: "cut inside the first event", in: text(small[:40]),
 			err: "truncated at byte 40 before any event"},
 		{name: "cut after a comma", in: text(small[:hostEnd]),
-			warnings: []string{fmt.Sprintf("truncated at byte %d: kept 1 events", hostEnd)}, truncated: true, events: 1},
+			warnings: []string{fmt.Sprintf("truncated at byte %d: kept 1 event", hostEnd)}, truncated: true, events: 1},
 		{name: "cut inside a string", in: text(inString),
-			warnings: []string{fmt.Sprintf("truncated at byte %d: kept 1 events", len(inString))}, truncated: true, events: 1},
+			warnings: []string{fmt.Sprintf("truncated at byte %d: kept 1 event", len(inString))}, truncated: true, events: 1},
 		{name: "cut inside args", in: text(inArgs),
-			warnings: []string{fmt.Sprintf("truncated at byte %d: kept 1 events", len(inArgs))}, truncated: true, events: 1},
+			warnings: []string{fmt.Sprintf("truncated at byte %d: kept 1 event", len(inArgs))}, truncated: true, events: 1},
 		{name: "cut before the closing bracket", in: text(small[:len(small)-2]),
 			warnings: []string{fmt.Sprintf("truncated at byte %d: kept 2 events", len(small)-2)}, truncated: true, events: 2},
 		{name: "bare array without its closing bracket", in: text("[" + hostEvent + "," + kernel),
@@ -206,7 +207,7 @@ func catalogue() []badInput {
 
 		// Damaged gzip.
 		{name: "truncated gzip stream", in: gzippedCut(small, hostEnd+20),
-			warnings:  []string{fmt.Sprintf("truncated at byte %d (gzip stream truncated after %d decompressed bytes: unexpected EOF): kept 1 events", hostEnd+20, hostEnd+20)},
+			warnings:  []string{fmt.Sprintf("truncated at byte %d (gzip stream truncated after %d decompressed bytes: unexpected EOF): kept 1 event", hostEnd+20, hostEnd+20)},
 			truncated: true, events: 1},
 		{name: "gzip cut in its trailer", in: gzipped(small, len(gzipBytesNoT(small))-3),
 			warnings: []string{fmt.Sprintf("after the end of the trace at byte %d: gzip stream truncated after %d decompressed bytes: unexpected EOF", len(small), len(small))},
@@ -229,16 +230,16 @@ func catalogue() []badInput {
 		{name: "bad ts and dur values", in: text("[" + strings.Join([]string{
 			event("10", "1"), event(`"NaN"`, "1"), event(`"Infinity"`, "1"), event("1e300", "1"), event("1e400", "1"),
 			event("-5", "1"), event("10", "-1"), event("10", `"NaN"`), event("10", "1e300")}, ",") + "]"),
-			warnings: []string{"dropped 4 events: invalid ts", "dropped 1 events: negative dur", "dropped 2 events: invalid dur"}, events: 2},
+			warnings: []string{"dropped 4 events: invalid ts", "dropped 1 event: negative dur", "dropped 2 events: invalid dur"}, events: 2},
 		{name: "kernels 63 years apart", in: text(`[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"device":0,"stream":7}},` +
 			`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":2e15,"dur":1,"args":{"device":0,"stream":7}}]`), events: 2},
 		{name: "bare NaN literal", in: text("[" + event("10", "1") + "," + event("NaN", "1") + "]"),
-			warnings:  []string{fmt.Sprintf("invalid JSON at byte %d (invalid character 'N' at start of value): kept 1 events before it", 1+len(event("10", "1"))+1+len(`{"ph":"X","name":"e","pid":1,"tid":1,"ts":`))},
-			truncated: true, events: 1},
+			warnings: []string{fmt.Sprintf("invalid JSON at byte %d (invalid character 'N' at start of value): kept 1 event before it", 1+len(event("10", "1"))+1+len(`{"ph":"X","name":"e","pid":1,"tid":1,"ts":`))},
+			events:   1}, // invalid part-way (Trace.Invalid), not truncated
 		{name: "B without E and E without B", in: text(`[{"ph":"B","name":"open","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":2,"ts":3},` + event("2", "1") + "]"),
-			warnings: []string{"dropped 1 events: unmatched E (no open B on its thread)", "dropped 1 events: unmatched B (no E before the end)"}, events: 1},
+			warnings: []string{"dropped 1 event: unmatched E (no open B on its thread)", "dropped 1 event: unmatched B (no E before the end)"}, events: 1},
 		{name: "E before its B", in: text(`[{"ph":"B","name":"b","pid":1,"tid":1,"ts":5},{"ph":"E","pid":1,"tid":1,"ts":4},` + event("2", "1") + "]"),
-			warnings: []string{"dropped 1 events: E before its B"}, events: 1},
+			warnings: []string{"dropped 1 event: E before its B"}, events: 1},
 
 		// Resource limits.
 		{name: "10 million events of one name", in: stream("[", same, 10_000_000, "]"), opt: trace.Options{MaxEvents: 100_000},
@@ -421,7 +422,7 @@ func TestTruncatedEverywhere(t *testing.T) {
 			t.Errorf("cut at %d (%q): %v", n, in, err)
 			continue
 		}
-		want := []string{fmt.Sprintf("truncated at byte %d: kept %d events", n, kept)}
+		want := []string{fmt.Sprintf("truncated at byte %d: kept %s", n, human.Count(kept, "event"))}
 		if !tr.Truncated || len(tr.Events) != kept || !slices.Equal(tr.Warnings, want) {
 			t.Errorf("cut at %d (%q): truncated %v, %d events, warnings %q; want %d events, %q", n, in, tr.Truncated, len(tr.Events), tr.Warnings, kept, want)
 		}

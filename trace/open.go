@@ -101,6 +101,9 @@ func Open(path string, opt Options) (*Trace, error) {
 	}
 	t, err := Read(f, size, opt)
 	if err != nil {
+		if ne := (*NsysReportError)(nil); errors.As(err, &ne) {
+			ne.Name = path
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	t.Path = path
@@ -213,8 +216,8 @@ func sniff(r *bufio.Reader, name string) (Format, error) {
 	if f, ok := sniffHead(Formats(), head); ok {
 		return f, nil
 	}
-	if what := refused(head); what != "" {
-		return Format{}, fmt.Errorf("%s", what)
+	if err := refused(head); err != nil {
+		return Format{}, err
 	}
 	return Format{}, fmt.Errorf("unrecognised format: %s, expected %s", describeHead(head), formats.Titles())
 }

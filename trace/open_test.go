@@ -135,8 +135,8 @@ func FuzzSniff(f *testing.F) {
 		_, err := trace.Read(bytes.NewReader(data), int64(len(data)), fuzzOptions)
 		unrecognised := err != nil && strings.HasPrefix(err.Error(), "unrecognised format: ")
 		claimed := isChrome || isXPlane || isNsight
-		if what := trace.Refused(head); what != "" && !claimed {
-			if err == nil || err.Error() != what {
+		if what := trace.Refused(head); what != nil && !claimed {
+			if err == nil || err.Error() != what.Error() {
 				t.Fatalf("a refused input (%s), but Read says %v", what, err)
 			}
 			return

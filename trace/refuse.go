@@ -3,12 +3,25 @@ package trace
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"strings"
+
+	"github.com/tracegap/tracegap/internal/trace/formats"
 )
 
 // nsysExport is the command that turns an Nsight Systems report into the
 // SQLite export tracegap reads.
 const nsysExport = "nsys export --type sqlite --output X.sqlite report.nsys-rep"
+
+// NsysReportError refuses an Nsight Systems report (.nsys-rep), which only
+// nsys reads. Name, when known, is the report's file name, which the
+// error's hint then uses: Read does not know it; Open, and a caller
+// reading a file it opened itself, set it.
+type NsysReportError struct {
+	Name string
+}
+
+func (e *NsysReportError) Error() string { return formats.NsysReport(e.Name) }
 
 // refusals are inputs that tracegap recognises but does not read: each
 // says what the input is and what to do instead, for the one line that
@@ -17,22 +30,26 @@ var refusals = []struct {
 	match func(head []byte) bool
 	what  string
 }{
-	{nsysReport, "an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with `" + nsysExport + "` and analyse X.sqlite"},
+	{nsysReport, ""}, // an *NsysReportError
 	{nsysJax, "an nsys-jax archive (a zip of parquet tables), which tracegap does not read: export the Nsight Systems report inside or beside it with `" + nsysExport + "` and analyse X.sqlite"},
 	{zipArchive, "a zip archive: unpack it and pass the trace inside"},
 	{pickle, "a Python pickle (such as a PyTorch memory snapshot from torch.cuda.memory._dump_snapshot), not a profiler trace"},
 }
 
-// refused returns what a refused input is, from head, its first (up to
-// 512) bytes after decompression, and what to do instead: the error with
-// which Read refuses it. It returns "" for any other input.
-func refused(head []byte) string {
+// refused returns the error with which Read refuses an input it
+// recognises, from head, its first (up to 512) bytes after decompression:
+// what the input is and what to do instead. It returns nil for any other
+// input.
+func refused(head []byte) error {
 	for _, r := range refusals {
 		if r.match(head) {
-			return r.what
+			if r.what == "" {
+				return &NsysReportError{}
+			}
+			return errors.New(r.what)
 		}
 	}
-	return ""
+	return nil
 }
 
 // nsysReport reports whether head starts an Nsight Systems report: its

@@ -249,6 +249,10 @@ type Trace struct {
 	// Truncated is set when the input ended early and only the part
 	// before the cut was kept.
 	Truncated bool
+	// Invalid is set when the input held invalid data before its end
+	// (invalid JSON part-way) and only the part before it was kept: the
+	// input is damaged, not cut short.
+	Invalid bool
 }
 
 // CorrID returns the correlation id of an event's Corr, c: c itself, or

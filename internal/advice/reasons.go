@@ -32,7 +32,7 @@ func reasons(r *analyze.Result) {
 func noDeviceReasons(g *analyze.Grounds) []string {
 	rs := []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
 	if g.HostEvents > 0 {
-		rs[0] = fmt.Sprintf("the trace holds %d host events but no device activity (no kernels, copies or device ops): nothing to attribute", g.HostEvents)
+		rs[0] = fmt.Sprintf("the trace holds %s but no device activity (no kernels, copies or device ops): nothing to attribute", plural(g.HostEvents, "host event"))
 	}
 	if s := g.HostSteps; s != nil {
 		n := int64(s.N)
@@ -46,6 +46,9 @@ func noDeviceReasons(g *analyze.Grounds) []string {
 	}
 	if g.Truncated {
 		rs = append(rs, "the trace file was cut short and only its first part was read: the device activity may be in the part that is missing (profilers write device events after host events)")
+	}
+	if g.Invalid {
+		rs = append(rs, "the trace file holds invalid data part-way and only the part before it was read: the device activity may be in the part after it (profilers write device events after host events)")
 	}
 	return rs
 }
@@ -64,6 +67,9 @@ func confidenceReasons(g *analyze.Grounds) []string {
 	}
 	if g.Truncated {
 		rs = append(rs, "the trace was cut short and only its first part was read")
+	}
+	if g.Invalid {
+		rs = append(rs, "the trace holds invalid data part-way and only the part before it was read")
 	}
 	if g.Unlinked > 0 {
 		rs = append(rs, fmt.Sprintf("%d of %d pieces of device work link to no dispatch (no launch link, no XProf flow from a program's run): each step holds the work that started after its dispatch returned, which is wrong where the host ran several steps ahead", g.Unlinked, g.Work))

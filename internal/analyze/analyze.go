@@ -139,7 +139,7 @@ func analyzeTrace(t *trace.Trace, opt Options) (*analyzer, error) {
 	a.res = &Result{
 		Source: Source{
 			Path: t.Path, Format: t.Format, Bytes: t.Bytes, Events: len(t.Events),
-			Tracks: len(t.Tracks), Warnings: t.Warnings, Truncated: t.Truncated,
+			Tracks: len(t.Tracks), Warnings: t.Warnings, Truncated: t.Truncated, Invalid: t.Invalid,
 			ClockOffsetNs: t.StartNs,
 		},
 		Framework: detectFramework(t),
@@ -219,8 +219,8 @@ func (a *analyzer) noDevice() {
 	r := a.res
 	r.Verdict, r.Confidence = NoDevice, High
 	g := &r.Facts.Grounds
-	g.HostEvents, g.HostSteps, g.Truncated = a.countHost(), a.hostOnlySteps(), a.t.Truncated
-	if g.Truncated {
+	g.HostEvents, g.HostSteps, g.Truncated, g.Invalid = a.countHost(), a.hostOnlySteps(), a.t.Truncated, a.t.Invalid
+	if g.Truncated || g.Invalid {
 		r.Confidence = Low
 	}
 }

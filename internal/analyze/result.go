@@ -327,6 +327,9 @@ type Source struct {
 	Warnings []string
 	// Truncated is set when the trace was cut short and partly read.
 	Truncated bool
+	// Invalid is set when the trace held invalid data part-way and only
+	// the part before it was read.
+	Invalid bool
 	// ClockOffsetNs is the time on the trace's own clock (ns) of the
 	// relative time 0 that every other time of the result counts from
 	// (trace.Trace.StartNs): add it to a relative time to find the

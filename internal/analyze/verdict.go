@@ -297,7 +297,7 @@ func (a *analyzer) confidence() (Confidence, Grounds) {
 	if r.Idle.MostlyUntraced(r.Window.Dur()) {
 		g.MostlyUntraced, g.Untraced = true, r.Idle.Of(Untraced)
 	}
-	g.Truncated = a.t.Truncated
+	g.Truncated, g.Invalid = a.t.Truncated, a.t.Invalid
 	if a.loop >= 0 && r.Window.Steps > 0 && a.guessed > 0 && float64(a.guessed) >= 0.5*float64(a.links.work) {
 		g.Unlinked, g.Work = a.guessed, a.links.work
 	}
@@ -321,8 +321,9 @@ type Grounds struct {
 	// MostlyUntraced: the largest share of idle is untraced, Untraced.
 	MostlyUntraced bool
 	Untraced       int64
-	// Truncated: the trace was cut short.
-	Truncated bool
+	// Truncated: the trace was cut short. Invalid: it held invalid data
+	// part-way; only the part before it was read.
+	Truncated, Invalid bool
 	// Unlinked of Work pieces of a JAX program's device work link to no
 	// dispatch (0: not a reason).
 	Unlinked, Work int
@@ -345,7 +346,7 @@ type Grounds struct {
 // device work.
 func (g *Grounds) count() int {
 	n := 0
-	for _, b := range []bool{g.NoSteps || g.FewSteps > 0, g.MostlyUntraced, g.Truncated, g.Unlinked > 0, g.Warmup, g.FewLinks} {
+	for _, b := range []bool{g.NoSteps || g.FewSteps > 0, g.MostlyUntraced, g.Truncated || g.Invalid, g.Unlinked > 0, g.Warmup, g.FewLinks} {
 		if b {
 			n++
 		}

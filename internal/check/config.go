@@ -57,6 +57,22 @@ type Config struct {
 	// Path names the file in errors.
 	Path    string
 	entries []entry
+	// prefix goes before a section's name in messages: "tool.tracegap."
+	// in a pyproject.toml, whose sections are [tool.tracegap.check]...
+	prefix string
+}
+
+// header writes section as the file's header for it: "[check]", or in a
+// pyproject.toml "[tool.tracegap.check]".
+func (c *Config) header(section string) string { return "[" + c.prefix + section + "]" }
+
+// headers lists the sections as the file's headers, for messages.
+func (c *Config) headers() []string {
+	out := make([]string, len(sectionNames))
+	for i, s := range sectionNames {
+		out[i] = c.header(s)
+	}
+	return out
 }
 
 // entry is one key of a section, in file order.
@@ -232,17 +248,18 @@ func configOf(path string, data []byte, doc map[string]any) (*Config, error) {
 	if filepath.Base(path) == PyprojectName {
 		// Only [tool.tracegap] is tracegap's: its tables are the sections.
 		keys = under(keys, pyprojectPrefix)
+		c.prefix = strings.Join(pyprojectPrefix, ".") + "."
 	}
 	for _, k := range keys {
 		name := k.key[0]
 		section, ok := doc[name].(map[string]any)
 		switch {
 		case !ok && k.kind == unstable.ArrayTable && len(k.key) == 1:
-			return nil, fmt.Errorf("%s:%d: [[%s]]: expected a [%[3]s] table", path, k.line, quoteKey(name))
+			return nil, fmt.Errorf("%s:%d: [%s: expected a %s table", path, k.line, c.header(quoteKey(name))+"]", c.header(quoteKey(name)))
 		case !ok:
-			return nil, fmt.Errorf("%s:%d: key %s outside a section: expected a [check], [compare] or [analysis] header first", path, k.line, quoteKey(name))
+			return nil, fmt.Errorf("%s:%d: key %s outside a section: expected a %s, %s or %s header first", path, k.line, quoteKey(name), c.header("check"), c.header("compare"), c.header("analysis"))
 		case !slices.Contains(sectionNames, name):
-			return nil, fmt.Errorf("%s:%d: unknown section [%s]: expected one of [%s]", path, k.line, quoteKey(name), strings.Join(sectionNames, "], ["))
+			return nil, fmt.Errorf("%s:%d: unknown section %s: expected one of %s", path, k.line, c.header(quoteKey(name)), strings.Join(c.headers(), ", "))
 		case len(k.key) > 1:
 			// A dotted key or a [check.x] table is key x of [check].
 			c.add(seen, entry{name, k.key[1], k.line, section[k.key[1]]})
@@ -350,9 +367,9 @@ const (
 	Int
 	// Bool is true or false.
 	Bool
-	// Percent is a percentage ("10%") or a fraction (0.1).
+	// Percent is a percentage ("10%") or a fraction below 1 (0.1).
 	Percent
-	// Duration is a duration ("50us") or a number of microseconds.
+	// Duration is a duration with its unit ("50us"), or 0.
 	Duration
 	// Size is a size ("64GiB") or a number of bytes.
 	Size
@@ -363,8 +380,8 @@ var kindExpected = [...]string{
 	Strings:  "a string or an array of strings",
 	Int:      "an integer",
 	Bool:     "true or false",
-	Percent:  `a percentage like "10%" or a fraction like 0.1`,
-	Duration: `a duration like "50us" or a number of microseconds`,
+	Percent:  `a percentage like "10%" or a fraction below 1 like 0.1`,
+	Duration: `a duration with its unit like "50us"`,
 	Size:     `a size like "64GiB" or a number of bytes`,
 }
 
@@ -456,12 +473,12 @@ func (c *Config) Section(name string, keys map[string]Kind) ([]Setting, error) {
 		}
 		kind, ok := keys[e.key]
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: unknown key %s in [%s]: expected one of %s",
-				c.Path, e.line, quoteKey(e.key), name, strings.Join(slices.Sorted(maps.Keys(keys)), ", "))
+			return nil, fmt.Errorf("%s:%d: unknown key %s in %s: expected one of %s",
+				c.Path, e.line, quoteKey(e.key), c.header(name), strings.Join(slices.Sorted(maps.Keys(keys)), ", "))
 		}
 		vals, ok := kind.text(e.value)
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: %s in [%s]: expected %s, got %s", c.Path, e.line, quoteKey(e.key), name, kindExpected[kind], typeName(e.value))
+			return nil, fmt.Errorf("%s:%d: %s in %s: expected %s, got %s", c.Path, e.line, quoteKey(e.key), c.header(name), kindExpected[kind], typeName(e.value))
 		}
 		for _, v := range vals {
 			if len(v) > maxSettingLen {

@@ -121,9 +121,9 @@ func TestConfigErrors(t *testing.T) {
 		{"[check]\nmin_steps = []", "ci.toml:2: min_steps in [check]: expected an integer, got an array"},
 		{"[check]\nmin_steps = 2.5", "ci.toml:2: min_steps in [check]: expected an integer, got a float"},
 		{"[check]\nfail_on = [\"sequential\", 3]", "ci.toml:2: fail_on in [check]: expected a string or an array of strings, got an array holding an integer"},
-		{"[check]\nmax_idle = true", `ci.toml:2: max_idle in [check]: expected a percentage like "10%" or a fraction like 0.1, got a boolean`},
+		{"[check]\nmax_idle = true", `ci.toml:2: max_idle in [check]: expected a percentage like "10%" or a fraction below 1 like 0.1, got a boolean`},
 		{"[check.max_idle]\nx = 1", "ci.toml:1: max_idle in [check]: expected a percentage"},
-		{"[analysis]\nmin_gap = 2025-01-01", `ci.toml:2: min_gap in [analysis]: expected a duration like "50us" or a number of microseconds, got a date or time`},
+		{"[analysis]\nmin_gap = 2025-01-01", `ci.toml:2: min_gap in [analysis]: expected a duration with its unit like "50us", got a date or time`},
 		{"[analysis]\nstep_regex = 1", "ci.toml:2: step_regex in [analysis]: expected a string, got an integer"},
 		{"[compare]\nsynthetic_base = \"yes\"", "ci.toml:2: synthetic_base in [compare]: expected true or false, got a string"},
 		{"[check]\nfail_on = [\"x\", \"" + strings.Repeat("a", maxSettingLen+1) + "\"]", "ci.toml:2: fail_on in [check]: a value of 4097 bytes, expected at most 4096"},
@@ -278,9 +278,17 @@ min_gap = "50us"
 		t.Errorf("error %q: want it to name line 14", err)
 	}
 	// An unknown table under [tool.tracegap] is an error, as in
-	// tracegap.toml.
-	if _, err := parseConfig(PyprojectName, []byte("[tool.tracegap.chek]\nmax_idle = \"1%\"\n")); err == nil || !strings.Contains(err.Error(), "unknown section [chek]") {
-		t.Errorf("misspelt section: %v", err)
+	// tracegap.toml, named as the file writes it.
+	want := "pyproject.toml:1: unknown section [tool.tracegap.chek]: expected one of [tool.tracegap.analysis], [tool.tracegap.check], [tool.tracegap.compare]"
+	if _, err := parseConfig(PyprojectName, []byte("[tool.tracegap.chek]\nmax_idle = \"1%\"\n")); err == nil || err.Error() != want {
+		t.Errorf("misspelt section: %v, want %q", err, want)
+	}
+	c, err = parseConfig(PyprojectName, []byte("[tool.tracegap.check]\nmax_idel = \"1%\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Section("check", map[string]Kind{"max_idle": Percent}); err == nil || !strings.Contains(err.Error(), "unknown key max_idel in [tool.tracegap.check]") {
+		t.Errorf("misspelt key: %v", err)
 	}
 }
 

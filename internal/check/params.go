@@ -79,17 +79,21 @@ func (r *Rules) Set(values map[string][]string) error {
 	return r.Validate()
 }
 
-// ParsePercent parses a share written as a percentage ("5%", or a bare
-// number above 1: "5") or as a fraction ("0.05").
+// ParsePercent parses a share written as a percentage ("5%") or as a
+// fraction below 1 ("0.05"). A bare number of 1 or more is refused: "1"
+// could mean 100% or 1%, so it must carry its "%".
 func ParsePercent(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	pct := strings.HasSuffix(t, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
-	if err == nil && (pct || v > 1) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if err == nil && !pct && v >= 1 {
+		return 0, fmt.Errorf("invalid percentage %q: a bare number is ambiguous; expected a percentage like \"%g%%\" or a fraction below 1 like 0.05", s, v)
+	}
+	if pct {
 		v /= 100
 	}
 	if err != nil || v < 0 || v > 1 || math.IsNaN(v) {
-		return 0, fmt.Errorf("invalid percentage %q: expected a value from 0%% to 100%%, like 5%%", s)
+		return 0, fmt.Errorf("invalid percentage %q: expected a value from 0%% to 100%%, like 5%% (or a fraction like 0.05)", s)
 	}
 	return v, nil
 }

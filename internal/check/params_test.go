@@ -23,11 +23,12 @@ func TestSet(t *testing.T) {
 		{map[string][]string{"fail-on": {"none"}}, Rules{}, ""},
 		// The first use replaces the default; later ones add to it.
 		{map[string][]string{"fail-on": {"Host-Bound,sequential", "host-bound"}}, Rules{FailOn: []analyze.Verdict{analyze.HostBound, analyze.Sequential}}, ""},
-		{map[string][]string{"max-idle": {"30%"}, "max-sync-idle": {"0%"}, "max-input-idle": {"0.25"}, "min-utilization": {"70"}, "min-steps": {"4"}},
+		{map[string][]string{"max-idle": {"30%"}, "max-sync-idle": {"0%"}, "max-input-idle": {"0.25"}, "min-utilization": {"70%"}, "min-steps": {"4"}},
 			Rules{FailOn: def.FailOn, MaxIdle: limit(0.3), MaxSyncIdle: limit(0), MaxInputIdle: limit(0.25), MinUtilization: limit(0.7), MinSteps: 4}, ""},
 		{map[string][]string{"allow-no-device": {"true"}}, Rules{FailOn: def.FailOn, AllowNoDevice: true}, ""},
 		{map[string][]string{"allow-no-device": {"maybe"}}, Rules{}, `allow-no-device: invalid switch "maybe"`},
 		{map[string][]string{"max-idle": {"lots"}}, Rules{}, `max-idle: invalid percentage "lots"`},
+		{map[string][]string{"max-idle": {"1"}}, Rules{}, `max-idle: invalid percentage "1": a bare number is ambiguous`},
 		{map[string][]string{"min-steps": {"three"}}, Rules{}, `min-steps: invalid integer "three"`},
 		{map[string][]string{"min-steps": {"-2"}}, Rules{}, "invalid min-steps -2"},
 		{map[string][]string{"max_idle": {"1%"}}, Rules{}, `unknown rule "max_idle": expected one of fail-on, max-idle, max-sync-idle, max-input-idle, min-utilization, min-steps, fail-on-finding, allow-no-device`},

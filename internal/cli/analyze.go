@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/untrusted"
@@ -23,29 +24,32 @@ import (
 
 func init() {
 	commands["analyze"] = command{
-		summary: "verdict, idle breakdown, longest gaps, steps and findings (the default)",
+		summary: "verdict, idle by cause, longest gaps, steps, findings (default)",
 		run:     runAnalyze,
 	}
 }
 
 const analyzeUsage = `Usage: tracegap analyze [flags] FILE|DIR...
 
-Reads each profiler trace (PyTorch/Kineto JSON, XPlane .xplane.pb, gzipped or
-not; a directory is searched for traces; "-" is standard input), finds where each device sat idle and
-what the host was doing meanwhile, and says how the run behaved: parallel,
-sequential, data-bound or host-bound, with the evidence and the fix.
+Reads each profiler trace (PyTorch/Kineto JSON, JAX/TensorFlow XPlane
+.xplane.pb, gzipped or not, or an Nsight Systems SQLite export; a directory is
+searched for traces; "-" is standard input), finds where each device sat idle
+and what the host was doing meanwhile, and says how the run behaved:
+parallel, sequential, data-bound, host-bound or stalled (no-device: the trace
+holds no device work), with the evidence and the fix.
 
 Examples:
   tracegap analyze run.pt.trace.json.gz
   tracegap analyze --format json -o report.json run.xplane.pb
   tracegap analyze --format html -o report.html run.pt.trace.json.gz
-  tracegap analyze --format markdown logs/plugins/profile/ >> "$GITHUB_STEP_SUMMARY"
+  tracegap analyze --format markdown logs/ >> "$GITHUB_STEP_SUMMARY"
   tracegap analyze --quiet traces/*.json.gz
   gsutil cat gs://bucket/run.xplane.pb | tracegap analyze -
   tracegap analyze --min-gap 50us --input-pattern 'my_loader' run.json.gz
 
 Several inputs are analysed concurrently and reported in input order; as JSON
-they make an array of reports, one object per input (one input: the object).
+they make an array of reports, one object per trace read: an array whenever
+more than one argument or a directory is given, the object for one file.
 An input that cannot be read prints one line on stderr and makes the exit
 status 2; the others are still reported. The ranks of a distributed job make
 one report (--job); a rank may be given as its summary (tracegap summarize),
@@ -66,30 +70,26 @@ type analyzeFlags struct {
 	jobs     int
 	maxSteps int
 	allSteps bool
+	// many is set when the arguments could name several traces: JSON is
+	// then an array, however many were found or read.
+	many bool
 }
 
 func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &analyzeFlags{analysis: addAnalysisFlags(fs)}
 	fs.Lookup("top").Hidden = false // analyze's reports list the longest gaps
 	jf := addJobFlags(fs)
 	dbg := addDebugFlags(fs)
-	fs.StringVar(&f.format, "format", "text", "report format: "+render.FormatNames(render.OfRuns)+" (default: the one -o's ending names, else text)")
-	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; "+render.SuffixNames(render.OfRuns)+" picks the format")
+	fs.StringVar(&f.format, "format", "", "report format: "+render.FormatNames(render.OfRuns)+" (default: the one -o's ending names, else text)")
+	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; "+render.SuffixNames(render.OfRuns)+" picks the format, .gz gzips")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
-	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
 	parallelVar(fs, &f.jobs, runtime.NumCPU(), "how many inputs to analyse at once")
 	intVar(fs, &f.maxSteps, "steps", "", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
 	fs.BoolVar(&f.allSteps, "all-steps", false, "list every step and device in every report (by default JSON and HTML list 1000, HTML draws 64 device timelines)")
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", analyzeUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap analyze: %s (see tracegap analyze --help)\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("analyze", analyzeUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	format, err := f.check(fs)
 	if err != nil {
@@ -107,6 +107,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	args = fs.Args()
+	hintStdin(args, stderr)
 	warnSkipped(args, stderr)
 	if status, ok := runJob(args, f, jf, format, stdout, stderr); ok {
 		return status
@@ -114,6 +115,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	if wantProgress(format == render.JSON, f.quiet, stderr) {
 		f.analysis.progress = newProgress(stderr, time.Now)
 	}
+	f.many = manyInputs(args)
 	outcomes := f.analysis.engine(f.jobs).AnalyzeArgs(context.Background(), args)
 	f.analysis.progress.done()
 	var results []*analyze.Result
@@ -141,7 +143,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (render.Format, error) {
 	if err := f.analysis.configure(fs, nil); err != nil {
 		return "", err
 	}
-	format, err := outputFormat(fs, f.format, f.out)
+	format, err := outputFormat(fs, "analyze", f.format, f.out, render.OfRuns)
 	if err == nil {
 		err = format.For(render.OfRuns)
 	}
@@ -168,7 +170,7 @@ func (f *analyzeFlags) check(fs *pflag.FlagSet) (render.Format, error) {
 
 // write renders the results to stdout or, with -o, to a file.
 func (f *analyzeFlags) write(results []*analyze.Result, format render.Format, stdout, stderr io.Writer) error {
-	opt := render.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps}
+	opt := render.Options{Top: f.analysis.top, MaxSteps: f.maxSteps, AllSteps: f.allSteps, Array: f.many}
 	if f.quiet {
 		// One line per input, for a shell loop or a log.
 		w := stdout
@@ -195,12 +197,25 @@ func (f *analyzeFlags) write(results []*analyze.Result, format render.Format, st
 	return err
 }
 
+// manyInputs reports whether args could name several traces: more than
+// one argument, or a directory (which may hold one trace or many).
+func manyInputs(args []string) bool {
+	return len(args) > 1 || slices.ContainsFunc(args, inputs.IsDir)
+}
+
 // useColor decides whether text output gets ANSI colours: "always" and
 // "never" say so; "auto" colours a terminal, or any output when
 // FORCE_COLOR is set (CI logs that show colours), unless NO_COLOR is set
 // to anything non-empty (https://no-color.org wins over
 // https://force-color.org). FORCE_COLOR of "0" or "false" forces nothing.
+// A terminal with TERM=dumb (Emacs's shell, some CI runners) shows no
+// colours, unless FORCE_COLOR says otherwise.
 func useColor(mode string, w io.Writer) bool {
+	return colorFor(mode, isTerminal(w))
+}
+
+// colorFor is useColor for an output that is a terminal or not.
+func colorFor(mode string, terminal bool) bool {
 	switch mode {
 	case "always":
 		return true
@@ -213,7 +228,7 @@ func useColor(mode string, w io.Writer) bool {
 	if fc := os.Getenv("FORCE_COLOR"); fc != "" && fc != "0" && fc != "false" {
 		return true
 	}
-	return isTerminal(w)
+	return os.Getenv("TERM") != "dumb" && terminal
 }
 
 // textWidth returns the width a text report written to w fits: COLUMNS
@@ -267,6 +282,22 @@ func refuseTerminal(cmd, out string, stdout, stderr io.Writer) bool {
 	}
 	fmt.Fprintf(stderr, "tracegap %s: not writing gzip-compressed output to a terminal: redirect stdout (-o - > FILE, or a pipe) or give -o FILE\n", cmd)
 	return true
+}
+
+// stdinIsTerminal reports whether standard input is a terminal; tests
+// replace it.
+var stdinIsTerminal = func() bool {
+	f, ok := stdin.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// hintStdin says on stderr, when args read standard input ("-") and it is
+// a terminal, that a trace is awaited there: else the command would seem
+// to hang.
+func hintStdin(args []string, stderr io.Writer) {
+	if slices.Contains(args, "-") && stdinIsTerminal() {
+		fmt.Fprintln(stderr, "tracegap: reading a trace from standard input (a terminal): pipe or redirect one in, or press Ctrl-D to end, Ctrl-C to stop")
+	}
 }
 
 // stdinOnce returns an error when args name standard input ("-") more

@@ -189,6 +189,35 @@ func TestAnalyzeColor(t *testing.T) {
 	if useColor("auto", &bytes.Buffer{}) {
 		t.Error("auto colour for a buffer")
 	}
+	// A dumb terminal shows no colours, unless FORCE_COLOR says so.
+	t.Setenv("FORCE_COLOR", "")
+	t.Setenv("TERM", "xterm-256color")
+	if !colorFor("auto", true) {
+		t.Error("no auto colour on a terminal")
+	}
+	t.Setenv("TERM", "dumb")
+	if colorFor("auto", true) {
+		t.Error("auto colour on a dumb terminal")
+	}
+	t.Setenv("FORCE_COLOR", "1")
+	if !colorFor("auto", true) {
+		t.Error("FORCE_COLOR did not win over TERM=dumb")
+	}
+}
+
+// TestStdinHint: "-" with a terminal on standard input says on stderr that
+// a trace is read from there, instead of seeming to hang; a pipe does not.
+func TestStdinHint(t *testing.T) {
+	defer func(r io.Reader, f func() bool) { stdin, stdinIsTerminal = r, f }(stdin, stdinIsTerminal)
+	for _, term := range []bool{true, false} {
+		stdin = strings.NewReader("")
+		stdinIsTerminal = func() bool { return term }
+		_, _, stderr := tg("analyze", "-")
+		hint := strings.HasPrefix(stderr, "tracegap: reading a trace from standard input (a terminal)")
+		if hint != term {
+			t.Errorf("stdin a terminal %t: stderr %q", term, stderr)
+		}
+	}
 }
 
 func TestAnalyzeBadUsage(t *testing.T) {
@@ -266,6 +295,91 @@ func TestStdinOnce(t *testing.T) {
 		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 ||
 			!strings.Contains(stderr, "standard input (-) given") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and one line", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestAnalyzeJSONShape: JSON is an array whenever the command line could
+// name several traces (two arguments, a directory), however many were read
+// or found, and the object for one file: a jq script's shape follows the
+// command, not the data.
+func TestAnalyzeJSONShape(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "one"), 0o755)
+	good := writeLoop(t, filepath.Join(dir, "one"), "good.xplane.pb", tracetest.Loop{Steps: 4, Input: 2_000_000, Dispatch: 20_000, Compute: 500_000})
+	missing := filepath.Join(dir, "missing.json")
+	for _, tc := range []struct {
+		args  []string
+		array bool
+		code  int
+	}{
+		{[]string{good}, false, exitOK},
+		{[]string{good, missing}, true, exitUsage},
+		{[]string{filepath.Dir(good)}, true, exitOK},
+		{[]string{good, good}, true, exitOK},
+	} {
+		code, out, _ := tg(append([]string{"analyze", "--format", "json"}, tc.args...)...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, tc.code)
+		}
+		isArray := strings.HasPrefix(out, "[")
+		if isArray != tc.array || !json.Valid([]byte(out)) {
+			t.Errorf("%v: output starts %.20q; want an array: %t", tc.args, out, tc.array)
+		}
+	}
+}
+
+// TestEveryHelp: every command's --help goes to stdout with exit 0 (so
+// that "tracegap check --help | less" shows it), has a description,
+// examples and exit statuses, fits 80 columns and states a default once;
+// a usage error stays one line on stderr with exit 2.
+func TestEveryHelp(t *testing.T) {
+	for name := range commands {
+		code, out, errOut := tg(name, "--help")
+		if code != exitOK || errOut != "" {
+			t.Errorf("%s --help: exit %d, stderr %q; want 0 and nothing", name, code, errOut)
+		}
+		for _, w := range []string{"Usage: tracegap " + name, "\n\n", "Examples:\n"} {
+			if !strings.Contains(out, w) && (name != "completion" || w != "Examples:\n") { // completion shows one per shell
+				t.Errorf("%s --help lacks %q", name, w)
+			}
+		}
+		if name != "completion" && !strings.Contains(out, "Exit status:") {
+			t.Errorf("%s --help does not give the exit statuses", name)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n := len([]rune(line)); n > 80 || strings.Count(line, "(default") > 1 {
+				t.Errorf("%s --help: a line of %d columns, or a default given twice: %q", name, n, line)
+			}
+		}
+		if name == "completion" {
+			continue
+		}
+		code, out, errOut = tg(name, "--no-such-flag")
+		if code != exitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%s --no-such-flag: exit %d, stdout %q, stderr %q; want 2 and one line on stderr", name, code, out, errOut)
+		}
+	}
+	_, out, _ := tg("--help")
+	col := -1
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("tracegap --help: a line of %d columns: %q", n, line)
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(line, "  ") || commands[f[0]].run == nil {
+			continue
+		}
+		at := strings.Index(line[2+len(f[0]):], f[1]) + 2 + len(f[0])
+		if col >= 0 && at != col {
+			t.Errorf("tracegap --help: %s's summary starts at column %d, the others at %d", f[0], at, col)
+		}
+		col = at
+	}
+	_, out, _ = tg("analyze", "--help")
+	for _, w := range []string{"Nsight", "stalled", "no-device", "FORCE_COLOR"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("analyze --help does not mention %s", w)
 		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -24,7 +26,7 @@ import (
 
 func init() {
 	commands["annotate"] = command{
-		summary: "write the trace with its gaps, steps and verdict as tracks, for a trace viewer",
+		summary: "the trace with its gaps, steps and verdict as tracks, for a viewer",
 		run:     runAnnotate,
 	}
 }
@@ -44,12 +46,14 @@ XPlane, byte for byte, with a "/device:CUSTOM:tracegap" plane appended (a
 line of gaps per device and one of steps, their figures as stats), which
 XProf and TensorBoard's profile plugin open from a run's folder; written to
 OUT.json it becomes Chrome JSON of its device and host tracks (its lines)
-with the annotation. OUT is gzipped when its name ends in .gz.
+with the annotation. OUT is gzipped when its name ends in .gz; the folders it
+needs are created.
 
 Examples:
   tracegap annotate run.pt.trace.json.gz -o run.annotated.json.gz
   tracegap annotate --min-gap 100us run.xplane.pb -o run.annotated.json.gz
-  tracegap annotate run.xplane.pb -o logs/plugins/profile/annotated/host.xplane.pb
+  tracegap annotate run.xplane.pb \
+      -o logs/plugins/profile/annotated/host.xplane.pb
 
 Exit status: 0 success, 2 unusable input or usage.
 
@@ -58,18 +62,11 @@ Flags:
 
 func runAnnotate(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("annotate", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
 	fs.StringVarP(&out, "output", "o", "", "write the annotated trace to this file (required): .json for Perfetto, or from an XPlane .xplane.pb for XProf and TensorBoard; gzipped if it ends in .gz")
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", annotateUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap annotate: %s (see tracegap annotate --help)\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("annotate", annotateUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
 		fmt.Fprintf(stderr, "tracegap annotate: %s\n", safe(err))
@@ -80,7 +77,7 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tracegap annotate: no output given: expected -o FILE")
 		return exitUsage
 	case fs.NArg() != 1:
-		fmt.Fprintf(stderr, "tracegap annotate: expected one FILE, got %d arguments (see tracegap annotate --help)\n", fs.NArg())
+		fmt.Fprintf(stderr, "tracegap annotate: expected one FILE, got %s (see tracegap annotate --help)\n", human.Count(fs.NArg(), "argument"))
 		return exitUsage
 	}
 	if err := af.validate(); err != nil {
@@ -102,8 +99,8 @@ func runAnnotate(args []string, stdout, stderr io.Writer) int {
 	if xp {
 		viewer = "XProf or TensorBoard's profile plugin (as a run's .xplane.pb)"
 	}
-	fmt.Fprintf(stderr, "tracegap: wrote %s: %d gaps and %d steps over the trace; open it in %s\n",
-		safe(out), len(res.Gaps), len(res.Steps), viewer)
+	fmt.Fprintf(stderr, "tracegap: wrote %s: %s and %s over the trace; open it in %s\n",
+		safe(out), human.Count(len(res.Gaps), "gap"), human.Count(len(res.Steps), "step"), viewer)
 	return exitOK
 }
 
@@ -152,6 +149,9 @@ func annotateFile(path, out string, xp bool, af *analysisFlags, stderr io.Writer
 			fmt.Fprintf(stderr, "tracegap: warning: %s: %s\n", safe(t.Path), safe(w))
 		}
 		src := &copySource{path: in.Path}
+		if err := makeParent(out); err != nil {
+			return err
+		}
 		err := writeOutput(out, func(w io.Writer) error {
 			return writeAnnotated(w, out, xp, src, t, res)
 		})
@@ -178,6 +178,19 @@ func carriesAnnotation(t *trace.Trace) bool {
 		}
 	}
 	return false
+}
+
+// makeParent creates the folders a local output path needs: XProf and
+// TensorBoard open an annotated XPlane from a run's folder
+// (logs/plugins/profile/RUN/HOST.xplane.pb), which is usually new.
+func makeParent(out string) error {
+	if out == "-" || objects.IsURL(out) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("creating the folder of %s: %w", out, err)
+	}
+	return nil
 }
 
 // annotateInput returns the input that path names, and what removes what
@@ -279,16 +292,9 @@ func annotatedFormat(out string) (xplane bool, err error) {
 }
 
 // writeAnnotated writes the annotated trace to w, as an XPlane when xp is
-// set, gzipped when the output name says so. A complete Chrome JSON input
+// set (writeOutput gzips it when the output name says so). A complete Chrome JSON input
 // is copied through from src, and so is an XPlane annotated as an XPlane.
 func writeAnnotated(w io.Writer, out string, xp bool, src *copySource, t *trace.Trace, res *analyze.Result) error {
-	if name := outputName(out); strings.HasSuffix(name, ".gz") {
-		zw := gzip.NewWriter(w)
-		if err := writeAnnotated(zw, strings.TrimSuffix(name, ".gz"), xp, src, t, res); err != nil {
-			return err
-		}
-		return zw.Close()
-	}
 	if xp {
 		r, closeSrc, err := src.open()
 		if err != nil {
@@ -297,7 +303,7 @@ func writeAnnotated(w io.Writer, out string, xp bool, src *copySource, t *trace.
 		defer closeSrc()
 		return render.AnnotateXPlane(w, r, t, res)
 	}
-	if t.Format != "chrome" || t.Truncated {
+	if t.Format != "chrome" || t.Truncated || t.Invalid {
 		return render.Annotate(w, t, nil, res)
 	}
 	r, closeSrc, err := src.open()

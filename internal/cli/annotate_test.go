@@ -15,6 +15,7 @@ import (
 	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -319,5 +320,26 @@ func TestAnnotateAnnotatedRefused(t *testing.T) {
 		if code != 2 || stderr != want {
 			t.Errorf("annotate %s: exit %d, %q; want 2, %q", once, code, stderr, want)
 		}
+	}
+}
+
+// TestAnnotateMakesFolders: annotate's -o creates the folders it needs, as
+// XProf's layout (logs/plugins/profile/RUN/HOST.xplane.pb) asks; another
+// command's -o into a missing folder says so in words.
+func TestAnnotateMakesFolders(t *testing.T) {
+	dir := t.TempDir()
+	in := writeLoop(t, dir, "run.xplane.pb", tracetest.Loop{Steps: 4, Input: 2_000_000, Dispatch: 20_000, Compute: 500_000})
+	out := filepath.Join(dir, "logs", "plugins", "profile", "annotated", "host.xplane.pb")
+	if code, _, stderr := tg("annotate", in, "-o", out); code != exitOK {
+		t.Fatalf("annotate: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
+	}
+	missing := filepath.Join(dir, "nonexist", "x.json")
+	code, _, stderr := tg("analyze", "-o", missing, in)
+	want := "tracegap analyze: creating " + missing + ": the folder " + filepath.Dir(missing) + " does not exist: create it first, or give another path\n"
+	if code != exitUsage || stderr != want {
+		t.Errorf("analyze -o into a missing folder: exit %d, %q; want 2 and %q", code, stderr, want)
 	}
 }

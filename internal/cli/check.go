@@ -21,7 +21,7 @@ import (
 
 func init() {
 	commands["check"] = command{
-		summary: "gate CI on captured traces: exit 1 when a rule fails (--junit for CI)",
+		summary: "gate CI on captured traces: exit 1 when a rule fails",
 		run:     runCheck,
 	}
 }
@@ -66,9 +66,27 @@ type checkFlags struct {
 	job      *jobFlags
 }
 
+const checkUsage = `Usage: tracegap check [flags] FILE|DIR...
+
+Analyses each trace (as analyze does) and holds it against rules: by default
+a sequential or data-bound run fails. One line per input: ok, or FAIL with
+the rule and the figure; --format github writes workflow annotations, sarif
+a code-scanning log, --junit a JUnit file. Rules may also come from a
+tracegap.toml or a pyproject.toml [tool.tracegap.check] table (docs/ci.md).
+
+Examples:
+  tracegap check profiles/
+  tracegap check --max-idle 10% --min-utilization 80% run.pt.trace.json.gz
+  tracegap check --fail-on sequential,data-bound,host-bound run.xplane.pb
+  tracegap check --format github --junit tracegap.xml profiles/
+
+Exit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.
+
+Flags:
+`
+
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &checkFlags{}
 	addRuleFlags(fs, &f.rules)
 	f.analysis = addAnalysisFlags(fs)
@@ -77,20 +95,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
 	parallelVar(fs, &f.jobs, runtime.GOMAXPROCS(0), "how many files to check at once")
 	f.job = addJobFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: tracegap check [flags] FILE|DIR...\n\nExit status: 0 every rule passed, 1 a rule failed, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
-		return exitUsage
+	if status, done := parseFlags("check", checkUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := f.finish(fs); err != nil {
 		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
 		return exitUsage
 	}
+	hintStdin(fs.Args(), stderr)
 	warnSkipped(fs.Args(), stderr)
 	var results []checkResult
 	if r, ok := f.checkJob(fs.Args()); ok {
@@ -291,7 +303,12 @@ func (f *checkFlags) printSARIF(results []checkResult, stdout, stderr io.Writer)
 		files[i] = render.SARIFFile{Path: r.path, Result: r.res}
 		switch {
 		case r.err != nil:
+			// SARIF is for the code-scanning upload; the log still says
+			// what was wrong, as the text format does.
 			files[i].Err = errorText(r)
+			for _, line := range strings.Split(files[i].Err, "\n") {
+				fmt.Fprintf(stderr, "tracegap: %s\n", line)
+			}
 			status = exitUsage
 		case r.failed():
 			if status == exitOK {

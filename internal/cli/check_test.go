@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestRuleFlags(t *testing.T) {
 		{nil, def},
 		{[]string{"--fail-on", "none"}, check.Rules{}},
 		{[]string{"--fail-on", "Host-Bound,sequential", "--fail-on", "host-bound"}, check.Rules{FailOn: []analyze.Verdict{analyze.HostBound, analyze.Sequential}}},
-		{[]string{"--max-idle", "30%", "--max-sync-idle", "0%", "--max-input-idle", "0.25", "--min-utilization", "70", "--min-steps", "4"},
+		{[]string{"--max-idle", "30%", "--max-sync-idle", "0%", "--max-input-idle", "0.25", "--min-utilization", "70%", "--min-steps", "4"},
 			check.Rules{FailOn: def.FailOn, MaxIdle: check.Limit{Share: 0.3, On: true}, MaxSyncIdle: check.Limit{Share: 0, On: true},
 				MaxInputIdle: check.Limit{Share: 0.25, On: true}, MinUtilization: check.Limit{Share: 0.7, On: true}, MinSteps: 4}},
 		{[]string{"--allow-no-device"}, check.Rules{FailOn: def.FailOn, AllowNoDevice: true}},
@@ -76,6 +77,14 @@ func TestCheckBadFlags(t *testing.T) {
 		{[]string{"check"}, "no trace given"},
 		{[]string{"check", "--fail-on", "slow", "x.json"}, `unknown verdict "slow"`},
 		{[]string{"check", "--max-idle", "200%", "x.json"}, `invalid percentage "200%"`},
+		{[]string{"check", "--max-idle", "1", "x.json"}, `invalid percentage "1": a bare number is ambiguous; expected a percentage like "1%" or a fraction below 1 like 0.05`},
+		{[]string{"check", "--max-idle", "2", "x.json"}, `invalid percentage "2": a bare number is ambiguous`},
+		{[]string{"check", "--input-threshold", "1", "x.json"}, `invalid percentage "1": a bare number is ambiguous`},
+		{[]string{"check", "--min-gap", "5", "x.json"}, `invalid duration "5": no unit`},
+		{[]string{"check", "--sync-slack", "50", "x.json"}, `invalid duration "50": no unit`},
+		{[]string{"compare", "--fail-on-regression", "5", "a.json", "b.json"}, `invalid percentage "5": a bare number is ambiguous`},
+		{[]string{"sweep", "--tolerance", "5", "a.json", "b.json"}, `invalid percentage "5": a bare number is ambiguous`},
+		{[]string{"analyze", "--min-gap", "5", "x.json"}, `invalid duration "5": no unit`},
 		{[]string{"check", "--format", "xml", "x.json"}, `unknown --format "xml": expected text, github or sarif`},
 		{[]string{"check", "-j", "0", "x.json"}, "invalid --parallel 0"},
 		{[]string{"check", "--min-steps", "-1", "x.json"}, "invalid min-steps -1: expected 0 (off) or more"},
@@ -332,5 +341,29 @@ func TestCheckNoDevice(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr: %s", code, tt.code, out, tt.stdout, errs)
 			}
 		})
+	}
+}
+
+// TestCheckSARIFUnreadable: an unreadable input makes SARIF's error result,
+// naming the file once, and the same line on stderr, as text gives.
+func TestCheckSARIFUnreadable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	code, stdout, stderr := tg("check", "--format", "sarif", missing)
+	want := missing + ": no such file or directory"
+	if code != exitUsage || stderr != "tracegap: "+want+"\n" {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, "tracegap: "+want)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Message struct{ Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) != 1 {
+		t.Fatalf("stdout is not a SARIF log of one result: %v\n%s", err, stdout)
+	}
+	if got := log.Runs[0].Results[0].Message.Text; got != want {
+		t.Errorf("SARIF message %q, want %q", got, want)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	_ "github.com/tracegap/tracegap/trace/all"
 )
 
@@ -81,6 +83,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return cmd.run(rest, stdout, stderr)
 }
 
+// parseFlags parses a command's flags. --help prints usage and the flags
+// on stdout (exit 0: "tracegap check --help | less" works); a usage error
+// prints one line on stderr (exit 2). done reports that the command is
+// over, with status.
+func parseFlags(cmd, usage string, fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (status int, done bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // --help is printed below; errors get one line
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return exitOK, false
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprintf(stdout, "%s%s", usage, flagHelp(fs))
+		return exitOK, true
+	}
+	fmt.Fprintf(stderr, "tracegap %s: %s (see tracegap %s --help)\n", cmd, safe(err), cmd)
+	return exitUsage, true
+}
+
+// helpWidth is the width help fits.
+const helpWidth = 80
+
+// flagHelp lists fs's flags for help, wrapped to helpWidth columns.
+func flagHelp(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(helpWidth) }
+
 func looksLikePath(s string) bool {
 	_, err := os.Stat(s)
 	return err == nil || !errors.Is(err, os.ErrNotExist) || strings.ContainsAny(s, "./")
@@ -99,8 +126,12 @@ Commands:
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 Examples:
@@ -109,8 +140,9 @@ Examples:
   tracegap analyze logs/plugins/profile/
   tracegap gaps --min-gap 50us trace.json.gz
 
-Run "tracegap help COMMAND" (or "tracegap COMMAND --help") for a command's flags,
-"tracegap completion bash|zsh|fish" for shell completion, "tracegap -V" for the version.
+Run "tracegap help COMMAND" (or "tracegap COMMAND --help") for a command's
+flags, "tracegap completion bash|zsh|fish" for shell completion, "tracegap -V"
+for the version.
 Exit status: 0 success, 1 a check that failed, 2 unusable input or usage.
 `)
 }

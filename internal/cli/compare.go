@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"sync"
 
@@ -32,23 +33,34 @@ type compareFlags struct {
 // compareKeys are the flags a [compare] config section may set.
 var compareKeys = []string{"fail-on-regression", "synthetic-base", "format"}
 
+const compareUsage = `Usage: tracegap compare [flags] BASE NEW
+
+Analyses two runs of the same job (each a trace, or a directory holding one)
+and says what changed: step time, device idle by cause, the busiest device
+work, and whether NEW's verdict differs. A BASE fed synthetic data shows how
+much of NEW's idle the input pipeline costs (the synthetic-data test).
+
+Examples:
+  tracegap compare main.pt.trace.json.gz branch.pt.trace.json.gz
+  tracegap compare --fail-on-regression 5% main.xplane.pb branch.xplane.pb
+  tracegap compare --synthetic-base synthetic.json.gz real.json.gz
+  tracegap compare --format markdown -o diff.md base.json.gz new.json.gz
+
+Exit status: 0 no regression, 1 a regression past --fail-on-regression,
+2 unusable input or usage.
+
+Flags:
+`
+
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &compareFlags{analysis: addAnalysisFlags(fs)}
 	fs.Var(&f.regression, "fail-on-regression", "exit 1 when the step time grew by more than this, or the attributed idle share by more than this many points")
 	fs.BoolVar(&f.synthetic, "synthetic-base", false, "read BASE as a run fed with synthetic data even if it shows input time")
 	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfComparison))
-	fs.StringVarP(&f.out, "output", "o", "", "write the comparison to this file instead of standard output")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: tracegap compare [flags] BASE NEW\n\nExit status: 0 no regression, 1 a regression past --fail-on-regression, 2 unusable input or usage.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap compare: %s\n", safe(err))
-		return exitUsage
+	fs.StringVarP(&f.out, "output", "o", "", "write the comparison to this file instead of standard output; "+render.SuffixNames(render.OfComparison)+" picks the format, .gz gzips")
+	if status, done := parseFlags("compare", compareUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	format, err := f.finish(fs)
 	if err != nil {
@@ -89,12 +101,12 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (render.Format, error) {
 		return "", err
 	}
 	if fs.NArg() != 2 {
-		return "", fmt.Errorf("expected two traces, BASE and NEW, got %d arguments", fs.NArg())
+		return "", fmt.Errorf("expected two traces, BASE and NEW, got %s", human.Count(fs.NArg(), "argument"))
 	}
 	if err := stdinOnce(fs.Args()); err != nil {
 		return "", err
 	}
-	format, err := outputFormat(fs, f.format, f.out)
+	format, err := outputFormat(fs, "compare", f.format, f.out, render.OfComparison)
 	if err == nil {
 		err = format.For(render.OfComparison)
 	}

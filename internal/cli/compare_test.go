@@ -226,7 +226,7 @@ func TestCompareBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{w4, bad}, "tracegap compare: NEW: " + bad},
-		{[]string{w4}, "expected two traces, BASE and NEW, got 1 arguments"},
+		{[]string{w4}, "expected two traces, BASE and NEW, got 1 argument\n"},
 		{[]string{"--format", "html", w4, w4}, "cannot be written as html"},
 		{[]string{"--fail-on-regression", "x", w4, w4}, `invalid percentage "x"`},
 		{[]string{filepath.Join(dir, "hta-cpu-only.pt.trace.json.gz"), w4}, "tracegap compare: BASE: " + filepath.Join(dir, "hta-cpu-only.pt.trace.json.gz") + ": no device activity in the trace"},

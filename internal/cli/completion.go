@@ -21,9 +21,9 @@ const completionUsage = `Usage: tracegap completion bash|zsh|fish
 Prints a script that completes tracegap's commands, their flags and file
 names. Load it from the shell's startup file:
 
-  bash:  source <(tracegap completion bash)           # in ~/.bashrc
-  zsh:   source <(tracegap completion zsh)            # in ~/.zshrc, after compinit
-  fish:  tracegap completion fish | source            # in ~/.config/fish/config.fish
+  bash:  source <(tracegap completion bash)    # in ~/.bashrc
+  zsh:   source <(tracegap completion zsh)     # in ~/.zshrc, after compinit
+  fish:  tracegap completion fish | source     # in ~/.config/fish/config.fish
 
 A command's flags are read from "tracegap COMMAND --help" as they are
 completed, so the script never falls behind the binary.

@@ -69,9 +69,12 @@ func TestConfigApply(t *testing.T) {
 		{"[check]\nmax_idle = 0.15\n", func(r *check.Rules, _ *analysisFlags) bool { return r.MaxIdle.Share == 0.15 }},
 		{"[check]\nallow_no_device = true\n", func(r *check.Rules, _ *analysisFlags) bool { return r.AllowNoDevice }},
 		{"[check]\n", func(r *check.Rules, _ *analysisFlags) bool { return !r.AllowNoDevice }},
-		{"[check]\nmax_idle = 15\n", func(r *check.Rules, _ *analysisFlags) bool { return r.MaxIdle.Share == 0.15 }},
-		{"[analysis]\nmin_gap = 20\nsync_threshold = 0.07\ntop = 3\n", func(_ *check.Rules, af *analysisFlags) bool {
+		{"[check]\nmax_idle = \"15%\"\n", func(r *check.Rules, _ *analysisFlags) bool { return r.MaxIdle.Share == 0.15 }},
+		{"[analysis]\nmin_gap = \"20us\"\nsync_threshold = 0.07\ntop = 3\n", func(_ *check.Rules, af *analysisFlags) bool {
 			return af.minGap == 20_000 && af.syncThr == 0.07 && af.top == 3
+		}},
+		{"[analysis]\nmin_gap = 0\n", func(_ *check.Rules, af *analysisFlags) bool {
+			return af.minGap == 0
 		}},
 	}
 	for _, tt := range tests {
@@ -90,6 +93,10 @@ func TestConfigApplyErrors(t *testing.T) {
 		{"[check]\nmax_idle = \"lots\"", `:2: max_idle: invalid percentage "lots"`},
 		{"[check]\nmin_steps = []", ":2: min_steps in [check]: expected an integer, got an array"},
 		{"[analysis]\nmin_gap = \"fast\"", `:2: min_gap: invalid duration "fast"`},
+		// A bare number is ambiguous: 1 could be 100% or 1%, 5 µs or 5 s.
+		{"[check]\nmax_idle = 15", `:2: max_idle: invalid percentage "15": a bare number is ambiguous; expected a percentage like "15%" or a fraction below 1 like 0.05`},
+		{"[analysis]\ninput_threshold = 1", `:2: input_threshold: invalid percentage "1": a bare number is ambiguous`},
+		{"[analysis]\nmin_gap = 20", `:2: min_gap: invalid duration "20": no unit; expected a number with a unit (ns, us, ms, s), like 50us`},
 		{"[analysis]\nmax_bytes = 1.5", ":2: max_bytes in [analysis]: expected a size like \"64GiB\" or a number of bytes, got a float"},
 	}
 	for _, tt := range tests {

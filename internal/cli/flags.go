@@ -21,8 +21,8 @@ import (
 )
 
 // durationFlag is a pflag.Value holding nanoseconds, written as "20us",
-// "1.5ms", "2s", "500ns" or "20µs"; a bare number is microseconds, the unit
-// of Chrome traces.
+// "1.5ms", "2s", "500ns" or "20µs"; a bare number other than 0 is refused,
+// since its unit would be a guess.
 type durationFlag int64
 
 func (d *durationFlag) String() string { return formatFlagDuration(int64(*d)) }
@@ -49,7 +49,7 @@ var durationUnits = []struct {
 
 func parseDuration(s string) (int64, error) {
 	t := strings.TrimSpace(s)
-	mult := 1e3 // bare numbers are microseconds
+	mult := 0.0 // no unit
 	for _, u := range durationUnits {
 		if strings.HasSuffix(t, u.suffix) {
 			// "ms" also ends in "s": take the longest suffix that fits.
@@ -61,6 +61,9 @@ func parseDuration(s string) (int64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err == nil && mult == 0 && v != 0 {
+		return 0, fmt.Errorf("invalid duration %q: no unit; expected a number with a unit (ns, us, ms, s), like 50us", s)
+	}
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*mult > math.MaxInt64/2 {
 		return 0, fmt.Errorf("invalid duration %q: expected a non-negative number with a unit (ns, us, ms, s), like 20us", s)
 	}
@@ -82,7 +85,7 @@ func formatFlagDuration(ns int64) string {
 }
 
 // percentFlag is a pflag.Value holding a fraction, written as "5%" or as a
-// fraction "0.05".
+// fraction below 1, "0.05" (check.ParsePercent).
 type percentFlag float64
 
 func (p *percentFlag) String() string {
@@ -274,23 +277,23 @@ func (f *analysisFlags) analyzeFile(path string) (*analyze.Result, error) {
 // stdin is where the input "-" is read from; tests replace it.
 var stdin io.Reader = os.Stdin
 
-// outputFormat returns the report format of a command with --format (the
-// value given, changed when set on the command line or by a config) and
-// -o out: out's ending picks it when --format is left alone ("-o
-// report.html" writes HTML), and the two must agree when both are given.
-func outputFormat(fs *pflag.FlagSet, value, out string) (render.Format, error) {
+// outputFormat returns the report format of a command that writes o,
+// with --format (the value given, changed when set on the command line or
+// by a config) and -o out: out's ending picks it when --format is left
+// alone ("-o report.html" writes HTML), and the two must agree when both
+// are given; an ending naming no format that can write o is refused.
+func outputFormat(fs *pflag.FlagSet, cmd, value, out string, o render.Of) (render.Format, error) {
+	if value == "" {
+		value = string(render.Text) // analyze's default, left empty for help
+	}
 	format, err := render.ParseFormat(value)
 	if err != nil {
 		return "", err
 	}
-	byName, ok := render.FormatOfPath(outputName(out))
-	switch {
-	case out == "" || out == "-" || !ok:
-		return format, nil
-	case !fs.Changed("format"):
-		return byName, nil
-	case byName != format:
-		return "", fmt.Errorf("--format %s and -o %s disagree: the file's ending names %s; give one or make them agree", format, out, byName)
+	byName, err := endingFormat(cmd, out, reportEndings(o))
+	if err != nil {
+		return "", err
 	}
-	return format, nil
+	name, err := agreeFormat(fs, string(format), byName, out)
+	return render.Format(name), err
 }

@@ -3,8 +3,8 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strconv"
 	"strings"
@@ -20,7 +20,7 @@ import (
 
 func init() {
 	commands["gaps"] = command{
-		summary: "every device gap in the window as rows (TSV or JSON lines), for scripts",
+		summary: "every device gap as rows (TSV or JSON lines), for scripts",
 		run:     runGaps,
 	}
 }
@@ -49,21 +49,22 @@ Flags:
 
 func runGaps(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("gaps", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var format, out string
 	fs.StringVar(&format, "format", "tsv", "row format: tsv or json (JSON lines)")
-	fs.StringVarP(&out, "output", "o", "", "write the rows to this file (atomically) instead of stdout")
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", gapsUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap gaps: %s (see tracegap gaps --help)\n", safe(err))
-		return exitUsage
+	fs.StringVarP(&out, "output", "o", "", "write the rows to this file (atomically) instead of stdout; .tsv or .json picks the format, .gz gzips")
+	if status, done := parseFlags("gaps", gapsUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
+		fmt.Fprintf(stderr, "tracegap gaps: %s\n", safe(err))
+		return exitUsage
+	}
+	byName, err := endingFormat("gaps", out, gapsEndings)
+	if err == nil {
+		format, err = agreeFormat(fs, format, byName, out)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "tracegap gaps: %s\n", safe(err))
 		return exitUsage
 	}
@@ -81,7 +82,6 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	var err error
 	if out != "" {
 		err = writeOutput(out, func(w io.Writer) error { return write(w, res) })
 	} else {
@@ -93,6 +93,9 @@ func runGaps(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// gapsEndings are the -o endings gaps writes.
+var gapsEndings = []outputEnding{{".tsv", "tsv"}, {".jsonl", "json"}, {".json", "json"}}
 
 func writeGapsTSV(w io.Writer, res *analyze.Result) error {
 	bw := bufio.NewWriter(w)
@@ -145,7 +148,7 @@ func (f *analysisFlags) analyzeOne(path string) (*analyze.Result, error) {
 // exactly one, saying on stderr what was wrong otherwise.
 func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.Writer) (*analyze.Result, bool) {
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "tracegap %s: expected one FILE, got %d arguments (see tracegap %s --help)\n", cmd, fs.NArg(), cmd)
+		fmt.Fprintf(stderr, "tracegap %s: expected one FILE, got %s (see tracegap %s --help)\n", cmd, human.Count(fs.NArg(), "argument"), cmd)
 		return nil, false
 	}
 	if err := af.validate(); err != nil {
@@ -153,6 +156,7 @@ func analyzeOneArg(cmd string, fs *pflag.FlagSet, af *analysisFlags, stderr io.W
 		return nil, false
 	}
 	path := fs.Arg(0)
+	hintStdin(fs.Args(), stderr)
 	res, err := af.analyzeOne(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap: %s\n", inputError(path, err))

@@ -82,7 +82,7 @@ func TestAnnotateNsight(t *testing.T) {
 func TestNsightReport(t *testing.T) {
 	path := realtraces.Path(t, "nsight/apax-jax.nsys-rep")
 	code, _, errb := tg("analyze", path)
-	if code != 2 || !strings.Contains(errb, "nsys export --type sqlite --output X.sqlite report.nsys-rep") || strings.Count(errb, "\n") != 1 {
+	if code != 2 || !strings.Contains(errb, "nsys export --type sqlite --output apax-jax.sqlite apax-jax.nsys-rep") || strings.Count(errb, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want 2 and one line naming nsys export", code, errb)
 	}
 }
@@ -109,5 +109,51 @@ func TestNsightJob(t *testing.T) {
 	}
 	if len(job.Ranks) != 2 || job.Ranks[0].Path != zero || job.Ranks[1].Rank != 1 || job.Ranks[1].Path != one {
 		t.Errorf("ranks %+v, want 0 %s and 1 %s", job.Ranks, zero, one)
+	}
+}
+
+// TestNsysReportHint: an Nsight Systems report, given or met in a
+// directory, gets the nsys export command for its own file name, its name
+// escaped; a directory holding only one says so, one beside traces warns,
+// and one beside its own export is left alone.
+func TestNsysReportHint(t *testing.T) {
+	dir := t.TempDir()
+	report := []byte("NVIDIA Nsight Systems Report 2026 ...")
+	put := func(name string) string {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, report, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hint := func(stem string) string {
+		return "an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with `nsys export --type sqlite --output " +
+			stem + ".sqlite " + stem + ".nsys-rep` and analyse " + stem + ".sqlite"
+	}
+	loop := tracetest.Loop{Steps: 4, Input: 2_000_000, Dispatch: 20_000, Compute: 500_000}
+	only := put("only/apax-jax.nsys-rep")
+	mixed := put("mixed/apax-jax.nsys-rep")
+	writeLoop(t, filepath.Join(dir, "mixed"), "run.xplane.pb", loop)
+	put("exported/report.nsys-rep")
+	writeExport(t, filepath.Join(dir, "exported"), "report.sqlite", loop)
+	odd := put("odd/a\x1b[31m.nsys-rep")
+	tests := []struct {
+		arg    string
+		code   int
+		stderr string
+	}{
+		{only, exitUsage, "tracegap: " + only + ": " + hint("apax-jax") + "\n"},
+		{filepath.Dir(only), exitUsage, "tracegap: " + only + ": " + hint("apax-jax") + "\n"},
+		{filepath.Dir(mixed), exitOK, "tracegap: warning: skipped " + mixed + ": " + hint("apax-jax") + "\n"},
+		{filepath.Join(dir, "exported"), exitOK, ""},
+		{odd, exitUsage, "tracegap: " + safe(odd) + ": an Nsight Systems report (.nsys-rep), which only nsys reads: make a SQLite export with " +
+			"`nsys export --type sqlite --output 'a\\x1b[31m.sqlite' 'a\\x1b[31m.nsys-rep'` and analyse a\\x1b[31m.sqlite\n"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := tg("analyze", "--quiet", tt.arg)
+		if code != tt.code || stderr != tt.stderr {
+			t.Errorf("%q: exit %d, stderr %q; want %d, %q", tt.arg, code, stderr, tt.code, tt.stderr)
+		}
 	}
 }

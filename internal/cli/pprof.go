@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"github.com/tracegap/tracegap/internal/human"
 	"io"
@@ -20,7 +19,9 @@ func init() {
 	}
 }
 
-var pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz (a directory holding one trace)
+var pprofUsage = `Usage: tracegap pprof [flags] FILE|DIR -o idle.pb.gz
+
+A DIR must hold one trace.
 
 Writes a pprof profile whose samples are device-idle nanoseconds (and gap
 counts) and whose stacks are the host events the waited-for thread was inside
@@ -52,20 +53,17 @@ func causeNames() string {
 	return strings.Join(names, ", ")
 }
 
+// pprofEndings are the -o endings pprof writes: a profile, gzipped as
+// go tool pprof writes them with .pb.gz.
+var pprofEndings = []outputEnding{{".pb", "pprof"}}
+
 func runPprof(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("pprof", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
-	fs.StringVarP(&out, "output", "o", "", `write the profile to this file (required; "-" for stdout)`)
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", pprofUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap pprof: %s (see tracegap pprof --help)\n", safe(err))
-		return exitUsage
+	fs.StringVarP(&out, "output", "o", "", `write the profile to this file (required; "-" for stdout): .pb.gz, gzipped, or .pb`)
+	if status, done := parseFlags("pprof", pprofUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))
@@ -73,6 +71,10 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	}
 	if out == "" {
 		fmt.Fprintln(stderr, `tracegap pprof: no output given: expected -o FILE (or -o - for stdout)`)
+		return exitUsage
+	}
+	if _, err := endingFormat("pprof", out, pprofEndings); err != nil {
+		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))
 		return exitUsage
 	}
 	if refuseTerminal("pprof", out, stdout, stderr) {
@@ -91,7 +93,7 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = p.Write(stdout)
 	} else {
-		err = writeOutput(out, p.Write)
+		err = writeOutput(out, p.WriteUncompressed) // gzipped for .pb.gz
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap pprof: %s\n", safe(err))
@@ -102,8 +104,8 @@ func runPprof(args []string, stdout, stderr io.Writer) int {
 		for _, g := range res.Gaps {
 			idle += g.Dur
 		}
-		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %d gaps; view it with: go tool pprof -http=: %s\n",
-			safe(out), human.Duration(idle), len(res.Gaps), safe(out))
+		fmt.Fprintf(stderr, "tracegap: wrote %s: %s of device idle in %s; view it with: go tool pprof -http=: %s\n",
+			safe(out), human.Duration(idle), human.Count(len(res.Gaps), "gap"), safe(out))
 	}
 	return exitOK
 }

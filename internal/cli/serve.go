@@ -27,7 +27,7 @@ import (
 
 func init() {
 	commands["serve"] = command{
-		summary: "run the upload service: analyse uploaded traces, keep and serve the reports",
+		summary: "the upload service: analyse uploaded traces, serve the reports",
 		run:     runServe,
 	}
 }
@@ -89,19 +89,25 @@ func addServeFlags(fs *pflag.FlagSet) *serveFlags {
 	return f
 }
 
+const serveUsage = `Usage: tracegap serve [flags]
+
+Serves the upload API (/api/v1/...), the upload and report pages, /healthz
+and /metrics over a local store, or a database and a bucket (docs/serve.md).
+
+Examples:
+  tracegap serve
+  TRACEGAP_TOKEN=s3cret tracegap serve --addr :8080 --data-dir /var/lib/tracegap
+
+Exit status: 0 after a clean shutdown, 2 bad usage or an error that stops it.
+
+Flags:
+`
+
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := addServeFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: tracegap serve [flags]\n\nServes the upload API (/api/v1/...), the upload and report pages, /healthz and /metrics.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap serve: %s\n", untrusted.Terminal(err.Error()))
-		return exitUsage
+	if status, done := parseFlags("serve", serveUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "tracegap serve: unexpected arguments %q: serve takes only flags\n", fs.Args())

@@ -17,6 +17,6 @@ func warnSkipped(args []string, stderr io.Writer) {
 		return // the analysis reports it
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(stderr, "tracegap: warning: skipped %s: %s\n", safe(s.Path), s.Reason)
+		fmt.Fprintf(stderr, "tracegap: warning: skipped %s: %s\n", safe(s.Path), safe(s.Reason))
 	}
 }

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 
 	"github.com/spf13/pflag"
@@ -25,14 +28,14 @@ func init() {
 
 const summarizeUsage = `Usage: tracegap summarize [flags] TRACE -o SUMMARY
 
-Analyses one rank of a distributed job and writes what the job analysis
-needs of it to SUMMARY, gzip-compressed JSON of a few KB to a few MB (the
-format: docs/jobs.md). Run it where each rank's trace is, one task per rank
-(a Slurm array job, a Kubernetes Indexed Job, xargs -P), then analyse the
-job from the summaries (a directory given to analyze or check is read for its
-*.summary.json.gz files): the verdict, stragglers and collective waits are
-those of analysing the traces together. Give both phases the same analysis
-flags: a summary made with other options is refused.
+Analyses one rank of a distributed job and writes what the job analysis needs
+of it to SUMMARY, JSON of a few KB to a few MB, gzip-compressed for a name
+ending in .gz (the format: docs/jobs.md). Run it where each rank's trace is,
+one task per rank (a Slurm array job, a Kubernetes Indexed Job, xargs -P),
+then analyse the job from the summaries (a directory given to analyze or check
+is read for its *.summary.json.gz files): the verdict, stragglers and
+collective waits are those of analysing the traces together. Give both phases
+the same analysis flags: a summary made with other options is refused.
 
 Examples:
   tracegap summarize rank3.pt.trace.json.gz -o summaries/rank3.summary.json.gz
@@ -45,18 +48,11 @@ Flags:
 
 func runSummarize(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("summarize", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	af := addAnalysisFlags(fs)
 	var out string
-	fs.StringVarP(&out, "output", "o", "", `write the summary to this file (atomically); "-" is stdout`)
-	fs.Usage = func() {} // --help is printed below; errors get one line
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s%s", summarizeUsage, fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap summarize: %s (see tracegap summarize --help)\n", safe(err))
-		return exitUsage
+	fs.StringVarP(&out, "output", "o", "", `write the summary to this file (atomically): .json.gz, gzipped, or .json; "-" is stdout (gzipped)`)
+	if status, done := parseFlags("summarize", summarizeUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	if err := af.configure(fs, nil); err != nil {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
@@ -77,7 +73,7 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 	if out == "-" {
 		err = job.WriteSummary(stdout, s)
 	} else {
-		err = writeOutput(out, func(w io.Writer) error { return job.WriteSummary(w, s) })
+		err = writeOutput(out, func(w io.Writer) error { return writePlainSummary(w, s) }) // gzipped for .gz
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracegap summarize: %s\n", safe(err))
@@ -91,9 +87,31 @@ func runSummarize(args []string, stdout, stderr io.Writer) int {
 func summarizeArgs(fs *pflag.FlagSet, af *analysisFlags, out string) error {
 	switch {
 	case fs.NArg() != 1:
-		return fmt.Errorf("expected one TRACE, got %d arguments (see tracegap summarize --help)", fs.NArg())
+		return fmt.Errorf("expected one TRACE, got %s (see tracegap summarize --help)", human.Count(fs.NArg(), "argument"))
 	case out == "":
 		return errors.New("no -o given: expected the file to write the summary to, or - for stdout")
 	}
+	if _, err := endingFormat("summarize", out, summaryEndings); err != nil {
+		return err
+	}
 	return af.validate()
+}
+
+// summaryEndings are the -o endings summarize writes: JSON, gzipped with
+// .gz (as a directory of rank summaries holds them, *.summary.json.gz).
+var summaryEndings = []outputEnding{{".json", "json"}}
+
+// writePlainSummary writes s as uncompressed JSON: job.WriteSummary
+// gzips, and a summary is small (a few KB to a few MB).
+func writePlainSummary(w io.Writer, s *job.Summary) error {
+	var buf bytes.Buffer
+	if err := job.WriteSummary(&buf, s); err != nil {
+		return err
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, zr)
+	return err
 }

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -20,10 +20,28 @@ import (
 
 func init() {
 	commands["sweep"] = command{
-		summary: "N runs of one job with different settings: the table, the knee, the advice",
+		summary: "runs of one job with different settings: the table, the knee",
 		run:     runSweep,
 	}
 }
+
+const sweepUsage = `Usage: tracegap sweep [flags] RUN RUN...
+
+Analyses a few runs of one job that differ in one setting (loader workers,
+batch size) and prints their step times and idle side by side, the knee (the
+cheapest setting within --tolerance of the best step time) and the advice.
+Each RUN is a trace, a TensorBoard log directory or a directory of one job's
+rank traces.
+
+Examples:
+  tracegap sweep w1.json.gz w2.json.gz w4.json.gz w8.json.gz
+  tracegap sweep --label k=1,2,4,8 run1/ run2/ run4/ run8/
+  tracegap sweep --labels bs64,bs128 --format html -o sweep.html a b
+
+Exit status: 0 success, 2 unusable input or usage.
+
+Flags:
+`
 
 type sweepFlags struct {
 	analysis  *analysisFlags
@@ -36,22 +54,15 @@ type sweepFlags struct {
 
 func runSweep(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &sweepFlags{analysis: addAnalysisFlags(fs)}
 	fs.StringVar(&f.label, "label", "", `the setting and its value per run, in order: "k=1,2,4,8" (default: the worker count each trace shows)`)
 	fs.StringVar(&f.labels, "labels", "", `a label per run, in order, comma-separated, when the runs differ in something other than a number`)
-	fs.Float64Var(&f.tolerance, "tolerance", compare.DefaultTolerance, "how much slower than the best step time the knee may be (a fraction)")
+	f.tolerance = compare.DefaultTolerance
+	fs.Var((*percentFlag)(&f.tolerance), "tolerance", `how much slower than the best step time the knee may be ("5%" or 0.05)`)
 	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfSweep))
-	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: tracegap sweep [flags] RUN RUN...\n\nEach RUN is a trace, a TensorBoard log directory or a directory of one job's rank traces.\n\nFlags:\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tracegap sweep: %s\n", safe(err))
-		return exitUsage
+	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output; "+render.SuffixNames(render.OfSweep)+" picks the format, .gz gzips")
+	if status, done := parseFlags("sweep", sweepUsage, fs, args, stdout, stderr); done {
+		return status
 	}
 	format, setting, labels, err := f.finish(fs)
 	if err != nil {
@@ -107,10 +118,10 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (render.Format, string, []string,
 	if list != "" {
 		labels = strings.Split(list, ",")
 		if len(labels) != fs.NArg() {
-			return "", "", nil, fmt.Errorf("%d labels for %d runs: expected one per run", len(labels), fs.NArg())
+			return "", "", nil, fmt.Errorf("%s for %s: expected one per run", human.Count(len(labels), "label"), human.Count(fs.NArg(), "run"))
 		}
 	}
-	format, err := outputFormat(fs, f.format, f.out)
+	format, err := outputFormat(fs, "sweep", f.format, f.out, render.OfSweep)
 	if err == nil {
 		err = format.For(render.OfSweep)
 	}

@@ -76,3 +76,13 @@ func OrList(words []string) string {
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
+
+// Count writes n and noun, the noun in the plural unless n is 1: "1 step",
+// "0 steps", "12 host events". n is written as strconv does, so that a
+// figure reads the same as elsewhere in a line.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -59,3 +59,15 @@ func TestOrList(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		noun string
+		want string
+	}{{0, "step", "0 steps"}, {1, "step", "1 step"}, {2, "host event", "2 host events"}, {1, "argument", "1 argument"}} {
+		if got := Count(tt.n, tt.noun); got != tt.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
+		}
+	}
+}

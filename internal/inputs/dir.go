@@ -92,11 +92,26 @@ func ExpandSkipping(paths []string, aside ...Aside) ([]string, []Skipped, error)
 			return nil, nil, err
 		}
 		if len(files) == 0 {
+			if s := nsysReport(x.skipped[skipped:]); s != nil {
+				// The report is what the directory holds: say what to do with it.
+				return nil, nil, fmt.Errorf("%s: %s", s.Path, s.Reason)
+			}
 			return nil, nil, fmt.Errorf("%s: no trace files in this directory%s, expected %s files (gzipped or not)%s, or a TensorBoard log directory with plugins/profile/<run>/", p, skippedNote(x.skipped[skipped:]), formats.FilePatterns(), asidePatterns(aside))
 		}
 		out = append(out, files...)
 	}
 	return out, x.skipped, nil
+}
+
+// nsysReport returns the first Nsight Systems report among skipped, nil
+// when there is none.
+func nsysReport(skipped []Skipped) *Skipped {
+	for i := range skipped {
+		if formats.IsNsysReport(skipped[i].Path) {
+			return &skipped[i]
+		}
+	}
+	return nil
 }
 
 // skippedNote says which files named as traces a directory with none to
@@ -197,6 +212,19 @@ func (x *expander) asides(files []string) []string {
 	return slices.DeleteFunc(files, func(f string) bool { return !x.isAside(f) })
 }
 
+// skipReports notes the Nsight Systems reports among a directory's files
+// as skipped, with the command that exports each, unless its export is
+// beside it (report.nsys-rep and report.sqlite): nsys reads the reports
+// only, and their export is what tracegap reads.
+func (x *expander) skipReports(dir string, reports, names []string) {
+	for _, r := range reports {
+		stem := r[:strings.LastIndex(r, ".")]
+		if !slices.Contains(names, stem+".sqlite") {
+			x.skip(x.fs.join(dir, r), formats.NsysReport(r))
+		}
+	}
+}
+
 func (x *expander) isAside(path string) bool {
 	return slices.ContainsFunc(x.aside, func(a Aside) bool { return strings.HasSuffix(path, a.Suffix) })
 }
@@ -212,7 +240,7 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 	}
 	suffixes := traceSuffixes()
 	primary := map[string]bool{} // stems with a file of a primary format
-	var names []string
+	var names, reports []string
 	for _, e := range entries {
 		name := e.name
 		if strings.HasPrefix(name, ".") {
@@ -227,6 +255,9 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 		stem, f, ok := traceStem(name, suffixes)
 		aside := x.isAside(name)
 		if !ok && !aside {
+			if formats.IsNsysReport(name) && mode.IsRegular() {
+				reports = append(reports, name)
+			}
 			continue
 		}
 		if !mode.IsRegular() {
@@ -250,6 +281,7 @@ func (x *expander) listDir(dir string) (files, subdirs []string, err error) {
 		}
 		names = append(names, name)
 	}
+	x.skipReports(dir, reports, names)
 	for _, name := range names {
 		if stem, f, _ := traceStem(name, suffixes); !f.Primary && primary[stem] {
 			continue

@@ -22,6 +22,8 @@ import (
 	"gocloud.dev/blob/gcsblob"    // gs://
 	_ "gocloud.dev/blob/s3blob"   // s3://
 	"gocloud.dev/gcp"
+
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // schemes are the URL schemes that name objects.
@@ -41,6 +43,34 @@ func IsURL(s string) bool {
 		}
 	}
 	return false
+}
+
+// UnreadURL returns the error for s when it is a URL of a scheme tracegap
+// does not read (http://, https://, ftp://...), nil otherwise: the caller
+// asks once a path by that name was not found, so that a local path that
+// only looks like a URL is still read.
+func UnreadURL(s string) error {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || rest == "" || IsURL(s) || !isScheme(scheme) {
+		return nil
+	}
+	names := make([]string, len(schemes))
+	for i, sc := range schemes {
+		names[i] = sc + "://"
+	}
+	return fmt.Errorf("%s URLs are not read: download the file first, or give a URL of %s", strings.ToLower(scheme)+"://", human.OrList(names))
+}
+
+// isScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, "+", "-" or ".".
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // loc is a parsed URL: the bucket it is in and the key (or prefix) it

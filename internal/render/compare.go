@@ -238,8 +238,8 @@ func compareMarkdown(w io.Writer, c *compare.Comparison) error {
 		name string
 		s    *compare.Summary
 	}{{"base", &c.Base}, {"new", &c.New}} {
-		fmt.Fprintf(w, "- %s: %s (%s): **%s**, %s confidence, %d steps\n", side.name, untrusted.MarkdownCode(side.s.Path),
-			mdEscape(side.s.Format), side.s.Verdict, side.s.Confidence, side.s.Steps)
+		fmt.Fprintf(w, "- %s: %s (%s): **%s**, %s confidence, %s\n", side.name, untrusted.MarkdownCode(side.s.Path),
+			mdEscape(side.s.Format), side.s.Verdict, side.s.Confidence, human.Count(side.s.Steps, "step"))
 	}
 	fmt.Fprintln(w, "\n| metric | base | new | change | ratio |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")

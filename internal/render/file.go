@@ -70,7 +70,7 @@ func writeAtomic(path, target string, st fs.FileInfo, write func(io.Writer) erro
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
+		return createError(path, dir, err)
 	}
 	// Remove the temporary file unless it was renamed: also when write
 	// panics (out of memory under run.Protect), when err is not set.
@@ -100,6 +100,20 @@ func writeAtomic(path, target string, st fs.FileInfo, write func(io.Writer) erro
 	}
 	renamed = true
 	return nil
+}
+
+// createError says why the temporary file in dir could not be created,
+// in words about path, the file the user named: the temporary file's name
+// is no business of theirs.
+func createError(path, dir string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("creating %s: the folder %s does not exist: create it first, or give another path", path, filepath.Clean(dir))
+	}
+	return fmt.Errorf("creating %s: %w", path, err)
 }
 
 // writeInPlace writes to target, an existing file that is not a regular

@@ -144,6 +144,15 @@ func (f Format) Suffix() string {
 	return ""
 }
 
+// Suffixes returns every file-name ending that names f, the one help
+// shows first.
+func (f Format) Suffixes() []string {
+	if d := lookup(f); d != nil {
+		return append([]string(nil), d.suffixes...)
+	}
+	return nil
+}
+
 // For returns nil when f can write o, else an error that says which
 // formats can: commands call it before analysing anything, so that a
 // format a job cannot be written in is refused before the job is read.

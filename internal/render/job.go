@@ -65,7 +65,7 @@ func writeJobMarkdown(w io.Writer, jr *job.Result, opt Options) error {
 func JobSummary(jr *job.Result) string {
 	s := fmt.Sprintf("job of %d ranks: %s", len(jr.Ranks), Summary(&jr.Overall))
 	if r, n := mainStraggler(jr); r >= 0 {
-		s += fmt.Sprintf("; straggler rank %d (%d of %d steps)", jr.Ranks[r].Rank, n, len(jr.Steps))
+		s += fmt.Sprintf("; straggler rank %d (%d of %s)", jr.Ranks[r].Rank, n, human.Count(len(jr.Steps), "step"))
 	}
 	return s
 }

@@ -94,7 +94,7 @@ func jsonStalled(res *analyze.Result) report.StalledV1 {
 func jsonSource(s *analyze.Source, fw analyze.Framework) report.SourceV1 {
 	return report.SourceV1{
 		Path: s.Path, Format: s.Format, Framework: string(fw), Bytes: s.Bytes, Events: s.Events,
-		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated,
+		Tracks: s.Tracks, Warnings: nonNil(s.Warnings), Truncated: s.Truncated, Invalid: s.Invalid,
 		ClockOffsetNs: s.ClockOffsetNs,
 	}
 }
@@ -226,7 +226,7 @@ func stepDurations(steps []analyze.Step) report.Distribution {
 
 func writeJSON(w io.Writer, results []*analyze.Result, opt Options) error {
 	enc := jsonEncoder(w)
-	if len(results) == 1 {
+	if len(results) == 1 && !opt.Array {
 		return enc.Encode(JSONReportWith(results[0], opt))
 	}
 	all := make([]*report.Report, len(results))

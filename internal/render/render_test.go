@@ -357,8 +357,11 @@ func TestWriteFile(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("temporary files left behind: %v", ents)
 	}
-	if err := WriteFile(filepath.Join(dir, "no", "such", "dir.json"), func(io.Writer) error { return nil }); err == nil {
-		t.Error("WriteFile into a missing directory succeeded")
+	// A missing folder is said in words, without the temporary file's name.
+	missing := filepath.Join(dir, "no", "such", "dir.json")
+	want := "creating " + missing + ": the folder " + filepath.Join(dir, "no", "such") + " does not exist: create it first, or give another path"
+	if err := WriteFile(missing, func(io.Writer) error { return nil }); err == nil || err.Error() != want {
+		t.Errorf("WriteFile into a missing directory: %v, want %q", err, want)
 	}
 }
 

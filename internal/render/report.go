@@ -34,6 +34,11 @@ type Options struct {
 	// AllSteps lists every step and device: in text and Markdown as
 	// rows (MaxSteps is ignored), in JSON and HTML past listMax.
 	AllSteps bool
+	// Array writes JSON as an array even of one result: the command line
+	// sets it when its inputs could have held several (more than one
+	// argument, or a directory), so that the output's shape follows
+	// the command, not how many traces were found or could be read.
+	Array bool
 	// job is set when the result rendered is a job's Overall: its tables
 	// then show the job's rest (job.Rest), so that they add up.
 	job *job.Result
@@ -82,8 +87,8 @@ func Write(w io.Writer, res *analyze.Result, f Format, opt Options) error {
 }
 
 // WriteAll renders several results, in order. Text and Markdown put one
-// report after another; JSON writes the v1 object for a single result and a
-// JSON array of v1 objects for several; HTML writes one page with a section
+// report after another; JSON writes the v1 object for a single result
+// (unless Options.Array) and a JSON array of v1 objects for several; HTML writes one page with a section
 // per result.
 func WriteAll(w io.Writer, results []*analyze.Result, f Format, opt Options) error {
 	for i, r := range results {

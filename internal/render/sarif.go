@@ -23,7 +23,9 @@ import (
 // SARIFFile is one input of a check, as WriteSARIF reports it.
 type SARIFFile struct {
 	Path string
-	// Err is why the input could not be used, "" when it was.
+	// Err is why the input could not be used, naming the file as the
+	// command line's error does ("c.json: unrecognised format"); "" when
+	// it was usable.
 	Err string
 	// Failures are the rules it failed.
 	Failures []SARIFFailure
@@ -116,7 +118,7 @@ func WriteSARIF(w io.Writer, version string, files []SARIFFile) error {
 		if f.Err != "" {
 			rules["input"] = true
 			run.Results = append(run.Results, sarifResult{RuleID: "input", Level: "error",
-				Message: sarifMessage{sarifText(f.Path + ": " + f.Err)}})
+				Message: sarifMessage{sarifText(f.Err)}})
 			continue
 		}
 		for _, fail := range f.Failures {

@@ -60,7 +60,7 @@ func TestSARIF(t *testing.T) {
 		{"verdict", "train.py:42", "held the device idle for 30.0 ms (30.0% of the window, in-sync, 5 calls): block_until_ready via api.py:3154 block_until_ready"},
 		{"verdict", "my%20data/load%20%231.py:7", "10.0 ms (10.0% of the window, input"},
 		{"max-idle", "", "with_stack=True"},
-		{"input", "", "c.json: c.json: unrecognised format"},
+		{"input", "", "c.json: unrecognised format"},
 	} {
 		if res[i].RuleID != want.rule || loc(res[i]) != want.loc || !strings.Contains(res[i].Message.Text, want.text) {
 			t.Errorf("result %d: %s at %q: %q; want %s at %q with %q", i, res[i].RuleID, loc(res[i]), res[i].Message.Text, want.rule, want.loc, want.text)

@@ -162,6 +162,9 @@ func sourceFacts(s *analyze.Source, fw analyze.Framework) string {
 	if s.Truncated {
 		facts = append(facts, "truncated: only the part before the cut was read")
 	}
+	if s.Invalid {
+		facts = append(facts, "invalid data part-way: only the part before it was read")
+	}
 	return "(" + strings.Join(facts, ", ") + ")"
 }
 

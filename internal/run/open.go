@@ -3,8 +3,10 @@ package run
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/tracegap/tracegap/internal/analyze"
@@ -60,7 +62,14 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 		if in.R == nil && IsSummary(in.Path) { // looked at only once unreadable
 			err = ErrSummaryAlone
 		}
+		if ne := (*trace.NsysReportError)(nil); errors.As(err, &ne) && in.R == nil {
+			ne.Name = in.Path // its hint names the real file
+		}
 		return nil, nil, aopt, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(t.Events) == 0 {
+		free()
+		return nil, nil, aopt, fmt.Errorf("%s: %w", name, ErrNoEvents)
 	}
 	t.Path = name
 	if res != nil {
@@ -69,6 +78,12 @@ func (e *Engine) read(ctx context.Context, in Input) (t *trace.Trace, release fu
 	unhold := memLimit.hold(t)
 	return t, func() { unhold(); free() }, aopt, nil
 }
+
+// ErrNoEvents refuses a trace that holds no events at all (`[]`,
+// `{"traceEvents":[]}`, an XSpace of empty planes): there is nothing to
+// judge, not even a host-only run, which has host events and is
+// analysed (verdict no-device).
+var ErrNoEvents = errors.New("the trace holds no events at all: expected a profiler capture with host or device events (was the profiler stopped before anything ran?)")
 
 // open returns the input's reader and its size as stored (0 if unknown),
 // and what closes it. A URL (internal/objects) opens the object it names.
@@ -87,6 +102,9 @@ func open(in Input) (r io.Reader, size int64, closeIn func(), err error) {
 	}
 	f, err := os.Open(in.Path)
 	if err != nil {
+		if uerr := objects.UnreadURL(in.Path); uerr != nil && errors.Is(err, fs.ErrNotExist) {
+			return nil, 0, nil, uerr
+		}
 		return nil, 0, nil, err
 	}
 	st, err := f.Stat()

@@ -137,3 +137,37 @@ func TestNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestNoEvents: a trace without any event is unusable input, one error
+// naming the file; a trace with host events only is analysed (no-device).
+func TestNoEvents(t *testing.T) {
+	dir := t.TempDir()
+	for _, text := range []string{`[]`, `{"traceEvents":[]}`, `{"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"x"}}]}`} {
+		p := filepath.Join(dir, "empty.json")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := (&Engine{Analysis: analyze.DefaultOptions()}).AnalyzeFiles(context.Background(), []string{p})[0]
+		if !errors.Is(o.Err, ErrNoEvents) || !strings.HasPrefix(o.Err.Error(), p+": the trace holds no events at all") {
+			t.Errorf("%s: %v, want the file named and ErrNoEvents", text, o.Err)
+		}
+	}
+	host := filepath.Join(dir, "host.json")
+	os.WriteFile(host, []byte(`{"traceEvents":[{"ph":"X","name":"step","pid":1,"tid":1,"ts":0,"dur":10}]}`), 0o644)
+	o := (&Engine{Analysis: analyze.DefaultOptions()}).AnalyzeFiles(context.Background(), []string{host})[0]
+	if o.Err != nil || o.Result.Verdict != analyze.NoDevice {
+		t.Errorf("a host-only trace: %v, %v; want no-device", o.Err, o.Result)
+	}
+}
+
+// TestUnreadURL: an http(s):// argument is said to be a URL tracegap does
+// not read, naming those it does, not "no such file or directory".
+func TestUnreadURL(t *testing.T) {
+	for _, u := range []string{"http://example.com/run.json", "HTTPS://example.com/a.xplane.pb"} {
+		o := (&Engine{Analysis: analyze.DefaultOptions()}).AnalyzeArgs(context.Background(), []string{u})[0]
+		want := u + ": " + strings.ToLower(u[:strings.Index(u, ":")]) + ":// URLs are not read: download the file first, or give a URL of gs://, s3://, azblob:// or file://"
+		if o.Err == nil || o.Err.Error() != want {
+			t.Errorf("%s: %v, want %q", u, o.Err, want)
+		}
+	}
+}

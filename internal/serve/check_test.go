@@ -38,7 +38,7 @@ func TestCheck(t *testing.T) {
 		{"", true, []outcomeJSON{
 			{"min-steps", "5 steps", "6 steps", true, "min-steps: measured 5 steps, limit 6 steps"},
 		}},
-		{"?min-steps=0&fail-on=sequential&fail-on=data-bound&max-idle=36%25&max-input-idle=0.3&min-utilization=60", true, []outcomeJSON{
+		{"?min-steps=0&fail-on=sequential&fail-on=data-bound&max-idle=36%25&max-input-idle=0.3&min-utilization=60%25", true, []outcomeJSON{
 			{"verdict", "data-bound (high confidence)", "not sequential,data-bound", true, "verdict: measured data-bound (high confidence), limit not sequential,data-bound"},
 			{"max-idle", "35.5%", "36.0%", false, "max-idle: measured 35.5%, limit 36.0%"},
 			{"max-input-idle", "32.3%", "30.0%", true, "max-input-idle: measured 32.3%, limit 30.0%"},

@@ -57,6 +57,13 @@ class PackageTest(unittest.TestCase):
         self.assertIn("no-such-trace.json", str(cm.exception))
         with self.assertRaises(tracegap.TracegapError):
             tracegap.analyze(EXAMPLE, min_gap="soon")
+        # A format other than JSON is refused in words, not as a JSON error.
+        with self.assertRaises(tracegap.TracegapError) as cm:
+            tracegap.analyze(EXAMPLE, format="html")
+        self.assertIn("format='html': analyze returns the JSON report", str(cm.exception))
+        with self.assertRaises(tracegap.TracegapError):
+            tracegap.analyze_many([EXAMPLE], quiet=True)
+        self.assertEqual(tracegap.analyze(EXAMPLE, format="json")["verdict"], "data-bound")
 
     def test_option_flags(self) -> None:
         self.assertEqual(

@@ -180,7 +180,8 @@ def _report(data: Mapping[str, Any], options: Mapping[str, Any]) -> Report:
     def html() -> str:
         if stamp is None or _stamp(path) != stamp:
             raise TracegapError(f"{path} changed or is gone since it was analysed: analyse it again for its HTML report")
-        return run(["analyze", "--format", "html", *option_flags(options), "--", path]).stdout
+        rest = {k: v for k, v in options.items() if k != "format"}
+        return run(["analyze", "--format", "html", *option_flags(rest), "--", path]).stdout
 
     return Report(data, html)
 
@@ -195,7 +196,23 @@ def _stamp(path: str) -> Any:
     return (st.st_size, st.st_mtime_ns)
 
 
+def _check_json_options(options: Mapping[str, Any]) -> None:
+    """Refuse the options that would keep ``analyze`` from printing its JSON
+    report, which :func:`analyze` and :func:`analyze_many` return."""
+    fmt = options.get("format")
+    if fmt is not None and str(fmt).strip().lower() != "json":
+        raise TracegapError(
+            f"format={fmt!r}: analyze returns the JSON report; for another format use "
+            f"tracegap.run(['analyze', '--format', {str(fmt)!r}, PATH]).stdout, "
+            "or a report's HTML in a notebook"
+        )
+    for key in ("quiet", "output", "o"):
+        if options.get(key):
+            raise TracegapError(f"{key}=: analyze returns the JSON report, printed on stdout; use tracegap.run for {key}")
+
+
 def _analyze_json(paths: List[str], options: Mapping[str, Any]) -> Any:
+    _check_json_options(options)
     proc = run(["analyze", "--format", "json", *option_flags(options), "--", *paths])
     try:
         return json.loads(proc.stdout)

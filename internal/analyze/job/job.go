@@ -684,6 +684,7 @@ func (j *analysis) sourceOf() analyze.Source {
 		s.Events += src.Events
 		s.Tracks += src.Tracks
 		s.Truncated = s.Truncated || src.Truncated
+		s.Invalid = s.Invalid || src.Invalid
 		if s.Format == "" {
 			s.Format = src.Format
 		}

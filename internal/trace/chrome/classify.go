@@ -2,6 +2,7 @@ package chrome
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ func (p *parser) finish() (*trace.Trace, error) {
 		p.info[i].open = nil
 	}
 	if n, first := p.b.Drops(); p.b.NumEvents() == 0 && n > 0 {
-		return nil, fmt.Errorf("no usable events: dropped %d events (first: %s)", n, first)
+		return nil, fmt.Errorf("no usable events: dropped %s (first: %s)", human.Count(n, "event"), first)
 	}
 	trackSlot := make([]int32, p.b.NumTracks())
 	for i := range p.info {

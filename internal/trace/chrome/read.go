@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strings"
 
@@ -91,7 +92,8 @@ func skipBOM(b []byte) []byte {
 // Read reads a Chrome trace-event JSON document, as an object holding a
 // traceEvents array or as a bare array of events, from r (already
 // decompressed). A document cut short keeps the events before the cut and
-// sets Trace.Truncated. Read fails only when nothing usable is left.
+// sets Trace.Truncated (Trace.Invalid for invalid JSON part-way). Read
+// fails only when nothing usable is left.
 func Read(r io.Reader, opt trace.Options) (*trace.Trace, error) {
 	if t, ok, err := readParallel(opt); ok {
 		return t, err
@@ -181,14 +183,14 @@ func (p *parser) cut(err error) error {
 		}
 		return serr
 	}
-	p.b.Truncated = true
+	p.b.Truncated, p.b.Invalid = eof, !eof // only an input that ended early is truncated
 	switch {
 	case eof && why != nil:
-		p.b.Warn("truncated at byte %d (%v): kept %d events", serr.off, why, n)
+		p.b.Warn("truncated at byte %d (%v): kept %s", serr.off, why, human.Count(n, "event"))
 	case eof:
-		p.b.Warn("truncated at byte %d: kept %d events", serr.off, n)
+		p.b.Warn("truncated at byte %d: kept %s", serr.off, human.Count(n, "event"))
 	default:
-		p.b.Warn("invalid JSON at byte %d (%v): kept %d events before it", serr.off, serr.err, n)
+		p.b.Warn("invalid JSON at byte %d (%v): kept %s before it", serr.off, serr.err, human.Count(n, "event"))
 	}
 	return nil
 }

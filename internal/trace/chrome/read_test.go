@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"github.com/tracegap/tracegap/internal/human"
 	"os"
 	"reflect"
 	"strconv"
@@ -207,9 +208,9 @@ func TestBeginEnd(t *testing.T) {
 		t.Errorf("events %v, want %v", got, want)
 	}
 	wantWarn := []string{
-		"dropped 1 events: unmatched E (no open B on its thread)",
-		"dropped 1 events: E before its B",
-		"dropped 1 events: unmatched B (no E before the end)",
+		"dropped 1 event: unmatched E (no open B on its thread)",
+		"dropped 1 event: E before its B",
+		"dropped 1 event: unmatched B (no E before the end)",
 	}
 	if !reflect.DeepEqual(tr.Warnings, wantWarn) {
 		t.Errorf("warnings %q, want %q", tr.Warnings, wantWarn)
@@ -319,7 +320,7 @@ func TestKineto(t *testing.T) {
 	if !reflect.DeepEqual(tr.Meta, wantMeta) {
 		t.Errorf("meta %v, want %v", tr.Meta, wantMeta)
 	}
-	wantWarn := []string{"dropped 1 events: counter events (ph C) are not used", `dropped 1 events: unsupported phase 'P'`}
+	wantWarn := []string{"dropped 1 event: counter events (ph C) are not used", `dropped 1 event: unsupported phase 'P'`}
 	if !reflect.DeepEqual(tr.Warnings, wantWarn) {
 		t.Errorf("warnings %q, want %q", tr.Warnings, wantWarn)
 	}
@@ -425,7 +426,7 @@ func TestTruncated(t *testing.T) {
 			}
 			want := "truncated at byte " // then the offset
 			if len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], want) ||
-				!strings.HasSuffix(tr.Warnings[0], ": kept "+strconv.Itoa(tc.kept)+" events") {
+				!strings.HasSuffix(tr.Warnings[0], ": kept "+human.Count(tc.kept, "event")) {
 				t.Errorf("warnings %q, want one %q...: kept %d events", tr.Warnings, want, tc.kept)
 			}
 		})
@@ -493,10 +494,10 @@ func TestBadInput(t *testing.T) {
 		{"garbage inside", `{"traceEvents":[{"ph":"X"}, nope]}`, "invalid JSON at byte 29: invalid character 'o'", "", 0},
 		{"array of numbers", `[1,2,3]`, "no usable events: dropped 3 events (first: event is a JSON number, expected an object)", "", 0},
 		{"number for a name", `[{"ph":"X","name":5,"pid":1,"tid":1,"ts":1,"dur":1}]`, "name is a JSON number, expected a string", "", 0},
-		{"negative dur", `[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":-1},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":1}]`, "", "dropped 1 events: negative dur", 1},
-		{"NaN dur", `[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":"NaN"},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":1}]`, "", "dropped 1 events: invalid dur", 1},
-		{"object pid", `[{"ph":"X","name":"a","pid":{},"tid":1,"ts":1,"dur":1},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":1}]`, "", "dropped 1 events: pid is a JSON object, expected a number or string", 1},
-		{"missing ts", `[{"ph":"X","name":"a","pid":1,"tid":1},{"ph":"i","name":"b","pid":1,"tid":1,"ts":1}]`, "", "dropped 1 events: missing ts", 1},
+		{"negative dur", `[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":-1},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":1}]`, "", "dropped 1 event: negative dur", 1},
+		{"NaN dur", `[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":"NaN"},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":1}]`, "", "dropped 1 event: invalid dur", 1},
+		{"object pid", `[{"ph":"X","name":"a","pid":{},"tid":1,"ts":1,"dur":1},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1,"dur":1}]`, "", "dropped 1 event: pid is a JSON object, expected a number or string", 1},
+		{"missing ts", `[{"ph":"X","name":"a","pid":1,"tid":1},{"ph":"i","name":"b","pid":1,"tid":1,"ts":1}]`, "", "dropped 1 event: missing ts", 1},
 		{"empty trace", `{"traceEvents":[]}`, "", "", 0},
 		{"trailing garbage", `[{"ph":"i","name":"b","pid":1,"tid":1,"ts":1}] x`, "", "ignored trailing data at byte 47 after the trace", 1},
 	} {
@@ -559,5 +560,23 @@ func TestEscapes(t *testing.T) {
 	e := tr.Events[0]
 	if name := tr.Str(e.Name); name != "a\"b\\cé" || e.Corr != 7 || tr.Tracks[0].Process != `p"1` {
 		t.Errorf("name %q corr %d process %q", name, e.Corr, tr.Tracks[0].Process)
+	}
+}
+
+// TestInvalidPartWay: invalid JSON before the input's end keeps the events
+// before it, as a cut does, but marks the trace invalid, not truncated:
+// only an input that ends early is truncated.
+func TestInvalidPartWay(t *testing.T) {
+	in := `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":5},` +
+		`{"ph":"X","name":"b","pid":1,"tid":1,"ts":10,"dur":5}, nope, {"ph":"X","name":"c","pid":1,"tid":1,"ts":20,"dur":5}]}`
+	tr, err := readString(t, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != 2 || tr.Truncated || !tr.Invalid {
+		t.Errorf("%d events, truncated %t, invalid %t; want 2, false, true", len(tr.Events), tr.Truncated, tr.Invalid)
+	}
+	if len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], "invalid JSON at byte ") || !strings.HasSuffix(tr.Warnings[0], ": kept 2 events before it") {
+		t.Errorf("warnings %q", tr.Warnings)
 	}
 }

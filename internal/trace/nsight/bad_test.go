@@ -72,11 +72,11 @@ func TestBadExports(t *testing.T) {
 		{name: "column of the wrong type", in: export(t, recreate("CUPTI_ACTIVITY_KIND_RUNTIME", "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start TEXT, end INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER)")),
 			err: `^table CUPTI_ACTIVITY_KIND_RUNTIME column start is declared TEXT, expected INTEGER$`},
 		{name: "values of the wrong type", in: export(t, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ('soon', 'later', 0, 1, 7, NULL, NULL, 1, 1, NULL)"),
-			warn: "dropped 1 events: start or end not an integer"},
+			warn: "dropped 1 event: start or end not an integer"},
 		{name: "thread of the wrong type", in: export(t, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1, 2, 1, x'00', NULL, 1, 0, NULL)"),
-			warn: "dropped 1 events: globalTid not an integer"},
+			warn: "dropped 1 event: globalTid not an integer"},
 		{name: "end before start", in: export(t, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (500, 100, 0, 1, 7, NULL, NULL, 1, 1, NULL)"),
-			warn: "dropped 1 events: end before start"},
+			warn: "dropped 1 event: end before start"},
 		{name: "every row unusable", in: export(t, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY; DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME; DELETE FROM NVTX_EVENTS; UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 1"),
 			err: `^no usable events: dropped \d+ rows \(first: end before start\)$`},
 		{name: "generated column", in: export(t, recreate("NVTX_EVENTS", "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT GENERATED ALWAYS AS (hex(zeroblob(100000000))) VIRTUAL, textId INTEGER, globalTid INTEGER)")),
@@ -93,11 +93,11 @@ func TestBadExports(t *testing.T) {
 			err: `^table CUPTI_ACTIVITY_KIND_\w+: more than 5 events \(raise --max-events if the trace is genuine\)$`},
 		{name: "track limit", in: good, opt: trace.Options{MaxTracks: 1}, limit: true,
 			err: `^table CUPTI_ACTIVITY_KIND_\w+: more than 1 tracks`},
-		{name: "truncated", in: good[:len(good)/2], err: `^reading the SQLite database: database disk image is malformed`},
-		{name: "corrupt pages", in: corruptPages(good), err: `reading the SQLite database: .*(malformed|corrupt|not a database)`},
-		{name: "billions of pages declared", in: hugeHeader(good), err: `^reading the SQLite database: database disk image is malformed`},
+		{name: "truncated", in: good[:len(good)/2], err: `^not a readable Nsight Systems SQLite export: the database is damaged or cut short`},
+		{name: "corrupt pages", in: corruptPages(good), err: `^not a readable Nsight Systems SQLite export: .*(damaged|corrupt|not a database)`},
+		{name: "billions of pages declared", in: hugeHeader(good), err: `^not a readable Nsight Systems SQLite export: the database is damaged or cut short`},
 		{name: "not a database past its header", in: append([]byte("SQLite format 3\x00"), bytes.Repeat([]byte{0xff}, 2000)...),
-			err: `^reading the SQLite database: .*(not a database|malformed)`},
+			err: `^not a readable Nsight Systems SQLite export: .*(not a database|damaged)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,7 +254,7 @@ func TestNVTXNames(t *testing.T) {
 	if e := found["checkpoint"]; !e.Has(trace.FlagInstant) || e.Dur() != 0 {
 		t.Errorf("the mark: flags %b, duration %d; want an instant", e.Flags, e.Dur())
 	}
-	if _, ok := found["unfinished"]; ok || !contains(tr.Warnings, "dropped 1 events: NVTX range without an end") {
+	if _, ok := found["unfinished"]; ok || !contains(tr.Warnings, "dropped 1 event: NVTX range without an end") {
 		t.Errorf("the range without an end was kept (warnings %q)", tr.Warnings)
 	}
 	if tr.Meta["rank"] != "5" {

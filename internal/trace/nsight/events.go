@@ -2,6 +2,7 @@ package nsight
 
 import (
 	"fmt"
+	"github.com/tracegap/tracegap/internal/human"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func (r *reader) drop(reason string) { r.b.Drop(reason) }
 // noEvents says why an export gave no events.
 func (r *reader) noEvents() error {
 	if n, first := r.b.Drops(); n > 0 {
-		return fmt.Errorf("no usable events: dropped %d rows (first: %s)", n, first)
+		return fmt.Errorf("no usable events: dropped %s (first: %s)", human.Count(n, "row"), first)
 	}
 	return fmt.Errorf("no events: the export's event tables are empty (capture with nsys profile --trace=cuda,nvtx,osrt)")
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -175,12 +176,30 @@ func openDB(path string) (*liteDB, error) {
 const sqliteLimitLength = 0
 
 // dbError words an error from SQLite for the one line that names the file:
-// SQLite's own message says what was wrong ("file is not a database",
-// "database disk image is malformed"). The message may quote the
-// database's own text (a damaged schema's SQL), so it is escaped onto one
-// line and cut to maxErrorText bytes.
+// the file is not a readable export, and why, in words where SQLite's
+// message is a known one, else in SQLite's words without its result code
+// ("(11)"). The message may quote the database's own text (a damaged
+// schema's SQL), so it is escaped onto one line and cut to maxErrorText
+// bytes.
 func dbError(err error) error {
-	return fmt.Errorf("reading the SQLite database: %s", oneLine(err.Error()))
+	msg := sqliteCode.ReplaceAllString(err.Error(), "")
+	for _, w := range sqliteWords {
+		if strings.Contains(msg, w.sqlite) {
+			msg = w.words
+			break
+		}
+	}
+	return fmt.Errorf("not a readable Nsight Systems SQLite export: %s", oneLine(msg))
+}
+
+// sqliteCode matches the result code the driver appends to a message.
+var sqliteCode = regexp.MustCompile(` \(\d+\)$`)
+
+// sqliteWords says in words what SQLite's commonest messages about a
+// damaged file mean.
+var sqliteWords = []struct{ sqlite, words string }{
+	{"database disk image is malformed", "the database is damaged or cut short (was it copied whole? export again with nsys export --type sqlite)"},
+	{"file is not a database", "it starts as SQLite but its pages are not a database (damaged, or not an export)"},
 }
 
 // maxErrorText bounds the text of SQLite's that an error quotes.

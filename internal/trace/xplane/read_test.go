@@ -274,7 +274,7 @@ func TestDecodeDrops(t *testing.T) {
 		t.Errorf("events:\n got  %+v\n want %+v", g, want)
 	}
 	wantWarn := []string{
-		"dropped 1 events: aggregated XEvent (num_occurrences) has no start time",
+		"dropped 1 event: aggregated XEvent (num_occurrences) has no start time",
 		"dropped 4 events: negative or overflowing XEvent time",
 	}
 	if !slices.Equal(tr.Warnings, wantWarn) {
