@@ -94,7 +94,7 @@ func localFile(r io.Reader, opt trace.Options) (path string, size int64, fromFil
 	}
 	br := bufio.NewReader(r)
 	if head, _ := br.Peek(18); !plausibleHeader(head) {
-		return "", 0, false, nil, fmt.Errorf("reading the SQLite database: file is not a database: expected an SQLite header (%q and a page size)", sqliteMagic)
+		return "", 0, false, nil, fmt.Errorf("not a readable Nsight Systems SQLite export: not a database: expected an SQLite header (%q and a page size)", sqliteMagic)
 	}
 	r = br
 	tmp, err := os.CreateTemp("", "tracegap-nsight-*.sqlite")

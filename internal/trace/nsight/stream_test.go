@@ -35,7 +35,7 @@ func (e *endless) Read(p []byte) (int, error) {
 func TestStreamNotADatabase(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	want := "reading the SQLite database: file is not a database: expected an SQLite header"
+	want := "not a readable Nsight Systems SQLite export: not a database: expected an SQLite header"
 	for name, in := range map[string]*endless{
 		"zeros":              {fill: 0},
 		"JSON":               {head: []byte(`{"traceEvents":[`), fill: ' '},
