@@ -84,7 +84,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.format, "format", "", "report format: "+render.FormatNames(render.OfRuns)+" (default: the one -o's ending names, else text)")
 	fs.StringVarP(&f.out, "output", "o", "", "write the report to this file (atomically) instead of stdout; "+render.SuffixNames(render.OfRuns)+" picks the format, .gz gzips")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the one-line verdict of each input")
-	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
+	addColorFlag(fs, &f.color)
 	parallelVar(fs, &f.jobs, runtime.NumCPU(), "how many inputs to analyse at once")
 	intVar(fs, &f.maxSteps, "steps", "", 0, "most step rows in text and Markdown reports (0: 40 for text, 12 for Markdown)")
 	fs.BoolVar(&f.allSteps, "all-steps", false, "list every step and device in every report (by default JSON and HTML list 1000, HTML draws 64 device timelines)")
@@ -201,6 +201,21 @@ func (f *analyzeFlags) write(results []*analyze.Result, format render.Format, st
 // one argument, or a directory (which may hold one trace or many).
 func manyInputs(args []string) bool {
 	return len(args) > 1 || slices.ContainsFunc(args, inputs.IsDir)
+}
+
+// addColorFlag adds --color, which every command writing text takes.
+func addColorFlag(fs *pflag.FlagSet, mode *string) {
+	fs.StringVar(mode, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set or TERM=dumb), always or never")
+}
+
+// textOptions are the render options of a text report written to stdout
+// (out empty) in colour mode: colour and the terminal's width; none for a
+// file or another format.
+func textOptions(format render.Format, out, mode string, stdout io.Writer) render.Options {
+	if format != render.Text || out != "" {
+		return render.Options{}
+	}
+	return render.Options{Color: useColor(mode, stdout), Width: textWidth(stdout)}
 }
 
 // useColor decides whether text output gets ANSI colours: "always" and

@@ -92,7 +92,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	f.analysis = addAnalysisFlags(fs)
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
 	fs.StringVar(&f.format, "format", "text", "output: text, github for workflow annotations, or sarif (SARIF 2.1.0 for code scanning: each failure at the Python lines that held the device idle)")
-	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal or with FORCE_COLOR, unless NO_COLOR is set), always or never")
+	addColorFlag(fs, &f.color)
 	parallelVar(fs, &f.jobs, runtime.GOMAXPROCS(0), "how many files to check at once")
 	f.job = addJobFlags(fs)
 	if status, done := parseFlags("check", checkUsage, fs, args, stdout, stderr); done {

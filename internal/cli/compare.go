@@ -28,6 +28,7 @@ type compareFlags struct {
 	synthetic  bool
 	format     string
 	out        string
+	color      string
 }
 
 // compareKeys are the flags a [compare] config section may set.
@@ -59,6 +60,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.synthetic, "synthetic-base", false, "read BASE as a run fed with synthetic data even if it shows input time")
 	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfComparison))
 	fs.StringVarP(&f.out, "output", "o", "", "write the comparison to this file instead of standard output; "+render.SuffixNames(render.OfComparison)+" picks the format, .gz gzips")
+	addColorFlag(fs, &f.color)
 	if status, done := parseFlags("compare", compareUsage, fs, args, stdout, stderr); done {
 		return status
 	}
@@ -76,7 +78,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if f.regression.On {
 		regressions = c.Check(f.regression.Share)
 	}
-	write := func(w io.Writer) error { return render.WriteComparison(w, c, format) }
+	opt := textOptions(format, f.out, f.color, stdout)
+	write := func(w io.Writer) error { return render.WriteComparison(w, c, format, opt) }
 	if f.out != "" {
 		err = writeOutput(f.out, write)
 	} else {
@@ -104,6 +107,9 @@ func (f *compareFlags) finish(fs *pflag.FlagSet) (render.Format, error) {
 		return "", fmt.Errorf("expected two traces, BASE and NEW, got %s", human.Count(fs.NArg(), "argument"))
 	}
 	if err := stdinOnce(fs.Args()); err != nil {
+		return "", err
+	}
+	if err := validColor(f.color); err != nil {
 		return "", err
 	}
 	format, err := outputFormat(fs, "compare", f.format, f.out, render.OfComparison)

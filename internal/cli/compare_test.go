@@ -250,3 +250,53 @@ func TestSweepNoDevice(t *testing.T) {
 		t.Errorf("exit %d stdout %q stderr %q; want exit 2 and one line starting %q", code, out, errs, want)
 	}
 }
+
+// TestCompareSweepColourAndWidth: compare and sweep take --color as
+// analyze does (colour where asked, none by default in a pipe), and on a
+// terminal of 80 columns (COLUMNS) their prose wraps and the sweep's table
+// is fitted: only a table row of figures may stay wider.
+func TestCompareSweepColourAndWidth(t *testing.T) {
+	t.Chdir(t.TempDir()) // short paths: a word wider than the line stays whole
+	slow := writeLoop(t, ".", "loader-slow-with-a-long-name.xplane.pb", tracetest.Loop{Steps: 6, Input: 4_000_000, Compute: 2_000_000})
+	fast := writeLoop(t, ".", "loader-fast-with-a-long-name.xplane.pb", tracetest.Loop{Steps: 6, Input: 200_000, Compute: 2_000_000})
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("FORCE_COLOR", "")
+	for _, args := range [][]string{{"compare", slow, fast}, {"sweep", "--labels", "slow,fast", slow, fast}} {
+		t.Setenv("COLUMNS", "")
+		_, plain, _ := runCmd(append(args, "--isolated")...)
+		_, coloured, _ := runCmd(append(args, "--isolated", "--color", "always")...)
+		if strings.Contains(plain, "\x1b[") || !strings.Contains(coloured, "\x1b[1m") {
+			t.Errorf("%s: colour in a pipe %v, with --color always %v; want false, true", args[0], strings.Contains(plain, "\x1b["), strings.Contains(coloured, "\x1b[1m"))
+		}
+		t.Setenv("COLUMNS", "80")
+		_, fitted, _ := runCmd(append(args, "--isolated")...)
+		lines := strings.Split(fitted, "\n")
+		for i, line := range lines {
+			if len([]rune(line)) > 80 && !inTableRow(lines, i) {
+				t.Errorf("%s: a line of %d columns outside a table: %q", args[0], len([]rune(line)), line)
+			}
+		}
+		if fitted == plain {
+			t.Errorf("%s: COLUMNS=80 changed nothing: the test shows nothing", args[0])
+		}
+	}
+	if code, _, stderr := runCmd("sweep", "--color", "sometimes", slow, fast); code != exitUsage || !strings.Contains(stderr, "sometimes") {
+		t.Errorf("sweep --color sometimes: exit %d, %q; want 2 naming the value", code, stderr)
+	}
+}
+
+// inTableRow reports whether line i of lines is in a table: below its
+// rule ("  ---") in the same block, or a header line just above it.
+func inTableRow(lines []string, i int) bool {
+	for j := i; j < len(lines) && j <= i+2; j++ {
+		if strings.HasPrefix(lines[j], "  --") {
+			return true
+		}
+	}
+	for j := i; j >= 0 && strings.TrimSpace(lines[j]) != ""; j-- {
+		if strings.HasPrefix(lines[j], "  --") {
+			return true
+		}
+	}
+	return false
+}

@@ -50,6 +50,7 @@ type sweepFlags struct {
 	tolerance float64
 	format    string
 	out       string
+	color     string
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) int {
@@ -61,6 +62,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	fs.Var((*percentFlag)(&f.tolerance), "tolerance", `how much slower than the best step time the knee may be ("5%" or 0.05)`)
 	fs.StringVar(&f.format, "format", "text", "output format: "+render.FormatNames(render.OfSweep))
 	fs.StringVarP(&f.out, "output", "o", "", "write the sweep to this file instead of standard output; "+render.SuffixNames(render.OfSweep)+" picks the format, .gz gzips")
+	addColorFlag(fs, &f.color)
 	if status, done := parseFlags("sweep", sweepUsage, fs, args, stdout, stderr); done {
 		return status
 	}
@@ -79,7 +81,8 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := compare.NewSweep(setting, runs, f.tolerance)
 	if err == nil {
-		write := func(w io.Writer) error { return render.WriteSweep(w, s, format) }
+		opt := textOptions(format, f.out, f.color, stdout)
+		write := func(w io.Writer) error { return render.WriteSweep(w, s, format, opt) }
 		if f.out != "" {
 			err = writeOutput(f.out, write)
 		} else {
@@ -120,6 +123,9 @@ func (f *sweepFlags) finish(fs *pflag.FlagSet) (render.Format, string, []string,
 		if len(labels) != fs.NArg() {
 			return "", "", nil, fmt.Errorf("%s for %s: expected one per run", human.Count(len(labels), "label"), human.Count(fs.NArg(), "run"))
 		}
+	}
+	if err := validColor(f.color); err != nil {
+		return "", "", nil, err
 	}
 	format, err := outputFormat(fs, "sweep", f.format, f.out, render.OfSweep)
 	if err == nil {

@@ -20,8 +20,9 @@ const CompareSchema = "tracegap/compare/v1"
 
 // WriteComparison renders a comparison of two runs as text, JSON or
 // Markdown. Text and Markdown leave out the rows that are zero in both runs.
-// The JSON document is the one the upload service answers too.
-func WriteComparison(w io.Writer, c *compare.Comparison, f Format) error {
+// The JSON document is the one the upload service answers too. Text takes
+// opt's Color and Width, as a run's report does.
+func WriteComparison(w io.Writer, c *compare.Comparison, f Format, opt Options) error {
 	if c == nil {
 		return fmt.Errorf("report: comparison is nil")
 	}
@@ -30,7 +31,7 @@ func WriteComparison(w io.Writer, c *compare.Comparison, f Format) error {
 		return writerError(f, OfComparison)
 	}
 	bw := bufio.NewWriter(w)
-	if err := d.compare(bw, c); err != nil {
+	if err := d.compare(bw, c, opt); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -141,9 +142,14 @@ func RegressionMessage(r compare.Regression) string {
 		r.Metric, r.Change*100, human.Share(r.Base), human.Share(r.New), r.Limit*100)
 }
 
-func compareText(w io.Writer, c *compare.Comparison) error {
-	fmt.Fprintf(w, "base  %s\nnew   %s\n", untrusted.Terminal(cmpRunLine(&c.Base)), untrusted.Terminal(cmpRunLine(&c.New)))
-	fmt.Fprintf(w, "verdict: %s\n\n", cmpVerdictChange(c))
+func compareText(w io.Writer, c *compare.Comparison, opt Options) error {
+	w, flush := wrapped(w, opt.Width)
+	t := &textWriter{w: w, opt: opt, terminal: true}
+	t.printf("base  %s\nnew   %s\n", untrusted.Terminal(cmpRunLine(&c.Base)), untrusted.Terminal(cmpRunLine(&c.New)))
+	t.printf("verdict: %s\n\n", t.style(cmpVerdictChange(c), ansiBold+verdictColor(c.New.Verdict)))
+	if t.err != nil {
+		return t.err
+	}
 	rows := ComparisonRows(c)
 	// The metric names read left-aligned, the figures right-aligned:
 	// pad the names to one width and let tabwriter align the rest.
@@ -151,12 +157,16 @@ func compareText(w io.Writer, c *compare.Comparison) error {
 	for _, r := range rows {
 		width = max(width, len(r[0]))
 	}
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\tbase\tnew\tchange\tratio\t\n", width, "metric")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t\n", width, r[0], r[1], r[2], r[3], r[4])
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeRaw(w, table.String()); err != nil {
 		return err
 	}
 	if s := c.Synthetic; s != nil {
@@ -169,9 +179,13 @@ func compareText(w io.Writer, c *compare.Comparison) error {
 		}
 	}
 	if c.Limit > 0 {
-		fmt.Fprintf(w, "\nregressions (limit %s): %s\n", human.Share(c.Limit), untrusted.Terminal(cmpRegressions(c, "; ")))
+		color := ansiGreen
+		if len(c.Regressions) > 0 {
+			color = ansiRed
+		}
+		fmt.Fprintf(w, "\nregressions (limit %s): %s\n", human.Share(c.Limit), t.style(cmpRegressions(c, "; "), color))
 	}
-	return nil
+	return flush()
 }
 
 func cmpRunLine(s *compare.Summary) string {

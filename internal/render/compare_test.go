@@ -45,7 +45,7 @@ func testComparison() *compare.Comparison {
 
 func TestComparisonText(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, testComparison(), Text); err != nil {
+	if err := WriteComparison(&buf, testComparison(), Text, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -71,7 +71,7 @@ func TestComparisonText(t *testing.T) {
 
 func TestComparisonJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, testComparison(), JSON); err != nil {
+	if err := WriteComparison(&buf, testComparison(), JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -126,7 +126,7 @@ func TestComparisonJSON(t *testing.T) {
 
 func TestComparisonMarkdown(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, testComparison(), Markdown); err != nil {
+	if err := WriteComparison(&buf, testComparison(), Markdown, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -141,7 +141,7 @@ func TestComparisonMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
 	}
-	if err := WriteComparison(&buf, testComparison(), HTML); err == nil {
+	if err := WriteComparison(&buf, testComparison(), HTML, Options{}); err == nil {
 		t.Error("WriteComparison(HTML) succeeded; want an error naming the formats it writes")
 	}
 }
@@ -162,7 +162,7 @@ func TestComparisonHostileNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		if err := WriteComparison(&buf, c, tt.format); err != nil {
+		if err := WriteComparison(&buf, c, tt.format, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()

@@ -59,8 +59,8 @@ type formatDef struct {
 	suffixes []string // file-name endings, the one help shows first
 	runs     func(io.Writer, []*analyze.Result, Options) error
 	job      func(io.Writer, *job.Result, Options) error
-	compare  func(io.Writer, *compare.Comparison) error
-	sweep    func(io.Writer, *compare.Sweep) error
+	compare  func(io.Writer, *compare.Comparison, Options) error
+	sweep    func(io.Writer, *compare.Sweep, Options) error
 }
 
 // formats is every output format, in the order help and errors list them.
@@ -70,12 +70,11 @@ var formats = []formatDef{
 	{format: Text, names: []string{"text", "txt"}, suffixes: []string{".txt"},
 		runs: writeText, job: writeJobText, compare: compareText, sweep: sweepText},
 	{format: JSON, names: []string{"json"}, suffixes: []string{".json"},
-		runs: writeJSON, job: func(w io.Writer, jr *job.Result, _ Options) error { return writeJobJSON(w, jr) },
-		compare: compareJSON, sweep: sweepJSON},
+		runs: writeJSON, job: plain(writeJobJSON), compare: plain(compareJSON), sweep: plain(sweepJSON)},
 	{format: Markdown, names: []string{"markdown", "md"}, suffixes: []string{".md", ".markdown"},
-		runs: writeMarkdown, job: writeJobMarkdown, compare: compareMarkdown, sweep: sweepMarkdown},
+		runs: writeMarkdown, job: writeJobMarkdown, compare: plain(compareMarkdown), sweep: plain(sweepMarkdown)},
 	{format: HTML, names: []string{"html"}, suffixes: []string{".html", ".htm"},
-		runs: writeHTML, job: writeJobHTML, sweep: sweepHTML},
+		runs: writeHTML, job: writeJobHTML, sweep: plain(sweepHTML)},
 }
 
 // supports reports whether d has a writer for o.
@@ -94,6 +93,12 @@ func (d *formatDef) supports(o Of) bool {
 }
 
 // lookup returns f's row, nil for a format not in formats.
+// plain adapts a writer that takes no Options (the formats whose output
+// does not depend on a terminal) to the table's writers.
+func plain[T any](write func(io.Writer, T) error) func(io.Writer, T, Options) error {
+	return func(w io.Writer, v T, _ Options) error { return write(w, v) }
+}
+
 func lookup(f Format) *formatDef {
 	for i := range formats {
 		if formats[i].format == f {

@@ -88,9 +88,9 @@ func TestWriterErrors(t *testing.T) {
 			`report: unknown format "pdf": expected ` + FormatNames(OfRuns)},
 		{"job pdf", func(w *strings.Builder) error { return WriteJob(w, &job.Result{}, "pdf", Options{}) },
 			`report: unknown format "pdf": expected ` + FormatNames(OfJob)},
-		{"comparison html", func(w *strings.Builder) error { return WriteComparison(w, testComparison(), HTML) },
+		{"comparison html", func(w *strings.Builder) error { return WriteComparison(w, testComparison(), HTML, Options{}) },
 			`report: a comparison cannot be written as "html": expected text, json or markdown`},
-		{"sweep pdf", func(w *strings.Builder) error { return WriteSweep(w, &compare.Sweep{}, "pdf") },
+		{"sweep pdf", func(w *strings.Builder) error { return WriteSweep(w, &compare.Sweep{}, "pdf", Options{}) },
 			`report: a sweep cannot be written as "pdf": expected ` + FormatNames(OfSweep)},
 	}
 	for _, tt := range tests {

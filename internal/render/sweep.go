@@ -10,7 +10,6 @@ import (
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
-	"github.com/tracegap/tracegap/internal/untrusted"
 )
 
 // SweepSchema names the version of the sweep's JSON document.
@@ -18,7 +17,7 @@ const SweepSchema = "tracegap/sweep/v1"
 
 // WriteSweep renders a sweep as text, Markdown, JSON or HTML: one row per
 // run, the knee and the recommendation.
-func WriteSweep(w io.Writer, s *compare.Sweep, f Format) error {
+func WriteSweep(w io.Writer, s *compare.Sweep, f Format, opt Options) error {
 	if s == nil {
 		return fmt.Errorf("report: sweep is nil")
 	}
@@ -27,7 +26,7 @@ func WriteSweep(w io.Writer, s *compare.Sweep, f Format) error {
 		return writerError(f, OfSweep)
 	}
 	bw := bufio.NewWriter(w)
-	if err := d.sweep(bw, s); err != nil {
+	if err := d.sweep(bw, s, opt); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -46,7 +45,7 @@ func sweepTable(s *compare.Sweep) *table {
 		head, align = append(head, "idle "+c.String()), align+"r"
 	}
 	head, align = append(head, "verdict"), align+"l"
-	tb := newTable(align, head...)
+	tb := newTable(align, head...).cutAt(len(head)-1, cutNever)
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		sm := &r.Summary
@@ -64,16 +63,19 @@ func sweepTable(s *compare.Sweep) *table {
 	return tb
 }
 
-func sweepText(w io.Writer, s *compare.Sweep) error {
-	tb := sweepTable(s)
-	if _, err := fmt.Fprintf(w, "Sweep over %d runs\n\n", len(s.Runs)); err != nil {
-		return err
+// sweepText writes the sweep for a terminal: its table fitted to
+// opt.Width (the long cause names over two lines first), the
+// recommendation wrapped and, in colour, bold.
+func sweepText(w io.Writer, s *compare.Sweep, opt Options) error {
+	w, flush := wrapped(w, opt.Width)
+	t := &textWriter{w: w, opt: opt, terminal: true}
+	t.printf("%s\n\n", t.style(fmt.Sprintf("Sweep over %d runs", len(s.Runs)), ansiBold))
+	t.table(sweepTable(s))
+	t.printf("\n%s\n", t.style(s.Recommendation, ansiBold))
+	if t.err != nil {
+		return t.err
 	}
-	if err := tb.renderText(w, untrusted.Terminal); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "\n%s\n", untrusted.Terminal(s.Recommendation))
-	return err
+	return flush()
 }
 
 func sweepMarkdown(w io.Writer, s *compare.Sweep) error {

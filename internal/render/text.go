@@ -80,11 +80,7 @@ func (t *textWriter) table(tb *table) {
 	if s, t.err = fitTable(tb, t.opt.Width, untrusted.Terminal); t.err != nil {
 		return
 	}
-	if ww, ok := t.w.(*wrapWriter); ok {
-		t.err = ww.raw(s)
-		return
-	}
-	_, t.err = io.WriteString(t.w, s)
+	t.err = writeRaw(t.w, s)
 }
 
 func writeText(w io.Writer, results []*analyze.Result, opt Options) error {

@@ -184,6 +184,16 @@ func (ww *wrapWriter) raw(s string) error {
 	return err
 }
 
+// writeRaw writes s, whole lines, to w as it is: through a wrapWriter's
+// raw, which breaks no line of it, else directly.
+func writeRaw(w io.Writer, s string) error {
+	if ww, ok := w.(*wrapWriter); ok {
+		return ww.raw(s)
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
 // Flush writes a last line without its newline.
 func (ww *wrapWriter) Flush() error {
 	if len(ww.partial) == 0 {

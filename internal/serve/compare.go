@@ -93,7 +93,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b bytes.Buffer
-	if err := render.WriteComparison(&b, c.C, render.JSON); err != nil {
+	if err := render.WriteComparison(&b, c.C, render.JSON, render.Options{}); err != nil {
 		s.fail(w, r, err)
 		return
 	}
