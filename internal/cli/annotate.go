@@ -220,11 +220,11 @@ func annotateInput(path string, maxBytes int64) (irun.Input, func(), error) {
 		defer f.Close()
 		r = f
 	}
-	spool, err := os.CreateTemp("", "tracegap-annotate-*")
+	spool, err := tracefile.CreateTemp("", "tracegap-annotate-*")
 	if err != nil {
 		return irun.Input{}, nil, fmt.Errorf("saving %s to read it twice: %w", name, err)
 	}
-	cleanup := func() { spool.Close(); os.Remove(spool.Name()) }
+	cleanup := func() { tracefile.RemoveTemp(spool) }
 	if maxBytes <= 0 {
 		maxBytes = trace.DefaultMaxBytes
 	}

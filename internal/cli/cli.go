@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	_ "github.com/tracegap/tracegap/trace/all"
 )
 
@@ -33,9 +36,40 @@ type command struct {
 var commands = map[string]command{}
 
 // Main runs the command line args (without the program name) and returns
-// the exit status.
+// the exit status. An interrupt (SIGINT, SIGTERM) while a command runs
+// removes the temporary copies of inputs it made, which can be gigabytes,
+// and exits at once with 128 + the signal's number, as shells report a
+// process killed by it; serve stops gracefully on them instead.
 func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "serve" {
+		defer removeTempsOnSignal()()
+	}
 	return run(args, stdout, stderr)
+}
+
+// removeTempsOnSignal removes the temporary files tracefile.CreateTemp
+// made and exits when SIGINT or SIGTERM comes, until the function it
+// returns is called.
+func removeTempsOnSignal() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			tracefile.RemoveTemps()
+			code := 128 + 2 // SIGINT
+			if sig == syscall.SIGTERM {
+				code = 128 + 15
+			}
+			os.Exit(code)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
 }
 
 // Exit statuses.

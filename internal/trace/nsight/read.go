@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -97,11 +98,11 @@ func localFile(r io.Reader, opt trace.Options) (path string, size int64, fromFil
 		return "", 0, false, nil, fmt.Errorf("not a readable Nsight Systems SQLite export: not a database: expected an SQLite header (%q and a page size)", sqliteMagic)
 	}
 	r = br
-	tmp, err := os.CreateTemp("", "tracegap-nsight-*.sqlite")
+	tmp, err := tracefile.CreateTemp("", "tracegap-nsight-*.sqlite")
 	if err != nil {
 		return "", 0, false, nil, fmt.Errorf("copying the input to a temporary file for SQLite: %w", err)
 	}
-	cleanup = func() { tmp.Close(); os.Remove(tmp.Name()) }
+	cleanup = func() { tracefile.RemoveTemp(tmp) }
 	size, err = io.Copy(tmp, r)
 	if err == nil {
 		err = tmp.Close()
