@@ -401,7 +401,12 @@ func rankNumbers(ids []rankID) (nums []int, world int, inputOrder bool, err erro
 		}
 		seen[n], nums[i] = i, n
 		if w, err := strconv.Atoi(strings.TrimSpace(id.meta["world_size"])); err == nil {
-			if world != 0 && w != world {
+			switch {
+			case w < 1 || w > maxWorld:
+				return nil, 0, false, fmt.Errorf("%s: world size %d: expected 1 to %d ranks", id.name, w, maxWorld)
+			case n >= w:
+				return nil, 0, false, fmt.Errorf("%s: rank %d of a world of %d: expected a rank below the world size", id.name, n, w)
+			case world != 0 && w != world:
 				return nil, 0, false, fmt.Errorf("%s: world size %d, but another trace says %d: expected traces of one job", id.name, w, world)
 			}
 			world = w
@@ -409,6 +414,11 @@ func rankNumbers(ids []rankID) (nums []int, world int, inputOrder bool, err erro
 	}
 	return nums, max(world, len(ids)), false, nil
 }
+
+// maxWorld is the largest world size taken from a trace: far above the
+// largest jobs run (tens of thousands of ranks), far below a number that
+// only a damaged trace gives.
+const maxWorld = 1 << 24
 
 func traceName(path string, i int) string {
 	if path != "" {

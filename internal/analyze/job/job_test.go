@@ -188,6 +188,9 @@ func TestAnalyzeRanks(t *testing.T) {
 		{"same rank", withMeta(map[string]string{"rank": "1"}, map[string]string{"rank": "1"}), nil, "both hold rank 1"},
 		{"bad rank", withMeta(map[string]string{"rank": "one"}, map[string]string{"rank": "1"}), nil, `rank "one": expected a number`},
 		{"two jobs", withMeta(map[string]string{"rank": "0", "world_size": "2"}, map[string]string{"rank": "1", "world_size": "4"}), nil, "world size 4"},
+		{"rank past the world", withMeta(map[string]string{"rank": "0", "world_size": "2"}, map[string]string{"rank": "7", "world_size": "2"}), nil, "rank 7 of a world of 2: expected a rank below the world size"},
+		{"world past belief", withMeta(map[string]string{"rank": "0", "world_size": "9223372036854775807"}, map[string]string{"rank": "1", "world_size": "9223372036854775807"}), nil, "world size 9223372036854775807: expected 1 to 16777216 ranks"},
+		{"world of none", withMeta(map[string]string{"rank": "0", "world_size": "0"}, map[string]string{"rank": "1", "world_size": "0"}), nil, "world size 0: expected 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
