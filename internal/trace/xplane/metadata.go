@@ -86,6 +86,8 @@ const (
 	statProducerType          // _pt: the kind of flow _p is (12: a TPU program)
 	statConsumer              // _c: the id of a flow this event consumes
 	statConsumerType          // _ct: the kind of flow _c is
+	statProgram               // program_id: the compiled program device work belongs to
+	statHloProto              // Hlo Proto: a program's serialized HloProto (see hlo.go)
 )
 
 var statKinds = map[string]statKind{
@@ -98,6 +100,8 @@ var statKinds = map[string]statKind{
 	"_pt":            statProducerType,
 	"_c":             statConsumer,
 	"_ct":            statConsumerType,
+	"program_id":     statProgram,
+	"Hlo Proto":      statHloProto,
 }
 
 // statMeta is one XStatMetadata: its name doubles as the string value of
@@ -131,6 +135,9 @@ type eventStats struct {
 	// prod and cons are the flows (XProf's producer/consumer stats) the
 	// event produces and consumes (see flow).
 	prod, cons flowRef
+	// program is the id of the compiled program the event belongs to.
+	program    uint64
+	hasProgram bool
 }
 
 // flowRef is one end of a flow: XProf links an event that hands work over
@@ -195,6 +202,9 @@ func (s *eventStats) merge(m *eventStats) {
 	s.flags |= m.flags
 	if s.bytes == 0 {
 		s.bytes = m.bytes
+	}
+	if !s.hasProgram {
+		s.program, s.hasProgram = m.program, m.hasProgram
 	}
 }
 
@@ -382,6 +392,8 @@ func (s *eventStats) setInt(k statKind, n int64) {
 		s.cons.id, s.cons.hasID = uint64(n), true
 	case statConsumerType:
 		s.cons.kind = uint64(n)
+	case statProgram:
+		s.program, s.hasProgram = uint64(n), true
 	}
 }
 
