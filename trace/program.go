@@ -34,14 +34,17 @@ type SourceLine struct {
 // kept per change of program rather than per event: a program's run on a
 // device is hundreds of events.
 type ProgramRun struct {
-	Track      int32
-	Program    int32 // index in Trace.Programs
+	Track int32
+	// Program is the index in Trace.Programs, -1 for a program the
+	// source gives no lines of.
+	Program    int32
 	Start, End int64
 }
 
 // ProgramBefore returns the index in t.Programs of the program whose work
 // on tracks reaches furthest up to at, the work a device idle from at
-// waited on; -1 when none of their work before at belongs to a program.
+// waited on; -1 when that work belongs to no program of Trace.Programs,
+// or none of their work before at belongs to a program.
 // Trace.ProgramRuns are sorted by track and start.
 func (t *Trace) ProgramBefore(tracks []int32, at int64) int {
 	best, reach := -1, int64(-1)

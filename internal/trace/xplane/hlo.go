@@ -217,14 +217,15 @@ func (m *hloModule) frameIndex(b []byte, base int) error {
 
 // userLine returns the line of user code op came from: its own line when
 // that is the user's, else the innermost frame of the user's on its stack;
-// false when there is none. The walk out through parents is bounded by the
-// number of frames, so a cycle ends it.
+// false when there is none. The walk out through parents goes at most
+// maxFrameWalk frames, so that a cycle ends it and the cost of a module is
+// linear in its ops.
 func (m *hloModule) userLine(op *hloOp) (file []byte, line int32, ok bool) {
 	if len(op.file) > 0 && op.line > 0 && userFile(op.file) {
 		return op.file, op.line, true
 	}
 	id := op.frame
-	for range m.frames {
+	for range maxFrameWalk {
 		if id <= 0 || int(id) > len(m.frames) {
 			break
 		}
@@ -259,6 +260,10 @@ func (m *hloModule) count(op *hloOp) {
 	}
 	m.lines[k].ops++
 }
+
+// maxFrameWalk bounds the frames walked out from an op to find the user's:
+// JAX records the user's frames and few of the libraries' between them.
+const maxFrameWalk = 64
 
 // maxSourceLines bounds the lines kept of a program: a jitted function is
 // tens of lines, and the lookup of a line among them is a scan.

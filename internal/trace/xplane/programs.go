@@ -141,11 +141,13 @@ func (d *decoder) addProgram(id uint64, b []byte, at int) {
 }
 
 // addRun adds device work of track, [start, end), that belongs to program
-// id to the program's runs, when the program is one of those kept.
+// id to the program's runs; the work of a program not kept makes runs of
+// program -1, so that what ran last before a gap is never taken for a
+// kept program that ran before it.
 func (p *programs) addRun(track int32, id uint64, start, end int64) {
 	k, ok := p.byID[id]
 	if !ok {
-		return
+		k = -1
 	}
 	if n := len(p.runs) - 1; n >= 0 && p.runs[n].Track == track && p.runs[n].Program == k {
 		r := &p.runs[n]
