@@ -130,14 +130,16 @@ type eventStats struct {
 	hasStep  bool
 	hasGroup bool
 	root     bool
-	flags    trace.Flag
-	bytes    int64 // a copy's size, from memcpy_details; 0 if unknown
+	// hasProgram says program is set; kept beside the other flags, where
+	// it costs the event no room.
+	hasProgram bool
+	flags      trace.Flag
+	bytes      int64 // a copy's size, from memcpy_details; 0 if unknown
 	// prod and cons are the flows (XProf's producer/consumer stats) the
 	// event produces and consumes (see flow).
 	prod, cons flowRef
 	// program is the id of the compiled program the event belongs to.
-	program    uint64
-	hasProgram bool
+	program uint64
 }
 
 // flowRef is one end of a flow: XProf links an event that hands work over
@@ -424,7 +426,11 @@ func (d *decoder) readStatMeta(lo, hi int) error {
 		}
 		name, off = string(d.bytesAt(slo, shi)), shi
 	}
-	d.stats.put(id, statMeta{name: name, kind: statKinds[name]})
+	kind := statKinds[name]
+	if kind == statProgram && d.progs.byID == nil {
+		kind = statOther // no program is kept: device work is not matched to one
+	}
+	d.stats.put(id, statMeta{name: name, kind: kind})
 	return nil
 }
 
