@@ -271,7 +271,7 @@ const maxSourceLines = 256
 
 // libraryDirs mark the files of libraries rather than of the user's code:
 // installed packages, JAX and its ecosystem, Python's own library.
-var libraryDirs = []string{"site-packages/", "dist-packages/", "jax/", "jaxlib/", "flax/", "optax/", "lib/python"}
+var libraryDirs = []string{"site-packages/", "dist-packages/", "jax/", "jaxlib/", "flax/", "optax/", "lib/python3", "lib/python2"}
 
 // userFile reports whether file is the user's code: a file that is none
 // of libraryDirs', nor a pseudo-file such as "<string>".

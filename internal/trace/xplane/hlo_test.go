@@ -266,3 +266,29 @@ func FuzzHLO(f *testing.F) {
 		}
 	})
 }
+
+// TestUserFile: files of installed packages, JAX's ecosystem and Python's
+// library are not the user's; a user's folder of a similar name is.
+func TestUserFile(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want bool
+	}{
+		{"/workspace/traces/generate_conv_trace.py", true},
+		{"train.py", true},
+		{"/home/me/lib/python_tools/x.py", true},
+		{"/home/me/myjax/model.py", true},
+		{"/venv/lib/python3.12/site-packages/transformer_engine/jax/attention.py", false},
+		{"/usr/lib/python3/dist-packages/numpy/core.py", false},
+		{"/usr/lib/python3.12/contextlib.py", false},
+		{"jax/_src/api.py", false},
+		{"/src/jaxlib/xla_client.py", false},
+		{"/src/flax/linen/module.py", false},
+		{"/src/optax/_src/transform.py", false},
+		{"<frozen runpy>", false},
+	} {
+		if got := userFile([]byte(c.file)); got != c.want {
+			t.Errorf("userFile(%q) = %v, want %v", c.file, got, c.want)
+		}
+	}
+}
