@@ -47,6 +47,10 @@ type hloModule struct {
 	files  [][]byte
 	locs   []hloLoc
 	frames []hloFrame
+	// lastFile and lastUser are the file userFile was last asked about
+	// and its answer: a module's ops name few files, one after another.
+	lastFile []byte
+	lastUser bool
 }
 
 type hloLoc struct{ file, line int32 }
@@ -221,7 +225,7 @@ func (m *hloModule) frameIndex(b []byte, base int) error {
 // maxFrameWalk frames, so that a cycle ends it and the cost of a module is
 // linear in its ops.
 func (m *hloModule) userLine(op *hloOp) (file []byte, line int32, ok bool) {
-	if len(op.file) > 0 && op.line > 0 && userFile(op.file) {
+	if len(op.file) > 0 && op.line > 0 && m.isUserFile(op.file) {
 		return op.file, op.line, true
 	}
 	id := op.frame
@@ -232,7 +236,7 @@ func (m *hloModule) userLine(op *hloOp) (file []byte, line int32, ok bool) {
 		f := m.frames[id-1]
 		if f.loc > 0 && int(f.loc) <= len(m.locs) {
 			l := m.locs[f.loc-1]
-			if l.file > 0 && int(l.file) <= len(m.files) && l.line > 0 && userFile(m.files[l.file-1]) {
+			if l.file > 0 && int(l.file) <= len(m.files) && l.line > 0 && m.isUserFile(m.files[l.file-1]) {
 				return m.files[l.file-1], l.line, true
 			}
 		}
@@ -273,6 +277,14 @@ const maxSourceLines = 256
 // installed packages, JAX and its ecosystem, Python's own library.
 var libraryDirs = []string{"site-packages/", "dist-packages/", "jax/", "jaxlib/", "flax/", "optax/", "lib/python3", "lib/python2"}
 
+// isUserFile is userFile, asked once for a run of ops of one file.
+func (m *hloModule) isUserFile(file []byte) bool {
+	if m.lastFile == nil || string(file) != string(m.lastFile) {
+		m.lastFile, m.lastUser = file, userFile(file)
+	}
+	return m.lastUser
+}
+
 // userFile reports whether file is the user's code: a file that is none
 // of libraryDirs', nor a pseudo-file such as "<string>".
 func userFile(file []byte) bool {
@@ -280,10 +292,19 @@ func userFile(file []byte) bool {
 	if strings.HasPrefix(f, "<") {
 		return false
 	}
-	for _, d := range libraryDirs {
-		if strings.HasPrefix(f, d) || strings.Contains(f, "/"+d) {
+	for i, d := range libraryDirs {
+		if strings.HasPrefix(f, d) || strings.Contains(f, libraryDirsInside[i]) {
 			return false
 		}
 	}
 	return true
 }
+
+// libraryDirsInside are libraryDirs as a path holds them after a folder.
+var libraryDirsInside = func() []string {
+	out := make([]string, len(libraryDirs))
+	for i, d := range libraryDirs {
+		out[i] = "/" + d
+	}
+	return out
+}()
