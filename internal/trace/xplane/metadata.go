@@ -138,7 +138,9 @@ type eventStats struct {
 	// prod and cons are the flows (XProf's producer/consumer stats) the
 	// event produces and consumes (see flow).
 	prod, cons flowRef
-	// program is the id of the compiled program the event belongs to.
+	// program is the id of the compiled program the event belongs to,
+	// from the event's own stats (device work carries it there), never
+	// from its metadata's.
 	program uint64
 }
 
@@ -204,9 +206,6 @@ func (s *eventStats) merge(m *eventStats) {
 	s.flags |= m.flags
 	if s.bytes == 0 {
 		s.bytes = m.bytes
-	}
-	if !s.hasProgram {
-		s.program, s.hasProgram = m.program, m.hasProgram
 	}
 }
 
