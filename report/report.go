@@ -283,6 +283,20 @@ type CallSiteV1 struct {
 	Count  int     `json:"count"`
 	IdleNs int64   `json:"idle_ns"`
 	Share  float64 `json:"share"`
+	// Program is, for a sync site with no user-code frame, the program
+	// the device waited on and where its code is; absent otherwise.
+	// Added in v1 without breaking it.
+	Program *ProgramV1 `json:"program,omitempty"`
+}
+
+// ProgramV1 is a compiled program (an XLA module) and the line of the
+// user's code most of its ops come from, as the trace's HLO metadata
+// records them: where the program's code is, not the call that waited.
+type ProgramV1 struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Op   string `json:"op"`
 }
 
 // OpV1 is a row of the per-op host table.

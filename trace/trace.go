@@ -240,6 +240,12 @@ type Trace struct {
 	// order the reader met them: Event.Corr is WideCorr plus the index
 	// of its id here (see CorrID).
 	WideCorrs []uint64
+	// Programs are the compiled programs whose ops the source ties to
+	// lines of the user's code (XPlane's HLO protos), and ProgramRuns
+	// when each ran on which device track, sorted by track and start;
+	// both nil when the source says nothing of them.
+	Programs    []Program
+	ProgramRuns []ProgramRun
 
 	// Meta holds top-level facts that the source carries:
 	// "rank", "world_size", "trace_name", "base_time_ns", device names.

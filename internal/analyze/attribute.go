@@ -47,6 +47,7 @@ func (a *analyzer) idle(d *device, idle, full Interval) {
 	track, linked := a.waitedFor(d, full)
 	g := Gap{Device: d.id, Start: idle.Start, Dur: dur, Track: track, Step: a.stepIndex(idle.Start)}
 	a.sites.gap = g.Start
+	a.sites.prog = a.programBefore(d, full.Start)
 	a.wholeStep = a.stepHolding(g.Step, idle)
 	a.segs.start(&g)
 	if g.Track >= 0 {

@@ -56,7 +56,29 @@ type CallSite struct {
 	Count int
 	// Idle is the idle time they caused, averaged over devices.
 	Idle int64
+	// Program is, for a sync site with no user-code frame, the program
+	// the device waited on (the one whose work ended as the first gap
+	// began) and the line of the user's code most of its ops come from:
+	// where the waited-on program's code is, not the blocking call. Zero
+	// when the trace ties no device work to a program with source lines
+	// (only XPlane's HLO protos do).
+	Program ProgramLine
 }
+
+// ProgramLine is a compiled program and a line of the user's code that
+// its ops come from.
+type ProgramLine struct {
+	// Name is the program's: "jit_forward_3d_conv".
+	Name string
+	File string
+	Line int
+	// Op names the first op from the line, as the compiler recorded it:
+	// "jit(forward_3d_conv)/conv_general_dilated".
+	Op string
+}
+
+// IsZero reports whether p names no program.
+func (p ProgramLine) IsZero() bool { return p.File == "" }
 
 // Where writes the site's line with the library frame it called through:
 // "train.py:45 step via ufunc_api.py:182 __call__", "via api.py:3154
@@ -199,6 +221,9 @@ type siteTally struct {
 	open blame
 	gap  int64
 	run  pendingBlame
+	// prog is the index in Trace.Programs of the program the device of
+	// the gap being attributed waited on, -1 when none.
+	prog int32
 }
 
 // blameSum is the idle blamed on one event for one cause. A long trace
@@ -218,6 +243,9 @@ type blameSum struct {
 	// first seen of the earliest start.
 	first int64
 	run   int
+	// prog is the program the device of the first gap waited on (see
+	// siteTally.prog).
+	prog int32
 }
 
 // sumKey is the key of the sum of event ev (an index in Trace.Events)
@@ -239,7 +267,7 @@ func newSiteTally() *siteTally {
 	return &siteTally{
 		sumAt: map[uint64]int32{}, sites: map[siteKey]int32{},
 		ops: map[trace.StrID]int64{}, opFrame: map[trace.StrID]map[trace.StrID]int64{},
-		copies: map[int32]int64{}, open: blame{ev: -1}, recent: [4]int32{-1, -1, -1, -1},
+		copies: map[int32]int64{}, open: blame{ev: -1}, recent: [4]int32{-1, -1, -1, -1}, prog: -1,
 	}
 }
 
@@ -335,7 +363,7 @@ func (a *analyzer) segmentDone(s *Segment) {
 	if st.open.ev < 0 {
 		return
 	}
-	k := blameRun{blame: st.open, cause: s.Cause, gap: st.gap}
+	k := blameRun{blame: st.open, cause: s.Cause, gap: st.gap, prog: st.prog}
 	if st.run.set && st.run.key == k {
 		st.run.dur += s.Dur
 		return
@@ -350,6 +378,7 @@ type blameRun struct {
 	blame
 	cause Cause
 	gap   int64
+	prog  int32
 }
 
 // pendingBlame is the run of segments not yet tallied and its idle.
@@ -373,13 +402,13 @@ func (a *analyzer) flushBlame() {
 	if i < 0 {
 		i = int32(len(st.sums))
 		st.sumAt[sumKey(int32(k.th.lo+k.ev), k.cause)] = i
-		st.sums = append(roomForOne(st.sums), blameSum{blame: k.blame, cause: k.cause, first: k.gap, run: st.runs})
+		st.sums = append(roomForOne(st.sums), blameSum{blame: k.blame, cause: k.cause, first: k.gap, run: st.runs, prog: k.prog})
 	}
 	st.used(i)
 	s := &st.sums[i]
 	s.idle += dur
 	if k.gap < s.first {
-		s.first, s.run = k.gap, st.runs
+		s.first, s.run, s.prog = k.gap, st.runs, k.prog
 	}
 }
 
@@ -461,6 +490,9 @@ func (a *analyzer) tallySum(s *blameSum) int32 {
 		st.list = append(st.list, CallSite{Frame: parseFrame(a.t.Str(frame)), Via: parseFrame(a.t.Str(via)), Call: a.t.Str(e.Name), Cause: c})
 	}
 	st.list[i].Idle += dur
+	if frame == 0 && c == InSync && s.prog >= 0 && st.list[i].Program.IsZero() {
+		st.list[i].Program = a.programLine(s.prog)
+	}
 	cp := -1
 	switch {
 	case e.Has(trace.FlagMemcpy):
@@ -793,4 +825,25 @@ func (a *analyzer) hostWindow() Interval {
 		w = Interval{a.hostSpans[0].Start, max(a.hostSpans[n-1].End, w.End)}
 	}
 	return w
+}
+
+// programBefore returns the index in Trace.Programs of the program whose
+// work on device d ran up to at, the start of an idle stretch: the work a
+// blocking call then waited on. -1 when the trace ties none to a program.
+func (a *analyzer) programBefore(d *device, at int64) int32 {
+	if len(a.t.ProgramRuns) == 0 {
+		return -1
+	}
+	return int32(a.t.ProgramBefore(d.tracks, at))
+}
+
+// programLine returns program p with the line of the user's code most of
+// its ops come from.
+func (a *analyzer) programLine(p int32) ProgramLine {
+	prog := &a.t.Programs[p]
+	if len(prog.Lines) == 0 {
+		return ProgramLine{}
+	}
+	l := &prog.Lines[0]
+	return ProgramLine{Name: a.t.Str(prog.Name), File: a.t.Str(l.File), Line: int(l.Line), Op: a.t.Str(l.Op)}
 }

@@ -169,3 +169,30 @@ func TestRealJAXSites(t *testing.T) {
 		})
 	}
 }
+
+// TestRealProgramSite: on the JAX traces whose Python frames around the
+// blocking call are all JAX's, the sync site names the program the device
+// waited on and the user's line most of its ops come from, read from the
+// HLO protos: the conv trace's jit_forward_3d_conv at
+// generate_conv_trace.py:23 (its five ops that name a line all name 23);
+// sites of other causes name none.
+func TestRealProgramSite(t *testing.T) {
+	res := analyzeReal(t, "tracelens-jax-conv-block-until-ready.xplane.pb")
+	want := ProgramLine{Name: "jit_forward_3d_conv", File: "/workspace/traces/generate_conv_trace.py", Line: 23, Op: "jit(forward_3d_conv)/conv_general_dilated"}
+	var n int
+	for _, s := range res.CallSites {
+		switch {
+		case s.Program.IsZero():
+		case s.Cause != InSync || !s.Frame.IsZero():
+			t.Errorf("site %+v: a program on a site that is not a sync without a user frame", s)
+		default:
+			n++
+			if s.Program != want {
+				t.Errorf("site %s: program %+v, want %+v", s.Call, s.Program, want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no site names a program: %+v", res.CallSites)
+	}
+}

@@ -18,10 +18,14 @@ func causeWord(c analyze.Cause) string {
 func jsonSites(sites []analyze.CallSite, win int64) []report.CallSiteV1 {
 	out := []report.CallSiteV1{}
 	for _, s := range sites {
-		out = append(out, report.CallSiteV1{
+		v := report.CallSiteV1{
 			File: s.Frame.File, Line: s.Frame.Line, Function: s.Frame.Function, Call: s.Call, Via: s.Via.String(),
 			Cause: causeWord(s.Cause), Count: s.Count, IdleNs: s.Idle, Share: round4(share(s.Idle, win)),
-		})
+		}
+		if p := s.Program; !p.IsZero() {
+			v.Program = &report.ProgramV1{Name: p.Name, File: p.File, Line: p.Line, Op: p.Op}
+		}
+		out = append(out, v)
 	}
 	return out
 }

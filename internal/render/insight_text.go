@@ -28,20 +28,55 @@ func sitesTable(res *analyze.Result) *table {
 		if i == insightRows {
 			break
 		}
-		site := s.Where()
-		if site == "" {
-			site = "-"
-		}
+		site := siteText(s)
 		tb.add(site, s.Call, causeWord(s.Cause), strconv.Itoa(s.Count), human.Duration(s.Idle), human.Share(share(s.Idle, res.Window.Dur())))
 	}
 	return tb
 }
 
+// siteText writes a call site's cell: its line of user code and the
+// library frame it called through, else the program the device waited on
+// and where its code is ("jit_step (train.py:23)"), else "-".
+func siteText(s analyze.CallSite) string {
+	site := s.Where()
+	if p := s.Program; s.Frame.IsZero() && !p.IsZero() {
+		site = strings.TrimSpace(programText(p) + " " + site)
+	}
+	if site == "" {
+		site = "-"
+	}
+	return site
+}
+
+// programText writes a program and its line: "jit_step (train.py:23)",
+// the file by its base name.
+func programText(p analyze.ProgramLine) string {
+	return p.Name + " (" + p.File[strings.LastIndexByte(p.File, '/')+1:] + ":" + strconv.Itoa(p.Line) + ")"
+}
+
+// programSiteNote says what a call site that names a program means. It
+// holds no text from the trace, so it needs no escaping in any report.
+const programSiteNote = "A site shown as a program and a line, \"jit_step (train.py:23)\", has no line of your code around its call: it is the program the device waited on and the line of your code most of its ops come from (the program's HLO metadata), where that program's code is, not the blocking call."
+
+// programNote says what a call site that names a program means; "" when
+// no shown site names one.
+func programNote(res *analyze.Result) string {
+	for i, s := range res.CallSites {
+		if i == insightRows {
+			break
+		}
+		if s.Frame.IsZero() && !s.Program.IsZero() {
+			return programSiteNote
+		}
+	}
+	return ""
+}
+
 // sitesNotes are the lines under the call sites table: what the rows left
-// out hold, and the idle in no call site.
+// out hold, the idle in no call site and what a program's site means.
 func sitesNotes(res *analyze.Result) []string {
 	var out []string
-	for _, n := range []string{moreSitesNote(res), unsitedNote(res)} {
+	for _, n := range []string{moreSitesNote(res), unsitedNote(res), programNote(res)} {
 		if n != "" {
 			out = append(out, n)
 		}

@@ -152,19 +152,9 @@ func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
 		if len(out) == sarifSites {
 			break
 		}
-		if s.Frame.IsZero() || s.Frame.Line <= 0 || s.Idle <= 0 {
-			continue
+		if res, ok := siteResult(msg, fail.Rule, r, s); ok {
+			out = append(out, res)
 		}
-		text := fmt.Sprintf("%s. This line held the device idle for %s (%s of the window, %s, %d calls): %s",
-			msg, human.Duration(s.Idle), human.Share(share(s.Idle, r.Window.Dur())), s.Cause, s.Count, s.Call)
-		if !s.Via.IsZero() {
-			text += " via " + s.Via.String()
-		}
-		out = append(out, sarifResult{RuleID: fail.Rule, Level: "error", Message: sarifMessage{sarifText(text)},
-			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
-				ArtifactLocation: sarifArtifact{URI: sarifURI(s.Frame.File)},
-				Region:           &sarifRegion{StartLine: s.Frame.Line},
-			}}}})
 	}
 	if len(out) > 0 {
 		return out
@@ -174,6 +164,38 @@ func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
 		hint = "No call site of the trace names a line of your code."
 	}
 	return []sarifResult{{RuleID: fail.Rule, Level: "error", Message: sarifMessage{sarifText(msg + ". " + hint)}}}
+}
+
+// siteResult is the result of rule at call site s, located at its line
+// of user code or, without one, at the line of the program the device
+// waited on; false when s names neither or caused no idle.
+func siteResult(msg, rule string, r *analyze.Result, s analyze.CallSite) (sarifResult, bool) {
+	if s.Idle <= 0 {
+		return sarifResult{}, false
+	}
+	idle := fmt.Sprintf("%s (%s of the window, %s, %d calls)", human.Duration(s.Idle), human.Share(share(s.Idle, r.Window.Dur())), s.Cause, s.Count)
+	var file string
+	var line int
+	var text string
+	switch p := s.Program; {
+	case !s.Frame.IsZero() && s.Frame.Line > 0:
+		file, line = s.Frame.File, s.Frame.Line
+		text = fmt.Sprintf("%s. This line held the device idle for %s: %s", msg, idle, s.Call)
+		if !s.Via.IsZero() {
+			text += " via " + s.Via.String()
+		}
+	case s.Frame.IsZero() && !p.IsZero() && p.Line > 0:
+		file, line = p.File, p.Line
+		text = fmt.Sprintf("%s. %s held the device idle for %s waiting on the program %s, whose ops come from this line (%s): this is where the waited-on program's code is, not the blocking call, which the trace shows in library code only",
+			msg, s.Call, idle, p.Name, p.Op)
+	default:
+		return sarifResult{}, false
+	}
+	return sarifResult{RuleID: rule, Level: "error", Message: sarifMessage{sarifText(text)},
+		Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+			ArtifactLocation: sarifArtifact{URI: sarifURI(file)},
+			Region:           &sarifRegion{StartLine: line},
+		}}}}, true
 }
 
 // sarifText makes untrusted text (names from a trace, file names) inert

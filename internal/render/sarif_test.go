@@ -15,7 +15,8 @@ import (
 
 // sarifInputs are checks to write as SARIF: a failure at two call sites
 // with Python lines (one through a library frame), a failure whose trace
-// names no line, an unusable input and a passing one.
+// names no line, one whose sync site names only the program waited on, an
+// unusable input and a passing one.
 func sarifInputs() []SARIFFile {
 	withLines := &analyze.Result{Window: analyze.Window{Start: 0, End: 100_000_000}, CallSites: []analyze.CallSite{
 		{Frame: analyze.Frame{File: "train.py", Line: 42, Function: "step"}, Via: analyze.Frame{File: "api.py", Line: 3154, Function: "block_until_ready"},
@@ -23,10 +24,16 @@ func sarifInputs() []SARIFFile {
 		{Frame: analyze.Frame{File: "my data/load #1.py", Line: 7, Function: "next"}, Call: "enumerate(DataLoader)#x", Cause: analyze.Input, Count: 5, Idle: 10_000_000},
 		{Call: "aten::linear", Cause: analyze.Host, Count: 5, Idle: 1_000_000},
 	}}
+	program := &analyze.Result{Window: analyze.Window{End: 100_000_000}, CallSites: []analyze.CallSite{
+		{Call: "api.py:3154 block_until_ready", Cause: analyze.InSync, Count: 5, Idle: 50_000_000,
+			Program: analyze.ProgramLine{Name: "jit_step", File: "/w/train.py", Line: 23, Op: "jit(step)/dot_general"}},
+		{Call: "Build buffer allocations", Cause: analyze.Runtime, Count: 3, Idle: 20_000_000},
+	}}
 	noLines := &analyze.Result{Window: analyze.Window{End: 1}, StackHint: "The trace has no Python frames: record them with torch.profiler.profile(..., with_stack=True)."}
 	return []SARIFFile{
 		{Path: "a.pt.trace.json", Result: withLines, Failures: []SARIFFailure{{Rule: "verdict", Message: "verdict: measured sequential, limit not sequential"}}},
 		{Path: "b.pt.trace.json", Result: noLines, Failures: []SARIFFailure{{Rule: "max-idle", Message: "max-idle: measured 40.0%, limit 10.0%"}}},
+		{Path: "e.xplane.pb", Result: program, Failures: []SARIFFailure{{Rule: "max-sync-idle", Message: "max-sync-idle: measured 50.0%, limit 5.0%"}}},
 		{Path: "c.json", Err: "c.json: unrecognised format"},
 		{Path: "d.json", Result: noLines},
 	}
@@ -46,8 +53,8 @@ func TestSARIF(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := log.Runs[0].Results
-	if len(res) != 4 {
-		t.Fatalf("%d results, want 4: %s", len(res), buf.String())
+	if len(res) != 5 {
+		t.Fatalf("%d results, want 5: %s", len(res), buf.String())
 	}
 	loc := func(r sarifResult) string {
 		if len(r.Locations) == 0 {
@@ -60,14 +67,15 @@ func TestSARIF(t *testing.T) {
 		{"verdict", "train.py:42", "held the device idle for 30.0 ms (30.0% of the window, in-sync, 5 calls): block_until_ready via api.py:3154 block_until_ready"},
 		{"verdict", "my%20data/load%20%231.py:7", "10.0 ms (10.0% of the window, input"},
 		{"max-idle", "", "with_stack=True"},
+		{"max-sync-idle", "/w/train.py:23", "api.py:3154 block_until_ready held the device idle for 50.0 ms (50.0% of the window, in-sync, 5 calls) waiting on the program jit_step, whose ops come from this line (jit(step)/dot_general): this is where the waited-on program's code is, not the blocking call"},
 		{"input", "", "c.json: unrecognised format"},
 	} {
 		if res[i].RuleID != want.rule || loc(res[i]) != want.loc || !strings.Contains(res[i].Message.Text, want.text) {
 			t.Errorf("result %d: %s at %q: %q; want %s at %q with %q", i, res[i].RuleID, loc(res[i]), res[i].Message.Text, want.rule, want.loc, want.text)
 		}
 	}
-	if rules := log.Runs[0].Tool.Driver.Rules; len(rules) != 3 {
-		t.Errorf("rules %+v, want input, max-idle and verdict", rules)
+	if rules := log.Runs[0].Tool.Driver.Rules; len(rules) != 4 {
+		t.Errorf("rules %+v, want input, max-idle, max-sync-idle and verdict", rules)
 	}
 }
 

@@ -33,4 +33,8 @@
 // else its name. Meta gets "hostname", "planes", "lines", and where the
 // planes say so "device_vendor", "device_type", "profile_start_time_ns"
 // and "profile_stop_time_ns".
+//
+// The "/host:metadata" plane's HLO protos give Trace.Programs: each
+// program's lines of user code, read from its ops' OpMetadata (hlo.go),
+// and the runs of device work with its program_id (Trace.ProgramRuns).
 package xplane

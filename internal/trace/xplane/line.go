@@ -476,6 +476,9 @@ func (d *decoder) add(ev *rawEvent, ls *lineState) error {
 	if ev.stats.bytes > 0 {
 		d.b.CopyBytes(e.Corr, ev.stats.bytes)
 	}
+	if ev.stats.hasProgram && e.Kind == trace.KindWork && d.progs.byID != nil {
+		d.progs.addRun(ls.track, ev.stats.program, start, start+e.Dur())
+	}
 	if len(d.batch) == batchEvents {
 		d.flush(ls.track)
 	}

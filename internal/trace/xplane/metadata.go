@@ -86,6 +86,8 @@ const (
 	statProducerType          // _pt: the kind of flow _p is (12: a TPU program)
 	statConsumer              // _c: the id of a flow this event consumes
 	statConsumerType          // _ct: the kind of flow _c is
+	statProgram               // program_id: the compiled program device work belongs to
+	statHloProto              // Hlo Proto: a program's serialized HloProto (see hlo.go)
 )
 
 var statKinds = map[string]statKind{
@@ -98,6 +100,8 @@ var statKinds = map[string]statKind{
 	"_pt":            statProducerType,
 	"_c":             statConsumer,
 	"_ct":            statConsumerType,
+	"program_id":     statProgram,
+	"Hlo Proto":      statHloProto,
 }
 
 // statMeta is one XStatMetadata: its name doubles as the string value of
@@ -126,11 +130,18 @@ type eventStats struct {
 	hasStep  bool
 	hasGroup bool
 	root     bool
-	flags    trace.Flag
-	bytes    int64 // a copy's size, from memcpy_details; 0 if unknown
+	// hasProgram says program is set; kept beside the other flags, where
+	// it costs the event no room.
+	hasProgram bool
+	flags      trace.Flag
+	bytes      int64 // a copy's size, from memcpy_details; 0 if unknown
 	// prod and cons are the flows (XProf's producer/consumer stats) the
 	// event produces and consumes (see flow).
 	prod, cons flowRef
+	// program is the id of the compiled program the event belongs to,
+	// from the event's own stats (device work carries it there), never
+	// from its metadata's.
+	program uint64
 }
 
 // flowRef is one end of a flow: XProf links an event that hands work over
@@ -382,6 +393,8 @@ func (s *eventStats) setInt(k statKind, n int64) {
 		s.cons.id, s.cons.hasID = uint64(n), true
 	case statConsumerType:
 		s.cons.kind = uint64(n)
+	case statProgram:
+		s.program, s.hasProgram = uint64(n), true
 	}
 }
 
@@ -412,7 +425,11 @@ func (d *decoder) readStatMeta(lo, hi int) error {
 		}
 		name, off = string(d.bytesAt(slo, shi)), shi
 	}
-	d.stats.put(id, statMeta{name: name, kind: statKinds[name]})
+	kind := statKinds[name]
+	if kind == statProgram && d.progs.byID == nil {
+		kind = statOther // no program is kept: device work is not matched to one
+	}
+	d.stats.put(id, statMeta{name: name, kind: kind})
 	return nil
 }
 

@@ -82,6 +82,7 @@ func decode(w wire, opt trace.Options) (t *trace.Trace, err error) {
 	}
 	t = d.b.Finish()
 	t.Bytes = int64(w.size)
+	d.progs.finish(t)
 	return t, nil
 }
 
@@ -275,6 +276,8 @@ type decoder struct {
 	hostnames []string
 	warned    int
 	decoding  bool // the lines are being decoded: the scan is over
+
+	progs programs
 }
 
 // maxHostnames bounds the host names kept: a trace is of a few hosts.
@@ -363,6 +366,9 @@ func (d *decoder) space() error {
 		}
 		lines += len(scans[i].lines)
 		events += scans[i].events
+	}
+	if err := d.metadataPrograms(scans); err != nil {
+		return err
 	}
 	d.b.GrowRuns(min(events, d.maxEvents)) // a line's events come together
 	d.decoding = true
