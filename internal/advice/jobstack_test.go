@@ -29,3 +29,24 @@ func TestJobStackHint(t *testing.T) {
 		}
 	}
 }
+
+// TestStackHintWithPrograms: frames all in library code give the hint
+// that no line can be named, unless a sync's site names the program it
+// waited on: then the hint says what that site is and that the calls' own
+// lines are what is missing.
+func TestStackHintWithPrograms(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		sites []analyze.CallSite
+		want  string
+	}{
+		{"no program", []analyze.CallSite{{}}, stackHintFor(analyze.JAX, true)},
+		{"a program", []analyze.CallSite{{}, {Program: analyze.ProgramLine{Name: "jit_step", File: "/w/train.py", Line: 23}}}, programsHint},
+	} {
+		r := &analyze.Result{Verdict: analyze.Sequential, Framework: analyze.JAX, CallSites: tt.sites}
+		r.Facts.HasFrames, r.Facts.CallFrames = true, true
+		if stackHint(r); r.StackHint != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, r.StackHint, tt.want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package advice
 
-import "github.com/tracegap/tracegap/internal/analyze"
+import (
+	"slices"
+
+	"github.com/tracegap/tracegap/internal/analyze"
+)
 
 // stackHints say how each framework records Python stacks; PyTorch's
 // stands for the others.
@@ -23,7 +27,15 @@ func stackHint(r *analyze.Result) {
 		return
 	}
 	r.StackHint = stackHintFor(r.Framework, r.Facts.CallFrames)
+	if r.Facts.CallFrames && slices.ContainsFunc(r.CallSites, func(s analyze.CallSite) bool { return !s.Program.IsZero() }) {
+		r.StackHint = programsHint
+	}
 }
+
+// programsHint is the hint for frames all in library code where a sync's
+// site names the program it waited on instead (the program's HLO
+// metadata gives the user's line): the call's own line stays unnamed.
+const programsHint = "The trace's Python frames around these calls are all in library code (the frameworks, NumPy, Python's own modules), so the calls' own lines cannot be named; a sync's site names instead the program the device waited on and the line of your code its ops come from. For the lines of the calls, start the capture before the function that runs the loop is entered: the Python tracer records a frame only when it is entered after the capture starts."
 
 // nsysStackHint says how to record call sites with Nsight Systems: its
 // exports hold no stacks this report reads, but NVTX ranges it reads, and

@@ -56,7 +56,7 @@ func programText(p analyze.ProgramLine) string {
 
 // programSiteNote says what a call site that names a program means. It
 // holds no text from the trace, so it needs no escaping in any report.
-const programSiteNote = "A site shown as a program and a line, \"jit_step (train.py:23)\", has no line of your code around its call: it is the program the device waited on and the line of your code most of its ops come from (the program's HLO metadata), where that program's code is, not the blocking call."
+const programSiteNote = "A call site shown as PROGRAM (FILE:LINE) has no line of your code around its call: it names the program the device waited on and the line of your code most of that program's ops come from (its HLO metadata), which is where the waited-on code is, not the blocking call."
 
 // programNote says what a call site that names a program means; "" when
 // no shown site names one.
