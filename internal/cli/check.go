@@ -64,6 +64,8 @@ type checkFlags struct {
 	color    string
 	jobs     int
 	job      *jobFlags
+	// sourceRoot is where the traced code sat when it ran (SARIF).
+	sourceRoot string
 }
 
 const checkUsage = `Usage: tracegap check [flags] FILE|DIR...
@@ -91,6 +93,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	addRuleFlags(fs, &f.rules)
 	f.analysis = addAnalysisFlags(fs)
 	fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
+	fs.StringVar(&f.sourceRoot, "source-root", "", `with --format sarif: the folder the traced code ran from ("/workspace/"); files under it are located relative to the repository`)
 	fs.StringVar(&f.format, "format", "text", "output: text, github for workflow annotations, or sarif (SARIF 2.1.0 for code scanning: each failure at the Python lines that held the device idle)")
 	addColorFlag(fs, &f.color)
 	parallelVar(fs, &f.jobs, runtime.GOMAXPROCS(0), "how many files to check at once")
@@ -321,7 +324,7 @@ func (f *checkFlags) printSARIF(results []checkResult, stdout, stderr io.Writer)
 			}
 		}
 	}
-	if err := render.WriteSARIF(stdout, version, files); err != nil {
+	if err := render.WriteSARIF(stdout, version, files, f.sourceRoot); err != nil {
 		fmt.Fprintf(stderr, "tracegap check: %s\n", safe(err))
 		return exitUsage
 	}

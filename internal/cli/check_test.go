@@ -367,3 +367,50 @@ func TestCheckSARIFUnreadable(t *testing.T) {
 		t.Errorf("SARIF message %q, want %q", got, want)
 	}
 }
+
+// TestCheckSARIFSourceRoot: on the JAX capture whose sync site names the
+// program it waited on (generate_conv_trace.py:23, from the HLO metadata),
+// --source-root makes the location relative to the repository.
+func TestCheckSARIFSourceRoot(t *testing.T) {
+	path := filepath.Join(realtraces.Dir(t), "tracelens-jax-conv-block-until-ready.xplane.pb")
+	for _, c := range []struct {
+		args      []string
+		uri, base string
+	}{
+		{nil, "/workspace/traces/generate_conv_trace.py", ""},
+		{[]string{"--source-root", "/workspace/"}, "traces/generate_conv_trace.py", "%SRCROOT%"},
+	} {
+		code, out, stderr := runCmd(append(append([]string{"check", "--isolated", "--format", "sarif"}, c.args...), path)...)
+		if code != exitCheck {
+			t.Fatalf("%q: exit %d, want 1 (sequential fails): %s", c.args, code, stderr)
+		}
+		var log struct {
+			Runs []struct {
+				Results []struct {
+					Locations []struct {
+						PhysicalLocation struct {
+							ArtifactLocation struct {
+								URI       string `json:"uri"`
+								URIBaseID string `json:"uriBaseId"`
+							} `json:"artifactLocation"`
+							Region struct {
+								StartLine int `json:"startLine"`
+							} `json:"region"`
+						} `json:"physicalLocation"`
+					} `json:"locations"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(out), &log); err != nil {
+			t.Fatal(err)
+		}
+		res := log.Runs[0].Results
+		if len(res) != 1 || len(res[0].Locations) != 1 {
+			t.Fatalf("%q: results %+v, want one located", c.args, res)
+		}
+		p := res[0].Locations[0].PhysicalLocation
+		if p.ArtifactLocation.URI != c.uri || p.ArtifactLocation.URIBaseID != c.base || p.Region.StartLine != 23 {
+			t.Errorf("%q: located at %+v, want %s (base %q) line 23", c.args, p, c.uri, c.base)
+		}
+	}
+}

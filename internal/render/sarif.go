@@ -89,6 +89,9 @@ type sarifPhysical struct {
 
 type sarifArtifact struct {
 	URI string `json:"uri"`
+	// URIBaseID is "%SRCROOT%" for a URI made relative to the source
+	// root (see WriteSARIF), as code scanning reads it.
+	URIBaseID string `json:"uriBaseId,omitempty"`
 }
 
 type sarifRegion struct {
@@ -108,8 +111,12 @@ var sarifRuleText = map[string]string{
 	"input":           "the trace could not be read or analysed",
 }
 
-// WriteSARIF writes the check of files as a SARIF 2.1.0 log.
-func WriteSARIF(w io.Writer, version string, files []SARIFFile) error {
+// WriteSARIF writes the check of files as a SARIF 2.1.0 log. root, when
+// set, is where the traced code's files sit on the machine that ran it
+// ("/workspace/"): a location under it is written relative to it, against
+// %SRCROOT%, so that code scanning finds the file in the repository; one
+// elsewhere is written as the trace names it.
+func WriteSARIF(w io.Writer, version string, files []SARIFFile, root string) error {
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{
 		Name: "tracegap", Version: version, InformationURI: "https://github.com/tracegap/tracegap",
 	}}, Results: []sarifResult{}}
@@ -123,7 +130,7 @@ func WriteSARIF(w io.Writer, version string, files []SARIFFile) error {
 		}
 		for _, fail := range f.Failures {
 			rules[fail.Rule] = true
-			run.Results = append(run.Results, failureResults(f, fail)...)
+			run.Results = append(run.Results, failureResults(f, fail, root)...)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(rules)) {
@@ -144,7 +151,7 @@ func WriteSARIF(w io.Writer, version string, files []SARIFFile) error {
 // failureResults locates a failed rule at the call sites of f that held
 // the device idle and name a Python line, one result each, or gives one
 // result without a location that says how to record the lines.
-func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
+func failureResults(f SARIFFile, fail SARIFFailure, root string) []sarifResult {
 	msg := f.Path + ": " + fail.Message
 	var out []sarifResult
 	r := f.Result
@@ -152,7 +159,7 @@ func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
 		if len(out) == sarifSites {
 			break
 		}
-		if res, ok := siteResult(msg, fail.Rule, r, s); ok {
+		if res, ok := siteResult(msg, fail.Rule, r, s, root); ok {
 			out = append(out, res)
 		}
 	}
@@ -169,7 +176,7 @@ func failureResults(f SARIFFile, fail SARIFFailure) []sarifResult {
 // siteResult is the result of rule at call site s, located at its line
 // of user code or, without one, at the line of the program the device
 // waited on; false when s names neither or caused no idle.
-func siteResult(msg, rule string, r *analyze.Result, s analyze.CallSite) (sarifResult, bool) {
+func siteResult(msg, rule string, r *analyze.Result, s analyze.CallSite, root string) (sarifResult, bool) {
 	if s.Idle <= 0 {
 		return sarifResult{}, false
 	}
@@ -193,9 +200,21 @@ func siteResult(msg, rule string, r *analyze.Result, s analyze.CallSite) (sarifR
 	}
 	return sarifResult{RuleID: rule, Level: "error", Message: sarifMessage{sarifText(text)},
 		Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
-			ArtifactLocation: sarifArtifact{URI: sarifURI(file)},
+			ArtifactLocation: artifactOf(file, root),
 			Region:           &sarifRegion{StartLine: line},
 		}}}}, true
+}
+
+// artifactOf locates file: relative to root, against %SRCROOT%, when it is
+// under root, else as it is.
+func artifactOf(file, root string) sarifArtifact {
+	if root != "" {
+		root = strings.TrimSuffix(root, "/") + "/"
+		if rel, ok := strings.CutPrefix(file, root); ok && rel != "" {
+			return sarifArtifact{URI: sarifURI(rel), URIBaseID: "%SRCROOT%"}
+		}
+	}
+	return sarifArtifact{URI: sarifURI(file)}
 }
 
 // sarifText makes untrusted text (names from a trace, file names) inert

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func sarifInputs() []SARIFFile {
 // unusable input is a result of its own.
 func TestSARIF(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteSARIF(&buf, "0.1.0.dev0", sarifInputs()); err != nil {
+	if err := WriteSARIF(&buf, "0.1.0.dev0", sarifInputs(), ""); err != nil {
 		t.Fatal(err)
 	}
 	var log sarifLog
@@ -79,6 +80,30 @@ func TestSARIF(t *testing.T) {
 	}
 }
 
+// TestSARIFSourceRoot: with the source root the code ran from, a location
+// under it is relative to it, against %SRCROOT% (code scanning then finds
+// the file in the repository); one elsewhere stays as the trace names it.
+func TestSARIFSourceRoot(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteSARIF(&buf, "0.1.0.dev0", sarifInputs(), "/w/"); err != nil {
+		t.Fatal(err)
+	}
+	var log sarifLog
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	var got []sarifArtifact
+	for _, r := range log.Runs[0].Results {
+		if len(r.Locations) > 0 {
+			got = append(got, r.Locations[0].PhysicalLocation.ArtifactLocation)
+		}
+	}
+	want := []sarifArtifact{{URI: "train.py"}, {URI: "my%20data/load%20%231.py"}, {URI: "train.py", URIBaseID: "%SRCROOT%"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("locations %+v, want %+v", got, want)
+	}
+}
+
 // TestSARIFSchema validates the log against SARIF 2.1.0's published JSON
 // schema, which .ci/run fetches (npm's @microsoft/jest-sarif ships it) and
 // names in TRACEGAP_SARIF_SCHEMA; without it the test is skipped, except
@@ -100,9 +125,13 @@ func TestSARIFSchema(t *testing.T) {
 	if bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"version": "2.1.0", "runs": [{"results": []}]}`)); sch.Validate(bad) == nil {
 		t.Fatal("a run without its tool passed the schema: it checks nothing")
 	}
-	for _, files := range [][]SARIFFile{sarifInputs(), nil, sarifInputs()[3:]} {
+	for i, files := range [][]SARIFFile{sarifInputs(), nil, sarifInputs()[3:], sarifInputs()} {
+		root := ""
+		if i == 3 {
+			root = "/w" // locations against %SRCROOT%
+		}
 		var buf bytes.Buffer
-		if err := WriteSARIF(&buf, "0.1.0.dev0", files); err != nil {
+		if err := WriteSARIF(&buf, "0.1.0.dev0", files, root); err != nil {
 			t.Fatal(err)
 		}
 		doc, err := jsonschema.UnmarshalJSON(&buf)
