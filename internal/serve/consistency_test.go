@@ -82,7 +82,10 @@ func TestLostLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if _, err := other.db.Exec(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'`); err != nil {
+	// Terminating only signals the backend, which lets its locks go when
+	// it has exited: wait for that (up to 10 s), or the lock may still
+	// be held when other tries it below.
+	if _, err := other.db.Exec(`SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory'`); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := a.tryLockContent(ctx, testSHA(2)); err == nil {
