@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/tracegap/tracegap/internal/trace/tracefile"
 )
 
 // WriteFile writes the output file at path, the one way every -o and
@@ -18,6 +20,13 @@ import (
 // /dev/null, a FIFO, a socket) is written in place, since replacing it
 // with a regular file would break whatever reads it.
 func WriteFile(path string, write func(io.Writer) error) error {
+	// What exists and is no regular file is written as it is, reached
+	// through any links by the kernel: /dev/stdout is a link to
+	// /proc/self/fd/1, whose target ("pipe:[N]") is no path resolve
+	// could follow.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return writeInPlace(path, path, write)
+	}
 	target, st, err := resolve(path)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", path, err)
@@ -68,7 +77,8 @@ func writeAtomic(path, target string, st fs.FileInfo, write func(io.Writer) erro
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	// Made through tracefile, so that an interrupt removes it too.
+	f, err := tracefile.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
 		return createError(path, dir, err)
 	}
@@ -76,9 +86,10 @@ func writeAtomic(path, target string, st fs.FileInfo, write func(io.Writer) erro
 	// panics (out of memory under run.Protect), when err is not set.
 	renamed := false
 	defer func() {
-		if !renamed {
-			f.Close()
-			os.Remove(f.Name())
+		if renamed {
+			tracefile.ForgetTemp(f.Name())
+		} else {
+			tracefile.RemoveTemp(f)
 		}
 	}()
 	if err = write(f); err != nil {
@@ -110,7 +121,7 @@ func createError(path, dir string, err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, serr := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && errors.Is(serr, fs.ErrNotExist) {
 		return fmt.Errorf("creating %s: the folder %s does not exist: create it first, or give another path", path, filepath.Clean(dir))
 	}
 	return fmt.Errorf("creating %s: %w", path, err)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -90,5 +91,28 @@ func TestWriteFileSymlink(t *testing.T) {
 	ents, _ := os.ReadDir(other)
 	if len(ents) != 2 {
 		t.Errorf("%s holds %v, want target.txt and new.txt only", other, ents)
+	}
+}
+
+// TestWriteFileProcFD writes to a pipe named as /dev/stdout names one, a
+// link to /proc/self/fd/N whose target ("pipe:[N]") is no path: written in
+// place, not refused as a file in a missing folder.
+func TestWriteFileProcFD(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	path := filepath.Join("/proc/self/fd", strconv.Itoa(int(w.Fd())))
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no /proc/self/fd here: %v", err)
+	}
+	if err := WriteFile(path, writeString("to the pipe\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if b, err := io.ReadAll(r); err != nil || string(b) != "to the pipe\n" {
+		t.Errorf("read %q, %v from the pipe", b, err)
 	}
 }

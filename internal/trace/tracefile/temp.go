@@ -39,6 +39,14 @@ func RemoveTemp(f *os.File) {
 	delete(temps.names, f.Name())
 }
 
+// ForgetTemp forgets name, a file CreateTemp made that was renamed to a
+// file meant to stay (an output written atomically).
+func ForgetTemp(name string) {
+	temps.Lock()
+	defer temps.Unlock()
+	delete(temps.names, name)
+}
+
 // RemoveTemps removes every file CreateTemp made that is still recorded,
 // for a process about to exit on a signal. Files still open are removed
 // too: their writes go on to no name.
