@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -440,23 +439,35 @@ func rawName(rec Record, blob io.ReaderAt) string {
 	return inputs.FileName(rec.Name, f, err == nil && tracefile.IsGzip(magic))
 }
 
-// distinctName returns name, or when one of taken is the same, name with
-// "-2", "-3" ... after its base's stem (logs/w.pt.trace.json.gz becomes
-// logs/w-2.pt.trace.json.gz): a job's ranks may be uploaded under one name
-// (path.Base of their paths, or a tar's entry twice), and a tar holding a
-// name twice extracts to one file.
-func distinctName(name string, taken []string) string {
+// distinctNames returns names with each one that repeats an earlier one
+// given "-2", "-3" ... after its base's stem (logs/w.pt.trace.json.gz
+// becomes logs/w-2.pt.trace.json.gz): a job's ranks may be uploaded under
+// one name (path.Base of their paths, or a tar's entry twice), and a tar
+// holding a name twice extracts to one file. Each name's next number is
+// kept, so that a job of thousands of ranks of one name takes time in
+// proportion to their number.
+func distinctNames(names []string) []string {
+	out := make([]string, len(names))
+	taken := make(map[string]bool, len(names))
+	next := map[string]int{}
+	for i, name := range names {
+		n := name
+		for k := max(next[name], 2); taken[n]; k++ {
+			n, next[name] = numbered(name, k), k+1
+		}
+		taken[n], out[i] = true, n
+	}
+	return out
+}
+
+// numbered returns name with -k after its base's stem.
+func numbered(name string, k int) string {
 	dir, base := path.Split(name)
 	stem, ext, _ := strings.Cut(base, ".")
 	if ext != "" {
 		ext = "." + ext
 	}
-	for k, n := 2, name; ; k++ {
-		if !slices.Contains(taken, n) {
-			return n
-		}
-		n = fmt.Sprintf("%s%s-%d%s", dir, stem, k, ext)
-	}
+	return fmt.Sprintf("%s%s-%d%s", dir, stem, k, ext)
 }
 
 // rawJob writes a job's rank files, as uploaded, as a tar. Every blob is
@@ -480,7 +491,7 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 			s.fail(w, r, fmt.Errorf("job %s: stored file name not safe to download: %w", rec.ID, err))
 			return
 		}
-		names[i] = distinctName(name, names[:i])
+		names[i] = name
 		f, err := s.openRaw(r, rec, file.SHA256, "job "+rec.ID+": opening stored file "+file.Name)
 		if err != nil {
 			s.fail(w, r, err)
@@ -488,6 +499,7 @@ func (s *Server) rawJob(w http.ResponseWriter, r *http.Request, rec Record) {
 		}
 		files[i] = f
 	}
+	names = distinctNames(names)
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rec.Name) + ".tar"}))
 	w.Header().Set("ETag", `"`+rec.SHA256+`"`)

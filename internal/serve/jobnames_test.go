@@ -39,21 +39,28 @@ func TestJobSameNamesDownload(t *testing.T) {
 	}
 }
 
-func TestDistinctName(t *testing.T) {
+// TestDistinctNames: a name that repeats an earlier one gets the next
+// free number after its stem; thousands of one name are numbered in one
+// pass (each name's next number is kept, not searched for again).
+func TestDistinctNames(t *testing.T) {
 	tests := []struct {
-		name  string
-		taken []string
-		want  string
+		names, want []string
 	}{
-		{"a.pt.trace.json", nil, "a.pt.trace.json"},
-		{"a.pt.trace.json", []string{"b.json"}, "a.pt.trace.json"},
-		{"logs/a.pt.trace.json.gz", []string{"logs/a.pt.trace.json.gz"}, "logs/a-2.pt.trace.json.gz"},
-		{"a.json", []string{"a.json", "a-2.json", "a-3.json"}, "a-4.json"},
-		{"x.y/noext", []string{"x.y/noext"}, "x.y/noext-2"},
+		{[]string{"a.pt.trace.json"}, []string{"a.pt.trace.json"}},
+		{[]string{"a.pt.trace.json", "b.json"}, []string{"a.pt.trace.json", "b.json"}},
+		{[]string{"logs/a.pt.trace.json.gz", "logs/a.pt.trace.json.gz"}, []string{"logs/a.pt.trace.json.gz", "logs/a-2.pt.trace.json.gz"}},
+		{[]string{"a.json", "a-2.json", "a-3.json", "a.json"}, []string{"a.json", "a-2.json", "a-3.json", "a-4.json"}},
+		{[]string{"a.json", "a.json", "a-2.json"}, []string{"a.json", "a-2.json", "a-2-2.json"}},
+		{[]string{"x.y/noext", "x.y/noext"}, []string{"x.y/noext", "x.y/noext-2"}},
 	}
 	for _, tt := range tests {
-		if got := distinctName(tt.name, tt.taken); got != tt.want {
-			t.Errorf("distinctName(%q, %q) = %q, want %q", tt.name, tt.taken, got, tt.want)
+		if got := distinctNames(tt.names); !slices.Equal(got, tt.want) {
+			t.Errorf("distinctNames(%q) = %q, want %q", tt.names, got, tt.want)
 		}
+	}
+	same := slices.Repeat([]string{"w.pt.trace.json.gz"}, 10_000)
+	got := distinctNames(same)
+	if len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(same) || got[9_999] != "w-10000.pt.trace.json.gz" {
+		t.Errorf("10,000 of one name: last %q, not all distinct", got[9_999])
 	}
 }
