@@ -482,7 +482,7 @@ func (c *Config) Section(name string, keys map[string]Kind) ([]Setting, error) {
 		}
 		for _, v := range vals {
 			if len(v) > maxSettingLen {
-				return nil, fmt.Errorf("%s:%d: %s in [%s]: a value of %d bytes, expected at most %d", c.Path, e.line, quoteKey(e.key), name, len(v), maxSettingLen)
+				return nil, fmt.Errorf("%s:%d: %s in %s: a value of %d bytes, expected at most %d", c.Path, e.line, quoteKey(e.key), c.header(name), len(v), maxSettingLen)
 			}
 		}
 		out = append(out, Setting{Key: e.key, Line: e.line, Values: vals, path: c.Path})

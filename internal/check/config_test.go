@@ -290,6 +290,13 @@ min_gap = "50us"
 	if _, err := c.Section("check", map[string]Kind{"max_idle": Percent}); err == nil || !strings.Contains(err.Error(), "unknown key max_idel in [tool.tracegap.check]") {
 		t.Errorf("misspelt key: %v", err)
 	}
+	c, err = parseConfig(PyprojectName, []byte("[tool.tracegap.analysis]\nstep_regex = \""+strings.Repeat("a", maxSettingLen+1)+"\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Section("analysis", map[string]Kind{"step_regex": String}); err == nil || !strings.Contains(err.Error(), "step_regex in [tool.tracegap.analysis]: a value of 4097 bytes") {
+		t.Errorf("a value too long: %v", err)
+	}
 }
 
 // TestFindPyproject: in each directory tracegap.toml wins over
