@@ -105,24 +105,6 @@ func TestJITFix(t *testing.T) {
 	}
 }
 
-func TestPlural(t *testing.T) {
-	for _, tt := range []struct {
-		n          int
-		noun, want string
-	}{
-		{0, "blocking call", "0 blocking calls"},
-		{1, "blocking call", "1 blocking call"},
-		{2, "blocking call", "2 blocking calls"},
-		{1, "copy", "1 copy"},
-		{5, "copy", "5 copies"},
-		{2, "delay", "2 delays"},
-	} {
-		if got := plural(tt.n, tt.noun); got != tt.want {
-			t.Errorf("plural(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
-		}
-	}
-}
-
 // TestLoaderAdvice: every kind of input pipeline with advice of its own is
 // a kind the analysis names, and one with settings says how to set them.
 func TestLoaderAdvice(t *testing.T) {

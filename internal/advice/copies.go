@@ -53,12 +53,12 @@ func (a *adviser) copyOften(t *analyze.CopySize) string {
 	r := a.r
 	if steps := r.Window.Steps; steps > 0 {
 		return fmt.Sprintf("blocks the host for %s per step (%s per step)",
-			human.Duration(t.HostBlocked/int64(steps)), plural(max(t.Count/steps, 1), "copy"))
+			human.Duration(t.HostBlocked/int64(steps)), human.Count(max(t.Count/steps, 1), "copy"))
 	}
 	of := ""
 	wd := float64(max(r.Window.Dur(), 1))
 	if n := a.f.SyncCalls; t.Count <= n && float64(r.Idle.Sync())/wd > r.Options.SyncThreshold {
-		of = fmt.Sprintf(" (%d of the window's %s)", t.Count, plural(n, "blocking call"))
+		of = fmt.Sprintf(" (%d of the window's %s)", t.Count, human.Count(n, "blocking call"))
 	}
-	return fmt.Sprintf("blocks the host for %s in all, over %s%s", human.Duration(t.HostBlocked), plural(t.Count, "copy"), of)
+	return fmt.Sprintf("blocks the host for %s in all, over %s%s", human.Duration(t.HostBlocked), human.Count(t.Count, "copy"), of)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // erraticFinding is the finding of the erratic-loader signature, nil
@@ -16,7 +17,7 @@ func (a *adviser) erraticFinding() *analyze.Finding {
 	l := st.Loader
 	msg := Capitalize(loaderSentence(l)) + "."
 	if w := a.r.Loader; w.Workers > 0 {
-		msg += fmt.Sprintf(" The trace shows %s (%s).", plural(w.Workers, "loader worker"), w.From)
+		msg += fmt.Sprintf(" The trace shows %s (%s).", human.Count(w.Workers, "loader worker"), w.From)
 	}
 	return &analyze.Finding{
 		ID:      FindErraticLoader,

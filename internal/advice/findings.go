@@ -85,9 +85,9 @@ func (a *adviser) forcedSync(steps int64, share float64) analyze.Finding {
 	var often string
 	switch {
 	case r.Window.Steps == 0:
-		often = plural(n, "blocking call") + " in the window"
+		often = human.Count(n, "blocking call") + " in the window"
 	case int64(n)%steps == 0:
-		often = plural(int(int64(n)/steps), "blocking call") + " per step"
+		often = human.Count(int(int64(n)/steps), "blocking call") + " per step"
 	default:
 		often = fmt.Sprintf("about %.1f blocking calls per step", float64(n)/float64(steps))
 	}
@@ -115,7 +115,7 @@ func (a *adviser) syncCountNote(sites []analyze.CallSite) string {
 	}
 	if n := a.f.SyncCalls; held != n && len(sites) > 0 {
 		return fmt.Sprintf(" Of the %s started in the window, the call sites count those that held the %s idle, and a call made before the window if its first gap follows it: %s.",
-			plural(n, "call"), a.deviceWord(), plural(held, "call"))
+			human.Count(n, "call"), a.deviceWord(), human.Count(held, "call"))
 	}
 	return ""
 }
@@ -128,17 +128,6 @@ func threadPhrase(name string) string {
 		return name
 	}
 	return "thread " + name
-}
-
-// plural returns "1 call", "3 calls".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.HasSuffix(stem, "a") && !strings.HasSuffix(stem, "e") && !strings.HasSuffix(stem, "o") {
-		return fmt.Sprintf("%d %sies", n, stem) // "copies", not "copys"
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // deviceWord names the devices in prose: "GPU", "TPU", or "device" when

@@ -32,11 +32,11 @@ func reasons(r *analyze.Result) {
 func noDeviceReasons(g *analyze.Grounds) []string {
 	rs := []string{"the trace holds no device activity (no kernels, copies or device ops): nothing to attribute"}
 	if g.HostEvents > 0 {
-		rs[0] = fmt.Sprintf("the trace holds %s but no device activity (no kernels, copies or device ops): nothing to attribute", plural(g.HostEvents, "host event"))
+		rs[0] = fmt.Sprintf("the trace holds %s but no device activity (no kernels, copies or device ops): nothing to attribute", human.Count(g.HostEvents, "host event"))
 	}
 	if s := g.HostSteps; s != nil {
 		n := int64(s.N)
-		msg := fmt.Sprintf("host only: %s (%s) of %s on average", plural(s.N, "step"), s.Source, human.Duration(s.Dur/n))
+		msg := fmt.Sprintf("host only: %s (%s) of %s on average", human.Count(s.N, "step"), s.Source, human.Duration(s.Dur/n))
 		if s.Input == 0 {
 			msg += "; no input pipeline event in them"
 		} else {
@@ -60,7 +60,7 @@ func confidenceReasons(g *analyze.Grounds) []string {
 	case g.NoSteps:
 		rs = append(rs, "no step markers found: the window is the devices' whole span, warm-up and tail included")
 	case g.FewSteps > 0:
-		rs = append(rs, fmt.Sprintf("only %s in the window: too few to tell a steady state", plural(g.FewSteps, "step")))
+		rs = append(rs, fmt.Sprintf("only %s in the window: too few to tell a steady state", human.Count(g.FewSteps, "step")))
 	}
 	if g.MostlyUntraced {
 		rs = append(rs, fmt.Sprintf("the largest share of device idle (%s) falls where the waited-for host thread shows no event: it was not traced", human.Duration(g.Untraced)))
@@ -103,9 +103,9 @@ func loaderSentence(l *analyze.ErraticLoader) string {
 	}
 	s := "the step times are erratic: "
 	if l.Wait > 0 {
-		s += fmt.Sprintf("a long input wait (%s) every %s, the steps between fed at once", human.Duration(l.Wait), plural(l.Period, "step"))
+		s += fmt.Sprintf("a long input wait (%s) every %s, the steps between fed at once", human.Duration(l.Wait), human.Count(l.Period, "step"))
 	} else {
-		s += fmt.Sprintf("near-zero steps among long ones, a long step about every %s", plural(l.Period, "step"))
+		s += fmt.Sprintf("near-zero steps among long ones, a long step about every %s", human.Count(l.Period, "step"))
 	}
 	s += ": a loader that cannot keep up, its prefetch buffer hiding it part of the time"
 	if l.Batch > 0 && l.Compute > 0 {

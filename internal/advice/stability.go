@@ -14,12 +14,12 @@ func StabilitySentence(st *analyze.Stability) string {
 		return "no steps"
 	}
 	if st.Label == analyze.TooFewSteps {
-		return fmt.Sprintf("not graded, %s only: median %s, max %s", plural(st.Steps, "step"), human.Duration(st.Median), human.Duration(st.Max))
+		return fmt.Sprintf("not graded, %s only: median %s, max %s", human.Count(st.Steps, "step"), human.Duration(st.Median), human.Duration(st.Max))
 	}
 	s := fmt.Sprintf("%s: median %s, p90 %s, max %s, spread %s over %s",
-		st.Label, human.Duration(st.Median), human.Duration(st.P90), human.Duration(st.Max), human.Share(st.Spread), plural(st.Steps, "step"))
+		st.Label, human.Duration(st.Median), human.Duration(st.P90), human.Duration(st.Max), human.Share(st.Spread), human.Count(st.Steps, "step"))
 	if n := len(st.Slow); n > 0 {
-		s += fmt.Sprintf("; %s over %.1fx the median", plural(n, "step"), analyze.SlowFactor)
+		s += fmt.Sprintf("; %s over %.1fx the median", human.Count(n, "step"), analyze.SlowFactor)
 	}
 	return s
 }

@@ -20,7 +20,7 @@ func (a *adviser) stalledFinding(share float64) analyze.Finding {
 	var parts []string
 	var calls []string
 	for _, d := range r.Dependencies[:min(len(r.Dependencies), maxDepsNamed)] {
-		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d.Waited), human.Duration(d.Idle), plural(d.Gaps, "gap")))
+		parts = append(parts, fmt.Sprintf("%s (%s in %s)", dependencyPhrase(d.Waited), human.Duration(d.Idle), human.Count(d.Gaps, "gap")))
 		if d.Call != "" {
 			calls = append(calls, d.Call)
 		}

@@ -84,7 +84,7 @@ func (a *adviser) opFindings(wd float64) []analyze.Finding {
 		}
 		per := ""
 		if o.Calls > 0 {
-			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", plural(o.Calls, "call"), human.Duration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
+			per = fmt.Sprintf(" (%s, %s a call, %.1f launches a call)", human.Count(o.Calls, "call"), human.Duration(o.Host/int64(o.Calls)), float64(o.Launches)/float64(o.Calls))
 		}
 		f := analyze.Finding{
 			ID: FindCostlyOp, Severity: "info",
@@ -129,7 +129,7 @@ func siteList(sites []analyze.CallSite) string {
 	var parts []string
 	for _, s := range sites {
 		if !s.Frame.IsZero() {
-			parts = append(parts, fmt.Sprintf("%s (%s)", s.Where(), plural(s.Count, "call")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", s.Where(), human.Count(s.Count, "call")))
 		}
 	}
 	return strings.Join(parts, ", ")

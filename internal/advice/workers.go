@@ -35,7 +35,7 @@ func (a *adviser) workerFix(fallback string) string {
 	if n <= r.Loader.Workers {
 		return fmt.Sprintf("Keep the %d workers (%s): %s. Look elsewhere for the idle.", r.Loader.Workers, r.Loader.From, why)
 	}
-	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, plural(r.Loader.Workers, "worker"), r.Loader.From, why, tune)
+	return fmt.Sprintf("Use %s; the trace shows %s (%s). Derived as %s.%s This is an estimate from one trace; confirm it with a run, or run tracegap sweep over a few counts.", setting, human.Count(r.Loader.Workers, "worker"), r.Loader.From, why, tune)
 }
 
 // workerSettings is the setting workerFix recommends, as the finding's
@@ -103,7 +103,7 @@ func loaderFrom(l analyze.Loader) string {
 	case analyze.LoaderFromMeta:
 		return l.MetaKey + " in the trace's metadata"
 	case analyze.LoaderFromThreads:
-		return plural(l.Workers, "worker thread") + " in the trace"
+		return human.Count(l.Workers, "worker thread") + " in the trace"
 	case analyze.LoaderFromIterator:
 		return "the single-process DataLoader iterator"
 	}

@@ -78,11 +78,20 @@ func OrList(words []string) string {
 }
 
 // Count writes n and noun, the noun in the plural unless n is 1: "1 step",
-// "0 steps", "12 host events". n is written as strconv does, so that a
-// figure reads the same as elsewhere in a line.
+// "0 steps", "12 host events", "3 copies". n is written as strconv does,
+// so that a figure reads the same as elsewhere in a line.
 func Count(n int, noun string) string {
+	return strconv.Itoa(n) + " " + Plural(n, noun)
+}
+
+// Plural returns noun as n of it read: itself for 1, else its plural, a
+// consonant's y becoming ies ("copies", "days").
+func Plural(n int, noun string) string {
 	if n == 1 {
-		return "1 " + noun
+		return noun
 	}
-	return strconv.Itoa(n) + " " + noun + "s"
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && stem != "" && !strings.ContainsRune("aeiou", rune(stem[len(stem)-1])) {
+		return stem + "ies"
+	}
+	return noun + "s"
 }

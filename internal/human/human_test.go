@@ -71,3 +71,23 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestPlural: a noun follows its count, a consonant's y becoming ies.
+func TestPlural(t *testing.T) {
+	for _, tt := range []struct {
+		n          int
+		noun, want string
+	}{
+		{0, "blocking call", "0 blocking calls"},
+		{1, "blocking call", "1 blocking call"},
+		{2, "blocking call", "2 blocking calls"},
+		{1, "copy", "1 copy"},
+		{5, "copy", "5 copies"},
+		{2, "delay", "2 delays"},
+		{3, "event", "3 events"},
+	} {
+		if got := Count(tt.n, tt.noun); got != tt.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tt.n, tt.noun, got, tt.want)
+		}
+	}
+}

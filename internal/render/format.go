@@ -39,10 +39,7 @@ func share(part, whole int64) float64 {
 
 // counted formats n things: "1 gap", "1,234 gaps".
 func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return count(n) + " " + noun + "s"
+	return count(n) + " " + human.Plural(n, noun)
 }
 
 // count formats an integer with thousands separators: "1,234,567".

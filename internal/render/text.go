@@ -154,7 +154,7 @@ func sourceFacts(s *analyze.Source, fw analyze.Framework) string {
 	if s.Bytes > 0 {
 		facts = append(facts, human.Bytes(s.Bytes))
 	}
-	facts = append(facts, count(s.Events)+" events")
+	facts = append(facts, counted(s.Events, "event"))
 	if s.Truncated {
 		facts = append(facts, "truncated: only the part before the cut was read")
 	}
