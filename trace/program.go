@@ -1,7 +1,5 @@
 package trace
 
-import "sort"
-
 // Program is a compiled program that ran on the devices, as the source
 // describes it: an XLA module (JAX's jit_train_step) with the lines of the
 // user's code its ops were traced from. It is public because the analysis
@@ -39,27 +37,4 @@ type ProgramRun struct {
 	// source gives no lines of.
 	Program    int32
 	Start, End int64
-}
-
-// ProgramBefore returns the index in t.Programs of the program whose work
-// on tracks reaches furthest up to at, the work a device idle from at
-// waited on; -1 when that work belongs to no program of Trace.Programs,
-// or none of their work before at belongs to a program.
-// Trace.ProgramRuns are sorted by track and start.
-func (t *Trace) ProgramBefore(tracks []int32, at int64) int {
-	best, reach := -1, int64(-1)
-	runs := t.ProgramRuns
-	for _, tr := range tracks {
-		// The last run of tr starting before at.
-		i := sort.Search(len(runs), func(k int) bool {
-			return runs[k].Track > tr || runs[k].Track == tr && runs[k].Start >= at
-		}) - 1
-		if i < 0 || runs[i].Track != tr {
-			continue
-		}
-		if r := min(runs[i].End, at); r > reach {
-			best, reach = int(runs[i].Program), r
-		}
-	}
-	return best
 }

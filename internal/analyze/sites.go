@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -834,7 +835,29 @@ func (a *analyzer) programBefore(d *device, at int64) int32 {
 	if len(a.t.ProgramRuns) == 0 {
 		return -1
 	}
-	return int32(a.t.ProgramBefore(d.tracks, at))
+	return int32(lastProgram(a.t.ProgramRuns, d.tracks, at))
+}
+
+// lastProgram returns the index in Trace.Programs of the program whose
+// work on tracks reaches furthest up to at, the work a device idle from at
+// waited on; -1 when that work belongs to no program of Trace.Programs, or
+// none of their work before at belongs to a program. runs are sorted by
+// track and start, as Trace.ProgramRuns are.
+func lastProgram(runs []trace.ProgramRun, tracks []int32, at int64) int {
+	best, reach := -1, int64(-1)
+	for _, tr := range tracks {
+		// The last run of tr starting before at.
+		i := sort.Search(len(runs), func(k int) bool {
+			return runs[k].Track > tr || runs[k].Track == tr && runs[k].Start >= at
+		}) - 1
+		if i < 0 || runs[i].Track != tr {
+			continue
+		}
+		if r := min(runs[i].End, at); r > reach {
+			best, reach = int(runs[i].Program), r
+		}
+	}
+	return best
 }
 
 // programLine returns program p with the line of the user's code most of

@@ -183,14 +183,6 @@ func TestHLOSourceLines(t *testing.T) {
 	if !slices.Equal(tr.ProgramRuns, wantRuns) {
 		t.Errorf("runs %+v, want %+v", tr.ProgramRuns, wantRuns)
 	}
-	for _, c := range []struct {
-		at   int64
-		want int
-	}{{0, -1}, {3_000, 0}, {3_500, 0}, {5_000, -1}, {6_500, 0}, {8_000, 0}, {20_000, -1}} {
-		if got := tr.ProgramBefore([]int32{0}, c.at); got != c.want {
-			t.Errorf("ProgramBefore(%d) = %d, want %d", c.at, got, c.want)
-		}
-	}
 }
 
 // TestHLOMalformed: a damaged HLO proto costs its program, with a warning

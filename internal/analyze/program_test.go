@@ -1,19 +1,23 @@
-package trace
+package analyze
 
-import "testing"
+import (
+	"testing"
 
-// TestProgramBefore: of the given tracks' runs, the program whose work
+	"github.com/tracegap/tracegap/trace"
+)
+
+// TestLastProgram: of the given tracks' runs, the program whose work
 // reaches furthest up to the time asked is the one waited on; a run of a
 // program without lines (-1) hides an earlier one; other tracks' runs and
 // runs starting at or after the time do not count.
-func TestProgramBefore(t *testing.T) {
-	tr := &Trace{ProgramRuns: []ProgramRun{
+func TestLastProgram(t *testing.T) {
+	runs := []trace.ProgramRun{
 		{Track: 0, Program: 0, Start: 0, End: 100},
 		{Track: 0, Program: 1, Start: 200, End: 300},
 		{Track: 1, Program: 2, Start: 50, End: 250},
 		{Track: 1, Program: -1, Start: 260, End: 280},
 		{Track: 2, Program: 3, Start: 0, End: 1000},
-	}}
+	}
 	for _, c := range []struct {
 		tracks []int32
 		at     int64
@@ -30,8 +34,8 @@ func TestProgramBefore(t *testing.T) {
 		{[]int32{3}, 400, -1},   // a track without runs
 		{[]int32{2, 0}, 500, 3}, // a run over the time reaches it
 	} {
-		if got := tr.ProgramBefore(c.tracks, c.at); got != c.want {
-			t.Errorf("ProgramBefore(%v, %d) = %d, want %d", c.tracks, c.at, got, c.want)
+		if got := lastProgram(runs, c.tracks, c.at); got != c.want {
+			t.Errorf("lastProgram(%v, %d) = %d, want %d", c.tracks, c.at, got, c.want)
 		}
 	}
 }
