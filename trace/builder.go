@@ -4,11 +4,12 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"math/bits"
 	"slices"
 	"sort"
+
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // Builder accumulates tracks and events while a reader walks its input, and

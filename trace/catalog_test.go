@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"math"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	pb "github.com/tracegap/tracegap/internal/trace/xplane/xplanepb"

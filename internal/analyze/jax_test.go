@@ -2,13 +2,13 @@ package analyze
 
 import (
 	"bytes"
-	"github.com/tracegap/tracegap/internal/human"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/internal/trace/xplane"

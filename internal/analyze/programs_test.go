@@ -1,15 +1,14 @@
 package analyze
 
 import (
-	"cmp"
-	"github.com/tracegap/tracegap/internal/human"
-	"slices"
-
 	"bytes"
-	"github.com/tracegap/tracegap/internal/realtraces"
+	"cmp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tracegap/tracegap/internal/human"
+	"github.com/tracegap/tracegap/internal/realtraces"
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/internal/trace/xplane"
 	"github.com/tracegap/tracegap/trace"

@@ -2,12 +2,12 @@ package check
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // failOnFinding fails a run with a finding of one of the kinds in

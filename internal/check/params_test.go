@@ -2,12 +2,12 @@ package check
 
 import (
 	"encoding/json"
-	"github.com/tracegap/tracegap/internal/compare"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/compare"
 )
 
 // TestSet sets rules by name, as the service's query parameters do: the

@@ -10,12 +10,12 @@ package check
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // Rules are the rules a trace is held to. A rule whose limit is off (the

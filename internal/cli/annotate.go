@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/advice"
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/objects"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"sync"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/check"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/render"
 )
 

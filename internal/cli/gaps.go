@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/render"
 	irun "github.com/tracegap/tracegap/internal/run"

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/render"
 )
 

@@ -6,12 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // The per-rank phase of a job is a command of its own rather than a flag

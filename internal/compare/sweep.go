@@ -3,10 +3,11 @@ package compare
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // Sweep is N runs of one job that differ in one setting (loader workers,

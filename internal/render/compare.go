@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"math"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 

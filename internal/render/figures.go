@@ -1,10 +1,10 @@
 package render
 
 import (
-	"github.com/tracegap/tracegap/internal/human"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/report"
 )
 

@@ -2,13 +2,13 @@ package render
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/analyze/job"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // TestFormatTable: every row of formats is named by its own name first,

@@ -3,7 +3,6 @@ package render
 import (
 	_ "embed"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 

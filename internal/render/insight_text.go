@@ -2,13 +2,13 @@ package render
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 

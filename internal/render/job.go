@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/report"
 )
 

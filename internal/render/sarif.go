@@ -3,13 +3,13 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 

@@ -2,10 +2,10 @@ package render
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 

@@ -3,13 +3,13 @@ package render
 import (
 	"bufio"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // SweepSchema names the version of the sweep's JSON document.

@@ -3,7 +3,6 @@ package render
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/analyze/job"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 

@@ -2,12 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"html"
 	"strconv"
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/untrusted"
 )
 

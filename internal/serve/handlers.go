@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/inputs"
 	"io"
 	"io/fs"
 	"math"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/inputs"
 	"github.com/tracegap/tracegap/internal/run"
 	"github.com/tracegap/tracegap/internal/trace/tracefile"
 	"github.com/tracegap/tracegap/trace"

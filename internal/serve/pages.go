@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"html/template"
 	"io"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tracegap/tracegap/internal/analyze"
 	"github.com/tracegap/tracegap/internal/compare"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/render"
 	"github.com/tracegap/tracegap/internal/untrusted"
 	"github.com/tracegap/tracegap/trace"

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"reflect"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/tracegap/tracegap/internal/analyze"
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/trace/tracefile"
 )
 

@@ -2,11 +2,11 @@ package chrome
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/trace/trackname"
 	"github.com/tracegap/tracegap/trace"
 )

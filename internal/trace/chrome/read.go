@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"io"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/trace"
 )
 

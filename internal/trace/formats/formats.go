@@ -9,10 +9,11 @@ package formats
 import (
 	"cmp"
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/tracegap/tracegap/internal/human"
 )
 
 // Entry is what the registry knows of a format: what orders it and what

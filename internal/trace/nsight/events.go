@@ -2,11 +2,11 @@ package nsight
 
 import (
 	"fmt"
-	"github.com/tracegap/tracegap/internal/human"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/tracegap/tracegap/internal/human"
 	"github.com/tracegap/tracegap/internal/trace/formats"
 	"github.com/tracegap/tracegap/trace"
 )
