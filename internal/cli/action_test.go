@@ -104,26 +104,7 @@ func TestActionCheck(t *testing.T) {
 func TestCheckSARIFReal(t *testing.T) {
 	vllm := filepath.Join(realtraces.Dir(t), "tracelens-vllm-eager-b200.json.gz")
 	example := filepath.Join("..", "..", "testdata", "example.pt.trace.json.gz")
-	code, out, stderr := runCmd("check", "--isolated", "--format", "sarif", "--fail-on", "host-bound,data-bound", vllm, example)
-	if code != exitCheck {
-		t.Fatalf("exit %d, %s", code, stderr)
-	}
-	var log struct {
-		Runs []struct {
-			Results []struct {
-				Message   struct{ Text string }
-				Locations []struct {
-					PhysicalLocation struct {
-						ArtifactLocation struct{ URI string }
-						Region           struct{ StartLine int }
-					}
-				}
-			}
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &log); err != nil {
-		t.Fatal(err)
-	}
+	log := checkSARIF(t, exitCheck, "--fail-on", "host-bound,data-bound", vllm, example)
 	res := log.Runs[0].Results
 	if len(res) < 2 || len(res[0].Locations) != 1 {
 		t.Fatalf("results %+v: want the vLLM failure located", res)
