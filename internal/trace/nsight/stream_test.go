@@ -7,26 +7,9 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/trace/nsight"
+	"github.com/tracegap/tracegap/internal/trace/tracetest"
 	"github.com/tracegap/tracegap/trace"
 )
-
-// endless is a stream of head, then fill bytes without end, as a device
-// or a pipe gives; n counts the bytes read from it.
-type endless struct {
-	head []byte
-	fill byte
-	n    int64
-}
-
-func (e *endless) Read(p []byte) (int, error) {
-	k := copy(p, e.head)
-	e.head = e.head[k:]
-	for i := k; i < len(p); i++ {
-		p[i] = e.fill
-	}
-	e.n += int64(len(p))
-	return len(p), nil
-}
 
 // TestStreamNotADatabase: a stream that cannot start an SQLite database is
 // refused before it is copied to a temporary file: a device of zeros
@@ -36,18 +19,18 @@ func TestStreamNotADatabase(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
 	want := "not a readable Nsight Systems SQLite export: not a database: expected an SQLite header"
-	for name, in := range map[string]*endless{
-		"zeros":              {fill: 0},
-		"JSON":               {head: []byte(`{"traceEvents":[`), fill: ' '},
-		"magic, page size 0": {head: []byte("SQLite format 3\x00"), fill: 0},
-		"magic, page size 3": {head: []byte("SQLite format 3\x00\x00\x03"), fill: 0},
+	for name, in := range map[string]*tracetest.Endless{
+		"zeros":              {Fill: 0},
+		"JSON":               {Head: []byte(`{"traceEvents":[`), Fill: ' '},
+		"magic, page size 0": {Head: []byte("SQLite format 3\x00"), Fill: 0},
+		"magic, page size 3": {Head: []byte("SQLite format 3\x00\x00\x03"), Fill: 0},
 	} {
 		_, err := nsight.Read(in, trace.Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, want)
 		}
-		if in.n > 1<<20 {
-			t.Errorf("%s: read %d bytes before refusing, want at most 1 MiB", name, in.n)
+		if in.N > 1<<20 {
+			t.Errorf("%s: read %d bytes before refusing, want at most 1 MiB", name, in.N)
 		}
 	}
 	if left, _ := os.ReadDir(dir); len(left) > 0 {

@@ -105,3 +105,22 @@ func EmptyEvents(n, pad int) []byte {
 	space := protowire.AppendTag(nil, 1, protowire.BytesType)
 	return protowire.AppendBytes(space, plane)
 }
+
+// Endless is a stream of Head, then Fill bytes without end, as a device
+// (/dev/zero) or a pipe gives: a reader must refuse it by what it reads,
+// not by reaching its end. N counts the bytes read from it.
+type Endless struct {
+	Head []byte
+	Fill byte
+	N    int64
+}
+
+func (e *Endless) Read(p []byte) (int, error) {
+	k := copy(p, e.Head)
+	e.Head = e.Head[k:]
+	for i := k; i < len(p); i++ {
+		p[i] = e.Fill
+	}
+	e.N += int64(len(p))
+	return len(p), nil
+}
