@@ -205,18 +205,8 @@ func Clip(s string, n int, esc func(string) string) string {
 	if fits {
 		return out
 	}
-	var b strings.Builder
-	room := n - len(Ellipsis)
-	for i := 0; i < len(s); {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		unit := esc(s[i : i+size])
-		if room -= Width(unit); room < 0 {
-			break
-		}
-		b.WriteString(unit)
-		i += size
-	}
-	return b.String() + Ellipsis
+	head, _, _ := headOf(s, n-len(Ellipsis), esc)
+	return head + Ellipsis
 }
 
 // ClipStart is Clip cutting the start instead of the end: it keeps the
@@ -228,22 +218,8 @@ func ClipStart(s string, n int, esc func(string) string) string {
 	if fits {
 		return out
 	}
-	// The tail is escaped rune by rune, as measured: escaped whole, a tail
-	// that starts with "::" would gain an escape (InertCI) that the width
-	// did not count, though after Ellipsis it starts no line.
-	var units []string
-	room := n - len(Ellipsis)
-	for i := len(s); i > 0; {
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		unit := esc(s[i-size : i])
-		if room -= Width(unit); room < 0 {
-			break
-		}
-		units = append(units, unit)
-		i -= size
-	}
-	slices.Reverse(units)
-	return Ellipsis + strings.Join(units, "")
+	tail, _, _ := tailOf(s, n-len(Ellipsis), esc)
+	return Ellipsis + tail
 }
 
 // ClipMiddle is Clip cutting the middle: it keeps the first and the last
@@ -257,31 +233,47 @@ func ClipMiddle(s string, n int, esc func(string) string) string {
 		return out
 	}
 	room := n - len(Ellipsis)
-	var tail []string
-	used, j := 0, len(s)
-	for j > 0 {
-		_, size := utf8.DecodeLastRuneInString(s[:j])
-		unit := esc(s[j-size : j])
-		if used+Width(unit) > room-room/2 {
-			break
-		}
-		used += Width(unit)
-		tail = append(tail, unit)
-		j -= size
-	}
-	room -= used // the head gets what the tail left
+	tail, from, used := tailOf(s, room-room/2, esc)
+	head, _, _ := headOf(s[:from], room-used, esc) // what the tail left
+	return head + Ellipsis + tail
+}
+
+// headOf returns the longest start of s whose escapes, rune by rune, fit
+// room columns: that text escaped, the length of s it covers, and the
+// columns it takes. Escaped rune by rune, as measured, a cut never splits
+// an escape, and no part gains an escape that escaping it whole would add
+// (a tail starting with "::", mid-line after Ellipsis).
+func headOf(s string, room int, esc func(string) string) (text string, to, width int) {
 	var b strings.Builder
-	for i := 0; i < j; {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		unit := esc(s[i : i+size])
-		if room -= Width(unit); room < 0 {
+	for to < len(s) {
+		_, size := utf8.DecodeRuneInString(s[to:])
+		unit := esc(s[to : to+size])
+		if width+Width(unit) > room {
 			break
 		}
 		b.WriteString(unit)
-		i += size
+		width += Width(unit)
+		to += size
 	}
-	slices.Reverse(tail)
-	return b.String() + Ellipsis + strings.Join(tail, "")
+	return b.String(), to, width
+}
+
+// tailOf is headOf for the end of s: the escaped text, where in s it
+// starts, and its width.
+func tailOf(s string, room int, esc func(string) string) (text string, from, width int) {
+	var units []string
+	for from = len(s); from > 0; {
+		_, size := utf8.DecodeLastRuneInString(s[:from])
+		unit := esc(s[from-size : from])
+		if width+Width(unit) > room {
+			break
+		}
+		units = append(units, unit)
+		width += Width(unit)
+		from -= size
+	}
+	slices.Reverse(units)
+	return strings.Join(units, ""), from, width
 }
 
 // escapeFor returns s escaped by esc (nil: not escaped), the escape it
