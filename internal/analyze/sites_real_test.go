@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/realtraces"
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 	"github.com/tracegap/tracegap/trace"
 )
 
@@ -149,7 +150,7 @@ func TestRealJAXSites(t *testing.T) {
 			res := analyzeReal(t, tt.file)
 			via := false
 			for _, s := range res.CallSites {
-				if !s.Frame.IsZero() && frameworkFile(s.Frame.File, true) {
+				if !s.Frame.IsZero() && trackname.LibraryFile(s.Frame.File, true) {
 					t.Errorf("call site %+v names a library frame as the user's", s)
 				}
 				via = via || !s.Via.IsZero()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracegap/tracegap/internal/trace/tracetest"
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 )
 
 // TestCallSites runs scenarios a, b and n with Python stacks: the loop's
@@ -144,15 +145,15 @@ func TestParseFrame(t *testing.T) {
 	}
 	for file, want := range map[string]bool{"torch/nn/modules/module.py": true, "/usr/lib/python3.11/threading.py": true, "site-packages/jax/_src/api.py": true, "train.py": false, "vllm/attention/layer.py": false,
 		"api.py": true, "ufunc_api.py": true, "prefetch.py": true, "fromnumeric.py": true, "utils.py": false, "my/api.py": false} {
-		if got := frameworkFile(file, false); got != want {
-			t.Errorf("frameworkFile(%q) = %v, want %v", file, got, want)
+		if got := trackname.LibraryFile(file, false); got != want {
+			t.Errorf("trackname.LibraryFile(%q) = %v, want %v", file, got, want)
 		}
 	}
 	// grain's modules of common names are grain's only in a trace that
 	// runs grain.
 	for _, file := range []string{"map.py", "batch.py", "dataset.py", "data_loader.py"} {
-		if frameworkFile(file, false) || !frameworkFile(file, true) {
-			t.Errorf("frameworkFile(%q): want the user's without grain, grain's with it", file)
+		if trackname.LibraryFile(file, false) || !trackname.LibraryFile(file, true) {
+			t.Errorf("trackname.LibraryFile(%q): want the user's without grain, grain's with it", file)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package trackname holds what the names on tracks mean to tracegap
-// beyond package trace's own API: the order of device ids, and the
-// process that holds tracegap's own annotations. Package trace imports
+// beyond package trace's own API: the order of device ids, the process
+// that holds tracegap's own annotations, and which source files are a
+// library's rather than the user's. Package trace imports
 // it, so it imports nothing of tracegap's.
 package trackname
 

@@ -2,9 +2,10 @@ package xplane
 
 import (
 	"fmt"
-	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/tracegap/tracegap/internal/trace/trackname"
 )
 
 // This file reads, from the HLO protos that JAX's and TensorFlow's
@@ -189,34 +190,32 @@ func (m *hloModule) frameIndex(b []byte, base int) error {
 		case 1:
 			m.files = append(m.files, v)
 		case 3:
-			var l hloLoc
-			err := hloFields(v, at, func(num protowire.Number, typ protowire.Type, _ []byte, u uint64, _ int) error {
-				switch {
-				case num == 1 && typ == protowire.VarintType:
-					l.file = int32(u)
-				case num == 3 && typ == protowire.VarintType:
-					l.line = int32(u)
-				}
-				return nil
-			})
-			m.locs = append(m.locs, l)
+			file, line, err := varints(v, at, 1, 3)
+			m.locs = append(m.locs, hloLoc{file, line})
 			return err
 		case 4:
-			var f hloFrame
-			err := hloFields(v, at, func(num protowire.Number, typ protowire.Type, _ []byte, u uint64, _ int) error {
-				switch {
-				case num == 1 && typ == protowire.VarintType:
-					f.loc = int32(u)
-				case num == 2 && typ == protowire.VarintType:
-					f.parent = int32(u)
-				}
-				return nil
-			})
-			m.frames = append(m.frames, f)
+			loc, parent, err := varints(v, at, 1, 2)
+			m.frames = append(m.frames, hloFrame{loc, parent})
 			return err
 		}
 		return nil
 	})
+}
+
+// varints reads the varint fields numbered a and b of the message b0 (a
+// FileLocation, a StackFrame), 0 for one that is absent.
+func varints(b0 []byte, base int, a, b protowire.Number) (x, y int32, err error) {
+	err = hloFields(b0, base, func(num protowire.Number, typ protowire.Type, _ []byte, u uint64, _ int) error {
+		switch {
+		case typ != protowire.VarintType:
+		case num == a:
+			x = int32(u)
+		case num == b:
+			y = int32(u)
+		}
+		return nil
+	})
+	return x, y, err
 }
 
 // userLine returns the line of user code op came from: its own line when
@@ -273,10 +272,6 @@ const maxFrameWalk = 64
 // tens of lines, and the lookup of a line among them is a scan.
 const maxSourceLines = 256
 
-// libraryDirs mark the files of libraries rather than of the user's code:
-// installed packages, JAX and its ecosystem, Python's own library.
-var libraryDirs = []string{"site-packages/", "dist-packages/", "jax/", "jaxlib/", "flax/", "optax/", "lib/python3", "lib/python2"}
-
 // isUserFile is userFile, asked once for a run of ops of one file.
 func (m *hloModule) isUserFile(file []byte) bool {
 	if m.lastFile == nil || string(file) != string(m.lastFile) {
@@ -285,26 +280,6 @@ func (m *hloModule) isUserFile(file []byte) bool {
 	return m.lastUser
 }
 
-// userFile reports whether file is the user's code: a file that is none
-// of libraryDirs', nor a pseudo-file such as "<string>".
-func userFile(file []byte) bool {
-	f := string(file)
-	if strings.HasPrefix(f, "<") {
-		return false
-	}
-	for i, d := range libraryDirs {
-		if strings.HasPrefix(f, d) || strings.Contains(f, libraryDirsInside[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// libraryDirsInside are libraryDirs as a path holds them after a folder.
-var libraryDirsInside = func() []string {
-	out := make([]string, len(libraryDirs))
-	for i, d := range libraryDirs {
-		out[i] = "/" + d
-	}
-	return out
-}()
+// userFile reports whether file is the user's code rather than a
+// library's, as the analysis tells a Python frame's (trackname.LibraryFile).
+func userFile(file []byte) bool { return !trackname.LibraryFile(string(file), false) }
