@@ -64,7 +64,7 @@ type formatDef struct {
 }
 
 // formats is every output format, in the order help and errors list them.
-// ParseFormat, FormatOfPath, the writers, the help text and the errors read
+// ParseFormat, Suffixes, the writers, the help text and the errors read
 // it: a format is added here and nowhere else in this list's users.
 var formats = []formatDef{
 	{format: Text, names: []string{"text", "txt"}, suffixes: []string{".txt"},
@@ -191,20 +191,6 @@ func ParseFormat(s string) (Format, error) {
 		all = append(all, string(formats[i].format))
 	}
 	return "", fmt.Errorf("unknown report format %q: expected %s", s, human.OrList(all))
-}
-
-// FormatOfPath returns the report format a file name's ending names
-// ("report.html": HTML), ok false for an ending that names none.
-func FormatOfPath(path string) (f Format, ok bool) {
-	lower := strings.ToLower(path)
-	for i := range formats {
-		for _, s := range formats[i].suffixes {
-			if strings.HasSuffix(lower, s) {
-				return formats[i].format, true
-			}
-		}
-	}
-	return "", false
 }
 
 // sweepJSON writes the sweep's v1 JSON document.
