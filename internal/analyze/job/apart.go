@@ -37,29 +37,29 @@ func (r *rankState) span() analyze.Interval {
 // apart refuses the job when a rank's device work overlaps no other
 // rank's in time (ErrNotOneJob), naming it and the rank nearest to it.
 func (j *analysis) apart() error {
-	for _, r := range j.ranks {
-		a := r.span()
+	spans := make([]analyze.Interval, len(j.ranks))
+	for i, r := range j.ranks {
+		spans[i] = r.span()
+	}
+	for i, a := range spans {
 		if a.End <= a.Start {
 			continue
 		}
-		var near *rankState
-		var dist int64
-		for _, o := range j.ranks {
-			b := o.span()
-			if o == r || b.End <= b.Start {
+		near, dist := -1, int64(0)
+		for k, b := range spans {
+			if k == i || b.End <= b.Start {
 				continue
 			}
 			if a.Start < b.End && b.Start < a.End {
-				near = nil
+				near = -1
 				break
 			}
-			d := max(b.Start-a.End, a.Start-b.End)
-			if near == nil || d < dist {
-				near, dist = o, d
+			if d := max(b.Start-a.End, a.Start-b.End); near < 0 || d < dist {
+				near, dist = k, d
 			}
 		}
-		if near != nil {
-			return apartError(r, near, dist)
+		if near >= 0 {
+			return apartError(j.ranks[i], j.ranks[near], dist)
 		}
 	}
 	return nil
